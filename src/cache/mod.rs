@@ -1,0 +1,1 @@
+//! Caches: the Reflector (list and watch), the DeltaFIFO, the thread-safe indexed store, and listers.

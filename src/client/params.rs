@@ -1,0 +1,543 @@
+//! Request parameters: list, watch, create, patch, delete; and their query strings.
+//!
+//! Everything here is pure: building a query string touches no network, so the request shapes are tested here and the
+//! embedded API server parses the same names.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+/// `resourceVersionMatch`: how a LIST's `resourceVersion` is interpreted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VersionMatch {
+    /// Data at least as new as the given version (may be served from the watch cache).
+    NotOlderThan,
+    /// Data at exactly the given version (served from etcd; may be 410 when compacted).
+    Exact,
+}
+
+impl VersionMatch {
+    /// The query-string value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VersionMatch::NotOlderThan => "NotOlderThan",
+            VersionMatch::Exact => "Exact",
+        }
+    }
+}
+
+/// Parameters of one LIST request (one page).
+///
+/// ```
+/// use kube_informer::client::params::{ListParams, VersionMatch};
+///
+/// let lp = ListParams::default().labels("app=web").limit(500).at("0");
+/// assert_eq!(lp.to_query(), "labelSelector=app%3Dweb&limit=500&resourceVersion=0");
+/// let exact = ListParams::default().at("42").matching(VersionMatch::Exact);
+/// assert_eq!(exact.to_query(), "resourceVersion=42&resourceVersionMatch=Exact");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListParams {
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `limit`: page size; `None` or 0 asks for everything at once.
+    pub limit: Option<u32>,
+    /// `continue`: token from the previous page.
+    pub continue_token: Option<String>,
+    /// `resourceVersion`: `None`/"" = most recent (quorum read), "0" = any (watch cache), else at least or exactly.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: Option<VersionMatch>,
+    /// `timeoutSeconds`: server-side limit on the call.
+    pub timeout_seconds: Option<u32>,
+}
+
+impl ListParams {
+    /// Sets `labelSelector`.
+    #[must_use]
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Sets `fieldSelector`.
+    #[must_use]
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Sets `limit` (page size).
+    #[must_use]
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Sets `continue`.
+    #[must_use]
+    pub fn continue_token(mut self, token: &str) -> Self {
+        self.continue_token = Some(token.to_owned());
+        self
+    }
+
+    /// Sets `resourceVersion`.
+    #[must_use]
+    pub fn at(mut self, resource_version: &str) -> Self {
+        self.resource_version = Some(resource_version.to_owned());
+        self
+    }
+
+    /// Sets `resourceVersionMatch`.
+    #[must_use]
+    pub fn matching(mut self, m: VersionMatch) -> Self {
+        self.resource_version_match = Some(m);
+        self
+    }
+
+    /// Sets `timeoutSeconds`.
+    #[must_use]
+    pub fn timeout(mut self, seconds: u32) -> Self {
+        self.timeout_seconds = Some(seconds);
+        self
+    }
+
+    /// Appends this request's parameters to `q`.
+    pub fn append_to(&self, q: &mut Query) {
+        q.opt("labelSelector", self.label_selector.as_deref());
+        q.opt("fieldSelector", self.field_selector.as_deref());
+        if let Some(l) = self.limit.filter(|l| *l > 0) {
+            q.push("limit", &l.to_string());
+        }
+        q.opt("continue", self.continue_token.as_deref());
+        q.opt("resourceVersion", self.resource_version.as_deref());
+        q.opt(
+            "resourceVersionMatch",
+            self.resource_version_match.map(VersionMatch::as_str),
+        );
+        if let Some(t) = self.timeout_seconds {
+            q.push("timeoutSeconds", &t.to_string());
+        }
+    }
+
+    /// The query string (without `?`).
+    pub fn to_query(&self) -> String {
+        let mut q = Query::default();
+        self.append_to(&mut q);
+        q.into_string()
+    }
+}
+
+/// Parameters of a WATCH request.
+///
+/// ```
+/// use kube_informer::client::params::WatchParams;
+///
+/// let wp = WatchParams::default().at("1234").bookmarks(true).timeout(300);
+/// assert_eq!(wp.to_query(), "watch=1&resourceVersion=1234&allowWatchBookmarks=true&timeoutSeconds=300");
+/// let stream = WatchParams::streaming_list();
+/// assert_eq!(stream.to_query(),
+///     "watch=1&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&sendInitialEvents=true");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WatchParams {
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `resourceVersion` to start after; `None` = "from now" (no initial state unless `send_initial_events`).
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch` (only `NotOlderThan`, with `send_initial_events`).
+    pub resource_version_match: Option<VersionMatch>,
+    /// `allowWatchBookmarks`.
+    pub allow_bookmarks: bool,
+    /// `timeoutSeconds`: the server closes the watch after this long.
+    pub timeout_seconds: Option<u32>,
+    /// `sendInitialEvents`: start with ADDED events for the current state, then a BOOKMARK annotated
+    /// `k8s.io/initial-events-end: "true"` (streaming list).
+    pub send_initial_events: bool,
+}
+
+impl WatchParams {
+    /// A streaming list: `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`, bookmarks on.
+    pub fn streaming_list() -> Self {
+        WatchParams {
+            resource_version_match: Some(VersionMatch::NotOlderThan),
+            allow_bookmarks: true,
+            send_initial_events: true,
+            ..Default::default()
+        }
+    }
+
+    /// Sets `labelSelector`.
+    #[must_use]
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Sets `fieldSelector`.
+    #[must_use]
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Sets `resourceVersion`.
+    #[must_use]
+    pub fn at(mut self, resource_version: &str) -> Self {
+        self.resource_version = Some(resource_version.to_owned());
+        self
+    }
+
+    /// Sets `allowWatchBookmarks`.
+    #[must_use]
+    pub fn bookmarks(mut self, allow: bool) -> Self {
+        self.allow_bookmarks = allow;
+        self
+    }
+
+    /// Sets `timeoutSeconds`.
+    #[must_use]
+    pub fn timeout(mut self, seconds: u32) -> Self {
+        self.timeout_seconds = Some(seconds);
+        self
+    }
+
+    /// Appends this request's parameters to `q` (starting with `watch=1`).
+    pub fn append_to(&self, q: &mut Query) {
+        q.push("watch", "1");
+        q.opt("labelSelector", self.label_selector.as_deref());
+        q.opt("fieldSelector", self.field_selector.as_deref());
+        q.opt("resourceVersion", self.resource_version.as_deref());
+        q.opt(
+            "resourceVersionMatch",
+            self.resource_version_match.map(VersionMatch::as_str),
+        );
+        if self.allow_bookmarks {
+            q.push("allowWatchBookmarks", "true");
+        }
+        if let Some(t) = self.timeout_seconds {
+            q.push("timeoutSeconds", &t.to_string());
+        }
+        if self.send_initial_events {
+            q.push("sendInitialEvents", "true");
+        }
+    }
+
+    /// The query string (without `?`).
+    pub fn to_query(&self) -> String {
+        let mut q = Query::default();
+        self.append_to(&mut q);
+        q.into_string()
+    }
+}
+
+/// Parameters of a create or replace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PostParams {
+    /// `dryRun=All`: validate and admit without persisting.
+    pub dry_run: bool,
+    /// `fieldManager`.
+    pub field_manager: Option<String>,
+}
+
+impl PostParams {
+    /// Appends this request's parameters to `q`.
+    pub fn append_to(&self, q: &mut Query) {
+        if self.dry_run {
+            q.push("dryRun", "All");
+        }
+        q.opt("fieldManager", self.field_manager.as_deref());
+    }
+}
+
+/// Parameters of a patch.
+///
+/// ```
+/// use kube_informer::client::params::{PatchParams, Query};
+///
+/// let mut q = Query::default();
+/// PatchParams::apply("my-controller").force().append_to(&mut q);
+/// assert_eq!(q.into_string(), "fieldManager=my-controller&force=true");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PatchParams {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `force`: take ownership of conflicting fields (server-side apply only).
+    pub force: bool,
+    /// `fieldManager`: required for server-side apply.
+    pub field_manager: Option<String>,
+}
+
+impl PatchParams {
+    /// Parameters for server-side apply by `manager`.
+    pub fn apply(manager: &str) -> Self {
+        PatchParams {
+            field_manager: Some(manager.to_owned()),
+            ..Default::default()
+        }
+    }
+
+    /// Sets `force=true`.
+    #[must_use]
+    pub fn force(mut self) -> Self {
+        self.force = true;
+        self
+    }
+
+    /// Appends this request's parameters to `q`.
+    pub fn append_to(&self, q: &mut Query) {
+        if self.dry_run {
+            q.push("dryRun", "All");
+        }
+        q.opt("fieldManager", self.field_manager.as_deref());
+        if self.force {
+            q.push("force", "true");
+        }
+    }
+}
+
+/// A patch body and its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Patch<P: Serialize> {
+    /// RFC 7386 JSON merge patch (`application/merge-patch+json`).
+    Merge(P),
+    /// RFC 6902 JSON patch: an array of operations (`application/json-patch+json`).
+    Json(P),
+    /// Kubernetes strategic merge patch (`application/strategic-merge-patch+json`).
+    Strategic(P),
+    /// Server-side apply (`application/apply-patch+yaml`; JSON is valid YAML). Needs a field manager.
+    Apply(P),
+}
+
+impl<P: Serialize> Patch<P> {
+    /// The `Content-Type` of this patch.
+    pub fn content_type(&self) -> &'static str {
+        match self {
+            Patch::Merge(_) => "application/merge-patch+json",
+            Patch::Json(_) => "application/json-patch+json",
+            Patch::Strategic(_) => "application/strategic-merge-patch+json",
+            Patch::Apply(_) => "application/apply-patch+yaml",
+        }
+    }
+
+    /// The patch document.
+    pub fn body(&self) -> &P {
+        match self {
+            Patch::Merge(p) | Patch::Json(p) | Patch::Strategic(p) | Patch::Apply(p) => p,
+        }
+    }
+}
+
+/// `propagationPolicy` of a delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum PropagationPolicy {
+    /// Delete dependents in the background.
+    Background,
+    /// Delete dependents first.
+    Foreground,
+    /// Leave dependents (remove their owner references).
+    Orphan,
+}
+
+/// Delete preconditions: the delete only happens if the object still has this UID / resourceVersion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preconditions {
+    /// Required UID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// Required resourceVersion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+}
+
+/// Parameters of a delete (sent as a `DeleteOptions` body).
+///
+/// ```
+/// use kube_informer::client::params::{DeleteParams, Preconditions, PropagationPolicy};
+///
+/// let dp = DeleteParams {
+///     propagation_policy: Some(PropagationPolicy::Foreground),
+///     preconditions: Some(Preconditions { resource_version: Some("7".into()), ..Default::default() }),
+///     ..Default::default()
+/// };
+/// assert_eq!(serde_json::to_string(&dp.to_body()).unwrap(),
+///     r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground","preconditions":{"resourceVersion":"7"}}"#);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteParams {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `gracePeriodSeconds`.
+    pub grace_period_seconds: Option<u32>,
+    /// `propagationPolicy`.
+    pub propagation_policy: Option<PropagationPolicy>,
+    /// `preconditions`.
+    pub preconditions: Option<Preconditions>,
+}
+
+/// The JSON body of a delete.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteOptions<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grace_period_seconds: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    propagation_policy: Option<PropagationPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preconditions: Option<&'a Preconditions>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dry_run: Vec<&'static str>,
+}
+
+impl DeleteParams {
+    /// The `DeleteOptions` body for this delete.
+    pub fn to_body(&self) -> DeleteOptions<'_> {
+        DeleteOptions {
+            kind: "DeleteOptions",
+            api_version: "v1",
+            grace_period_seconds: self.grace_period_seconds,
+            propagation_policy: self.propagation_policy,
+            preconditions: self.preconditions.as_ref(),
+            dry_run: if self.dry_run { vec!["All"] } else { Vec::new() },
+        }
+    }
+}
+
+/// A query string under construction; values are percent-encoded.
+///
+/// ```
+/// use kube_informer::client::params::Query;
+///
+/// let mut q = Query::default();
+/// q.push("labelSelector", "app in (a,b)");
+/// q.push("x", "ü");
+/// assert_eq!(q.into_string(), "labelSelector=app%20in%20%28a%2Cb%29&x=%C3%BC");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Query(String);
+
+impl Query {
+    /// Appends `key=value` (both percent-encoded).
+    pub fn push(&mut self, key: &str, value: &str) {
+        if !self.0.is_empty() {
+            self.0.push('&');
+        }
+        percent_encode_into(&mut self.0, key);
+        self.0.push('=');
+        percent_encode_into(&mut self.0, value);
+    }
+
+    /// Appends `key=value` when `value` is `Some` and non-empty.
+    pub fn opt(&mut self, key: &str, value: Option<&str>) {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            self.push(key, v);
+        }
+    }
+
+    /// True when nothing was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The query string (without `?`).
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub fn percent_encode_into(out: &mut String, s: &str) {
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+}
+
+/// Decodes a query string into `(key, value)` pairs (`+` is a space; malformed escapes are kept verbatim).
+///
+/// ```
+/// use kube_informer::client::params::parse_query;
+///
+/// assert_eq!(parse_query("a=1&labelSelector=app%3Dweb&flag&b=x+y"),
+///            vec![("a".into(), "1".into()), ("labelSelector".into(), "app=web".into()),
+///                 ("flag".into(), "".into()), ("b".into(), "x y".into())]);
+/// ```
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+/// Decodes `%XX` escapes and `+`.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_every_list_parameter() {
+        let lp = ListParams::default()
+            .labels("a=b")
+            .fields("metadata.name=x")
+            .limit(500)
+            .continue_token("tok/en=")
+            .at("12")
+            .matching(VersionMatch::NotOlderThan)
+            .timeout(30);
+        assert_eq!(
+            lp.to_query(),
+            "labelSelector=a%3Db&fieldSelector=metadata.name%3Dx&limit=500&continue=tok%2Fen%3D&resourceVersion=12&\
+             resourceVersionMatch=NotOlderThan&timeoutSeconds=30"
+        );
+        assert_eq!(ListParams::default().limit(0).to_query(), "");
+    }
+
+    #[test]
+    fn query_round_trips_through_the_parser() {
+        let mut q = Query::default();
+        q.push("k", "a b&c=d%/ü");
+        let parsed = parse_query(&q.into_string());
+        assert_eq!(parsed, vec![("k".to_string(), "a b&c=d%/ü".to_string())]);
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+}

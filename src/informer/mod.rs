@@ -1,0 +1,1 @@
+//! Shared index informers: one reflector and one cache per resource, shared by many event handlers.

@@ -1,0 +1,45 @@
+//! # kube-informer
+//!
+//! Kubernetes informers for synchronous Rust: a live, indexed, always-current local cache of Kubernetes objects and
+//! callbacks when they change — what client-go's `SharedInformer` does for Go — built on threads, with no async
+//! runtime.
+//!
+//! ## Architecture
+//!
+//! ```text
+//!  API server ──LIST pages──┐                     ┌─> listener thread ─> handler A (on_add/on_update/on_delete)
+//!             ──WATCH stream┤                     ├─> listener thread ─> handler B
+//!                           v                     │
+//!   client (ureq+rustls) -> watch decoder -> Reflector ─push deltas─> DeltaFIFO ─pop─> process ─┤
+//!                                                                   (condvar)           │ update store/indexes
+//!                                                                                       v
+//!                                                                         Store + Indexers  <── Listers (reads)
+//!   Controller: handlers enqueue keys ─> WorkQueue (rate limited) ─> N worker threads ─> reconcile
+//! ```
+//!
+//! * [`object`]: metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
+//!   [`DynamicObject`](object::DynamicObject).
+//! * [`selector`]: label and field selectors.
+//! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, paged LIST, streaming WATCH, writes.
+//! * [`watch`]: watch events and the incremental stream decoder.
+//! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
+//! * [`informer`]: shared index informers, event handlers, the factory.
+//! * [`workqueue`]: rate-limited work queues.
+//! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms, unreachable_pub)]
+
+pub mod cache;
+pub mod client;
+mod error;
+pub mod informer;
+pub mod object;
+pub mod selector;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod watch;
+pub mod workqueue;
+
+pub use error::{ConfigError, DecodeError, DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};

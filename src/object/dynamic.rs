@@ -1,0 +1,202 @@
+//! `DynamicObject`: any Kubernetes object, for resources known only at run time.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::{ApiResource, Object, ObjectMeta, RawJson};
+
+/// An object of any kind: parsed metadata plus every other top-level field kept as raw JSON text.
+///
+/// Keeping `spec`, `status`, `data`… as text makes a cached `DynamicObject` about as large as its JSON instead of the
+/// ~3× a `serde_json::Value` tree costs; fields are parsed only when read ([`DynamicObject::field`]).
+///
+/// ```
+/// use kube_informer::object::{ApiResource, DynamicObject};
+/// use serde_json::json;
+///
+/// let ar = ApiResource::new("apps", "v1", "Deployment", "deployments", true);
+/// let mut d = DynamicObject::new("web", &ar).within("prod");
+/// d.set_field("spec", &json!({"replicas": 3})).unwrap();
+/// assert_eq!(d.field::<serde_json::Value>("spec").unwrap().unwrap()["replicas"], 3);
+///
+/// let text = serde_json::to_string(&d).unwrap();
+/// assert_eq!(text, r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"prod"},"spec":{"replicas":3}}"#);
+/// let back: DynamicObject = serde_json::from_str(&text).unwrap();
+/// assert_eq!(back, d);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DynamicObject {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// Every other top-level field in the order received. Invariant: keys are unique.
+    fields: Vec<(String, RawJson)>,
+}
+
+impl DynamicObject {
+    /// An empty object of the given resource with a name.
+    pub fn new(name: &str, resource: &ApiResource) -> Self {
+        DynamicObject {
+            api_version: resource.api_version(),
+            kind: resource.kind.clone(),
+            metadata: ObjectMeta::named(name),
+            fields: Vec::new(),
+        }
+    }
+
+    /// Sets the namespace.
+    #[must_use]
+    pub fn within(mut self, namespace: &str) -> Self {
+        self.metadata.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Sets a top-level field from any serialisable value (builder style).
+    ///
+    /// # Panics
+    /// Never for values serde_json can represent; a value that fails to serialise (a map with non-string keys) is
+    /// skipped. Use [`DynamicObject::set_field`] to see that error.
+    #[must_use]
+    pub fn with_field<T: Serialize + ?Sized>(mut self, key: &str, value: &T) -> Self {
+        let _ = self.set_field(key, value);
+        self
+    }
+
+    /// Parses one top-level field; `Ok(None)` when absent.
+    pub fn field<'a, T: Deserialize<'a>>(&'a self, key: &str) -> serde_json::Result<Option<T>> {
+        self.raw_field(key).map(|r| r.parse()).transpose()
+    }
+
+    /// One top-level field as raw JSON text.
+    pub fn raw_field(&self, key: &str) -> Option<&RawJson> {
+        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Sets (or replaces) a top-level field. `apiVersion`, `kind` and `metadata` are set through their struct
+    /// fields instead; passing one of those keys returns an error.
+    pub fn set_field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> serde_json::Result<()> {
+        if matches!(key, "apiVersion" | "kind" | "metadata") {
+            return Err(de::Error::custom(format!("{key} is a struct field of DynamicObject")));
+        }
+        let raw = RawJson::from_value(value)?;
+        match self.fields.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = raw,
+            None => self.fields.push((key.to_owned(), raw)),
+        }
+        Ok(())
+    }
+
+    /// Removes a top-level field, returning it.
+    pub fn remove_field(&mut self, key: &str) -> Option<RawJson> {
+        let i = self.fields.iter().position(|(k, _)| k == key)?;
+        Some(self.fields.remove(i).1)
+    }
+
+    /// The non-metadata top-level fields, in order.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &RawJson)> {
+        self.fields.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Converts the whole object into a `serde_json::Value` (allocates; for inspection, not for caches).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Object for DynamicObject {
+    type Meta = ObjectMeta;
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Serialize for DynamicObject {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3 + self.fields.len()))?;
+        if !self.api_version.is_empty() {
+            map.serialize_entry("apiVersion", &self.api_version)?;
+        }
+        if !self.kind.is_empty() {
+            map.serialize_entry("kind", &self.kind)?;
+        }
+        map.serialize_entry("metadata", &self.metadata)?;
+        for (k, v) in &self.fields {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for DynamicObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct DynVisitor;
+        impl<'de> Visitor<'de> for DynVisitor {
+            type Value = DynamicObject;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a Kubernetes object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DynamicObject, A::Error> {
+                let mut o = DynamicObject::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "apiVersion" => o.api_version = map.next_value()?,
+                        "kind" => o.kind = map.next_value()?,
+                        "metadata" => o.metadata = map.next_value()?,
+                        _ => {
+                            let v: RawJson = map.next_value()?;
+                            match o.fields.iter_mut().find(|(k, _)| *k == *key) {
+                                // Duplicate keys: the last one wins, as in serde_json::Value.
+                                Some(slot) => slot.1 = v,
+                                None => o.fields.push((key.into_owned(), v)),
+                            }
+                        }
+                    }
+                }
+                Ok(o)
+            }
+        }
+        d.deserialize_map(DynVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_unknown_fields_verbatim() {
+        let text = r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"d"},"spec":{"containers":[{"name":"c","image":"nginx"}]},"status":{"phase":"Running"}}"#;
+        let o: DynamicObject = serde_json::from_str(text).unwrap();
+        assert_eq!(o.kind, "Pod");
+        assert_eq!(o.raw_field("status").unwrap().get(), r#"{"phase":"Running"}"#);
+        let a: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(o.to_value(), a);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_value() {
+        let o: DynamicObject = serde_json::from_str(r#"{"metadata":{},"spec":1,"spec":2}"#).unwrap();
+        assert_eq!(o.fields().count(), 1);
+        assert_eq!(o.field::<i32>("spec").unwrap(), Some(2));
+    }
+
+    #[test]
+    fn refuses_struct_fields_through_set_field() {
+        let mut o = DynamicObject::default();
+        assert!(o.set_field("metadata", &1).is_err());
+        o.set_field("data", &serde_json::json!({"a": "b"})).unwrap();
+        o.set_field("data", &serde_json::json!({"a": "c"})).unwrap();
+        assert_eq!(o.fields().count(), 1);
+        assert_eq!(o.remove_field("data").unwrap().get(), r#"{"a":"c"}"#);
+        assert_eq!(o.field::<serde_json::Value>("data").unwrap(), None);
+    }
+}

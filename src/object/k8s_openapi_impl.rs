@@ -1,0 +1,103 @@
+//! `Object`, `Resource` and `MetaAccessor` for k8s-openapi's types (feature `k8s-openapi`).
+//!
+//! Any type implementing `k8s_openapi::Resource` and `k8s_openapi::Metadata<Ty = ObjectMeta>` (every top-level
+//! API object k8s-openapi generates) can be an informer's object type. The crate does not choose a `v1_*` feature
+//! of k8s-openapi: the application does.
+
+use std::any::TypeId;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta as K8sMeta;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{ApiResource, EMPTY_MAP, MetaAccessor, Object, OwnerReference, Resource};
+
+impl<T> Object for T
+where
+    T: k8s_openapi::Resource + k8s_openapi::Metadata<Ty = K8sMeta> + Serialize + DeserializeOwned,
+    T: Send + Sync + 'static,
+{
+    type Meta = K8sMeta;
+    fn meta(&self) -> &K8sMeta {
+        k8s_openapi::Metadata::metadata(self)
+    }
+    fn meta_mut(&mut self) -> &mut K8sMeta {
+        k8s_openapi::Metadata::metadata_mut(self)
+    }
+}
+
+impl<T> Resource for T
+where
+    T: k8s_openapi::Resource + k8s_openapi::Metadata<Ty = K8sMeta> + Serialize + DeserializeOwned,
+    T: Send + Sync + 'static,
+{
+    fn api_resource() -> ApiResource {
+        let namespaced = TypeId::of::<T::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>();
+        ApiResource::new(T::GROUP, T::VERSION, T::KIND, T::URL_PATH_SEGMENT, namespaced)
+    }
+}
+
+impl MetaAccessor for K8sMeta {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+    fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+    fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+    fn labels(&self) -> &BTreeMap<String, String> {
+        self.labels.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+    fn annotations(&self) -> &BTreeMap<String, String> {
+        self.annotations.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+    fn owner_references(&self) -> Cow<'_, [OwnerReference]> {
+        let refs = self.owner_references.as_deref().unwrap_or(&[]);
+        Cow::Owned(
+            refs.iter()
+                .map(|r| OwnerReference {
+                    api_version: r.api_version.clone(),
+                    kind: r.kind.clone(),
+                    name: r.name.clone(),
+                    uid: r.uid.clone(),
+                    controller: r.controller,
+                    block_owner_deletion: r.block_owner_deletion,
+                })
+                .collect(),
+        )
+    }
+    fn finalizers(&self) -> &[String] {
+        self.finalizers.as_deref().unwrap_or(&[])
+    }
+    fn is_being_deleted(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+    fn set_name(&mut self, name: String) {
+        self.name = Some(name);
+    }
+    fn set_namespace(&mut self, namespace: Option<String>) {
+        self.namespace = namespace;
+    }
+    fn set_resource_version(&mut self, rv: Option<String>) {
+        self.resource_version = rv;
+    }
+    fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {
+        self.labels.get_or_insert_with(BTreeMap::new)
+    }
+    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+        self.annotations.get_or_insert_with(BTreeMap::new)
+    }
+    fn clear_managed_fields(&mut self) {
+        self.managed_fields = None;
+    }
+}

@@ -1,0 +1,318 @@
+//! `ObjectMeta`, `OwnerReference`, `ListMeta` and `TypeMeta`.
+//!
+//! `ObjectMeta` has a hand-written `Deserialize`: it matches known keys without allocating, keeps `managedFields` as
+//! raw JSON text (it is ~40% of a typical object and nobody reads it in a cache), and preserves unknown keys in
+//! [`ObjectMeta::extra`] so an object read, modified and written back loses nothing. `#[serde(flatten)]` would do the
+//! last part too, but it buffers every field through serde's `Content` and halves decode speed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::RawJson;
+
+/// Standard object metadata (`metadata` of every Kubernetes object).
+///
+/// Fields Kubernetes may omit are `Option`s or empty collections; empty collections are omitted when serialised.
+///
+/// ```
+/// use kube_informer::object::ObjectMeta;
+///
+/// let meta: ObjectMeta = serde_json::from_str(
+///     r#"{"name":"web","namespace":"prod","labels":{"app":"web"},"futureField":{"x":1}}"#,
+/// ).unwrap();
+/// assert_eq!(meta.name.as_deref(), Some("web"));
+/// assert_eq!(meta.labels["app"], "web");
+/// // Unknown fields survive a round trip.
+/// assert!(serde_json::to_string(&meta).unwrap().contains(r#""futureField":{"x":1}"#));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjectMeta {
+    /// `name`: unique within a namespace (or the cluster for cluster-scoped objects).
+    pub name: Option<String>,
+    /// `generateName`: prefix the server uses to generate a unique name when `name` is empty.
+    pub generate_name: Option<String>,
+    /// `namespace`: empty for cluster-scoped objects.
+    pub namespace: Option<String>,
+    /// `uid`: unique in time and space; set by the server.
+    pub uid: Option<String>,
+    /// `resourceVersion`: opaque version string used for optimistic concurrency and watches.
+    pub resource_version: Option<String>,
+    /// `generation`: incremented by the server when the desired state (spec) changes.
+    pub generation: Option<i64>,
+    /// `creationTimestamp`, RFC 3339 (see [`crate::object::time`]).
+    pub creation_timestamp: Option<String>,
+    /// `deletionTimestamp`, RFC 3339: set when deletion was requested and finalizers are pending.
+    pub deletion_timestamp: Option<String>,
+    /// `deletionGracePeriodSeconds`.
+    pub deletion_grace_period_seconds: Option<i64>,
+    /// `labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `annotations`.
+    pub annotations: BTreeMap<String, String>,
+    /// `ownerReferences`.
+    pub owner_references: Vec<OwnerReference>,
+    /// `finalizers`.
+    pub finalizers: Vec<String>,
+    /// `managedFields`, kept as the raw JSON the server sent (`None` when absent or stripped).
+    pub managed_fields: Option<RawJson>,
+    /// Keys this version of the crate does not know, preserved for round trips.
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A reference from an object to its owner (`metadata.ownerReferences[]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// API version of the owner (`apps/v1`).
+    pub api_version: String,
+    /// Kind of the owner (`ReplicaSet`).
+    pub kind: String,
+    /// Name of the owner.
+    pub name: String,
+    /// UID of the owner.
+    pub uid: String,
+    /// True when the owner is the managing controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<bool>,
+    /// True when the owner cannot be deleted before this object is (foreground deletion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_owner_deletion: Option<bool>,
+}
+
+/// Metadata of a list response (`metadata` of a `*List`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMeta {
+    /// The resourceVersion the list was served at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+    /// Token for the next page; absent on the last page.
+    #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
+    pub continue_token: Option<String>,
+    /// Number of items after this page, when the server knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining_item_count: Option<i64>,
+}
+
+/// `apiVersion` and `kind` of an object.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeMeta {
+    /// `apiVersion`: `v1`, `apps/v1`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// `kind`: `Pod`, `Deployment`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+}
+
+impl ObjectMeta {
+    /// Metadata with only a name.
+    pub fn named(name: impl Into<String>) -> Self {
+        ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Metadata with a namespace and a name.
+    pub fn namespaced(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            ..Default::default()
+        }
+    }
+}
+
+/// The keys of `ObjectMeta`, matched from a borrowed `&str` so known keys never allocate.
+enum Field {
+    Name,
+    GenerateName,
+    Namespace,
+    Uid,
+    ResourceVersion,
+    Generation,
+    CreationTimestamp,
+    DeletionTimestamp,
+    DeletionGracePeriodSeconds,
+    Labels,
+    Annotations,
+    OwnerReferences,
+    Finalizers,
+    ManagedFields,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldVisitor;
+        impl Visitor<'_> for FieldVisitor {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an ObjectMeta key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(match v {
+                    "name" => Field::Name,
+                    "generateName" => Field::GenerateName,
+                    "namespace" => Field::Namespace,
+                    "uid" => Field::Uid,
+                    "resourceVersion" => Field::ResourceVersion,
+                    "generation" => Field::Generation,
+                    "creationTimestamp" => Field::CreationTimestamp,
+                    "deletionTimestamp" => Field::DeletionTimestamp,
+                    "deletionGracePeriodSeconds" => Field::DeletionGracePeriodSeconds,
+                    "labels" => Field::Labels,
+                    "annotations" => Field::Annotations,
+                    "ownerReferences" => Field::OwnerReferences,
+                    "finalizers" => Field::Finalizers,
+                    "managedFields" => Field::ManagedFields,
+                    other => Field::Other(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(FieldVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for ObjectMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MetaVisitor;
+        impl<'de> Visitor<'de> for MetaVisitor {
+            type Value = ObjectMeta;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("object metadata")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ObjectMeta, E> {
+                Ok(ObjectMeta::default())
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ObjectMeta, A::Error> {
+                let mut m = ObjectMeta::default();
+                while let Some(key) = map.next_key::<Field>()? {
+                    match key {
+                        Field::Name => m.name = map.next_value()?,
+                        Field::GenerateName => m.generate_name = map.next_value()?,
+                        Field::Namespace => m.namespace = map.next_value()?,
+                        Field::Uid => m.uid = map.next_value()?,
+                        Field::ResourceVersion => m.resource_version = map.next_value()?,
+                        Field::Generation => m.generation = map.next_value()?,
+                        Field::CreationTimestamp => m.creation_timestamp = map.next_value()?,
+                        Field::DeletionTimestamp => m.deletion_timestamp = map.next_value()?,
+                        Field::DeletionGracePeriodSeconds => m.deletion_grace_period_seconds = map.next_value()?,
+                        Field::Labels => m.labels = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                        Field::Annotations => m.annotations = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                        Field::OwnerReferences => {
+                            m.owner_references = map.next_value::<Option<_>>()?.unwrap_or_default()
+                        }
+                        Field::Finalizers => m.finalizers = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                        Field::ManagedFields => {
+                            // `null` and `[]` both mean "none"; anything else is kept verbatim.
+                            let raw: Option<RawJson> = map.next_value()?;
+                            m.managed_fields = raw.filter(|r| r.get() != "[]");
+                        }
+                        Field::Other(k) => {
+                            let v: serde_json::Value = map.next_value()?;
+                            m.extra.insert(k, v);
+                        }
+                    }
+                }
+                Ok(m)
+            }
+        }
+        d.deserialize_map(MetaVisitor)
+    }
+}
+
+impl Serialize for ObjectMeta {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        macro_rules! opt {
+            ($key:literal, $field:expr) => {
+                if let Some(v) = &$field {
+                    map.serialize_entry($key, v)?;
+                }
+            };
+        }
+        macro_rules! nonempty {
+            ($key:literal, $field:expr) => {
+                if !$field.is_empty() {
+                    map.serialize_entry($key, &$field)?;
+                }
+            };
+        }
+        opt!("name", self.name);
+        opt!("generateName", self.generate_name);
+        opt!("namespace", self.namespace);
+        opt!("uid", self.uid);
+        opt!("resourceVersion", self.resource_version);
+        opt!("generation", self.generation);
+        opt!("creationTimestamp", self.creation_timestamp);
+        opt!("deletionTimestamp", self.deletion_timestamp);
+        opt!("deletionGracePeriodSeconds", self.deletion_grace_period_seconds);
+        nonempty!("labels", self.labels);
+        nonempty!("annotations", self.annotations);
+        nonempty!("ownerReferences", self.owner_references);
+        nonempty!("finalizers", self.finalizers);
+        opt!("managedFields", self.managed_fields);
+        for (k, v) in &self.extra {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"{"name":"web-1","generateName":"web-","namespace":"prod","uid":"6f1c","resourceVersion":"42","generation":3,"creationTimestamp":"2024-01-02T03:04:05Z","deletionTimestamp":"2024-01-03T00:00:00Z","deletionGracePeriodSeconds":30,"labels":{"app":"web","tier":"front"},"annotations":{"note":"x"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"aa","controller":true,"blockOwnerDeletion":true}],"finalizers":["example.com/f"],"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsV1":{"f:data":{}}}],"selfLink":"/x","zzz":[1,2]}"#;
+
+    #[test]
+    fn round_trips_every_field_and_unknown_keys() {
+        let m: ObjectMeta = serde_json::from_str(FULL).unwrap();
+        assert_eq!(m.name.as_deref(), Some("web-1"));
+        assert_eq!(m.generation, Some(3));
+        assert_eq!(m.owner_references[0].controller, Some(true));
+        assert_eq!(m.finalizers, ["example.com/f"]);
+        assert!(m.managed_fields.as_ref().unwrap().get().contains("kubectl"));
+        assert_eq!(m.extra.len(), 2);
+        let back = serde_json::to_string(&m).unwrap();
+        let a: serde_json::Value = serde_json::from_str(FULL).unwrap();
+        let b: serde_json::Value = serde_json::from_str(&back).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn nulls_and_empty_collections_mean_absent() {
+        let m: ObjectMeta = serde_json::from_str(
+            r#"{"name":"a","creationTimestamp":null,"labels":null,"finalizers":null,"managedFields":[],"ownerReferences":null}"#,
+        )
+        .unwrap();
+        assert_eq!(m, ObjectMeta::named("a"));
+        assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"name":"a"}"#);
+    }
+
+    #[test]
+    fn rejects_wrong_types() {
+        assert!(serde_json::from_str::<ObjectMeta>(r#"{"name":5}"#).is_err());
+        assert!(serde_json::from_str::<ObjectMeta>(r#"{"labels":{"a":1}}"#).is_err());
+        assert!(serde_json::from_str::<ObjectMeta>(r#"[]"#).is_err());
+    }
+
+    #[test]
+    fn list_meta_uses_kubernetes_names() {
+        let l: ListMeta =
+            serde_json::from_str(r#"{"resourceVersion":"9","continue":"tok","remainingItemCount":3}"#).unwrap();
+        assert_eq!(l.continue_token.as_deref(), Some("tok"));
+        assert_eq!(l.remaining_item_count, Some(3));
+        assert_eq!(
+            serde_json::to_string(&l).unwrap(),
+            r#"{"resourceVersion":"9","continue":"tok","remainingItemCount":3}"#
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! The object model: metadata, statuses, resources and the traits an informer's object type implements.
+//!
+//! * [`Object`]: anything with Kubernetes metadata that serde can read and write. Implement it for your own structs
+//!   with [`object!`](crate::object!), use [`DynamicObject`] for any resource known only at run time, or enable the
+//!   `k8s-openapi` feature to use k8s-openapi's types.
+//! * [`Resource`]: an [`Object`] that knows its [`ApiResource`] statically (group, version, kind, plural, scope).
+//! * [`MetaAccessor`]: what generic code reads from metadata, whichever struct holds it.
+//! * Key functions: [`key_of`] (`namespace/name`, or `name` when cluster-scoped) and [`split_key`].
+//!
+//! ```
+//! use kube_informer::object::{key_of, ObjectMeta, Resource};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Widget {
+//!     metadata: ObjectMeta,
+//!     spec: WidgetSpec,
+//! }
+//! #[derive(Serialize, Deserialize)]
+//! struct WidgetSpec {
+//!     size: u32,
+//! }
+//! kube_informer::object!(Widget, group: "example.com", version: "v1", kind: "Widget", plural: "widgets",
+//!                        namespaced: true);
+//!
+//! let w = Widget { metadata: ObjectMeta::namespaced("prod", "w1"), spec: WidgetSpec { size: 3 } };
+//! assert_eq!(key_of(&w), "prod/w1");
+//! assert_eq!(Widget::api_resource().collection_path(Some("prod")), "/apis/example.com/v1/namespaces/prod/widgets");
+//! ```
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+mod api_resource;
+pub mod core;
+mod dynamic;
+#[cfg(feature = "k8s-openapi")]
+mod k8s_openapi_impl;
+mod list;
+mod meta;
+mod raw;
+mod status;
+pub mod time;
+
+pub use api_resource::ApiResource;
+pub use dynamic::DynamicObject;
+pub use list::ObjectList;
+pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use raw::RawJson;
+pub use status::{Status, StatusCause, StatusDetails};
+
+/// A Kubernetes object: serde-readable and -writable, with standard metadata.
+///
+/// Objects are immutable once in a cache: informers hand them out as `Arc<K>`, shared by every handler and lister.
+pub trait Object: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// The struct holding the metadata: [`ObjectMeta`] for this crate's types and your own.
+    type Meta: MetaAccessor;
+
+    /// The object's metadata.
+    fn meta(&self) -> &Self::Meta;
+
+    /// The object's metadata, mutably.
+    fn meta_mut(&mut self) -> &mut Self::Meta;
+}
+
+/// An [`Object`] whose resource is known at compile time.
+pub trait Resource: Object {
+    /// Group, version, kind, plural and scope of this type.
+    fn api_resource() -> ApiResource;
+}
+
+/// Read and write access to standard metadata, whichever struct holds it.
+pub trait MetaAccessor {
+    /// `metadata.name`.
+    fn name(&self) -> Option<&str>;
+    /// `metadata.namespace`.
+    fn namespace(&self) -> Option<&str>;
+    /// `metadata.uid`.
+    fn uid(&self) -> Option<&str>;
+    /// `metadata.resourceVersion`.
+    fn resource_version(&self) -> Option<&str>;
+    /// `metadata.generation`.
+    fn generation(&self) -> Option<i64>;
+    /// `metadata.labels` (empty when absent).
+    fn labels(&self) -> &BTreeMap<String, String>;
+    /// `metadata.annotations` (empty when absent).
+    fn annotations(&self) -> &BTreeMap<String, String>;
+    /// `metadata.ownerReferences`.
+    fn owner_references(&self) -> Cow<'_, [OwnerReference]>;
+    /// `metadata.finalizers`.
+    fn finalizers(&self) -> &[String];
+    /// True when `metadata.deletionTimestamp` is set.
+    fn is_being_deleted(&self) -> bool;
+    /// Sets `metadata.name`.
+    fn set_name(&mut self, name: String);
+    /// Sets `metadata.namespace`.
+    fn set_namespace(&mut self, namespace: Option<String>);
+    /// Sets `metadata.resourceVersion`.
+    fn set_resource_version(&mut self, rv: Option<String>);
+    /// `metadata.labels`, mutably (created when absent).
+    fn labels_mut(&mut self) -> &mut BTreeMap<String, String>;
+    /// `metadata.annotations`, mutably (created when absent).
+    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String>;
+    /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object).
+    fn clear_managed_fields(&mut self);
+}
+
+/// The empty map returned for absent labels and annotations (k8s-openapi metadata keeps them as `Option`).
+#[cfg(feature = "k8s-openapi")]
+static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
+
+impl MetaAccessor for ObjectMeta {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+    fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+    fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+    fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
+    }
+    fn annotations(&self) -> &BTreeMap<String, String> {
+        &self.annotations
+    }
+    fn owner_references(&self) -> Cow<'_, [OwnerReference]> {
+        Cow::Borrowed(&self.owner_references)
+    }
+    fn finalizers(&self) -> &[String] {
+        &self.finalizers
+    }
+    fn is_being_deleted(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+    fn set_name(&mut self, name: String) {
+        self.name = Some(name);
+    }
+    fn set_namespace(&mut self, namespace: Option<String>) {
+        self.namespace = namespace;
+    }
+    fn set_resource_version(&mut self, rv: Option<String>) {
+        self.resource_version = rv;
+    }
+    fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.labels
+    }
+    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.annotations
+    }
+    fn clear_managed_fields(&mut self) {
+        self.managed_fields = None;
+    }
+}
+
+/// The cache key of an object: `namespace/name`, or `name` when it has no namespace (client-go's
+/// `MetaNamespaceKeyFunc`).
+///
+/// ```
+/// use kube_informer::object::{key_of, DynamicObject, ApiResource};
+///
+/// let ar = ApiResource::new("", "v1", "ConfigMap", "configmaps", true);
+/// assert_eq!(key_of(&DynamicObject::new("cm", &ar).within("prod")), "prod/cm");
+/// let ns = ApiResource::new("", "v1", "Namespace", "namespaces", false);
+/// assert_eq!(key_of(&DynamicObject::new("prod", &ns)), "prod");
+/// ```
+pub fn key_of<K: Object>(obj: &K) -> String {
+    let m = obj.meta();
+    make_key(m.namespace(), m.name().unwrap_or(""))
+}
+
+/// Builds a cache key from a namespace and a name.
+pub fn make_key(namespace: Option<&str>, name: &str) -> String {
+    match namespace.filter(|ns| !ns.is_empty()) {
+        Some(ns) => {
+            let mut k = String::with_capacity(ns.len() + 1 + name.len());
+            k.push_str(ns);
+            k.push('/');
+            k.push_str(name);
+            k
+        }
+        None => name.to_owned(),
+    }
+}
+
+/// Splits a key made by [`key_of`] into `(namespace, name)` (client-go's `SplitMetaNamespaceKey`).
+///
+/// ```
+/// use kube_informer::object::split_key;
+///
+/// assert_eq!(split_key("prod/web"), (Some("prod"), "web"));
+/// assert_eq!(split_key("node-1"), (None, "node-1"));
+/// ```
+pub fn split_key(key: &str) -> (Option<&str>, &str) {
+    match key.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, key),
+    }
+}
+
+/// Implements [`Object`] (and optionally [`Resource`]) for a struct with a `metadata: ObjectMeta` field.
+///
+/// ```
+/// use kube_informer::object::{ObjectMeta, Resource};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize)]
+/// struct Backup {
+///     metadata: ObjectMeta,
+/// }
+/// kube_informer::object!(Backup, group: "ops.example.com", version: "v1", kind: "Backup", plural: "backups",
+///                        namespaced: true);
+/// assert_eq!(Backup::api_resource().api_version(), "ops.example.com/v1");
+/// ```
+#[macro_export]
+macro_rules! object {
+    ($ty:ty) => {
+        impl $crate::object::Object for $ty {
+            type Meta = $crate::object::ObjectMeta;
+            fn meta(&self) -> &$crate::object::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut $crate::object::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+    ($ty:ty, group: $group:expr, version: $version:expr, kind: $kind:expr, plural: $plural:expr,
+     namespaced: $namespaced:expr $(,)?) => {
+        $crate::object!($ty);
+        impl $crate::object::Resource for $ty {
+            fn api_resource() -> $crate::object::ApiResource {
+                $crate::object::ApiResource::new($group, $version, $kind, $plural, $namespaced)
+            }
+        }
+    };
+}
