@@ -8,7 +8,7 @@ use memchr::memchr;
 use serde::de::DeserializeOwned;
 
 use super::WatchEvent;
-use super::framer::{StreamBuf, ValueScan, describe, is_ws, json_error, syntax_error, utf8};
+use super::framer::{SizeHint, StreamBuf, ValueScan, describe, is_ws, json_error, syntax_error, try_decode, utf8};
 use crate::error::{DecodeError, DecodeErrorKind};
 
 /// The default largest event the decoders accept: 64 MiB (a ConfigMap or Secret is at most 1 MiB; CRDs and lists
@@ -30,11 +30,13 @@ pub const DEFAULT_MAX_OBJECT_SIZE: usize = 64 * 1024 * 1024;
 ///   whitespace between events, an event over the limit) every later call returns the same error, so an event is
 ///   never silently skipped; the caller restarts the watch.
 ///
-/// How it frames events: the API server writes one event per line, so when a newline is in the buffer the decoder
-/// first lets serde_json decode the event straight from the text before it (no separate scan at all). When that is
-/// not possible (no newline yet, an event spread over several lines, several events on one line, a decode error),
-/// an incremental scanner ([`ValueScan`]) finds the end of the event by tracking depth and strings, and the event is
-/// decoded from exactly those bytes. Both ways give the same events and the same errors.
+/// How it frames events: the API server writes one event per line, so when an event starts a line and the next
+/// newline is in the buffer, serde_json decodes the event straight from the text before it (no separate scan at
+/// all); without newlines, once the buffer holds as many bytes as the previous event had, it tries a window
+/// proportional to that size. When that fails (the event is not complete yet, spreads over several lines, or is
+/// malformed), an incremental scanner ([`ValueScan`]) finds the end of the event by tracking depth and strings, and
+/// the event is decoded from exactly those bytes. Both ways give the same events and the same errors, wherever the
+/// stream is split; the scanner only ever sees the partial event at the end of a read.
 ///
 /// ```
 /// use kube_informer::object::DynamicObject;
@@ -61,9 +63,15 @@ pub struct WatchDecoder<K> {
     limit: usize,
     /// The event being framed. Invariant: when `Some`, it starts at the first pending byte of `buf` (a `{`).
     frame: Option<Frame>,
-    /// Events starting before this stream offset share a line with the previous event: the line shortcut is not
-    /// tried for them (it would validate and search the rest of the line once per event).
-    line_shared_until: u64,
+    /// A newline has been skipped since the last event ended (or no event has ended yet): the next event starts a
+    /// line, so the text up to the next newline is probably exactly that event.
+    at_line_start: bool,
+    /// Stream offset of the first newline at or after `nl_searched_from`, when known.
+    nl_next: Option<u64>,
+    /// There is no newline in the stream between the current position and this offset (when `nl_next` is `None`).
+    nl_searched: u64,
+    /// Sizes the optimistic decode windows.
+    hint: SizeHint,
     /// Set by the first error; returned by every later call.
     error: Option<DecodeError>,
     _k: PhantomData<fn() -> K>,
@@ -72,10 +80,10 @@ pub struct WatchDecoder<K> {
 /// Scan state of one event being framed.
 struct Frame {
     scan: ValueScan,
-    /// Bytes of the frame already searched for a newline without finding one.
-    nl_searched: usize,
-    /// The line shortcut may still be tried for this frame (it is tried at most once).
-    try_line: bool,
+    /// This event starts a line (see `WatchDecoder::at_line_start`).
+    line_start: bool,
+    /// The optimistic decode may still be tried for this event (it is tried at most once).
+    try_fast: bool,
 }
 
 impl<K> fmt::Debug for WatchDecoder<K> {
@@ -107,7 +115,10 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             buf: StreamBuf::default(),
             limit,
             frame: None,
-            line_shared_until: 0,
+            at_line_start: true,
+            nl_next: None,
+            nl_searched: 0,
+            hint: SizeHint::default(),
             error: None,
             _k: PhantomData,
         }
@@ -181,11 +192,13 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             None => {
                 let data = self.buf.pending();
                 let Some(i) = data.iter().position(|&b| !is_ws(b)) else {
+                    self.at_line_start |= memchr(b'\n', data).is_some();
                     let n = data.len();
                     self.buf.consume(n);
                     return Ok(None);
                 };
                 let first = data[i];
+                let line_start = self.at_line_start || memchr(b'\n', &data[..i]).is_some();
                 self.buf.consume(i);
                 if first != b'{' {
                     let at = self.buf.offset();
@@ -194,54 +207,82 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                         format!("expected '{{' to start a watch event, found {}", describe(first)),
                     ));
                 }
+                self.at_line_start = false;
                 Frame {
                     scan: ValueScan::new(first),
-                    nl_searched: 0,
-                    try_line: self.buf.offset() >= self.line_shared_until,
+                    line_start,
+                    try_fast: true,
                 }
             }
         };
         let offset = self.buf.offset();
-        let data = self.buf.pending();
 
-        // The line shortcut: decode straight from the text before the next newline.
-        if frame.try_line {
-            match memchr(b'\n', &data[frame.nl_searched..]) {
-                None => frame.nl_searched = data.len(),
-                Some(k) => {
-                    frame.try_line = false;
-                    let nl = frame.nl_searched + k;
-                    if nl <= self.limit
-                        && let Ok(line) = std::str::from_utf8(&data[..nl])
-                    {
-                        let mut events = serde_json::Deserializer::from_str(line).into_iter::<WatchEvent<K>>();
-                        if let Some(Ok(ev)) = events.next() {
-                            let n = events.byte_offset();
-                            if !data[n..nl].iter().all(|&b| is_ws(b)) {
-                                self.line_shared_until = offset + nl as u64;
-                            }
-                            self.buf.consume(n);
-                            return Ok(Some(ev));
-                        }
-                    }
-                    // Otherwise (several lines, bad UTF-8 somewhere on the line, a decode error): the scanner
-                    // decides where the event ends, and decoding exactly those bytes gives the canonical result.
+        // The fast path: decode straight from the buffer. For an event that starts a line, the text up to the next
+        // newline (the API server writes one event per line); otherwise, once the buffer holds as many bytes as the
+        // previous event had, a window proportional to that size.
+        if frame.try_fast {
+            let nl = self.next_newline();
+            let available = self.buf.pending().len();
+            let end = match nl {
+                Some(nl) if frame.line_start => Some(nl),
+                _ if self.hint.probably_complete(available) => Some(self.hint.window()),
+                _ => None,
+            };
+            if let Some(end) = end {
+                frame.try_fast = false;
+                if let Some((ev, n)) = try_decode(self.buf.pending(), end.min(self.limit)) {
+                    return Ok(Some(self.complete(ev, n)));
                 }
+                // Otherwise (an event over several lines, bad UTF-8, a decode error, a window too small): the scanner
+                // decides where the event ends, and decoding exactly those bytes gives the canonical result.
             }
         }
 
+        let data = self.buf.pending();
         match frame.scan.advance(data) {
             Some(n) if n > self.limit => Err(self.too_large()),
             Some(n) => {
                 let text = utf8(offset, &data[..n])?;
                 let ev = serde_json::from_str(text).map_err(|e| json_error(offset, text, &e))?;
-                self.buf.consume(n);
-                Ok(Some(ev))
+                Ok(Some(self.complete(ev, n)))
             }
             None if data.len() > self.limit => Err(self.too_large()),
             None => {
                 self.frame = Some(frame);
                 Ok(None)
+            }
+        }
+    }
+
+    /// Consumes a decoded event's `n` bytes.
+    fn complete(&mut self, ev: WatchEvent<K>, n: usize) -> WatchEvent<K> {
+        self.buf.consume(n);
+        self.hint.record(n);
+        ev
+    }
+
+    /// Index in the pending bytes of the first newline, searching each byte of the stream at most once.
+    fn next_newline(&mut self) -> Option<usize> {
+        let offset = self.buf.offset();
+        if let Some(nl) = self.nl_next {
+            if nl >= offset {
+                return Some((nl - offset) as usize);
+            }
+            self.nl_next = None;
+        }
+        let from = self.nl_searched.max(offset);
+        let data = self.buf.pending();
+        let skip = (from - offset) as usize;
+        match memchr(b'\n', &data[skip..]) {
+            Some(k) => {
+                let nl = skip + k;
+                self.nl_next = Some(offset + nl as u64);
+                self.nl_searched = offset + nl as u64 + 1;
+                Some(nl)
+            }
+            None => {
+                self.nl_searched = self.buf.end();
+                None
             }
         }
     }
@@ -271,8 +312,8 @@ mod tests {
             if (i + 1) * 1000 < body.len() {
                 assert!(dec.next_event().is_none());
                 let f = dec.frame.as_ref().unwrap();
-                // Everything received has been searched for a newline and scanned, once.
-                assert_eq!(f.nl_searched, dec.buffered());
+                // Everything received has been scanned, once (the fast path gave up on the first read).
+                assert!(!f.try_fast);
                 assert_eq!(f.scan.scanned(), dec.buffered());
             }
         }
@@ -281,16 +322,17 @@ mod tests {
     }
 
     #[test]
-    fn the_line_shortcut_is_skipped_for_events_sharing_a_line() {
+    fn each_byte_is_searched_for_a_newline_once() {
         let ev = r#"{"type":"ADDED","object":{"metadata":{"name":"x"}}}"#;
         let mut dec = WatchDecoder::<DynamicObject>::new();
-        dec.push(format!("{ev}{ev}{ev}\n{ev}\n").as_bytes());
-        assert!(matches!(dec.next_event(), Some(Ok(_))));
-        assert_eq!(dec.line_shared_until, 3 * ev.len() as u64);
+        dec.push(format!("{ev}{ev}{ev}").as_bytes());
         for _ in 0..3 {
             assert!(matches!(dec.next_event(), Some(Ok(_))));
+            assert_eq!((dec.nl_next, dec.nl_searched), (None, 3 * ev.len() as u64));
         }
+        dec.push(b"  \n");
         assert!(dec.next_event().is_none());
+        assert!(dec.at_line_start);
         dec.finish().unwrap();
     }
 }

@@ -7,6 +7,7 @@
 use std::io::{self, Read};
 
 use memchr::memchr2;
+use serde::de::DeserializeOwned;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
@@ -225,6 +226,56 @@ impl ValueScan {
         }
         self.pos = i;
         None
+    }
+}
+
+/// Sizes the optimistic decode attempts from the size of the previous value: values in one stream are alike.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SizeHint {
+    /// Length of the previous value.
+    last: usize,
+}
+
+impl SizeHint {
+    /// Slack over twice the previous size, so that a slightly larger value still fits its window.
+    const SLACK: usize = 512;
+
+    /// Records a value's length.
+    pub(crate) fn record(&mut self, len: usize) {
+        self.last = len;
+    }
+
+    /// Whether `available` bytes probably hold a complete value (at least as many as the previous one had).
+    pub(crate) fn probably_complete(&self, available: usize) -> bool {
+        available >= self.last
+    }
+
+    /// How many bytes an attempt should look at: proportional to the previous value, so that a stream of small
+    /// values never validates a whole large buffer once per value.
+    pub(crate) fn window(&self) -> usize {
+        self.last.saturating_mul(2).saturating_add(Self::SLACK)
+    }
+}
+
+/// The optimistic path: decodes one `T` straight from the start of `data[..end]`, without scanning first.
+///
+/// Returns the value and its length when `data[..end]` starts with a complete, valid value; `None` otherwise
+/// (incomplete, malformed, not UTF-8, wrong shape), in which case the caller frames the value with [`ValueScan`] and
+/// decodes exactly its bytes, which gives the canonical result or error. A success is always what that slow path
+/// would have produced: the same bytes, decoded by the same code. `end` is moved back off a UTF-8 sequence it
+/// would cut.
+pub(crate) fn try_decode<T: DeserializeOwned>(data: &[u8], end: usize) -> Option<(T, usize)> {
+    let mut end = end.min(data.len());
+    for _ in 0..3 {
+        if end < data.len() && end > 0 && data[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
+    }
+    let text = std::str::from_utf8(&data[..end]).ok()?;
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
+    match values.next() {
+        Some(Ok(v)) => Some((v, values.byte_offset())),
+        _ => None,
     }
 }
 

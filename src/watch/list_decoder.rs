@@ -8,7 +8,9 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::value::RawValue;
 
 use super::decoder::DEFAULT_MAX_OBJECT_SIZE;
-use super::framer::{StreamBuf, ValueScan, describe, is_ws, json_error, starts_value, syntax_error, utf8};
+use super::framer::{
+    SizeHint, StreamBuf, ValueScan, describe, is_ws, json_error, starts_value, syntax_error, try_decode, utf8,
+};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::object::{ListMeta, Status};
 
@@ -60,6 +62,8 @@ pub struct ListDecoder<K> {
     top: TopLevel,
     /// `items` was present (as an array or `null`).
     seen_items: bool,
+    /// Sizes the optimistic decode windows for items.
+    hint: SizeHint,
     /// Set by the first error; returned by every later call.
     error: Option<DecodeError>,
     _k: PhantomData<fn() -> K>,
@@ -180,6 +184,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
             key: Key::Other,
             top: TopLevel::default(),
             seen_items: false,
+            hint: SizeHint::default(),
             error: None,
             _k: PhantomData,
         }
@@ -273,7 +278,10 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                 };
                 let text = utf8(offset, &data[..n])?;
                 let item = match slot {
-                    Slot::Item => Some(serde_json::from_str::<K>(text).map_err(|e| json_error(offset, text, &e))?),
+                    Slot::Item => {
+                        self.hint.record(n);
+                        Some(serde_json::from_str::<K>(text).map_err(|e| json_error(offset, text, &e))?)
+                    }
                     Slot::Key => {
                         let name: String = serde_json::from_str(text).map_err(|e| json_error(offset, text, &e))?;
                         self.key = Key::of(&name);
@@ -344,6 +352,18 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                 }
                 (State::ValueStart, _) => return Err(unexpected("a value")),
                 (State::FirstItemOrEnd | State::Item, b'{') => {
+                    // The fast path: once the buffer holds as many bytes as the previous item had, decode straight
+                    // from it. Otherwise (or if that fails) the scanner frames the item and it is decoded from
+                    // exactly its bytes, which gives the same item, or the canonical error.
+                    let data = self.buf.pending();
+                    if self.hint.probably_complete(data.len())
+                        && let Some((item, n)) = try_decode::<K>(data, self.hint.window().min(self.limit))
+                    {
+                        self.buf.consume(n);
+                        self.hint.record(n);
+                        self.state = State::AfterItem;
+                        return Ok(Some(item));
+                    }
                     self.state = State::Value(ValueScan::new(b), Slot::Item);
                     continue;
                 }
