@@ -143,6 +143,30 @@ fn errors_do_not_depend_on_the_split() {
 }
 
 #[test]
+fn events_of_changing_sizes_without_newlines_split_anywhere() {
+    // Without newlines the decoder guesses a window from the previous event's size; events much larger or smaller
+    // than the previous one must come out the same wherever the stream is split.
+    let mut stream = String::new();
+    for size in [10, 3000, 5, 700, 12_000, 1, 1, 400] {
+        stream.push_str(&format!(
+            r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"n{size}"}},"data":{{"k":"{}"}}}}}}"#,
+            "é".repeat(size)
+        ));
+    }
+    let bytes = stream.as_bytes();
+    let whole = watch(bytes, &[]);
+    assert_eq!(whole.results.len(), 8);
+    assert_eq!(whole.finish, Ok(()));
+    for i in (0..=bytes.len()).step_by(7) {
+        assert_eq!(watch(bytes, &[i]), whole, "split at {i}");
+    }
+    for step in [1000, 4096, 16 * 1024] {
+        let cuts: Vec<usize> = (step..bytes.len()).step_by(step).collect();
+        assert_eq!(watch(bytes, &cuts), whole, "chunks of {step}");
+    }
+}
+
+#[test]
 fn whitespace_between_events_is_optional() {
     let ev = r#"{"type":"ADDED","object":{"metadata":{"name":"a"}}}"#;
     for sep in ["", "\n", "\r\n", " \t ", "\n\n\n"] {

@@ -11,8 +11,8 @@ use super::WatchEvent;
 use super::framer::{SizeHint, StreamBuf, ValueScan, describe, is_ws, json_error, syntax_error, try_decode, utf8};
 use crate::error::{DecodeError, DecodeErrorKind};
 
-/// The default largest event the decoders accept: 64 MiB (a ConfigMap or Secret is at most 1 MiB; CRDs and lists
-/// items are bounded by etcd's 1.5 MiB request limit, so this only stops a hostile or broken server).
+/// The default largest event (or list item) the decoders accept: 64 MiB. Objects stored in etcd are limited to about
+/// 1.5 MiB, so this only stops a broken or hostile server from making the client buffer without bound.
 pub const DEFAULT_MAX_OBJECT_SIZE: usize = 64 * 1024 * 1024;
 
 /// Incremental decoder of a watch stream: a sequence of JSON objects `{"type": …, "object": …}`.
@@ -34,7 +34,7 @@ pub const DEFAULT_MAX_OBJECT_SIZE: usize = 64 * 1024 * 1024;
 /// newline is in the buffer, serde_json decodes the event straight from the text before it (no separate scan at
 /// all); without newlines, once the buffer holds as many bytes as the previous event had, it tries a window
 /// proportional to that size. When that fails (the event is not complete yet, spreads over several lines, or is
-/// malformed), an incremental scanner ([`ValueScan`]) finds the end of the event by tracking depth and strings, and
+/// malformed), an incremental scanner finds the end of the event by tracking depth and strings, and
 /// the event is decoded from exactly those bytes. Both ways give the same events and the same errors, wherever the
 /// stream is split; the scanner only ever sees the partial event at the end of a read.
 ///
