@@ -1,1 +1,14 @@
 //! Caches: the Reflector (list and watch), the DeltaFIFO, the thread-safe indexed store, and listers.
+//!
+//! Data flows Reflector → [`DeltaFifo`] → the informer's processing thread → [`Store`] (+ indexes) → listers and
+//! event handlers.
+
+mod delta;
+mod delta_fifo;
+mod index;
+mod store;
+
+pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
+pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, object_key_into};
+pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
+pub use store::Store;
