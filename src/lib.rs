@@ -37,6 +37,7 @@ mod error;
 pub mod informer;
 pub mod object;
 pub mod selector;
+mod stop;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod watch;
