@@ -41,6 +41,7 @@ mod stop;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod watch;
+mod worker;
 pub mod workqueue;
 
 pub use error::{ConfigError, DecodeError, DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};

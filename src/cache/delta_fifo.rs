@@ -73,7 +73,12 @@ pub struct DeltaFifo<K> {
     cond: Condvar,
     known: Option<Arc<dyn KnownObjects<K>>>,
     key_fn: KeyFunc<K>,
+    /// Called (outside the lock) when a finished replace leaves the queue synced without any pop.
+    on_synced: Option<SyncHook>,
 }
+
+/// Called when a replace completes the initial sync with nothing left to pop.
+pub type SyncHook = Arc<dyn Fn() + Send + Sync>;
 
 /// The queue's state; reachable only through the lock.
 struct FifoState<K> {
@@ -114,7 +119,23 @@ impl<K> DeltaFifo<K> {
             cond: Condvar::new(),
             known,
             key_fn,
+            on_synced: None,
         }
+    }
+
+    /// Sets a hook called when a finished replace leaves the queue synced with nothing to pop (an empty first list):
+    /// no pop will report that sync, so whoever waits for it needs telling.
+    #[must_use]
+    pub fn with_sync_hook(mut self, hook: SyncHook) -> Self {
+        self.on_synced = Some(hook);
+        self
+    }
+
+    /// Runs `f` while holding the queue's lock: no replace, resync or pop-processing runs meanwhile. The informer
+    /// uses this to take a consistent snapshot of its store when a handler joins late.
+    pub(crate) fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _st = self.lock();
+        f()
     }
 
     fn lock(&self) -> MutexGuard<'_, FifoState<K>> {
@@ -374,6 +395,11 @@ impl<K> ReplaceSession<'_, K> {
         if !st.populated {
             st.populated = true;
             st.initial_population_count = st.queue.len();
+            let synced_now = st.has_synced();
+            drop(st);
+            if let (true, Some(hook)) = (synced_now, &fifo.on_synced) {
+                hook();
+            }
         }
     }
 }

@@ -8,13 +8,15 @@ mod delta;
 mod delta_fifo;
 mod index;
 mod list_watch;
+mod lister;
 pub(crate) mod reflector;
 mod store;
 
 pub use backoff::BackoffConfig;
 pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
-pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, object_key_into};
+pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
 pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
 pub use list_watch::{ListerWatcher, WatchStream};
+pub use lister::{Lister, NamespaceLister};
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};
 pub use store::Store;

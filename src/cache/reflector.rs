@@ -178,7 +178,7 @@ enum StreamingListError {
 }
 
 /// Keeps a DeltaFIFO in step with the server: see the [module docs](self).
-pub struct Reflector<K> {
+pub(crate) struct Reflector<K> {
     name: String,
     lw: Arc<dyn ListerWatcher<K>>,
     fifo: Arc<DeltaFifo<K>>,
@@ -231,13 +231,15 @@ impl<K: Object> Reflector<K> {
         self
     }
 
-    pub(crate) fn with_error_handler(mut self, handler: Option<WatchErrorHandler>) -> Self {
-        self.on_error = handler;
+    /// Shares counters with an owner that outlives the reflector thread.
+    pub(crate) fn with_stats(mut self, stats: Arc<ReflectorStats>) -> Self {
+        self.stats = stats;
         self
     }
 
-    pub(crate) fn stats(&self) -> Arc<ReflectorStats> {
-        self.stats.clone()
+    pub(crate) fn with_error_handler(mut self, handler: Option<WatchErrorHandler>) -> Self {
+        self.on_error = handler;
+        self
     }
 
     /// Runs until stopped.

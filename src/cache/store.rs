@@ -228,10 +228,6 @@ impl<K> StoreInner<K> {
         self.items.keys()
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.items.len()
-    }
-
     fn update_indices(&mut self, key: &Key, old: Option<&K>, new: Option<&K>) {
         for (name, f) in self.indexers.iter() {
             let old_values = old.map(|o| f(o)).unwrap_or_default();
