@@ -62,6 +62,8 @@ pub(crate) struct ConnCtx {
     raw: TcpStream,
     /// The CN of a verified client certificate.
     cert_user: Option<String>,
+    /// Connection number, for the request log.
+    id: u64,
 }
 
 impl ConnCtx {
@@ -106,7 +108,7 @@ fn handshake(pki: &Pki, tcp: TcpStream) -> Option<(Stream, Option<String>)> {
 }
 
 /// Serves one connection until the client leaves, an error, a fault cut, or shutdown.
-pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64) {
+pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
     let _ = tcp.set_nodelay(true);
     let Ok(raw) = tcp.try_clone() else {
         return;
@@ -123,6 +125,7 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64) {
         epoch,
         raw,
         cert_user,
+        id,
     };
     let mut reader = BufReader::with_capacity(16 * 1024, stream);
     loop {
@@ -246,6 +249,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         user: None,
         code: 0,
         fault: None,
+        connection: ctx.id,
         time: SystemTime::now(),
     };
     let resource = match &route {
@@ -274,7 +278,10 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     let verb = record.verb;
 
     // Faults first: they stand for the network and the server's own trouble, whoever asks.
-    let fault = shared.faults.take(verb, resource.map(|r| &*r.spec));
+    let (fault, ticket) = match shared.faults.take(verb, resource.map(|r| &*r.spec)) {
+        Some((f, t)) => (Some(f), t),
+        None => (None, 0),
+    };
     record.fault = fault.as_ref().map(|f| format!("{f:?}"));
     match &fault {
         Some(FaultAction::Error { code, retry_after }) => {
@@ -282,7 +289,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             return respond(ctx, out, head, record, Reply::Status(st), None);
         }
         Some(FaultAction::Stall { after_events, duration }) if after_events.is_none() || verb != Verb::Watch => {
-            shared.faults.stall(*duration, || ctx.stopping());
+            shared.faults.stall(*duration, ticket, || ctx.stopping());
             if ctx.stopping() {
                 shared.log.push(record);
                 return Next::Close;
@@ -358,7 +365,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             r.namespace.as_deref(),
             &opts,
             head.http10,
-            fault,
+            fault.map(|f| (f, ticket)),
             &mut started,
         )
     };

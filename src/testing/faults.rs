@@ -234,8 +234,9 @@ impl Faults {
         self.queue.lock().len()
     }
 
-    /// Takes the action of the first pending fault matching this request.
-    pub(crate) fn take(&self, verb: Verb, resource: Option<&ResourceSpec>) -> Option<FaultAction> {
+    /// Takes the action of the first pending fault matching this request, with a ticket for [`Faults::stall`]: a
+    /// clear from now on releases the stall, even one that happens before the stall begins.
+    pub(crate) fn take(&self, verb: Verb, resource: Option<&ResourceSpec>) -> Option<(FaultAction, u64)> {
         let mut q = self.queue.lock();
         let i = q.iter().position(|f| {
             f.target.verb.is_none_or(|v| v == verb)
@@ -251,7 +252,8 @@ impl Faults {
         if fault.times == 0 {
             q.remove(i);
         }
-        Some(action)
+        let ticket = *self.generation.lock();
+        Some((action, ticket))
     }
 
     /// Drops pending faults and releases every stall waiting to be cleared.
@@ -266,14 +268,13 @@ impl Faults {
         self.released.notify_all();
     }
 
-    /// Blocks for `duration` (`None` = until cleared), or until `stop()` turns true (checked on every release and
-    /// at least every 100 ms).
-    pub(crate) fn stall(&self, duration: Option<Duration>, stop: impl Fn() -> bool) {
+    /// Blocks for `duration` (`None` = until cleared after `ticket` was issued), or until `stop()` turns true
+    /// (checked on every release and at least every 100 ms).
+    pub(crate) fn stall(&self, duration: Option<Duration>, ticket: u64, stop: impl Fn() -> bool) {
         let deadline = duration.map(|d| Instant::now() + d);
         let mut generation = self.generation.lock();
-        let start = *generation;
         loop {
-            if stop() || (duration.is_none() && *generation != start) {
+            if stop() || (duration.is_none() && *generation != ticket) {
                 return;
             }
             let now = Instant::now();
@@ -333,15 +334,14 @@ mod tests {
     fn a_cleared_stall_returns() {
         let faults = std::sync::Arc::new(Faults::default());
         let f2 = faults.clone();
-        let t = std::thread::spawn(move || f2.stall(None, || false));
-        // The stall may start before or after this clear; keep clearing until it has returned.
-        while !t.is_finished() {
-            faults.clear();
-            std::thread::yield_now();
-        }
+        faults.push(Fault::any_request().stall());
+        let (_, ticket) = faults.take(Verb::Get, None).unwrap();
+        let t = std::thread::spawn(move || f2.stall(None, ticket, || false));
+        // Cleared before or after the stall begins: either way it returns.
+        faults.clear();
         t.join().unwrap();
         // A bounded stall returns by itself; a stop condition ends it at once.
-        faults.stall(Some(Duration::from_millis(1)), || false);
-        faults.stall(None, || true);
+        faults.stall(Some(Duration::from_millis(1)), ticket, || false);
+        faults.stall(None, ticket, || true);
     }
 }

@@ -68,6 +68,9 @@ pub struct RequestRecord {
     pub code: u16,
     /// The injected fault that shaped the answer, described.
     pub fault: Option<String>,
+    /// Which connection carried the request (numbered from 0 per server): requests on one keep-alive connection
+    /// share it.
+    pub connection: u64,
     /// When the request was answered (for a watch: when its stream started).
     pub time: SystemTime,
 }
@@ -186,6 +189,7 @@ mod tests {
             user: None,
             code: 200,
             fault: None,
+            connection: 0,
             time: SystemTime::now(),
         }
     }

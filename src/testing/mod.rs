@@ -15,7 +15,8 @@
 //! // Plain HTTP: any client works.
 //! let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build());
 //! let url = format!("{}/api/v1/namespaces/default/configmaps?limit=500", server.url());
-//! let list: serde_json::Value = agent.get(&url).call().unwrap().into_body().read_json().unwrap();
+//! let text = agent.get(&url).call().unwrap().into_body().read_to_string().unwrap();
+//! let list: serde_json::Value = serde_json::from_str(&text).unwrap();
 //! assert_eq!(list["items"][0]["data"]["color"], "blue");
 //!
 //! // The next LIST is throttled.

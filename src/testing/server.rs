@@ -637,7 +637,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
         let spawned = thread::Builder::new()
             .name(format!("kube-informer/apiserver/conn-{id}"))
             .spawn(move || {
-                conn::serve(s.clone(), tcp, epoch);
+                conn::serve(s.clone(), tcp, epoch, id);
                 s.conns.lock().live.remove(&id);
             });
         match spawned {

@@ -140,6 +140,8 @@ struct Streamer<'a> {
     /// Events written so far (bookmarks included).
     sent: usize,
     fault: Option<FaultAction>,
+    /// The fault's stall ticket.
+    ticket: u64,
     /// The one-shot part of the fault (stall, garbage) already happened.
     fault_done: bool,
 }
@@ -182,7 +184,7 @@ impl Streamer<'_> {
                 self.fault_done = true;
                 let duration = *duration;
                 self.w.flush()?;
-                ctx.shared.faults.stall(duration, || ctx.stopping());
+                ctx.shared.faults.stall(duration, self.ticket, || ctx.stopping());
                 if ctx.stopping() { Err(Stop::Gone) } else { Ok(()) }
             }
             Some(FaultAction::Garbage { after_events, bytes }) if self.sent == *after_events && !self.fault_done => {
@@ -241,9 +243,13 @@ pub(crate) fn serve(
     namespace: Option<&str>,
     opts: &ListOptions,
     http10: bool,
-    fault: Option<FaultAction>,
+    fault: Option<(FaultAction, u64)>,
     started: &mut dyn FnMut(u16),
 ) -> WatchEnd {
+    let (fault, ticket) = match fault {
+        Some((f, t)) => (Some(f), t),
+        None => (None, 0),
+    };
     let shared = &ctx.shared;
     let store = &shared.store;
     if let Err(st) = validate(opts, shared.watch_list_enabled()) {
@@ -331,6 +337,7 @@ pub(crate) fn serve(
         chunked: !http10,
         sent: 0,
         fault,
+        ticket,
         fault_done: false,
     };
     let result = match start {
