@@ -1197,6 +1197,10 @@ fn stalls_last_until_cleared() {
     wait_until("the stall to begin", || server.pending_faults() == 0);
     server.clear_faults();
     assert_eq!(client.join().unwrap(), 200);
+    // A stall for a time ends by itself.
+    server.inject(Fault::any_request().stall().lasting(Duration::from_millis(10)));
+    assert_eq!(get(&cms(&server, "default")).0, 200);
+    assert_eq!(server.pending_faults(), 0);
 
     // A watch that stalls after one event delivers the rest once released.
     server.inject(Fault::watch("configmaps").stall_after_events(1));

@@ -195,7 +195,11 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
 
 /// Answers a request that could not be parsed, then the connection closes.
 fn refuse(out: &mut Stream, code: u16, why: &str) {
-    let st = crate::object::Status::failure(code, crate::object::Status::reason_for_code(code), why);
+    let st = Box::new(crate::object::Status::failure(
+        code,
+        crate::object::Status::reason_for_code(code),
+        why,
+    ));
     let mut w = BufWriter::new(out);
     let _ = reply::write_reply(&mut w, &Reply::Status(st), false, None);
 }

@@ -6,16 +6,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::errors;
+use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
 use super::store::{ListQuery, StoredObject};
 use super::strategy::{self, DeleteOptions, Deleted, PatchType};
 use crate::Error;
-use crate::object::{ApiResource, MetaAccessor, Resource, Status};
+use crate::object::{ApiResource, MetaAccessor, Resource};
 
-fn api(st: Status) -> Error {
-    Error::Api(Box::new(st))
+fn api(st: Failure) -> Error {
+    Error::Api(st)
 }
 
 fn to_value<T: Serialize>(obj: &T) -> Result<Value, Error> {

@@ -7,10 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::errors;
+use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
 use super::router::Discovery;
-use crate::object::Status;
 
 /// The Kubernetes version the server claims in `/version`.
 pub(crate) const MAJOR: &str = "1";
@@ -80,7 +79,7 @@ fn resource_list(group: &str, version: &str, specs: &[Arc<ResourceSpec>]) -> Opt
 }
 
 /// The JSON answer to a discovery path, or 404.
-pub(crate) fn answer(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr) -> Result<Value, Status> {
+pub(crate) fn answer(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr) -> Result<Value, Failure> {
     match path {
         Discovery::Api => Ok(json!({
             "kind": "APIVersions",

@@ -2,6 +2,9 @@
 
 use crate::object::{ApiResource, Status, StatusCause, StatusDetails};
 
+/// An error answer. Boxed: a `Status` is a few hundred bytes and travels in every `Result`.
+pub(crate) type Failure = Box<Status>;
+
 /// `configmaps` for the core group, `leases.coordination.k8s.io` otherwise (`GroupResource.String()`).
 pub(crate) fn qualified(ar: &ApiResource) -> String {
     ar.qualified_name()
@@ -17,38 +20,47 @@ fn details(ar: &ApiResource, name: &str) -> StatusDetails {
 }
 
 /// 404 `configmaps "x" not found`.
-pub(crate) fn not_found(ar: &ApiResource, name: &str) -> Status {
-    Status::failure(404, "NotFound", format!("{} {name:?} not found", qualified(ar))).with_details(details(ar, name))
+pub(crate) fn not_found(ar: &ApiResource, name: &str) -> Failure {
+    Box::new(
+        Status::failure(404, "NotFound", format!("{} {name:?} not found", qualified(ar)))
+            .with_details(details(ar, name)),
+    )
 }
 
 /// 404 for a path that names no resource.
-pub(crate) fn no_such_path() -> Status {
-    Status::failure(404, "NotFound", "the server could not find the requested resource")
-        .with_details(StatusDetails::default())
+pub(crate) fn no_such_path() -> Failure {
+    Box::new(
+        Status::failure(404, "NotFound", "the server could not find the requested resource")
+            .with_details(StatusDetails::default()),
+    )
 }
 
 /// 409 `configmaps "x" already exists`.
-pub(crate) fn already_exists(ar: &ApiResource, name: &str) -> Status {
-    Status::failure(
-        409,
-        "AlreadyExists",
-        format!("{} {name:?} already exists", qualified(ar)),
+pub(crate) fn already_exists(ar: &ApiResource, name: &str) -> Failure {
+    Box::new(
+        Status::failure(
+            409,
+            "AlreadyExists",
+            format!("{} {name:?} already exists", qualified(ar)),
+        )
+        .with_details(details(ar, name)),
     )
-    .with_details(details(ar, name))
 }
 
 /// 409 Conflict: `Operation cannot be fulfilled on configmaps "x": <why>`.
-pub(crate) fn conflict(ar: &ApiResource, name: &str, why: &str) -> Status {
-    Status::failure(
-        409,
-        "Conflict",
-        format!("Operation cannot be fulfilled on {} {name:?}: {why}", qualified(ar)),
+pub(crate) fn conflict(ar: &ApiResource, name: &str, why: &str) -> Failure {
+    Box::new(
+        Status::failure(
+            409,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {} {name:?}: {why}", qualified(ar)),
+        )
+        .with_details(details(ar, name)),
     )
-    .with_details(details(ar, name))
 }
 
 /// The Conflict of an update with a stale resourceVersion.
-pub(crate) fn stale(ar: &ApiResource, name: &str) -> Status {
+pub(crate) fn stale(ar: &ApiResource, name: &str) -> Failure {
     conflict(
         ar,
         name,
@@ -106,7 +118,7 @@ impl FieldError {
 }
 
 /// 422 `<Kind> "<name>" is invalid: <field>: <message>` (`errors.NewInvalid`).
-pub(crate) fn invalid(group: &str, kind: &str, name: &str, errs: Vec<FieldError>) -> Status {
+pub(crate) fn invalid(group: &str, kind: &str, name: &str, errs: Vec<FieldError>) -> Failure {
     let parts: Vec<String> = errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
     let summary = if parts.len() == 1 {
         parts[0].clone()
@@ -118,61 +130,65 @@ pub(crate) fn invalid(group: &str, kind: &str, name: &str, errs: Vec<FieldError>
     } else {
         format!("{kind}.{group}")
     };
-    Status::failure(
-        422,
-        "Invalid",
-        format!("{qualified_kind} {name:?} is invalid: {summary}"),
+    Box::new(
+        Status::failure(
+            422,
+            "Invalid",
+            format!("{qualified_kind} {name:?} is invalid: {summary}"),
+        )
+        .with_details(StatusDetails {
+            name: name.to_owned(),
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            causes: errs
+                .into_iter()
+                .map(|e| StatusCause {
+                    reason: e.reason.to_owned(),
+                    message: e.message,
+                    field: e.field,
+                })
+                .collect(),
+            ..Default::default()
+        }),
     )
-    .with_details(StatusDetails {
-        name: name.to_owned(),
-        group: group.to_owned(),
-        kind: kind.to_owned(),
-        causes: errs
-            .into_iter()
-            .map(|e| StatusCause {
-                reason: e.reason.to_owned(),
-                message: e.message,
-                field: e.field,
-            })
-            .collect(),
-        ..Default::default()
-    })
 }
 
 /// 422 on the query parameters of a list or watch (`ListOptions.meta.k8s.io "" is invalid: …`).
-pub(crate) fn invalid_list_options(errs: Vec<FieldError>) -> Status {
+pub(crate) fn invalid_list_options(errs: Vec<FieldError>) -> Failure {
     invalid("meta.k8s.io", "ListOptions", "", errs)
 }
 
 /// 400 BadRequest.
-pub(crate) fn bad_request(message: impl Into<String>) -> Status {
-    Status::failure(400, "BadRequest", message)
+pub(crate) fn bad_request(message: impl Into<String>) -> Failure {
+    Box::new(Status::failure(400, "BadRequest", message))
 }
 
 /// 405 MethodNotAllowed.
-pub(crate) fn method_not_allowed() -> Status {
-    Status::failure(
-        405,
-        "MethodNotAllowed",
-        "the server does not allow this method on the requested resource",
+pub(crate) fn method_not_allowed() -> Failure {
+    Box::new(
+        Status::failure(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+        .with_details(StatusDetails::default()),
     )
-    .with_details(StatusDetails::default())
 }
 
 /// 415 UnsupportedMediaType.
-pub(crate) fn unsupported_media_type(content_type: &str) -> Status {
-    Status::failure(
+pub(crate) fn unsupported_media_type(content_type: &str) -> Failure {
+    Box::new(Status::failure(
         415,
         "UnsupportedMediaType",
         format!(
             "the body of the request was in an unknown format - accepted media types include: application/json, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got {content_type:?})"
         ),
-    )
+    ))
 }
 
 /// 401, as the authentication filter answers.
-pub(crate) fn unauthorized() -> Status {
-    Status::failure(401, "Unauthorized", "Unauthorized")
+pub(crate) fn unauthorized() -> Failure {
+    Box::new(Status::failure(401, "Unauthorized", "Unauthorized"))
 }
 
 /// 403 `configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace
@@ -183,7 +199,7 @@ pub(crate) fn forbidden(
     ar: &ApiResource,
     sub: Option<&str>,
     namespace: Option<&str>,
-) -> Status {
+) -> Failure {
     let resource = match sub {
         Some(s) => format!("{}/{s}", ar.plural),
         None => ar.plural.clone(),
@@ -192,54 +208,58 @@ pub(crate) fn forbidden(
         Some(ns) => format!("in the namespace {ns:?}"),
         None => "at the cluster scope".to_owned(),
     };
-    Status::failure(
-        403,
-        "Forbidden",
-        format!(
-            "{} is forbidden: User {user:?} cannot {verb} resource {resource:?} in API group {:?} {scope}",
-            qualified(ar),
-            ar.group
-        ),
+    Box::new(
+        Status::failure(
+            403,
+            "Forbidden",
+            format!(
+                "{} is forbidden: User {user:?} cannot {verb} resource {resource:?} in API group {:?} {scope}",
+                qualified(ar),
+                ar.group
+            ),
+        )
+        .with_details(StatusDetails {
+            group: ar.group.clone(),
+            kind: ar.plural.clone(),
+            ..Default::default()
+        }),
     )
-    .with_details(StatusDetails {
-        group: ar.group.clone(),
-        kind: ar.plural.clone(),
-        ..Default::default()
-    })
 }
 
 /// 410 Expired (`errors.NewResourceExpired`).
-pub(crate) fn expired(message: impl Into<String>) -> Status {
-    Status::failure(410, "Expired", message)
+pub(crate) fn expired(message: impl Into<String>) -> Failure {
+    Box::new(Status::failure(410, "Expired", message))
 }
 
 /// 504 `Timeout: Too large resource version: N, current: M` with the `ResourceVersionTooLarge` cause
 /// (`storage.NewTooLargeResourceVersionError`; the watch cache asks clients to retry after 1 s).
-pub(crate) fn too_large_resource_version(requested: u64, current: u64) -> Status {
-    Status::failure(
-        504,
-        "Timeout",
-        format!("Timeout: Too large resource version: {requested}, current: {current}"),
+pub(crate) fn too_large_resource_version(requested: u64, current: u64) -> Failure {
+    Box::new(
+        Status::failure(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(StatusDetails {
+            causes: vec![StatusCause {
+                reason: "ResourceVersionTooLarge".into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            }],
+            retry_after_seconds: Some(1),
+            ..Default::default()
+        }),
     )
-    .with_details(StatusDetails {
-        causes: vec![StatusCause {
-            reason: "ResourceVersionTooLarge".into(),
-            message: "Too large resource version".into(),
-            field: String::new(),
-        }],
-        retry_after_seconds: Some(1),
-        ..Default::default()
-    })
 }
 
 /// A 500 as apiserver answers an error that is not an API status (empty reason).
-pub(crate) fn internal(message: impl Into<String>) -> Status {
-    Status::failure(500, "", message)
+pub(crate) fn internal(message: impl Into<String>) -> Failure {
+    Box::new(Status::failure(500, "", message))
 }
 
 /// An injected error answer: 429 TooManyRequests, 500 InternalError, 503 ServiceUnavailable, … with
 /// `details.retryAfterSeconds` when given.
-pub(crate) fn injected(code: u16, retry_after: Option<u32>) -> Status {
+pub(crate) fn injected(code: u16, retry_after: Option<u32>) -> Failure {
     let message = match code {
         429 => "Too many requests, please try again later.".to_owned(),
         503 => "The server is currently unable to handle the request".to_owned(),
@@ -251,7 +271,7 @@ pub(crate) fn injected(code: u16, retry_after: Option<u32>) -> Status {
         retry_after_seconds: retry_after.map(i64::from),
         ..Default::default()
     });
-    st
+    Box::new(st)
 }
 
 #[cfg(test)]

@@ -308,8 +308,9 @@ mod tests {
                 .times(2),
         );
         faults.push(Fault::any_request().error(503));
+        let take = |verb, spec| faults.take(verb, spec).map(|(action, _)| action);
         assert_eq!(
-            faults.take(Verb::List, Some(&cm)),
+            take(Verb::List, Some(&cm)),
             Some(FaultAction::Error {
                 code: 503,
                 retry_after: None
@@ -319,14 +320,11 @@ mod tests {
             code: 429,
             retry_after: Some(2),
         };
-        assert_eq!(faults.take(Verb::List, Some(&lease)), Some(throttled.clone()));
-        assert_eq!(faults.take(Verb::List, Some(&lease)), Some(throttled));
-        assert_eq!(faults.take(Verb::List, Some(&lease)), None);
-        assert_eq!(faults.take(Verb::Get, None), None);
-        assert_eq!(
-            faults.take(Verb::Watch, Some(&cm)),
-            Some(FaultAction::CutAfterEvents(1))
-        );
+        assert_eq!(take(Verb::List, Some(&lease)), Some(throttled.clone()));
+        assert_eq!(take(Verb::List, Some(&lease)), Some(throttled));
+        assert_eq!(take(Verb::List, Some(&lease)), None);
+        assert_eq!(take(Verb::Get, None), None);
+        assert_eq!(take(Verb::Watch, Some(&cm)), Some(FaultAction::CutAfterEvents(1)));
         assert_eq!(faults.pending(), 0);
     }
 

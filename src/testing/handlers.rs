@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::errors::{self, FieldError};
+use super::errors::{self, Failure, FieldError};
 use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
@@ -13,7 +13,6 @@ use super::router::ResourcePath;
 use super::server::Shared;
 use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, PatchType};
-use crate::object::Status;
 
 /// Serves a non-watch request on a resource path.
 pub(crate) fn handle(
@@ -31,7 +30,7 @@ fn param<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
     query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
-fn dry_run(query: &[(String, String)]) -> Result<bool, Status> {
+fn dry_run(query: &[(String, String)]) -> Result<bool, Failure> {
     match param(query, "dryRun") {
         None | Some("") => Ok(false),
         Some("All") => Ok(true),
@@ -42,7 +41,7 @@ fn dry_run(query: &[(String, String)]) -> Result<bool, Status> {
 }
 
 /// A JSON (or YAML) request body as a JSON object.
-fn decode_body(head: &RequestHead, body: &[u8]) -> Result<Value, Status> {
+fn decode_body(head: &RequestHead, body: &[u8]) -> Result<Value, Failure> {
     let ct = head.header("content-type").unwrap_or("application/json");
     match ct.split(';').next().unwrap_or("").trim() {
         "application/json" | "" | "*/*" => strategy::parse_object(body),
@@ -67,7 +66,7 @@ fn run(
     head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
-) -> Result<Reply, Status> {
+) -> Result<Reply, Failure> {
     let spec = &*r.spec;
     let ns = r.namespace.as_deref();
     let name = r.name.as_deref().unwrap_or("");
@@ -122,7 +121,7 @@ fn get(
     ns: Option<&str>,
     name: &str,
     query: &[(String, String)],
-) -> Result<Reply, Status> {
+) -> Result<Reply, Failure> {
     let rv = match param(query, "resourceVersion") {
         None | Some("") => 0,
         Some(v) => v
@@ -150,7 +149,7 @@ fn success(spec: &ResourceSpec, last: &StoredObject) -> Value {
 }
 
 /// `DeleteOptions` from the body and the query string.
-fn delete_options(query: &[(String, String)], body: &[u8]) -> Result<DeleteOptions, Status> {
+fn delete_options(query: &[(String, String)], body: &[u8]) -> Result<DeleteOptions, Failure> {
     let mut opts = DeleteOptions {
         dry_run: dry_run(query)?,
         ..Default::default()
@@ -185,7 +184,7 @@ fn delete_collection(
     ns: Option<&str>,
     query: &[(String, String)],
     body: &[u8],
-) -> Result<Reply, Status> {
+) -> Result<Reply, Failure> {
     let list_opts = ListOptions::parse(query, spec)?;
     let opts = delete_options(query, body)?;
     let ns = if spec.api.namespaced { ns } else { None };

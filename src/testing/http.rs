@@ -81,8 +81,8 @@ impl RequestHead {
     pub(crate) fn framing(&self) -> Result<BodyFraming, HttpError> {
         if let Some(te) = self.header("transfer-encoding") {
             if te
-                .split(',')
-                .last()
+                .rsplit(',')
+                .next()
                 .map(str::trim)
                 .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
             {

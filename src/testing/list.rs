@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::errors::{self, FieldError};
+use super::errors::{self, Failure, FieldError};
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::store::{ListQuery, Store, StoredObject};
 use super::util;
-use crate::object::Status;
 use crate::selector::{FieldSelector, Selector};
 
 /// The query parameters of a LIST or WATCH (`metav1.ListOptions`).
@@ -33,7 +32,7 @@ pub(crate) struct ListOptions {
 }
 
 /// Go's `strconv.ParseBool`.
-fn parse_bool(key: &str, v: &str) -> Result<bool, Status> {
+fn parse_bool(key: &str, v: &str) -> Result<bool, Failure> {
     match v {
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
@@ -43,14 +42,14 @@ fn parse_bool(key: &str, v: &str) -> Result<bool, Status> {
     }
 }
 
-fn parse_number(key: &str, v: &str) -> Result<i64, Status> {
+fn parse_number(key: &str, v: &str) -> Result<i64, Failure> {
     v.parse()
         .map_err(|_| errors::bad_request(format!("invalid value {v:?} for {key}: not an integer")))
 }
 
 impl ListOptions {
     /// Reads the query parameters; 400 on a malformed value or selector.
-    pub(crate) fn parse(query: &[(String, String)], spec: &ResourceSpec) -> Result<ListOptions, Status> {
+    pub(crate) fn parse(query: &[(String, String)], spec: &ResourceSpec) -> Result<ListOptions, Failure> {
         let mut o = ListOptions::default();
         for (k, v) in query {
             match k.as_str() {
@@ -94,7 +93,7 @@ impl ListOptions {
     }
 
     /// The resourceVersion as a number: `Ok(None)` when absent, 400 when not a number.
-    pub(crate) fn rv_number(&self) -> Result<Option<u64>, Status> {
+    pub(crate) fn rv_number(&self) -> Result<Option<u64>, Failure> {
         match self.resource_version.as_deref() {
             None => Ok(None),
             Some(rv) => rv
@@ -105,7 +104,7 @@ impl ListOptions {
     }
 
     /// apimachinery's `ValidateListOptions` for a LIST.
-    fn validate_list(&self) -> Result<(), Status> {
+    fn validate_list(&self) -> Result<(), Failure> {
         let mut errs = Vec::new();
         if let Some(m) = &self.rv_match {
             if self.resource_version.is_none() {
@@ -158,7 +157,7 @@ fn encode_continue(rv: i64, last_key: &str) -> String {
     util::base64_url(doc.to_string().as_bytes())
 }
 
-fn decode_continue(token: &str) -> Result<(i64, String), Status> {
+fn decode_continue(token: &str) -> Result<(i64, String), Failure> {
     let bad = |why: &str| errors::bad_request(format!("invalid continue token: {why}"));
     let bytes = util::base64_decode(token).ok_or_else(|| bad("not base64"))?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
@@ -186,7 +185,7 @@ pub(crate) fn list(
     spec: &ResourceSpec,
     namespace: Option<&str>,
     opts: &ListOptions,
-) -> Result<Reply, Status> {
+) -> Result<Reply, Failure> {
     opts.validate_list()?;
     let id = spec.id();
     let rv = opts.rv_number()?;

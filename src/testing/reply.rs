@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::errors::Failure;
 use super::faults::FaultAction;
 use super::http::{self, ResponseBody};
 use super::store::StoredObject;
-use crate::object::Status;
 
 /// A complete (non-watch) answer.
 pub(crate) enum Reply {
     /// A `Status` (error, or a delete's `Success`); its code is the HTTP code.
-    Status(Status),
+    Status(Failure),
     /// Any JSON document.
     Json(u16, Vec<u8>),
     /// One stored object, written from its shared bytes.

@@ -168,7 +168,10 @@ mod tests {
         Store::new(1, 10, ResourceSpec::defaults())
     }
 
-    fn resource(path: &str) -> Option<(String, Option<String>, Option<String>, Option<String>, bool)> {
+    /// (resource id, namespace, name, subresource, watch prefix)
+    type Resolved = (String, Option<String>, Option<String>, Option<String>, bool);
+
+    fn resource(path: &str) -> Option<Resolved> {
         let s = store();
         match route(path, &s.lock()) {
             Route::Resource(r) => Some((r.spec.id(), r.namespace, r.name, r.subresource, r.watch_prefix)),

@@ -648,3 +648,35 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    #[test]
+    fn shutdown_joins_every_thread_even_with_a_stalled_watch_and_an_idle_connection() {
+        let server = ApiServer::start().unwrap();
+        server.inject(Fault::watch("configmaps").stall_after_events(0));
+        let mut watch = TcpStream::connect(server.addr()).unwrap();
+        watch
+            .write_all(b"GET /api/v1/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        assert!(server.wait_for_watchers("configmaps", 1, Duration::from_secs(20)));
+        let _idle = TcpStream::connect(server.addr()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while server.shared.conns.lock().live.len() < 2 {
+            assert!(Instant::now() < deadline, "the idle connection was never accepted");
+            thread::yield_now();
+        }
+        server.shutdown();
+        assert!(server.acceptor.lock().is_none() && server.compactor.lock().is_none());
+        let conns = server.shared.conns.lock();
+        assert!(conns.threads.is_empty() && conns.live.is_empty());
+        drop(conns);
+        // Every thread held a handle on the shared state: they are all gone.
+        assert_eq!(Arc::strong_count(&server.shared), 1);
+        server.shutdown();
+    }
+}

@@ -6,19 +6,18 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
-use super::errors::{self, FieldError};
+use super::errors::{self, Failure, FieldError};
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreInner, StoredObject, object_key};
 use super::util;
-use crate::object::Status;
 use crate::object::time::format_rfc3339;
 use crate::selector::{Operator, Requirement};
 
 type Object = Map<String, Value>;
 
 /// The JSON object in a request body; 400 otherwise.
-pub(crate) fn parse_object(body: &[u8]) -> Result<Value, Status> {
+pub(crate) fn parse_object(body: &[u8]) -> Result<Value, Failure> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| errors::bad_request(format!("the body of the request could not be decoded as JSON: {e}")))?;
     if !v.is_object() {
@@ -27,12 +26,12 @@ pub(crate) fn parse_object(body: &[u8]) -> Result<Value, Status> {
     Ok(v)
 }
 
-fn as_object(v: &mut Value) -> Result<&mut Object, Status> {
+fn as_object(v: &mut Value) -> Result<&mut Object, Failure> {
     v.as_object_mut()
         .ok_or_else(|| errors::bad_request("the body of the request must be a JSON object"))
 }
 
-fn meta_mut(obj: &mut Object) -> Result<&mut Object, Status> {
+fn meta_mut(obj: &mut Object) -> Result<&mut Object, Failure> {
     let m = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
     if m.is_null() {
         *m = Value::Object(Map::new());
@@ -46,7 +45,7 @@ fn text<'a>(m: &'a Object, key: &str) -> &'a str {
 }
 
 /// Checks `apiVersion`/`kind` against the resource and fills them in; checks the shape of the metadata maps.
-fn check_type(spec: &ResourceSpec, obj: &mut Object) -> Result<(), Status> {
+fn check_type(spec: &ResourceSpec, obj: &mut Object) -> Result<(), Failure> {
     let (want_version, want_kind) = (spec.api.api_version(), &spec.api.kind);
     let got_version = text(obj, "apiVersion");
     if !got_version.is_empty() && got_version != want_version {
@@ -87,7 +86,7 @@ fn check_type(spec: &ResourceSpec, obj: &mut Object) -> Result<(), Status> {
 
 /// The namespace the object lives in: the URL's, which the body must agree with; none for cluster-scoped
 /// resources.
-fn resolve_namespace(spec: &ResourceSpec, url_ns: Option<&str>, meta: &mut Object) -> Result<String, Status> {
+fn resolve_namespace(spec: &ResourceSpec, url_ns: Option<&str>, meta: &mut Object) -> Result<String, Failure> {
     if !spec.api.namespaced {
         meta.remove("namespace");
         return Ok(String::new());
@@ -106,7 +105,7 @@ fn resolve_namespace(spec: &ResourceSpec, url_ns: Option<&str>, meta: &mut Objec
     Ok(ns)
 }
 
-fn validate_labels(spec: &ResourceSpec, name: &str, meta: &Object) -> Result<(), Status> {
+fn validate_labels(spec: &ResourceSpec, name: &str, meta: &Object) -> Result<(), Failure> {
     let mut errs = Vec::new();
     if let Some(Value::Object(labels)) = meta.get("labels") {
         for (k, v) in labels {
@@ -175,7 +174,7 @@ pub(crate) fn create(
     url_ns: Option<&str>,
     body: Value,
     dry_run: bool,
-) -> Result<Written, Status> {
+) -> Result<Written, Failure> {
     let mut g = store.lock();
     let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
     drop(g);
@@ -189,7 +188,7 @@ fn create_locked(
     url_ns: Option<&str>,
     mut body: Value,
     dry_run: bool,
-) -> Result<Written, Status> {
+) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
     if spec.status_subresource {
@@ -252,7 +251,7 @@ fn create_locked(
 }
 
 /// Checks the name in the body against the URL's, and fills it in when absent.
-fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Status> {
+fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
     let meta = meta_mut(obj)?;
     let body_name = text(meta, "name");
     if body_name != url_name {
@@ -269,7 +268,7 @@ fn prepare_update(
     current: &StoredObject,
     mut new: Value,
     status_only: bool,
-) -> Result<Option<Value>, Status> {
+) -> Result<Option<Value>, Failure> {
     let old = current.to_value();
     let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
         return Err(errors::internal("stored object is not a JSON object"));
@@ -381,7 +380,7 @@ pub(crate) fn update(
     mut body: Value,
     status_only: bool,
     dry_run: bool,
-) -> Result<Written, Status> {
+) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
     check_name(obj, name)?;
@@ -424,7 +423,7 @@ impl PatchType {
 }
 
 /// Decodes a patch body (JSON; YAML too for apply).
-pub(crate) fn parse_patch(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
+pub(crate) fn parse_patch(kind: PatchType, body: &[u8]) -> Result<Value, Failure> {
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => Ok(v),
         Err(e) if kind == PatchType::Apply => {
@@ -447,7 +446,7 @@ pub(crate) fn patch(
     patch_doc: &Value,
     status_only: bool,
     dry_run: bool,
-) -> Result<Written, Status> {
+) -> Result<Written, Failure> {
     if kind != PatchType::Json && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
     }
@@ -475,7 +474,7 @@ pub(crate) fn patch(
     match kind {
         PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
             PatchError::Malformed(m) => errors::bad_request(m),
-            PatchError::Failed(m) => Status::failure(422, "Invalid", m),
+            PatchError::Failed(m) => Box::new(crate::object::Status::failure(422, "Invalid", m)),
         })?,
         PatchType::Merge | PatchType::Strategic | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
     }
@@ -518,7 +517,7 @@ pub(crate) fn delete(
     ns: Option<&str>,
     name: &str,
     opts: &DeleteOptions,
-) -> Result<Deleted, Status> {
+) -> Result<Deleted, Failure> {
     let ns = if spec.api.namespaced { ns.unwrap_or("") } else { "" };
     let mut g = store.lock();
     let current = g

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::conn::{ConnCtx, Stream};
-use super::errors::{self, FieldError};
+use super::errors::{self, Failure, FieldError};
 use super::faults::FaultAction;
 use super::http::{self, ResponseBody};
 use super::list::ListOptions;
@@ -29,13 +29,12 @@ use super::reply::Limit;
 use super::resource::ResourceSpec;
 use super::store::{Event, EventKind, ListQuery, StoredObject};
 use super::util;
-use crate::object::Status;
 use crate::watch::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How a watch request ended.
 pub(crate) enum WatchEnd {
     /// Refused before streaming: answer with this status.
-    Refused(Status),
+    Refused(Failure),
     /// The stream ended cleanly; the connection may serve another request.
     Done,
     /// Close the connection (client gone, shutdown, restart).
@@ -61,7 +60,7 @@ impl From<io::Error> for Stop {
 }
 
 /// apimachinery's `validateWatchOptions`.
-fn validate(o: &ListOptions, watch_list_enabled: bool) -> Result<(), Status> {
+fn validate(o: &ListOptions, watch_list_enabled: bool) -> Result<(), Failure> {
     let mut errs = Vec::new();
     let m = o.rv_match.as_deref();
     if o.send_initial_events.is_some() {
