@@ -135,13 +135,18 @@ fn finalizers(meta: &Object) -> Vec<&str> {
 
 /// Everything outside `metadata` and `status`: what a generation counts.
 fn same_spec(a: &Object, b: &Object) -> bool {
-    let outside = |o: &Object| {
-        o.iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect::<Map<String, Value>>()
-    };
-    outside(a) == outside(b)
+    let counted = |k: &str| !matches!(k, "metadata" | "status" | "apiVersion" | "kind");
+    let (mut na, mut nb) = (0, 0);
+    for (k, v) in a.iter().filter(|(k, _)| counted(k)) {
+        na += 1;
+        if b.get(k) != Some(v) {
+            return false;
+        }
+    }
+    for _ in b.keys().filter(|k| counted(k)) {
+        nb += 1;
+    }
+    na == nb
 }
 
 /// The result of a write.
@@ -273,11 +278,8 @@ fn prepare_update(
     let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
         return Err(errors::internal("stored object is not a JSON object"));
     };
-    let old_meta = old_obj
-        .get("metadata")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let no_meta = Object::new();
+    let old_meta = old_obj.get("metadata").and_then(Value::as_object).unwrap_or(&no_meta);
     let name = current.name.as_str();
     let new_meta = meta_mut(new_obj)?;
     let rv = text(new_meta, "resourceVersion");
@@ -318,7 +320,7 @@ fn prepare_update(
         }
         validate_labels(spec, name, new_meta)?;
         if old_meta.contains_key("deletionTimestamp") {
-            let before = finalizers(&old_meta);
+            let before = finalizers(old_meta);
             if let Some(added) = finalizers(new_meta).into_iter().find(|f| !before.contains(f)) {
                 let e = FieldError::forbidden(
                     "metadata.finalizers",
@@ -339,7 +341,7 @@ fn prepare_update(
             let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
             meta_mut(new_obj)?.insert("generation".into(), Value::from(generation + 1));
         }
-        new_obj.clone()
+        std::mem::take(new_obj)
     };
     meta_mut(&mut result)?.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
     let result = Value::Object(result);
