@@ -1272,6 +1272,17 @@ fn restart_cuts_connections_and_keeps_state() {
     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     server.start_listening().unwrap();
     assert_eq!(get(&format!("{}/kept", cms(&server, "default"))).0, 200);
+
+    // Down for a while, back by itself on the same port.
+    server.restart_refusing_for(Duration::from_millis(50)).unwrap();
+    wait_until("the server to listen again", || {
+        TcpStream::connect(server.addr()).is_ok()
+    });
+    assert_eq!(get(&format!("{}/kept", cms(&server, "default"))).0, 200);
+    // Down for long: refused now, and shutdown does not wait for the timer.
+    server.restart_refusing_for(Duration::from_secs(3600)).unwrap();
+    assert!(TcpStream::connect(server.addr()).is_err());
+    server.shutdown();
 }
 
 #[test]

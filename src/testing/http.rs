@@ -435,6 +435,33 @@ mod tests {
     }
 
     #[test]
+    fn arbitrary_bytes_never_panic() {
+        // A small xorshift generator: deterministic, no dependency.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let alphabet =
+            b"GET /a?b HTTP/1.1\r\n:Content-Length: 5\r\nTransfer-Encoding: chunked\r\n0123456789abcdef;\x00\xff";
+        for _ in 0..20_000 {
+            let len = (next() % 200) as usize;
+            let input: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let mut r = io::Cursor::new(input);
+            if let Ok(Some(h)) = read_head(&mut r) {
+                let _ = h.keep_alive();
+                if let Ok(f) = h.framing() {
+                    let _ = read_body(&mut r, f, 1024);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn writes_heads_and_chunks() {
         let mut out = Vec::new();
         write_head(&mut out, 404, &[], ResponseBody::Length(2), true).unwrap();

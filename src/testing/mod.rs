@@ -58,14 +58,15 @@
 //! [`Fault`]s queue up and each shapes the answer to the next request matching its verb and resource: error
 //! answers with `Retry-After`, connections cut after N events or bytes, stalls (for a time or until
 //! [`ApiServer::clear_faults`]), garbage in a watch stream, an event torn in half. [`ApiServer::restart`] cuts every
-//! connection and keeps the state; [`ApiServer::stop_listening`] / [`ApiServer::start_listening`] refuse connections
-//! in between. The [`RequestLog`] records every request (verb, resource, code, fault) for assertions such as "no
+//! connection and keeps the state; [`ApiServer::restart_refusing_for`] also refuses connections for a while, and
+//! [`ApiServer::stop_listening`] / [`ApiServer::start_listening`] leave the down time to the test. The [`RequestLog`] records every request (verb, resource, code, fault) for assertions such as "no
 //! relist happened"; [`ApiServer::wait_for_watchers`] waits until watches are established, without sleeping.
 //!
 //! # Threads
 //!
 //! One acceptor (`kube-informer/apiserver/acceptor`), one thread per connection (`…/conn-N`, which also streams its
-//! watch), one compactor timer (`…/compactor`). [`ApiServer::shutdown`] (or drop) joins them all within a second
+//! watch), one compactor timer (`…/compactor`), and a timer per [`ApiServer::restart_refusing_for`]
+//! (`…/restart-timer`). [`ApiServer::shutdown`] (or drop) joins them all within a second
 //! from any state: sockets are shut down and every wait is woken.
 
 mod auth;

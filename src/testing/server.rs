@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     /// Bumped by every restart: connections of an older epoch end.
     epoch: AtomicU64,
     conns: Mutex<Conns>,
+    /// The acceptor thread, while listening.
+    acceptor: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -281,6 +283,7 @@ impl ApiServerBuilder {
             shutdown: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
             conns: Mutex::new(Conns::default()),
+            acceptor: Mutex::new(None),
         });
         let dir = TempDir::new().map_err(|e| io_err("temporary directory", e))?;
         let scheme = if shared.pki.is_some() { "https" } else { "http" };
@@ -292,9 +295,9 @@ impl ApiServerBuilder {
             identities,
             dir,
             kubeconfig: PathBuf::new(),
-            acceptor: Mutex::new(None),
             timer: Arc::new((Mutex::new(false), Condvar::new())),
             compactor: Mutex::new(None),
+            restarts: Mutex::new(Vec::new()),
         };
         let user = self
             .kubeconfig_user
@@ -302,9 +305,7 @@ impl ApiServerBuilder {
             .or_else(|| self.cert_users.first().cloned())
             .unwrap_or_else(|| "admin".to_owned());
         server.kubeconfig = server.kubeconfig_for(&user)?;
-        server
-            .spawn_acceptor(listener)
-            .map_err(|e| io_err("acceptor thread", e))?;
+        spawn_acceptor(&server.shared, listener).map_err(|e| io_err("acceptor thread", e))?;
         if let Some(interval) = self.compaction_interval {
             server
                 .spawn_compactor(interval)
@@ -326,10 +327,11 @@ pub struct ApiServer {
     /// Owns the kubeconfig files; removed on drop.
     dir: TempDir,
     kubeconfig: PathBuf,
-    acceptor: Mutex<Option<JoinHandle<()>>>,
     /// Stop flag and wake-up of the timer threads.
     timer: Arc<(Mutex<bool>, Condvar)>,
     compactor: Mutex<Option<JoinHandle<()>>>,
+    /// Timers of [`ApiServer::restart_refusing_for`].
+    restarts: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl fmt::Debug for ApiServer {
@@ -501,16 +503,6 @@ impl ApiServer {
 
     // ----- lifecycle -----
 
-    fn spawn_acceptor(&self, listener: TcpListener) -> io::Result<()> {
-        let shared = self.shared.clone();
-        let epoch = shared.epoch.load(Ordering::Acquire);
-        let handle = thread::Builder::new()
-            .name("kube-informer/apiserver/acceptor".into())
-            .spawn(move || accept_loop(&shared, &listener, epoch))?;
-        *self.acceptor.lock() = Some(handle);
-        Ok(())
-    }
-
     fn spawn_compactor(&self, interval: Duration) -> io::Result<()> {
         let shared = self.shared.clone();
         let timer = self.timer.clone();
@@ -538,33 +530,11 @@ impl ApiServer {
         Ok(())
     }
 
-    /// Stops accepting, cuts every connection, and joins the acceptor and every connection thread.
-    fn stop_serving(&self) {
-        if let Some(h) = self.acceptor.lock().take() {
-            // Wake the acceptor out of accept().
-            let _ = TcpStream::connect_timeout(&self.shared.addr, Duration::from_millis(500));
-            let _ = h.join();
-        }
-        let (live, threads) = {
-            let mut c = self.shared.conns.lock();
-            (std::mem::take(&mut c.live), std::mem::take(&mut c.threads))
-        };
-        for s in live.values() {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-        self.shared.store.lock().interrupt();
-        self.shared.store.notify();
-        self.shared.faults.release();
-        for t in threads {
-            let _ = t.join();
-        }
-    }
-
     /// Cuts every connection and stops listening: new connections are refused until
     /// [`start_listening`](Self::start_listening). The stored state is kept.
     pub fn stop_listening(&self) {
         self.shared.epoch.fetch_add(1, Ordering::AcqRel);
-        self.stop_serving();
+        stop_serving(&self.shared);
     }
 
     /// Listens again on the same port (after [`stop_listening`](Self::stop_listening)); does nothing when
@@ -573,11 +543,7 @@ impl ApiServer {
     /// # Errors
     /// When the port cannot be bound again.
     pub fn start_listening(&self) -> io::Result<()> {
-        if self.acceptor.lock().is_some() || self.shared.shutdown.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let listener = TcpListener::bind(self.shared.addr)?;
-        self.spawn_acceptor(listener)
+        start_listening(&self.shared)
     }
 
     /// A restart: every connection cut, the state kept, listening again on the same port at once.
@@ -587,6 +553,37 @@ impl ApiServer {
     pub fn restart(&self) -> io::Result<()> {
         self.stop_listening();
         self.start_listening()
+    }
+
+    /// A restart during which the server is down: every connection cut, connections refused for `down`, then
+    /// listening again on the same port. Returns at once; a timer thread (joined on shutdown) brings it back.
+    ///
+    /// # Errors
+    /// When the timer thread cannot be started.
+    pub fn restart_refusing_for(&self, down: Duration) -> io::Result<()> {
+        self.stop_listening();
+        let shared = self.shared.clone();
+        let timer = self.timer.clone();
+        let handle = thread::Builder::new()
+            .name("kube-informer/apiserver/restart-timer".into())
+            .spawn(move || {
+                let (stop, wake) = &*timer;
+                let deadline = Instant::now() + down;
+                let mut stopped = stop.lock();
+                while !*stopped && Instant::now() < deadline {
+                    wake.wait_until(&mut stopped, deadline);
+                }
+                if !*stopped {
+                    drop(stopped);
+                    if let Err(e) = start_listening(&shared) {
+                        log::warn!("embedded API server: cannot listen again on {}: {e}", shared.addr);
+                    }
+                }
+            })?;
+        let mut restarts = self.restarts.lock();
+        restarts.retain(|h| !h.is_finished());
+        restarts.push(handle);
+        Ok(())
     }
 
     /// Stops the server and joins all its threads (also done on drop).
@@ -600,13 +597,59 @@ impl ApiServer {
         if let Some(h) = self.compactor.lock().take() {
             let _ = h.join();
         }
-        self.stop_serving();
+        for h in std::mem::take(&mut *self.restarts.lock()) {
+            let _ = h.join();
+        }
+        stop_serving(&self.shared);
     }
 }
 
 impl Drop for ApiServer {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+fn spawn_acceptor(shared: &Arc<Shared>, listener: TcpListener) -> io::Result<()> {
+    let mut slot = shared.acceptor.lock();
+    let s = shared.clone();
+    let epoch = shared.epoch.load(Ordering::Acquire);
+    let handle = thread::Builder::new()
+        .name("kube-informer/apiserver/acceptor".into())
+        .spawn(move || accept_loop(&s, &listener, epoch))?;
+    *slot = Some(handle);
+    Ok(())
+}
+
+/// Binds the server's port again and starts accepting, unless already listening or shut down.
+fn start_listening(shared: &Arc<Shared>) -> io::Result<()> {
+    if shared.acceptor.lock().is_some() || shared.shutdown.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let listener = TcpListener::bind(shared.addr)?;
+    spawn_acceptor(shared, listener)
+}
+
+/// Stops accepting, cuts every connection, and joins the acceptor and every connection thread.
+fn stop_serving(shared: &Shared) {
+    let acceptor = shared.acceptor.lock().take();
+    if let Some(h) = acceptor {
+        // Wake the acceptor out of accept().
+        let _ = TcpStream::connect_timeout(&shared.addr, Duration::from_millis(500));
+        let _ = h.join();
+    }
+    let (live, threads) = {
+        let mut c = shared.conns.lock();
+        (std::mem::take(&mut c.live), std::mem::take(&mut c.threads))
+    };
+    for s in live.values() {
+        let _ = s.shutdown(Shutdown::Both);
+    }
+    shared.store.lock().interrupt();
+    shared.store.notify();
+    shared.faults.release();
+    for t in threads {
+        let _ = t.join();
     }
 }
 
@@ -671,7 +714,7 @@ mod tests {
             thread::yield_now();
         }
         server.shutdown();
-        assert!(server.acceptor.lock().is_none() && server.compactor.lock().is_none());
+        assert!(server.shared.acceptor.lock().is_none() && server.compactor.lock().is_none());
         let conns = server.shared.conns.lock();
         assert!(conns.threads.is_empty() && conns.live.is_empty());
         drop(conns);

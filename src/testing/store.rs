@@ -85,7 +85,8 @@ impl StoredObject {
                 .selectable_fields
                 .iter()
                 .position(|f| f == path)
-                .map(|i| self.fields[i].as_str()),
+                // An object stored before its resource gained this field reads it as absent.
+                .map(|i| self.fields.get(i).map_or("", String::as_str)),
         }
     }
 
