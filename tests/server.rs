@@ -538,12 +538,14 @@ fn watch_selectors_turn_transitions_into_added_and_deleted() {
         "at the resourceVersion of the change"
     );
     assert_eq!(summary(&w.event()), ev("ADDED", "db"));
-    let mut named = Raw::watch(
-        &server,
-        &format!("/api/v1/watch/namespaces/default/configmaps/db?resourceVersion={rv}"),
-    );
-    assert_eq!(summary(&named.event()), ev("ADDED", "db"));
-    assert_eq!(summary(&named.event()), ev("MODIFIED", "db"));
+    for path in [
+        format!("/api/v1/watch/namespaces/default/configmaps/db?resourceVersion={rv}"),
+        format!("/api/v1/namespaces/default/configmaps/db?watch=true&resourceVersion={rv}"),
+    ] {
+        let mut named = Raw::watch(&server, &path);
+        assert_eq!(summary(&named.event()), ev("ADDED", "db"));
+        assert_eq!(summary(&named.event()), ev("MODIFIED", "db"));
+    }
 }
 
 #[test]

@@ -146,8 +146,8 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
 pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
     let object = path.name.is_some();
     Some(match (method, object) {
-        ("GET", _) if path.watch_prefix => Verb::Watch,
-        ("GET", false) if watch_param => Verb::Watch,
+        // A watch of one object (`/watch/…/{name}` or `…/{name}?watch=true`) watches that name.
+        ("GET", _) if path.watch_prefix || watch_param => Verb::Watch,
         ("GET", false) => Verb::List,
         ("GET", true) => Verb::Get,
         ("POST", false) => Verb::Create,
