@@ -978,6 +978,10 @@ fn tokens_authenticate_and_rules_authorize() {
     // The kubeconfig carries the first user's token.
     let cfg: Value = serde_saphyr::from_str(&std::fs::read_to_string(server.kubeconfig_path()).unwrap()).unwrap();
     assert_eq!(cfg["users"][0]["user"]["token"], "alice-token");
+    assert_eq!(
+        (server.kubeconfig_user(), server.token_for("bob")),
+        ("alice", Some("bob-token"))
+    );
     assert_eq!(cfg["clusters"][0]["cluster"]["server"], server.url());
     assert_eq!(cfg["current-context"], cfg["contexts"][0]["name"]);
 }

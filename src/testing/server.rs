@@ -295,6 +295,7 @@ impl ApiServerBuilder {
             identities,
             dir,
             kubeconfig: PathBuf::new(),
+            kubeconfig_user: String::new(),
             timer: Arc::new((Mutex::new(false), Condvar::new())),
             compactor: Mutex::new(None),
             restarts: Mutex::new(Vec::new()),
@@ -305,6 +306,7 @@ impl ApiServerBuilder {
             .or_else(|| self.cert_users.first().cloned())
             .unwrap_or_else(|| "admin".to_owned());
         server.kubeconfig = server.kubeconfig_for(&user)?;
+        server.kubeconfig_user = user;
         spawn_acceptor(&server.shared, listener).map_err(|e| io_err("acceptor thread", e))?;
         if let Some(interval) = self.compaction_interval {
             server
@@ -327,6 +329,7 @@ pub struct ApiServer {
     /// Owns the kubeconfig files; removed on drop.
     dir: TempDir,
     kubeconfig: PathBuf,
+    kubeconfig_user: String,
     /// Stop flag and wake-up of the timer threads.
     timer: Arc<(Mutex<bool>, Condvar)>,
     compactor: Mutex<Option<JoinHandle<()>>>,
@@ -393,6 +396,16 @@ impl ApiServer {
         let name = format!("kubeconfig-{}", user.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
         kubeconfig::write(self.dir.path(), &name, &text)
             .map_err(|e| Error::InvalidInput(format!("writing kubeconfig: {e}")))
+    }
+
+    /// The user whose credentials [`kubeconfig_path`](Self::kubeconfig_path) holds.
+    pub fn kubeconfig_user(&self) -> &str {
+        &self.kubeconfig_user
+    }
+
+    /// The bearer token configured for `user` ([`ApiServerBuilder::token`]).
+    pub fn token_for(&self, user: &str) -> Option<&str> {
+        self.tokens.iter().find(|(_, u)| u == user).map(|(t, _)| t.as_str())
     }
 
     /// The client certificate and key issued for `user` by [`ApiServerBuilder::client_cert`].
