@@ -1344,3 +1344,52 @@ fn request_log_counts_relists_and_waits() {
         "no relist happened"
     );
 }
+
+#[test]
+fn http10_streams_and_expect_continue() {
+    let server = ApiServer::start().unwrap();
+    // HTTP/1.0 has no chunking: the watch body runs until the connection closes.
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /api/v1/configmaps?watch=1&resourceVersion={} HTTP/1.0\r\n\r\n",
+        server.revision()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        r.read_line(&mut head).unwrap();
+    }
+    assert!(
+        head.starts_with("HTTP/1.1 200") && !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    assert!(server.wait_for_watchers("configmaps", 1, WAIT));
+    make(&server, "default", "a", json!({}));
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let e: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(summary(&e), ev("ADDED", "a"));
+
+    // Expect: 100-continue gets its interim answer before the body is sent.
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let body = r#"{"metadata":{"name":"b"}}"#;
+    write!(
+        s,
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut interim = String::new();
+    r.read_line(&mut interim).unwrap();
+    assert!(interim.starts_with("HTTP/1.1 100 Continue"), "{interim}");
+    r.read_line(&mut interim).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut status = String::new();
+    r.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 201"), "{status}");
+}
