@@ -140,18 +140,18 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
                 break;
             }
             Err(HttpError::Malformed(why)) => {
-                refuse(reader.get_mut(), 400, why);
+                refuse(&ctx, reader.get_mut(), 400, why);
                 break;
             }
             Err(HttpError::TooLarge(code)) => {
-                refuse(reader.get_mut(), code, "request too large");
+                refuse(&ctx, reader.get_mut(), code, "request too large");
                 break;
             }
         };
         let framing = match head.framing() {
             Ok(f) => f,
             Err(_) => {
-                refuse(reader.get_mut(), 400, "invalid body framing");
+                refuse(&ctx, reader.get_mut(), 400, "invalid body framing");
                 break;
             }
         };
@@ -169,11 +169,11 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
             Ok(b) => b,
             Err(HttpError::Io(_)) => break,
             Err(HttpError::Malformed(why)) => {
-                refuse(reader.get_mut(), 400, why);
+                refuse(&ctx, reader.get_mut(), 400, why);
                 break;
             }
             Err(HttpError::TooLarge(code)) => {
-                refuse(reader.get_mut(), code, "request body too large");
+                refuse(&ctx, reader.get_mut(), code, "request body too large");
                 break;
             }
         };
@@ -193,15 +193,32 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
     let _ = ctx.raw.shutdown(Shutdown::Both);
 }
 
-/// Answers a request that could not be parsed, then the connection closes.
-fn refuse(out: &mut Stream, code: u16, why: &str) {
+/// Answers a request that could not be parsed; the connection then closes.
+fn refuse(ctx: &ConnCtx, out: &mut Stream, code: u16, why: &str) {
     let st = Box::new(crate::object::Status::failure(
         code,
         crate::object::Status::reason_for_code(code),
         why,
     ));
-    let mut w = BufWriter::new(out);
+    let mut w = BufWriter::new(&mut *out);
     let _ = reply::write_reply(&mut w, &Reply::Status(st), false, None);
+    drop(w);
+    if let Stream::Tls(s) = out {
+        s.conn.send_close_notify();
+        let _ = s.flush();
+    }
+    // Lingering close, as Go's server does: closing with unread input would reset the connection and could
+    // destroy the answer before the client reads it. Drain briefly (bounded in time and bytes) first.
+    let _ = ctx.raw.shutdown(Shutdown::Write);
+    let _ = ctx.raw.set_read_timeout(Some(std::time::Duration::from_millis(100)));
+    let mut sink = [0u8; 8192];
+    let mut budget: usize = 256 * 1024;
+    while budget > 0 {
+        match (&ctx.raw).read(&mut sink) {
+            Ok(n) if n > 0 => budget = budget.saturating_sub(n),
+            _ => break,
+        }
+    }
 }
 
 /// What the connection does after a request.

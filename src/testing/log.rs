@@ -44,6 +44,7 @@ impl Verb {
 
 /// One answered request.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RequestRecord {
     /// HTTP method.
     pub method: String,

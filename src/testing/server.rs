@@ -712,6 +712,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn servers_can_be_shared_across_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<ApiServer>();
+        shareable::<RequestLog>();
+    }
+
+    #[test]
     fn shutdown_joins_every_thread_even_with_a_stalled_watch_and_an_idle_connection() {
         let server = ApiServer::start().unwrap();
         server.inject(Fault::watch("configmaps").stall_after_events(0));
