@@ -1097,6 +1097,15 @@ fn discovery_resolves_plurals() {
     );
     assert_eq!(code, 201);
     assert_eq!(server.get_json(&widgets, None, "w").unwrap()["kind"], "Widget");
+    // A resource registered while running is served and discovered at once.
+    server.register(ApiResource::new("example.com", "v1", "Gadget", "gadgets", true));
+    let (code, _) = post(
+        &format!("{}/apis/example.com/v1/namespaces/x/gadgets", server.url()),
+        &json!({"metadata": {"name": "g"}}),
+    );
+    assert_eq!(code, 201);
+    let (_, group) = get(&format!("{}/apis/example.com", server.url()));
+    assert_eq!(group["versions"].as_array().unwrap().len(), 2);
 }
 
 #[test]

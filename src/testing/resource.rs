@@ -143,6 +143,13 @@ impl ResourceSpec {
     }
 }
 
+impl From<ApiResource> for ResourceSpec {
+    /// [`ResourceSpec::new`].
+    fn from(api: ApiResource) -> Self {
+        ResourceSpec::new(api)
+    }
+}
+
 /// Checks a name against a rule; the message is apimachinery's.
 pub(crate) fn validate_name(rule: NameRule, name: &str) -> Result<(), String> {
     const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

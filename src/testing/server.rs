@@ -172,9 +172,10 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Serve one more resource (replaces a default one with the same plural and group).
-    pub fn resource(mut self, spec: ResourceSpec) -> Self {
-        self.resources.push(spec);
+    /// Serve one more resource (replaces a default one with the same plural and group). Takes a
+    /// [`ResourceSpec`] or a plain [`ApiResource`](crate::object::ApiResource).
+    pub fn resource(mut self, spec: impl Into<ResourceSpec>) -> Self {
+        self.resources.push(spec.into());
         self
     }
 
@@ -211,9 +212,10 @@ impl ApiServerBuilder {
         self
     }
 
-    /// The first resourceVersion (default 1), e.g. a large one to catch clients that assume small numbers.
+    /// The first resourceVersion (default 1), e.g. a large one to catch clients that assume small numbers
+    /// (at most 2^53, the largest integer every JSON reader keeps exact).
     pub fn initial_revision(mut self, rev: u64) -> Self {
-        self.initial_revision = rev.max(1);
+        self.initial_revision = rev.clamp(1, 1 << 53);
         self
     }
 
@@ -444,8 +446,8 @@ impl ApiServer {
     }
 
     /// Serves one more resource from now on (or replaces a served one's spec, keeping its objects).
-    pub fn register(&self, spec: ResourceSpec) {
-        self.shared.store.lock().register(spec);
+    pub fn register(&self, spec: impl Into<ResourceSpec>) {
+        self.shared.store.lock().register(spec.into());
     }
 
     /// Changes the bookmark interval of every watch, running ones included.
