@@ -209,6 +209,8 @@ pub(crate) struct ResourceState {
     floor: u64,
     /// Watches currently streaming this resource.
     watchers: usize,
+    /// Notified on every write to this resource (watchers of other resources sleep on).
+    signal: Arc<Condvar>,
 }
 
 /// A change to commit.
@@ -294,6 +296,7 @@ impl StoreInner {
                         first_seq: 0,
                         floor: self.compacted,
                         watchers: 0,
+                        signal: Arc::new(Condvar::new()),
                     },
                 );
             }
@@ -483,6 +486,11 @@ impl StoreInner {
         self.interrupts += 1;
     }
 
+    /// The condition variable notified on every write to `id`.
+    pub(crate) fn signal(&self, id: &str) -> Option<Arc<Condvar>> {
+        self.resources.get(id).map(|r| r.signal.clone())
+    }
+
     /// Watches currently streaming `id`.
     pub(crate) fn watchers(&self, id: &str) -> usize {
         self.resources.get(id).map(|r| r.watchers).unwrap_or(0)
@@ -513,12 +521,27 @@ impl Store {
         self.inner.lock()
     }
 
-    /// Wakes every thread waiting for a change.
+    /// Wakes every thread waiting for a change, watchers of every resource included. Call without the lock.
     pub(crate) fn notify(&self) {
+        let signals: Vec<Arc<Condvar>> = self.lock().resources.values().map(|r| r.signal.clone()).collect();
+        for s in signals {
+            s.notify_all();
+        }
         self.changed.notify_all();
     }
 
-    /// Waits for a change, at most until `deadline`.
+    /// Releases the lock after a write to `id` and wakes that resource's watchers and the revision waiters (not
+    /// the watchers of other resources).
+    pub(crate) fn written(&self, g: MutexGuard<'_, StoreInner>, id: &str) {
+        let signal = g.signal(id);
+        drop(g);
+        if let Some(s) = signal {
+            s.notify_all();
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits for any change (not single writes to resources: see [`Store::written`]), at most until `deadline`.
     pub(crate) fn wait_until(&self, guard: &mut MutexGuard<'_, StoreInner>, deadline: Instant) {
         self.changed.wait_until(guard, deadline);
     }

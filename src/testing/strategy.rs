@@ -182,8 +182,7 @@ pub(crate) fn create(
 ) -> Result<Written, Failure> {
     let mut g = store.lock();
     let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
-    drop(g);
-    store.notify();
+    store.written(g, &spec.id());
     Ok(w)
 }
 
@@ -393,8 +392,7 @@ pub(crate) fn update(
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
     let new = prepare_update(spec, &current, body, status_only)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
-    drop(g);
-    store.notify();
+    store.written(g, &spec.id());
     Ok(Written { object, created: false })
 }
 
@@ -466,8 +464,7 @@ pub(crate) fn patch(
             }
             check_name(as_object(&mut body)?, name)?;
             let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
-            drop(g);
-            store.notify();
+            store.written(g, &spec.id());
             return Ok(w);
         }
         return Err(errors::not_found(&spec.api, name));
@@ -490,8 +487,7 @@ pub(crate) fn patch(
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
     let new = prepare_update(spec, &current, doc, status_only)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
-    drop(g);
-    store.notify();
+    store.written(g, &spec.id());
     Ok(Written { object, created: false })
 }
 
@@ -569,8 +565,7 @@ pub(crate) fn delete(
             Deleted::Gone(commit(&mut g, spec, Change::Delete(last), opts.dry_run))
         }
     };
-    drop(g);
-    store.notify();
+    store.written(g, &spec.id());
     Ok(outcome)
 }
 

@@ -394,6 +394,11 @@ fn stream(
 ) -> Result<(), Stop> {
     let store = &ctx.shared.store;
     let id = spec.id();
+    // Writes to this resource wake this condition variable; everything else (restart, shutdown, bookmark
+    // interval changes, compaction) goes through `Store::notify`, which wakes it too.
+    let Some(signal) = store.lock().signal(&id) else {
+        return Ok(());
+    };
     s.checkpoint(ctx)?;
     for o in &initial {
         s.event(ctx, "ADDED", &o.json)?;
@@ -447,7 +452,7 @@ fn stream(
                 if opts.allow_bookmarks {
                     wake = wake.min(bookmark_at);
                 }
-                store.wait_until(&mut g, wake);
+                signal.wait_until(&mut g, wake);
             }
         };
         match step {
