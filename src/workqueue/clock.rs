@@ -96,6 +96,11 @@ impl FakeClock {
         }
     }
 
+    /// The clock's current time (also [`Clock::now`]).
+    pub fn now(&self) -> Instant {
+        *self.shared.now.lock()
+    }
+
     /// Moves the clock forward by `d`, then tells every watcher (each queue queues the keys that became due and wakes
     /// its waiters) before returning.
     pub fn step(&self, d: Duration) {
@@ -154,7 +159,7 @@ impl fmt::Debug for FakeClock {
 
 impl Clock for FakeClock {
     fn now(&self) -> Instant {
-        *self.shared.now.lock()
+        FakeClock::now(self)
     }
 
     fn real_wait(&self, _deadline: Instant) -> Option<Duration> {

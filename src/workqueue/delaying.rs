@@ -378,3 +378,183 @@ impl<K: Key> fmt::Debug for DelayingQueue<K> {
         f.debug_tuple("DelayingQueue").field(&self.queue).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workqueue::FakeClock;
+    use crate::workqueue::queue::tests::{Rng, check_invariants, wait_for};
+    use std::collections::{HashMap, HashSet, VecDeque};
+
+    #[test]
+    fn the_delay_thread_is_named_and_joined_at_shutdown() {
+        let queue: DelayingQueue<u32> = DelayingQueue::with_config(QueueConfig::default().name("pods"));
+        let name = queue
+            .timer
+            .lock()
+            .as_ref()
+            .and_then(|h| h.thread().name().map(str::to_owned));
+        assert_eq!(name.as_deref(), Some("kube-informer/workqueue/pods/delay"));
+        let unnamed: DelayingQueue<u32> = DelayingQueue::new();
+        let name = unnamed
+            .timer
+            .lock()
+            .as_ref()
+            .and_then(|h| h.thread().name().map(str::to_owned));
+        assert_eq!(name.as_deref(), Some("kube-informer/workqueue/delay"));
+
+        queue.add_after(1, Duration::from_secs(3600));
+        queue.shut_down();
+        assert!(queue.delay_thread_joined());
+        assert_eq!(
+            Arc::strong_count(queue.core()),
+            1,
+            "the delay thread let go of the queue"
+        );
+        assert_eq!(
+            queue.metrics().waiting,
+            0,
+            "pending delayed adds are dropped at shutdown"
+        );
+        queue.shut_down(); // again: a no-op
+
+        let drained: DelayingQueue<u32> = DelayingQueue::new();
+        assert!(drained.shut_down_with_drain());
+        assert!(drained.delay_thread_joined());
+        assert_eq!(Arc::strong_count(drained.core()), 1);
+    }
+
+    #[test]
+    fn the_delay_thread_fires_on_the_real_clock() {
+        let queue: DelayingQueue<u32> = DelayingQueue::new();
+        queue.add_after(7, Duration::from_millis(2));
+        // `get` blocks until the delay thread queues the key.
+        assert_eq!(queue.get().map(|k| *k), Some(7));
+        wait_for("the timer to go back to sleep", || {
+            queue.core().state.lock().heap.is_empty()
+        });
+    }
+
+    #[test]
+    fn moving_a_key_earlier_again_and_again_keeps_the_heap_small() {
+        let clock = FakeClock::new();
+        let queue: DelayingQueue<u32> = DelayingQueue::with_config(QueueConfig::default().clock(clock.clone()));
+        for i in 0..10_000u64 {
+            queue.add_after(1, Duration::from_secs(100_000 - i));
+            queue.add_after(2, Duration::from_secs(200_000));
+            let inner = queue.core().state.lock();
+            assert!(
+                inner.heap.len() <= 2 * inner.waiting + 65,
+                "heap grew to {}",
+                inner.heap.len()
+            );
+            check_invariants(&inner);
+        }
+        clock.step(Duration::from_secs(90_001));
+        assert_eq!(queue.len(), 1);
+    }
+
+    /// The delay semantics, literally: per key the earliest deadline; due keys are added in (deadline, order of
+    /// scheduling) order.
+    #[derive(Default)]
+    struct Model {
+        queue: VecDeque<u8>,
+        dirty: HashSet<u8>,
+        processing: HashSet<u8>,
+        waiting: HashMap<u8, (Duration, u64)>,
+        seq: u64,
+    }
+
+    impl Model {
+        fn add(&mut self, key: u8) {
+            if !self.dirty.insert(key) || self.processing.contains(&key) {
+                return;
+            }
+            self.queue.push_back(key);
+        }
+
+        fn add_after(&mut self, key: u8, at: Duration) {
+            match self.waiting.get(&key) {
+                Some((pending, _)) if *pending <= at => {}
+                _ => {
+                    self.waiting.insert(key, (at, self.seq));
+                    self.seq += 1;
+                }
+            }
+        }
+
+        fn fire(&mut self, now: Duration) {
+            let mut due: Vec<_> = self
+                .waiting
+                .iter()
+                .filter(|(_, (at, _))| *at <= now)
+                .map(|(k, v)| (*v, *k))
+                .collect();
+            due.sort();
+            for (_, key) in due {
+                self.waiting.remove(&key);
+                self.add(key);
+            }
+        }
+    }
+
+    #[test]
+    fn random_delayed_operations_match_the_model() {
+        for seed in 0..20 {
+            let mut rng = Rng(seed);
+            let clock = FakeClock::new();
+            let start = clock.now();
+            let queue: DelayingQueue<u8> = DelayingQueue::with_config(QueueConfig::default().clock(clock.clone()));
+            let mut model = Model::default();
+            let mut held = Vec::new();
+            for _ in 0..2000 {
+                let now = clock.now() - start;
+                match rng.below(5) {
+                    0 => {
+                        let key = rng.below(16) as u8;
+                        queue.add(key);
+                        model.add(key);
+                    }
+                    1 => {
+                        let key = rng.below(16) as u8;
+                        let delay = Duration::from_millis(rng.below(50));
+                        queue.add_after(key, delay);
+                        if delay.is_zero() {
+                            model.add(key);
+                        } else {
+                            model.add_after(key, now + delay);
+                        }
+                    }
+                    2 => {
+                        let step = Duration::from_millis(rng.below(20));
+                        clock.step(step);
+                        model.fire(now + step);
+                    }
+                    3 => {
+                        let got = queue.try_get().ok().map(|g| g.into_key());
+                        let expected = model.queue.pop_front();
+                        if let Some(key) = expected {
+                            model.dirty.remove(&key);
+                            model.processing.insert(key);
+                        }
+                        assert_eq!(got, expected, "seed {seed}");
+                        held.extend(got);
+                    }
+                    _ if !held.is_empty() => {
+                        let key = held.swap_remove(rng.below(held.len() as u64) as usize);
+                        queue.done(&key);
+                        model.processing.remove(&key);
+                        if model.dirty.contains(&key) {
+                            model.queue.push_back(key);
+                        }
+                    }
+                    _ => {}
+                }
+                assert_eq!(queue.len(), model.queue.len(), "seed {seed}");
+                let inner = queue.core().state.lock();
+                assert_eq!(inner.waiting, model.waiting.len(), "seed {seed}");
+                check_invariants(&inner);
+            }
+        }
+    }
+}

@@ -107,6 +107,9 @@ impl<K: Key> ItemExponentialFailureRateLimiter<K> {
 
 /// `base · 2^exp`, or `max` if that is larger (or does not fit).
 fn exponential(base: Duration, max: Duration, exp: u32) -> Duration {
+    if base.is_zero() {
+        return base.min(max);
+    }
     let nanos = 1u128
         .checked_shl(exp)
         .and_then(|factor| base.as_nanos().checked_mul(factor));

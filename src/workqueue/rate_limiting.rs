@@ -196,3 +196,84 @@ impl<K: Key> fmt::Debug for RateLimitingQueue<K> {
         f.debug_tuple("RateLimitingQueue").field(&*self.queue).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workqueue::queue::tests::check_invariants;
+    use crate::workqueue::{FakeClock, ItemExponentialFailureRateLimiter};
+    use std::time::Duration;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn queue(clock: &FakeClock) -> RateLimitingQueue<&'static str> {
+        RateLimitingQueue::with_config(QueueConfig::default().clock(clock.clone()).rate_limiter(
+            ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
+        ))
+    }
+
+    #[test]
+    fn a_plain_add_after_pending_does_not_block_a_rate_limited_retry() {
+        let clock = FakeClock::new();
+        let t0 = clock.now();
+        let q = queue(&clock);
+        q.add_after("a", Duration::from_secs(3600));
+        assert_eq!(q.pending_deadline(&"a"), Some((t0 + Duration::from_secs(3600), false)));
+        q.add_rate_limited("a");
+        assert_eq!(q.num_requeues(&"a"), 1);
+        assert_eq!(
+            q.pending_deadline(&"a"),
+            Some((t0 + 5 * MS, true)),
+            "the earlier retry wins"
+        );
+        q.add_rate_limited("a");
+        assert_eq!(q.num_requeues(&"a"), 1, "a retry is pending");
+        check_invariants(&q.core().state.lock());
+    }
+
+    #[test]
+    fn an_earlier_plain_add_after_keeps_its_deadline_but_counts_as_a_pending_retry() {
+        let clock = FakeClock::new();
+        let t0 = clock.now();
+        let q = queue(&clock);
+        q.add_after("a", MS);
+        q.add_rate_limited("a");
+        assert_eq!(q.num_requeues(&"a"), 1);
+        assert_eq!(q.pending_deadline(&"a"), Some((t0 + MS, true)));
+        q.add_rate_limited("a");
+        assert_eq!(q.num_requeues(&"a"), 1);
+        clock.step(MS);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pending_deadline(&"a"), None);
+        check_invariants(&q.core().state.lock());
+    }
+
+    #[test]
+    fn a_panicking_limiter_does_not_wedge_the_key() {
+        struct PanicsOnce(std::sync::atomic::AtomicBool);
+        impl RateLimiter<&'static str> for PanicsOnce {
+            fn when(&self, _key: &&'static str) -> Duration {
+                if !self.0.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    panic!("limiter bug");
+                }
+                MS
+            }
+            fn forget(&self, _key: &&'static str) {}
+            fn num_requeues(&self, _key: &&'static str) -> u32 {
+                0
+            }
+        }
+        let clock = FakeClock::new();
+        let q = RateLimitingQueue::with_config(
+            QueueConfig::default()
+                .clock(clock.clone())
+                .rate_limiter(PanicsOnce(Default::default())),
+        );
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| q.add_rate_limited("a")));
+        assert!(panicked.is_err());
+        assert!(q.core().state.lock().items.is_empty(), "the limiting mark was cleared");
+        assert!(q.add_rate_limited("a"));
+        clock.step(MS);
+        assert_eq!(q.get().map(|k| *k), Some("a"));
+    }
+}
