@@ -801,6 +801,26 @@ fn unfinished_work_sums_every_key_in_flight() {
 }
 
 #[test]
+fn timing_metrics_can_be_turned_off() {
+    let clock = FakeClock::new();
+    let queue: Queue<&str> = Queue::with_config(QueueConfig::default().clock(clock.clone()).timing_metrics(false));
+    queue.add("foo");
+    clock.step(MS);
+    let item = queue.get().unwrap();
+    queue.add("foo");
+    clock.step(MS);
+    let m = queue.metrics();
+    assert_eq!((m.adds, m.depth, m.processing), (2, 1, 1), "counters are kept");
+    assert_eq!(
+        (m.queue_latency.count, m.unfinished_work, m.longest_running_processor),
+        (0, Duration::ZERO, Duration::ZERO)
+    );
+    drop(item);
+    assert_eq!(queue.metrics().work_duration.count, 0);
+    assert_eq!(queue.get().map(|k| *k), Some("foo"), "the queue works the same");
+}
+
+#[test]
 fn retries_count_scheduled_delays() {
     let clock = FakeClock::new();
     let queue = rate_limited(&clock, MS, Duration::from_secs(1));

@@ -75,10 +75,14 @@ impl Histogram {
         self.count += 1;
         self.sum = self.sum.saturating_add(d);
         self.max = self.max.max(d);
-        let bucket = Histogram::BOUNDS
-            .iter()
-            .position(|b| d <= *b)
-            .unwrap_or(Histogram::BOUNDS.len());
+        // The bounds are 10 ns · 10^i: count the decades instead of comparing Durations.
+        let nanos = d.as_nanos();
+        let mut bound = 10u128;
+        let mut bucket = 0;
+        while bucket < Histogram::BOUNDS.len() && nanos > bound {
+            bound *= 10;
+            bucket += 1;
+        }
         self.buckets[bucket] += 1;
     }
 
@@ -151,6 +155,17 @@ impl Starts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_bound_falls_in_its_own_bucket() {
+        for (i, bound) in Histogram::BOUNDS.iter().enumerate() {
+            let mut h = Histogram::default();
+            h.observe(*bound);
+            h.observe(*bound + Duration::from_nanos(1));
+            assert_eq!(h.buckets[i], 1, "bound {bound:?}");
+            assert_eq!(h.buckets[i + 1], 1, "just above {bound:?}");
+        }
+    }
 
     #[test]
     fn histogram_buckets_follow_prometheus_le_semantics() {
