@@ -77,6 +77,7 @@ impl<K: Key> Inner<K> {
         }
         let Some(ready_at) = now.checked_add(delay).or_else(|| now.checked_add(FAR_FUTURE)) else {
             debug!("workqueue: delay {delay:?} is beyond the clock's range; the key is never added");
+            self.remove_if_idle(&key);
             return Wake::Nobody;
         };
         let seq = self.next_seq;
@@ -147,6 +148,9 @@ impl<K: Key> Inner<K> {
             if self.enqueue(entry.key, now) {
                 queued += 1;
             }
+        }
+        if queued > 0 {
+            self.shrink_after_burst();
         }
         queued
     }

@@ -367,10 +367,28 @@ impl<K: Key> Inner<K> {
                 false
             }
         };
-        if !item.is_idle() {
+        if item.is_idle() {
+            self.shrink_after_burst();
+        } else {
             self.items.insert(key, item);
         }
         Some(requeued)
+    }
+
+    /// Gives memory back after a burst: the key map, the queue and the delay heap keep at most about four times
+    /// the room they use (never less than a small floor). Each shrink is O(len) and needs the size to have fallen
+    /// by half since the last, so the cost is amortised O(1) per key.
+    pub(super) fn shrink_after_burst(&mut self) {
+        const FLOOR: usize = 1024;
+        if self.items.capacity() > FLOOR && self.items.len() * 4 < self.items.capacity() {
+            self.items.shrink_to(self.items.len() * 2);
+        }
+        if self.queue.capacity() > FLOOR && self.queue.len() * 4 < self.queue.capacity() {
+            self.queue.shrink_to(self.queue.len() * 2);
+        }
+        if self.heap.capacity() > FLOOR && self.heap.len() * 4 < self.heap.capacity() {
+            self.heap.shrink_to(self.heap.len() * 2);
+        }
     }
 
     /// Drops the item of `key` if nothing is left to do about it.
@@ -761,7 +779,10 @@ impl<K: Key> Drop for Processing<'_, K> {
 
 impl<K: Key + fmt::Debug> fmt::Debug for Processing<'_, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Processing").field(&self.key).finish()
+        match &self.key {
+            Some(key) => f.debug_tuple("Processing").field(key).finish(),
+            None => f.write_str("Processing(<taken>)"),
+        }
     }
 }
 
@@ -939,6 +960,29 @@ pub(super) mod tests {
             }
             assert!(queue.core.state.lock().items.is_empty(), "no key is kept once idle");
         }
+    }
+
+    #[test]
+    fn memory_is_given_back_after_a_burst() {
+        let queue: Queue<u32> = Queue::new();
+        for key in 0..100_000 {
+            queue.add(key);
+        }
+        while let Ok(key) = queue.try_get() {
+            drop(key);
+        }
+        let inner = queue.core.state.lock();
+        assert!(inner.items.is_empty() && inner.queue.is_empty());
+        assert!(
+            inner.items.capacity() <= 4096,
+            "key map kept room for {}",
+            inner.items.capacity()
+        );
+        assert!(
+            inner.queue.capacity() <= 4096,
+            "queue kept room for {}",
+            inner.queue.capacity()
+        );
     }
 
     /// Polls until `cond` holds, failing with `what` after 10 s.

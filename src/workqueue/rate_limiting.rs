@@ -29,7 +29,8 @@ use super::rate_limiter::{RateLimiter, default_controller_rate_limiter_with_cloc
 /// * or the queue is shutting down.
 ///
 /// ```
-/// /// use kube_informer::workqueue::{FakeClock, ItemExponentialFailureRateLimiter, QueueConfig, RateLimitingQueue};
+/// use std::time::Duration;
+/// use kube_informer::workqueue::{FakeClock, ItemExponentialFailureRateLimiter, QueueConfig, RateLimitingQueue};
 ///
 /// let clock = FakeClock::new();
 /// let queue = RateLimitingQueue::with_config(
