@@ -185,7 +185,7 @@ enum StreamingListError {
     Failed(Error),
 }
 
-/// Keeps a DeltaFIFO in step with the server: see the [module docs](self).
+/// Keeps a DeltaFIFO in step with the server (list, then watch; relist when needed).
 pub(crate) struct Reflector<K> {
     name: String,
     lw: Arc<dyn ListerWatcher<K>>,
