@@ -238,3 +238,95 @@ fn abort_interrupts_a_blocked_request_and_spares_isolated_copies() {
     let ok = Api::<ConfigMap>::default_namespaced(isolated).get("ok").unwrap();
     assert_eq!(ok.metadata.name.as_deref(), Some("ok"));
 }
+
+// ---- credentials that rotate ----------------------------------------------------------------------------------------
+
+/// A scratch folder removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "kube-informer-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self, file: &str) -> std::path::PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fixture(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+/// The fixture plugin, counting its runs in `dir/count`.
+fn plugin(dir: &TempDir, tokens: &str, expires: &str) -> kube_informer::client::ExecConfig {
+    kube_informer::client::ExecConfig::new("sh")
+        .args([fixture("exec/credential-plugin.sh").display().to_string()])
+        .env("COUNT_FILE", dir.path("count").display().to_string())
+        .env("INFO_FILE", dir.path("info").display().to_string())
+        .env("TOKENS", tokens)
+        .env("EXPIRES", expires)
+}
+
+fn runs(dir: &TempDir) -> usize {
+    std::fs::read_to_string(dir.path("count")).map_or(0, |s| s.trim().parse().unwrap())
+}
+
+/// A server accepting only `Bearer good`.
+fn token_checking_server() -> RawServer {
+    RawServer::start(|head, conn| {
+        if head
+            .lines()
+            .any(|l| l.eq_ignore_ascii_case("authorization: Bearer good"))
+        {
+            respond(
+                conn,
+                "200 OK",
+                &[],
+                r#"{"metadata":{"name":"x","namespace":"default"}}"#,
+            );
+        } else {
+            respond(
+                conn,
+                "401 Unauthorized",
+                &[],
+                r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#,
+            );
+        }
+    })
+}
+
+#[test]
+fn exec_credential_is_cached_until_expiry_and_refetched_after_a_401_raw() {
+    let server = token_checking_server();
+    let dir = TempDir::new("exec");
+    // Run 1 prints a token the server refuses; run 2 a good one; both valid for centuries.
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(plugin(
+        &dir,
+        "bad good",
+        "2999-01-01T00:00:00Z",
+    )))
+    .unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    api.get("x").unwrap();
+    assert_eq!(runs(&dir), 2, "the 401 made the client run the plugin again and retry");
+    for _ in 0..3 {
+        api.get("x").unwrap();
+    }
+    assert_eq!(runs(&dir), 2, "an unexpired credential is reused");
+}

@@ -267,6 +267,18 @@ impl Config {
         super::incluster::InCluster::default().load()
     }
 
+    /// The in-cluster configuration with explicit parts: the service host and port (`KUBERNETES_SERVICE_HOST` /
+    /// `_PORT` in a pod) and the folder holding `token`, `ca.crt` and `namespace` — for tests, or for a service
+    /// account mounted elsewhere.
+    pub fn incluster_from(host: &str, port: &str, service_account_dir: impl Into<PathBuf>) -> Result<Config> {
+        super::incluster::InCluster {
+            host: Some(host.to_owned()),
+            port: Some(port.to_owned()),
+            dir: service_account_dir.into(),
+        }
+        .load()
+    }
+
     // ---- setters -------------------------------------------------------------------------------------------------
 
     /// Authenticates with a fixed bearer token.

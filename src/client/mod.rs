@@ -276,9 +276,8 @@ impl Client {
 
     /// Runs a request on this client's pool and reads the whole body (bounded by the response size limit).
     pub(crate) fn request_bytes(&self, req: &Request) -> Result<Vec<u8>> {
-        let agent = self.transport.agent(&self.shared);
         let cancel = self.transport.canceller.signal();
-        let response = self.execute(req, &agent, &cancel, None)?;
+        let response = self.execute(req, None, &cancel, None)?;
         let what = req.describe();
         let mut reader = response.into_body().into_reader();
         transport::read_limited(&mut reader, self.shared.max_response_size).map_err(|e| {
@@ -295,9 +294,8 @@ impl Client {
 
     /// Runs a request on this client's pool and returns the response with its body unread (streaming LIST).
     pub(crate) fn request_stream(&self, req: &Request) -> Result<(http::Response<ureq::Body>, CancelSignal)> {
-        let agent = self.transport.agent(&self.shared);
         let cancel = self.transport.canceller.signal();
-        Ok((self.execute(req, &agent, &cancel, None)?, cancel))
+        Ok((self.execute(req, None, &cancel, None)?, cancel))
     }
 
     /// Runs a watch request on a dedicated agent (its own connection, stoppable on its own), with the idle limit
@@ -307,7 +305,7 @@ impl Client {
         let agent = transport::build_agent(self.shared.agent_config.clone(), &self.shared.tls, &canceller.signal());
         canceller.set_agent(agent.clone());
         let idle = self.shared.timeouts.watch_idle;
-        let response = self.execute(req, &agent, &canceller.signal(), Some(idle))?;
+        let response = self.execute(req, Some(&agent), &canceller.signal(), Some(idle))?;
         Ok((response, canceller))
     }
 
@@ -326,12 +324,13 @@ impl Client {
         transport::map_error(ureq::Error::from(e), cancel, &ctx)
     }
 
-    /// Sends `req` with authentication; returns a 2xx response with its body unread. Any other answer becomes an
-    /// error with its body read; a 401 after a rotating credential refreshes it and retries once.
+    /// Sends `req` with authentication, on `dedicated` or else on this client's pool; returns a 2xx response with
+    /// its body unread. Any other answer becomes an error with its body read; a 401 after a rotating credential
+    /// refreshes it and retries once.
     fn execute(
         &self,
         req: &Request,
-        agent: &ureq::Agent,
+        dedicated: Option<&ureq::Agent>,
         cancel: &CancelSignal,
         watch_idle: Option<Duration>,
     ) -> Result<http::Response<ureq::Body>> {
@@ -347,6 +346,12 @@ impl Client {
                 return Err(Error::Stopped);
             }
             let authz = self.shared.auth.authorize(cancel)?;
+            // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
+            // the pooled connections opened with the old one.
+            let agent = match dedicated {
+                Some(a) => a.clone(),
+                None => self.transport.agent(&self.shared),
+            };
             let mut builder = http::Request::builder()
                 .method(req.method.as_str())
                 .uri(url.as_str())
@@ -368,13 +373,13 @@ impl Client {
                     let r = builder
                         .body(body.as_slice())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(agent, r, watch_idle)
+                    run(&agent, r, watch_idle)
                 }
                 None => {
                     let r = builder
                         .body(())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(agent, r, watch_idle)
+                    run(&agent, r, watch_idle)
                 }
             };
             let response = result.map_err(|e| transport::map_error(e, cancel, &ctx))?;
