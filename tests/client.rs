@@ -116,6 +116,15 @@ fn wait_for_close(conn: &mut TcpStream) {
     while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
 }
 
+/// Polls `condition` until it holds; fails the test after 10 s.
+fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn transport_kind(e: &Error) -> Option<TransportErrorKind> {
     match e {
         Error::Transport(t) => Some(t.kind),
@@ -329,4 +338,105 @@ fn exec_credential_is_cached_until_expiry_and_refetched_after_a_401_raw() {
         api.get("x").unwrap();
     }
     assert_eq!(runs(&dir), 2, "an unexpired credential is reused");
+}
+
+#[test]
+fn expired_exec_credentials_are_refetched_for_every_request() {
+    let server = token_checking_server();
+    let dir = TempDir::new("exec-expired");
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(plugin(
+        &dir,
+        "good",
+        "2000-01-01T00:00:00Z",
+    )))
+    .unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    for _ in 0..3 {
+        api.get("x").unwrap();
+    }
+    assert_eq!(runs(&dir), 3);
+}
+
+#[test]
+fn exec_failures_are_readable_auth_errors() {
+    let server = token_checking_server();
+    let dir = TempDir::new("exec-fail");
+    let failing = plugin(&dir, "good", "").env("FAIL", "token expired: run `cloud auth login`");
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(failing)).unwrap();
+    let err = Api::<ConfigMap>::default_namespaced(client).get("x").unwrap_err();
+    assert!(matches!(err, Error::Auth(_)), "{err}");
+    assert!(
+        err.to_string().contains("run `cloud auth login`"),
+        "stderr is shown: {err}"
+    );
+
+    let mut missing = kube_informer::client::ExecConfig::new("kube-informer-no-such-plugin");
+    missing.install_hint = Some("Install it with `brew install no-such-plugin`.".into());
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(missing)).unwrap();
+    let err = Api::<ConfigMap>::default_namespaced(client)
+        .get("x")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("kube-informer-no-such-plugin") && err.contains("brew install no-such-plugin"),
+        "{err}"
+    );
+}
+
+#[test]
+fn abort_does_not_wait_for_a_slow_exec_plugin() {
+    let server = token_checking_server();
+    let dir = TempDir::new("exec-slow");
+    // The plugin waits for `release` to exist, so it is still running when the request is aborted.
+    let (started, release) = (dir.path("started"), dir.path("release"));
+    let script = format!(
+        "touch '{}'; while [ ! -f '{}' ]; do sleep 0.02; done",
+        started.display(),
+        release.display()
+    );
+    let slow = kube_informer::client::ExecConfig::new("sh").args(["-c", script.as_str()]);
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(slow)).unwrap();
+    let request = {
+        let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+        std::thread::spawn(move || api.get("x"))
+    };
+    wait_until("the plugin started", || started.exists());
+    client.abort_handle().abort();
+    let result = request.join().unwrap();
+    assert!(matches!(result, Err(Error::Stopped)), "{result:?}");
+    std::fs::write(&release, "").unwrap();
+}
+
+#[test]
+fn token_file_rotation_is_picked_up() {
+    let accepted = Arc::new(parking_lot::Mutex::new("first-token".to_string()));
+    let server = {
+        let accepted = Arc::clone(&accepted);
+        RawServer::start(move |head, conn| {
+            let want = format!("authorization: bearer {}", accepted.lock());
+            if head.lines().any(|l| l.eq_ignore_ascii_case(&want)) {
+                respond(conn, "200 OK", &[], r#"{"metadata":{"name":"x"}}"#);
+            } else {
+                respond(
+                    conn,
+                    "401 Unauthorized",
+                    &[],
+                    r#"{"kind":"Status","code":401,"reason":"Unauthorized","message":"Unauthorized"}"#,
+                );
+            }
+        })
+    };
+    let dir = TempDir::new("token-file");
+    let token = dir.path("token");
+    std::fs::write(&token, "first-token\n").unwrap();
+    let api: Api<ConfigMap> =
+        Api::default_namespaced(Client::new(Config::new(server.url.as_str()).proxy(None).token_file(&token)).unwrap());
+    api.get("x").unwrap();
+    // kubelet rotates the token: the server stops accepting the old one, the file holds the new one.
+    *accepted.lock() = "second-token".into();
+    let tmp = dir.path("token.tmp");
+    std::fs::write(&tmp, "second-token\n").unwrap();
+    std::fs::rename(&tmp, &token).unwrap();
+    api.get("x")
+        .expect("the new token is read (at the latest after the 401)");
 }
