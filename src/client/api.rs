@@ -61,7 +61,7 @@ pub enum Deleted<K> {
     /// its last state when it is gone.
     Object(K),
     /// A `Status` (some resources answer a completed delete this way).
-    Status(Status),
+    Status(Box<Status>),
 }
 
 impl<K: Resource> Api<K> {
@@ -216,7 +216,7 @@ impl<K: Object> Api<K> {
         }
         let kind: Kind = decode_json(&body)?;
         if kind.kind == "Status" {
-            Ok(Deleted::Status(decode_json(&body)?))
+            Ok(Deleted::Status(Box::new(decode_json(&body)?)))
         } else {
             Ok(Deleted::Object(decode_json(&body)?))
         }
