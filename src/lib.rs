@@ -37,9 +37,11 @@ mod error;
 pub mod informer;
 pub mod object;
 pub mod selector;
+mod stop;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod watch;
+mod worker;
 pub mod workqueue;
 
 pub use error::{ConfigError, DecodeError, DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};

@@ -1,1 +1,22 @@
 //! Caches: the Reflector (list and watch), the DeltaFIFO, the thread-safe indexed store, and listers.
+//!
+//! Data flows Reflector → [`DeltaFifo`] → the informer's processing thread → [`Store`] (+ indexes) → listers and
+//! event handlers.
+
+mod backoff;
+mod delta;
+mod delta_fifo;
+mod index;
+mod list_watch;
+mod lister;
+pub(crate) mod reflector;
+mod store;
+
+pub use backoff::BackoffConfig;
+pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
+pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
+pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
+pub use list_watch::{ListerWatcher, WatchStream};
+pub use lister::{Lister, NamespaceLister};
+pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};
+pub use store::Store;

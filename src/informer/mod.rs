@@ -1,1 +1,18 @@
 //! Shared index informers: one reflector and one cache per resource, shared by many event handlers.
+//!
+//! A [`SharedIndexInformer`] lists and watches one resource, keeps an indexed cache of it, and tells each registered
+//! [`ResourceEventHandler`] about every change — each handler on its own OS thread, fed by its own queue, so a slow
+//! handler never delays another handler or the cache.
+
+mod coalesce;
+mod handler;
+mod listener;
+mod processor;
+mod shared_informer;
+mod synced;
+#[cfg(test)]
+mod test_support;
+
+pub use handler::{Event, FilteringHandler, HandlerFuncs, ResourceEventHandler};
+pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
+pub use shared_informer::{InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer};

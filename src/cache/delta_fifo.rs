@@ -1,0 +1,420 @@
+//! The DeltaFIFO: a queue of per-object change lists between the Reflector and the informer (client-go's
+//! `DeltaFIFO`).
+//!
+//! The Reflector pushes what the server says ([`DeltaFifo::add`], [`update`](DeltaFifo::update),
+//! [`delete`](DeltaFifo::delete), a relist through [`begin_replace`](DeltaFifo::begin_replace)); the informer's
+//! processing thread pops one object's accumulated [`Deltas`] at a time. An object changed many times while it waited
+//! is popped once, with every change in order; objects come out in the order they were first queued.
+//!
+//! Two differences from client-go, both deliberate:
+//! * **Streamed replace.** A relist does not hand over one big list: items enter the queue one by one as they are
+//!   decoded ([`ReplaceSession::add`]), while the processing thread keeps popping, and deletion detection runs at
+//!   [`ReplaceSession::finish`]. The old and new full lists are never held at once, so a relist has no 2× memory peak.
+//!   Items popped while a replace is still streaming are in the store by the time `finish` looks at it, so deletion
+//!   detection sees them.
+//! * **Processing under the lock, notification outside it.** As in client-go, [`DeltaFifo::pop`] runs its closure
+//!   under the queue's lock, so a concurrent replace or resync never sees an object that was popped but not yet
+//!   written to the store. Unlike client-go, the informer only updates its store there; handlers are called after
+//!   `pop` returns, so a slow handler never holds the lock.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use super::{DeletedObject, Delta, Deltas, Key};
+use crate::object::{MetaAccessor, Object};
+
+/// What a [`DeltaFifo`] asks of the store behind it: which keys exist, and their objects. Used to detect deletions
+/// missed while disconnected (on replace) and to produce resyncs.
+pub trait KnownObjects<K>: Send + Sync {
+    /// Every key currently known.
+    fn known_keys(&self) -> Vec<Key>;
+    /// The object known under `key`.
+    fn known_object(&self, key: &str) -> Option<Arc<K>>;
+}
+
+/// Computes an object's key into a reusable buffer (cleared by the caller).
+pub type KeyFunc<K> = fn(&K, &mut String);
+
+/// The default key function: `namespace/name`, or `name` when there is no namespace.
+pub fn object_key_into<K: Object>(obj: &K, buf: &mut String) {
+    let m = obj.meta();
+    if let Some(ns) = m.namespace().filter(|ns| !ns.is_empty()) {
+        buf.push_str(ns);
+        buf.push('/');
+    }
+    buf.push_str(m.name().unwrap_or(""));
+}
+
+/// The queue was closed: no more items will be popped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Closed;
+
+/// The per-object change queue. See the [module docs](self).
+///
+/// ```
+/// use std::sync::Arc;
+/// use kube_informer::cache::{DeltaFifo, DeltaType};
+/// use kube_informer::object::{core::ConfigMap, ObjectMeta};
+///
+/// let fifo = DeltaFifo::<ConfigMap>::new(None);
+/// fifo.add(Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", "a"))));
+/// fifo.update(Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", "a")).with("k", "v")));
+/// let kinds = fifo.pop(|key, deltas, _initial| {
+///     assert_eq!(&**key, "ns/a");
+///     deltas.iter().map(|d| d.delta_type()).collect::<Vec<_>>()
+/// });
+/// assert_eq!(kinds.unwrap(), [DeltaType::Added, DeltaType::Updated]);
+/// ```
+pub struct DeltaFifo<K> {
+    state: Mutex<FifoState<K>>,
+    /// Signalled when an item is queued or the queue is closed.
+    cond: Condvar,
+    known: Option<Arc<dyn KnownObjects<K>>>,
+    key_fn: KeyFunc<K>,
+    /// Called (outside the lock) when a finished replace leaves the queue synced without any pop.
+    on_synced: Option<SyncHook>,
+}
+
+/// Called when a replace completes the initial sync with nothing left to pop.
+pub type SyncHook = Arc<dyn Fn() + Send + Sync>;
+
+/// The queue's state; reachable only through the lock.
+struct FifoState<K> {
+    /// Pending deltas per key.
+    /// Invariant: a key is in `items` iff it is in `queue`, exactly once; and its `Deltas` are never empty (the type
+    /// guarantees the latter).
+    items: HashMap<Key, Deltas<K>>,
+    /// Keys in the order they were first queued.
+    queue: VecDeque<Key>,
+    /// True once the first replace has finished, or anything was added, updated or deleted.
+    populated: bool,
+    /// Items of the first replace not popped yet. Invariant: 0 unless `populated`.
+    initial_population_count: usize,
+    closed: bool,
+    /// Scratch buffer for key computation (avoids an allocation per event for keys already queued).
+    key_buf: String,
+}
+
+impl<K: Object> DeltaFifo<K> {
+    /// A queue keyed by `namespace/name`, detecting deletions against `known` (normally the informer's store).
+    pub fn new(known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
+        DeltaFifo::with_key_fn(object_key_into::<K>, known)
+    }
+}
+
+impl<K> DeltaFifo<K> {
+    /// A queue with a custom key function.
+    pub fn with_key_fn(key_fn: KeyFunc<K>, known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
+        DeltaFifo {
+            state: Mutex::new(FifoState {
+                items: HashMap::new(),
+                queue: VecDeque::new(),
+                populated: false,
+                initial_population_count: 0,
+                closed: false,
+                key_buf: String::new(),
+            }),
+            cond: Condvar::new(),
+            known,
+            key_fn,
+            on_synced: None,
+        }
+    }
+
+    /// Sets a hook called when a finished replace leaves the queue synced with nothing to pop (an empty first list):
+    /// no pop will report that sync, so whoever waits for it needs telling.
+    #[must_use]
+    pub fn with_sync_hook(mut self, hook: SyncHook) -> Self {
+        self.on_synced = Some(hook);
+        self
+    }
+
+    /// Runs `f` while holding the queue's lock: no replace, resync or pop-processing runs meanwhile. The informer
+    /// uses this to take a consistent snapshot of its store when a handler joins late.
+    pub(crate) fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _st = self.lock();
+        f()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FifoState<K>> {
+        self.state.lock()
+    }
+
+    /// Queues an `Added` delta.
+    pub fn add(&self, obj: Arc<K>) {
+        let mut st = self.lock();
+        st.populated = true;
+        let key = st.key_of(self.key_fn, &obj);
+        self.queue_action(&mut st, key, Delta::Added(obj));
+    }
+
+    /// Queues an `Updated` delta.
+    pub fn update(&self, obj: Arc<K>) {
+        let mut st = self.lock();
+        st.populated = true;
+        let key = st.key_of(self.key_fn, &obj);
+        self.queue_action(&mut st, key, Delta::Updated(obj));
+    }
+
+    /// Queues a `Deleted` delta carrying the object's final state — unless neither the queue nor the known objects
+    /// have the key: then a relist already reported this deletion, and it is not reported twice.
+    pub fn delete(&self, obj: Arc<K>) {
+        let mut st = self.lock();
+        st.populated = true;
+        let key = st.key_of(self.key_fn, &obj);
+        let queued = st.items.contains_key(&key);
+        let known = self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some());
+        if !queued && !known {
+            return;
+        }
+        self.queue_action(&mut st, key, Delta::Deleted(DeletedObject::Object(obj)));
+    }
+
+    /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, and a
+    /// `Deleted(FinalStateUnknown)` for each key queued or known but absent from the list.
+    pub fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
+        let mut session = self.begin_replace();
+        for obj in list {
+            session.add(obj);
+        }
+        session.finish();
+    }
+
+    /// Starts a streamed replace: add listed objects one by one as they are decoded, then [`finish`]
+    /// (ReplaceSession::finish). A session dropped without `finish` (a list that failed half way) leaves its items
+    /// queued as `Replaced` — they are real server states — and detects no deletions.
+    pub fn begin_replace(&self) -> ReplaceSession<'_, K> {
+        ReplaceSession {
+            fifo: self,
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Queues a `Sync` delta for every known object that has nothing queued (client-go's `Resync`): objects with a
+    /// pending change are skipped, since the store still holds their previous state.
+    pub fn resync(&self) {
+        let Some(known) = &self.known else { return };
+        let mut st = self.lock();
+        for key in known.known_keys() {
+            if st.items.contains_key(&key) {
+                continue;
+            }
+            if let Some(obj) = known.known_object(&key) {
+                self.queue_action(&mut st, key, Delta::Sync(obj));
+            }
+        }
+    }
+
+    /// Blocks until an object's deltas are queued (or the queue is closed), removes them, and runs `process` on them
+    /// **while the queue is locked**; returns what `process` returns.
+    ///
+    /// `process` receives the key, the deltas (oldest first), and whether they belong to the initial list (popped
+    /// before the queue had synced). Keep it short and non-blocking — update a store, collect notifications — and
+    /// act on the result after `pop` returns.
+    ///
+    /// # Errors
+    /// [`Closed`] once [`close`](DeltaFifo::close) was called; items still queued are not popped after that, as in
+    /// client-go.
+    pub fn pop<R>(&self, process: impl FnOnce(&Key, Deltas<K>, bool) -> R) -> Result<R, Closed> {
+        self.pop_or_requeue(|key, deltas, initial| Ok::<R, (Deltas<K>, R)>(process(key, deltas, initial)))
+    }
+
+    /// Like [`pop`](DeltaFifo::pop), but `process` may hand the deltas back with `Err((deltas, r))`: they are queued
+    /// again at the back (client-go's `ErrRequeue`), and `r` is returned.
+    ///
+    /// # Errors
+    /// [`Closed`] when the queue is closed.
+    pub fn pop_or_requeue<R>(
+        &self,
+        process: impl FnOnce(&Key, Deltas<K>, bool) -> Result<R, (Deltas<K>, R)>,
+    ) -> Result<R, Closed> {
+        let mut st = self.lock();
+        loop {
+            if st.closed {
+                return Err(Closed);
+            }
+            if !st.queue.is_empty() {
+                break;
+            }
+            self.cond.wait(&mut st);
+        }
+        let is_in_initial_list = !st.has_synced();
+        let key = st.queue.pop_front().expect("queue checked non-empty");
+        if st.initial_population_count > 0 {
+            st.initial_population_count -= 1;
+        }
+        let deltas = st.items.remove(&key).expect("invariant: a queued key has deltas");
+        match process(&key, deltas, is_in_initial_list) {
+            Ok(r) => Ok(r),
+            Err((deltas, r)) => {
+                // Nothing else could have queued this key: the lock was held throughout.
+                st.items.insert(key.clone(), deltas);
+                st.queue.push_back(key);
+                Ok(r)
+            }
+        }
+    }
+
+    /// Closes the queue: blocked and future pops return [`Closed`].
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.cond.notify_all();
+    }
+
+    /// True once closed.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// True once the first replace has finished and all its items were popped (or anything was added, updated or
+    /// deleted before any replace).
+    pub fn has_synced(&self) -> bool {
+        self.lock().has_synced()
+    }
+
+    /// Number of keys waiting.
+    pub fn len(&self) -> usize {
+        self.lock().queue.len()
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.lock().queue.is_empty()
+    }
+
+    /// The waiting keys, in pop order.
+    pub fn list_keys(&self) -> Vec<Key> {
+        self.lock().queue.iter().cloned().collect()
+    }
+
+    /// The deltas waiting for `key`.
+    pub fn get(&self, key: &str) -> Option<Deltas<K>> {
+        self.lock().items.get(key).cloned()
+    }
+
+    /// Appends `delta` to `key`'s deltas, queueing the key if new. A `Sync` for an object whose newest delta is a
+    /// deletion is dropped: it would resurrect the object.
+    fn queue_action(&self, st: &mut FifoState<K>, key: Key, delta: Delta<K>) {
+        if let Some(deltas) = st.items.get_mut(&key) {
+            if matches!(delta, Delta::Sync(_)) && matches!(deltas.newest(), Delta::Deleted(_)) {
+                return;
+            }
+            deltas.push(delta);
+        } else {
+            st.items.insert(key.clone(), Deltas::new(delta));
+            st.queue.push_back(key);
+        }
+        self.cond.notify_one();
+    }
+}
+
+impl<K> FifoState<K> {
+    fn has_synced(&self) -> bool {
+        self.populated && self.initial_population_count == 0
+    }
+
+    /// The key of `obj`, sharing the existing `Arc` when the key is already queued.
+    fn key_of(&mut self, key_fn: KeyFunc<K>, obj: &K) -> Key {
+        self.key_buf.clear();
+        key_fn(obj, &mut self.key_buf);
+        match self.items.get_key_value(self.key_buf.as_str()) {
+            Some((k, _)) => k.clone(),
+            None => Key::from(self.key_buf.as_str()),
+        }
+    }
+}
+
+/// A replace in progress; see [`DeltaFifo::begin_replace`].
+pub struct ReplaceSession<'a, K> {
+    fifo: &'a DeltaFifo<K>,
+    /// Keys listed so far in this list attempt.
+    seen: HashSet<Key>,
+}
+
+impl<K> ReplaceSession<'_, K> {
+    /// Queues a `Replaced` delta for one listed object.
+    pub fn add(&mut self, obj: Arc<K>) {
+        let mut st = self.fifo.lock();
+        let key = st.key_of(self.fifo.key_fn, &obj);
+        self.seen.insert(key.clone());
+        self.fifo.queue_action(&mut st, key, Delta::Replaced(obj));
+    }
+
+    /// Forgets the keys listed so far: the list starts over (an expired continue token forces a full list). Items
+    /// already queued stay; any the new list lacks get a deletion at `finish`.
+    pub fn restart(&mut self) {
+        self.seen.clear();
+    }
+
+    /// Number of objects listed in this attempt.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// True when nothing was listed.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// Ends the replace: every key queued or known but not listed gets a `Deleted(FinalStateUnknown)` carrying its
+    /// last known state (the newest queued one, else the store's). The first finished replace marks the queue
+    /// populated; it has synced once everything queued so far is popped.
+    pub fn finish(self) {
+        let fifo = self.fifo;
+        let mut st = fifo.lock();
+        // Deletions of objects still in the queue.
+        let queued_missing: Vec<Key> = st.items.keys().filter(|k| !self.seen.contains(*k)).cloned().collect();
+        for key in queued_missing {
+            let last_known = st.items[&key].newest().object().clone();
+            let tomb = DeletedObject::FinalStateUnknown {
+                key: key.clone(),
+                last_known,
+            };
+            fifo.queue_action(&mut st, key, Delta::Deleted(tomb));
+        }
+        // Deletions of objects only the store knows.
+        if let Some(known) = &fifo.known {
+            for key in known.known_keys() {
+                if self.seen.contains(&key) || st.items.contains_key(&key) {
+                    continue;
+                }
+                match known.known_object(&key) {
+                    Some(last_known) => {
+                        let tomb = DeletedObject::FinalStateUnknown {
+                            key: key.clone(),
+                            last_known,
+                        };
+                        fifo.queue_action(&mut st, key, Delta::Deleted(tomb));
+                    }
+                    None => log::debug!("key {key} vanished from the store during replace"),
+                }
+            }
+        }
+        if !st.populated {
+            st.populated = true;
+            st.initial_population_count = st.queue.len();
+            let synced_now = st.has_synced();
+            drop(st);
+            if let (true, Some(hook)) = (synced_now, &fifo.on_synced) {
+                hook();
+            }
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for DeltaFifo<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.lock();
+        f.debug_struct("DeltaFifo")
+            .field("queued", &st.queue.len())
+            .field("populated", &st.populated)
+            .field("closed", &st.closed)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+#[path = "delta_fifo_tests.rs"]
+mod tests;

@@ -1,0 +1,138 @@
+//! Indexers: secondary indexes over a [`Store`](super::Store) (client-go's `Indexers` / `Indices`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use super::Key;
+use crate::object::{MetaAccessor, Object};
+
+/// The name of the namespace index every informer store has (client-go's `NamespaceIndex`).
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+/// An index function: the index values of an object (none, one or several).
+pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+
+/// Named index functions.
+///
+/// ```
+/// use kube_informer::cache::Indexers;
+/// use kube_informer::object::{core::ConfigMap, MetaAccessor, Object};
+///
+/// let indexers = Indexers::<ConfigMap>::new()
+///     .with("by-app", |cm: &ConfigMap| cm.meta().labels().get("app").cloned().into_iter().collect());
+/// assert_eq!(indexers.names().collect::<Vec<_>>(), ["by-app"]);
+/// ```
+pub struct Indexers<K> {
+    funcs: BTreeMap<String, IndexFunc<K>>,
+}
+
+impl<K> Indexers<K> {
+    /// No indexers.
+    pub fn new() -> Self {
+        Indexers { funcs: BTreeMap::new() }
+    }
+
+    /// Adds an index function under `name` (builder style; a later function with the same name replaces it).
+    #[must_use]
+    pub fn with(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self {
+        self.funcs.insert(name.into(), Arc::new(f));
+        self
+    }
+
+    /// The index names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.funcs.keys().map(String::as_str)
+    }
+
+    /// True when there are no indexers.
+    pub fn is_empty(&self) -> bool {
+        self.funcs.is_empty()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &IndexFunc<K>)> {
+        self.funcs.iter()
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&IndexFunc<K>> {
+        self.funcs.get(name)
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.funcs.contains_key(name)
+    }
+
+    pub(crate) fn insert(&mut self, name: String, f: IndexFunc<K>) {
+        self.funcs.insert(name, f);
+    }
+}
+
+impl<K: Object> Indexers<K> {
+    /// The namespace indexer alone (what informer stores start with).
+    pub fn namespace() -> Self {
+        Indexers::new().with(NAMESPACE_INDEX, namespace_index_func::<K>)
+    }
+}
+
+impl<K> Default for Indexers<K> {
+    fn default() -> Self {
+        Indexers::new()
+    }
+}
+
+impl<K> Clone for Indexers<K> {
+    fn clone(&self) -> Self {
+        Indexers {
+            funcs: self.funcs.clone(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Indexers<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.funcs.keys()).finish()
+    }
+}
+
+/// Indexes an object by its namespace (client-go's `MetaNamespaceIndexFunc`: cluster-scoped objects index as "").
+pub fn namespace_index_func<K: Object>(obj: &K) -> Vec<String> {
+    vec![obj.meta().namespace().unwrap_or("").to_owned()]
+}
+
+/// One index: index value → keys of the objects having it.
+///
+/// Invariant: no value maps to an empty set (empty sets are removed), so `values()` lists only live values.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    sets: HashMap<String, HashSet<Key>>,
+}
+
+impl Index {
+    pub(crate) fn insert(&mut self, value: &str, key: &Key) {
+        match self.sets.get_mut(value) {
+            Some(set) => {
+                set.insert(key.clone());
+            }
+            None => {
+                self.sets.insert(value.to_owned(), HashSet::from([key.clone()]));
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, value: &str, key: &str) {
+        if let Some(set) = self.sets.get_mut(value) {
+            set.remove(key);
+            if set.is_empty() {
+                self.sets.remove(value);
+            }
+        }
+    }
+
+    pub(crate) fn keys(&self, value: &str) -> impl Iterator<Item = &Key> {
+        self.sets.get(value).into_iter().flatten()
+    }
+
+    pub(crate) fn values(&self) -> impl Iterator<Item = &String> {
+        self.sets.keys()
+    }
+}

@@ -1,0 +1,621 @@
+//! The Reflector: ListAndWatch into a DeltaFIFO (client-go's `Reflector`), written as a state machine.
+//!
+//! ```text
+//!            ┌──────────── list ok ───────────┐
+//!   List ────┤                                 v
+//!     ^  ^   └─ streaming list ok ──> Watching <──── watch opened ──── Watch <──┐
+//!     │  │                            │  │  │                            ^      │
+//!     │  └───── 410 / expired ────────┘  │  └── clean close ─────────────┘      │
+//!     │                                  └── 429 / 5xx / refused / idle ──> BackingOff ─┘
+//!     └──────── other list/watch errors (after back-off) ─────────────────────┘
+//! ```
+//!
+//! Semantics kept from client-go (see the crate's DESIGN notes):
+//! * The first list asks `resourceVersion=0` (served from the watch cache, which ignores `limit`); later relists ask
+//!   the last synced resourceVersion, unpaged unless the server paginated before; `resourceVersion=""` only after an
+//!   "expired" or "too large resource version" answer. An expired continue token falls back to one full list.
+//! * When the server offers it, the initial state comes from a *streaming list* (`sendInitialEvents=true`) ending at
+//!   the BOOKMARK annotated `k8s.io/initial-events-end`; a server that refuses it is remembered and listed instead.
+//! * Watches ask for bookmarks and a random timeout of 5–10 minutes. A clean close re-watches from the last
+//!   resourceVersion (no relist); bookmarks advance it; 410 relists; 429, 5xx, refused connections and dead (idle)
+//!   watches back off (800 ms → 30 s, full jitter, `Retry-After` honoured) and re-watch without relisting.
+//!
+//! Every list streams straight into the queue ([`DeltaFifo::begin_replace`]): no full list is ever buffered.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::backoff::{Backoff, BackoffConfig, random_between};
+use super::list_watch::{ListerWatcher, WatchStream};
+use super::{DeltaFifo, ReplaceSession};
+use crate::client::params::{ListParams, VersionMatch, WatchParams};
+use crate::error::{Error, Result, TransportError, TransportErrorKind};
+use crate::object::{MetaAccessor, Object};
+use crate::stop::StopSignal;
+use crate::watch::WatchEvent;
+
+/// A function applied to every object before it is cached (for example: drop `managedFields`).
+pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// Called with every list or watch error (client-go's `WatchErrorHandler`), from the reflector thread.
+pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
+
+/// Reflector settings. Defaults are client-go's.
+#[derive(Clone, Debug)]
+pub struct ReflectorConfig {
+    /// LIST page size (client-go: 500).
+    pub page_size: u32,
+    /// Try a streaming list (`sendInitialEvents`) first; fall back to LIST when the server refuses.
+    pub streaming_list: bool,
+    /// Watch timeouts are random in `[min_watch_timeout, 2 × min_watch_timeout)` (client-go: 5 min).
+    pub min_watch_timeout: Duration,
+    /// Back-off after failures.
+    pub backoff: BackoffConfig,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        ReflectorConfig {
+            page_size: 500,
+            streaming_list: true,
+            min_watch_timeout: Duration::from_secs(300),
+            backoff: BackoffConfig::default(),
+        }
+    }
+}
+
+/// Counters a reflector keeps; read through [`ReflectorMetrics`].
+#[derive(Debug, Default)]
+pub(crate) struct ReflectorStats {
+    /// Resource version of the last list or event seen ("" before the first list).
+    last_sync_rv: Mutex<String>,
+    lists: AtomicU64,
+    relists_gone: AtomicU64,
+    relists_expired_continue: AtomicU64,
+    relists_after_error: AtomicU64,
+    watches: AtomicU64,
+    watch_restarts: AtomicU64,
+    watch_events: AtomicU64,
+    streaming_list_refused: AtomicBool,
+}
+
+/// A snapshot of a reflector's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReflectorMetrics {
+    /// Resource version of the last list or event seen.
+    pub last_sync_resource_version: String,
+    /// Lists (and streaming lists) started, the initial one included.
+    pub lists: u64,
+    /// Relists because the server answered 410 Gone / Expired (watch or list).
+    pub relists_gone: u64,
+    /// Full relists because a continue token expired mid-list.
+    pub relists_expired_continue: u64,
+    /// Relists after any other error.
+    pub relists_after_error: u64,
+    /// Watches opened.
+    pub watches: u64,
+    /// Watches that ended and were re-opened without a relist (clean close, idle, 429, 5xx).
+    pub watch_restarts: u64,
+    /// Watch events received (bookmarks included).
+    pub watch_events: u64,
+    /// True once the server refused a streaming list (the reflector lists instead from then on).
+    pub streaming_list_refused: bool,
+}
+
+impl ReflectorStats {
+    pub(crate) fn snapshot(&self) -> ReflectorMetrics {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ReflectorMetrics {
+            last_sync_resource_version: self.last_sync_rv.lock().clone(),
+            lists: n(&self.lists),
+            relists_gone: n(&self.relists_gone),
+            relists_expired_continue: n(&self.relists_expired_continue),
+            relists_after_error: n(&self.relists_after_error),
+            watches: n(&self.watches),
+            watch_restarts: n(&self.watch_restarts),
+            watch_events: n(&self.watch_events),
+            streaming_list_refused: self.streaming_list_refused.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn last_sync_resource_version(&self) -> String {
+        self.last_sync_rv.lock().clone()
+    }
+
+    fn set_rv(&self, rv: &str) {
+        if !rv.is_empty() {
+            let mut cur = self.last_sync_rv.lock();
+            cur.clear();
+            cur.push_str(rv);
+        }
+    }
+}
+
+/// Where the reflector is. Each [`Reflector::step`] performs one transition.
+enum State<K> {
+    /// Next: get the full state (streaming list or paged list).
+    List,
+    /// Next: open a watch from the last synced resource version.
+    Watch,
+    /// Reading a watch: one event per step.
+    Watching {
+        stream: WatchStream<K>,
+        opened: Instant,
+        events: u64,
+    },
+    /// Sleeping until `until` (woken early by stop), then `then`.
+    BackingOff { until: Instant, then: Next },
+    /// Done: stop was requested.
+    Stopped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    List,
+    Watch,
+}
+
+impl<K> fmt::Debug for State<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            State::List => f.write_str("List"),
+            State::Watch => f.write_str("Watch"),
+            State::Watching { events, .. } => write!(f, "Watching({events} events)"),
+            State::BackingOff { then, .. } => write!(f, "BackingOff(then {then:?})"),
+            State::Stopped => f.write_str("Stopped"),
+        }
+    }
+}
+
+/// A streaming list that cannot be used with this server.
+enum StreamingListError {
+    Refused(Error),
+    Failed(Error),
+}
+
+/// Keeps a DeltaFIFO in step with the server: see the [module docs](self).
+pub(crate) struct Reflector<K> {
+    name: String,
+    lw: Arc<dyn ListerWatcher<K>>,
+    fifo: Arc<DeltaFifo<K>>,
+    transform: Option<Transform<K>>,
+    config: ReflectorConfig,
+    state: State<K>,
+    stats: Arc<ReflectorStats>,
+    /// Set after "expired" / "too large resource version": the next list asks `resourceVersion=""`.
+    rv_unavailable: bool,
+    /// The server paginated a list before: keep paging relists at a specific resource version.
+    paginated_result: bool,
+    /// Cleared when the server refuses a streaming list.
+    try_streaming: bool,
+    /// Consecutive failed lists, for the `warn!` a person should see.
+    failed_lists: u32,
+    backoff: Backoff,
+    stop: Arc<StopSignal>,
+    on_error: Option<WatchErrorHandler>,
+}
+
+impl<K: Object> Reflector<K> {
+    /// A reflector feeding `fifo` from `lw`. `name` appears in logs and thread names.
+    pub(crate) fn new(
+        name: String,
+        lw: Arc<dyn ListerWatcher<K>>,
+        fifo: Arc<DeltaFifo<K>>,
+        config: ReflectorConfig,
+        stop: Arc<StopSignal>,
+    ) -> Self {
+        Reflector {
+            name,
+            lw,
+            fifo,
+            transform: None,
+            try_streaming: config.streaming_list,
+            backoff: Backoff::new(config.backoff.clone()),
+            config,
+            state: State::List,
+            stats: Arc::new(ReflectorStats::default()),
+            rv_unavailable: false,
+            paginated_result: false,
+            failed_lists: 0,
+            stop,
+            on_error: None,
+        }
+    }
+
+    pub(crate) fn with_transform(mut self, transform: Option<Transform<K>>) -> Self {
+        self.transform = transform;
+        self
+    }
+
+    /// Shares counters with an owner that outlives the reflector thread.
+    pub(crate) fn with_stats(mut self, stats: Arc<ReflectorStats>) -> Self {
+        self.stats = stats;
+        self
+    }
+
+    pub(crate) fn with_error_handler(mut self, handler: Option<WatchErrorHandler>) -> Self {
+        self.on_error = handler;
+        self
+    }
+
+    /// Runs until stopped.
+    pub(crate) fn run(mut self) {
+        while self.step() {}
+        log::debug!("{}: reflector stopped", self.name);
+    }
+
+    /// Performs one transition; false once stopped.
+    pub(crate) fn step(&mut self) -> bool {
+        if self.stop.is_stopped() {
+            self.state = State::Stopped;
+            return false;
+        }
+        let state = std::mem::replace(&mut self.state, State::Stopped);
+        self.state = match state {
+            State::List => self.list(),
+            State::Watch => self.open_watch(),
+            State::Watching { stream, opened, events } => self.read_watch(stream, opened, events),
+            State::BackingOff { until, then } => {
+                if self.stop.wait_until(until) {
+                    State::Stopped
+                } else if then == Next::List {
+                    State::List
+                } else {
+                    State::Watch
+                }
+            }
+            State::Stopped => State::Stopped,
+        };
+        if self.stop.is_stopped() {
+            self.state = State::Stopped;
+        }
+        !matches!(self.state, State::Stopped)
+    }
+
+    /// The resource version a relist asks for (client-go's `relistResourceVersion`).
+    fn relist_rv(&self) -> String {
+        if self.rv_unavailable {
+            return String::new();
+        }
+        let last = self.stats.last_sync_resource_version();
+        if last.is_empty() { "0".to_owned() } else { last }
+    }
+
+    fn prepare(transform: &Option<Transform<K>>, mut obj: K) -> Arc<K> {
+        if let Some(t) = transform {
+            t(&mut obj);
+        }
+        Arc::new(obj)
+    }
+
+    fn report(&self, err: &Error) {
+        if let Some(h) = &self.on_error {
+            h(err);
+        }
+    }
+
+    fn back_off(&mut self, err: &Error, then: Next) -> State<K> {
+        let delay = self.backoff.next_delay(Instant::now(), err.retry_after());
+        State::BackingOff {
+            until: Instant::now() + delay,
+            then,
+        }
+    }
+
+    // ---- List ----
+
+    fn list(&mut self) -> State<K> {
+        self.stats.lists.fetch_add(1, Ordering::Relaxed);
+        let result = if self.try_streaming {
+            match self.streaming_list() {
+                Ok(stream) => {
+                    self.failed_lists = 0;
+                    return State::Watching {
+                        stream,
+                        opened: Instant::now(),
+                        events: 0,
+                    };
+                }
+                Err(StreamingListError::Refused(e)) => {
+                    log::debug!("{}: streaming list refused ({e}); listing instead", self.name);
+                    self.try_streaming = false;
+                    self.stats.streaming_list_refused.store(true, Ordering::Relaxed);
+                    self.paged_list()
+                }
+                Err(StreamingListError::Failed(e)) => Err(e),
+            }
+        } else {
+            self.paged_list()
+        };
+        match result {
+            Ok(()) => {
+                self.failed_lists = 0;
+                State::Watch
+            }
+            Err(e) => self.list_failed(e),
+        }
+    }
+
+    fn list_failed(&mut self, e: Error) -> State<K> {
+        if self.stop.is_stopped() {
+            return State::Stopped;
+        }
+        self.report(&e);
+        if e.is_expired() || e.is_too_large_resource_version() {
+            self.rv_unavailable = true;
+            self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
+        }
+        self.failed_lists += 1;
+        if e.is_unauthorized() || e.is_forbidden() || self.failed_lists == 3 {
+            log::warn!("{}: list failed ({} in a row): {e}", self.name, self.failed_lists);
+        } else {
+            log::debug!("{}: list failed: {e}", self.name);
+        }
+        self.back_off(&e, Next::List)
+    }
+
+    /// LIST, paged, at the relist resource version; on "expired" / "too large", once more at `""`.
+    fn paged_list(&mut self) -> Result<()> {
+        let rv = self.relist_rv();
+        match self.list_at(&rv) {
+            Err(e) if (e.is_expired() || e.is_too_large_resource_version()) && !rv.is_empty() => {
+                log::debug!(
+                    "{}: list at resourceVersion {rv:?} failed ({e}); listing the latest",
+                    self.name
+                );
+                self.rv_unavailable = true;
+                self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
+                self.list_at("")
+            }
+            other => other,
+        }
+    }
+
+    fn list_at(&mut self, rv: &str) -> Result<()> {
+        // client-go: a list at a specific version goes unpaged (served from the watch cache) unless the server
+        // paginated before; "0" is served from the cache anyway, which ignores the limit.
+        let paged = rv.is_empty() || rv == "0" || self.paginated_result;
+        let first_params = ListParams {
+            resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
+            limit: paged.then_some(self.config.page_size),
+            ..Default::default()
+        };
+        let mut params = first_params.clone();
+        let fifo = self.fifo.clone();
+        let mut session = fifo.begin_replace();
+        let mut first_page = true;
+        let mut fell_back = false;
+        let final_rv = loop {
+            let page = {
+                let transform = &self.transform;
+                let session: &mut ReplaceSession<'_, K> = &mut session;
+                self.lw
+                    .list_page(&params, &mut |obj| session.add(Self::prepare(transform, obj)))
+            };
+            match page {
+                Ok(meta) => {
+                    if first_page && meta.continue_token.as_deref().is_some_and(|c| !c.is_empty()) {
+                        self.paginated_result = true;
+                    }
+                    first_page = false;
+                    match meta.continue_token.filter(|c| !c.is_empty()) {
+                        Some(token) => {
+                            params.continue_token = Some(token);
+                            params.resource_version = None;
+                            params.resource_version_match = None;
+                        }
+                        None => break meta.resource_version.unwrap_or_default(),
+                    }
+                }
+                Err(e) if e.is_expired() && params.continue_token.is_some() && !fell_back => {
+                    // client-go's pager: the continue token expired mid-list; list everything at once instead.
+                    log::debug!("{}: continue token expired ({e}); full list", self.name);
+                    self.stats.relists_expired_continue.fetch_add(1, Ordering::Relaxed);
+                    session.restart();
+                    fell_back = true;
+                    params = ListParams {
+                        limit: None,
+                        ..first_params.clone()
+                    };
+                }
+                Err(e) => return Err(e),
+            }
+            if self.stop.is_stopped() {
+                return Err(Error::Stopped);
+            }
+        };
+        session.finish();
+        self.stats.set_rv(&final_rv);
+        self.rv_unavailable = false;
+        Ok(())
+    }
+
+    /// A streaming list: ADDED events for the current state, ended by the initial-events-end BOOKMARK; the same
+    /// stream then carries on as a normal watch.
+    fn streaming_list(&mut self) -> Result<WatchStream<K>, StreamingListError> {
+        let rv = if self.rv_unavailable {
+            String::new()
+        } else {
+            self.stats.last_sync_resource_version()
+        };
+        let params = WatchParams {
+            resource_version: (!rv.is_empty()).then_some(rv),
+            resource_version_match: Some(VersionMatch::NotOlderThan),
+            allow_bookmarks: true,
+            send_initial_events: true,
+            timeout_seconds: Some(self.watch_timeout_seconds()),
+            ..Default::default()
+        };
+        let mut stream = match self.lw.watch(&params) {
+            Ok(s) => s,
+            // A server without the WatchList feature rejects the parameters.
+            Err(e) if matches!(e.code(), Some(400 | 422)) => return Err(StreamingListError::Refused(e)),
+            Err(e) => return Err(StreamingListError::Failed(e)),
+        };
+        self.stats.watches.fetch_add(1, Ordering::Relaxed);
+        let fifo = self.fifo.clone();
+        let mut session = fifo.begin_replace();
+        loop {
+            let event = match stream.next() {
+                Some(Ok(ev)) => ev,
+                Some(Err(e)) => return Err(StreamingListError::Failed(e)),
+                None => {
+                    return Err(StreamingListError::Failed(
+                        TransportError::new(
+                            TransportErrorKind::ConnectionLost,
+                            "watch closed before the initial events ended",
+                        )
+                        .into(),
+                    ));
+                }
+            };
+            self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
+            match event {
+                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                    session.add(Self::prepare(&self.transform, obj));
+                }
+                WatchEvent::Deleted(_) => {
+                    return Err(StreamingListError::Failed(Error::InvalidInput(
+                        "DELETED event during the initial events of a streaming list".into(),
+                    )));
+                }
+                WatchEvent::Bookmark(b) if b.is_initial_events_end() => {
+                    session.finish();
+                    self.stats.set_rv(&b.resource_version);
+                    self.rv_unavailable = false;
+                    return Ok(stream);
+                }
+                WatchEvent::Bookmark(_) => {
+                    // The server ignored sendInitialEvents: what it sent is not a complete state.
+                    return Err(StreamingListError::Refused(Error::InvalidInput(
+                        "bookmark without initial-events-end during a streaming list".into(),
+                    )));
+                }
+                WatchEvent::Error(status) => return Err(StreamingListError::Failed(Error::Api(status))),
+            }
+            if self.stop.is_stopped() {
+                return Err(StreamingListError::Failed(Error::Stopped));
+            }
+        }
+    }
+
+    // ---- Watch ----
+
+    fn watch_timeout_seconds(&self) -> u32 {
+        let min = self.config.min_watch_timeout;
+        random_between(min, min * 2).as_secs().max(1) as u32
+    }
+
+    fn open_watch(&mut self) -> State<K> {
+        let params = WatchParams {
+            resource_version: Some(self.stats.last_sync_resource_version()).filter(|rv| !rv.is_empty()),
+            allow_bookmarks: true,
+            timeout_seconds: Some(self.watch_timeout_seconds()),
+            ..Default::default()
+        };
+        match self.lw.watch(&params) {
+            Ok(stream) => {
+                self.stats.watches.fetch_add(1, Ordering::Relaxed);
+                State::Watching {
+                    stream,
+                    opened: Instant::now(),
+                    events: 0,
+                }
+            }
+            Err(e) => self.watch_failed(e),
+        }
+    }
+
+    fn read_watch(&mut self, mut stream: WatchStream<K>, opened: Instant, events: u64) -> State<K> {
+        let event = match stream.next() {
+            Some(Ok(ev)) => ev,
+            Some(Err(e)) => return self.watch_failed(e),
+            None => {
+                self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
+                // client-go's "very short watch": a server closing at once must not make us spin.
+                if events == 0 && opened.elapsed() < Duration::from_secs(1) {
+                    let e: Error = TransportError::new(TransportErrorKind::ConnectionLost, "very short watch").into();
+                    log::debug!("{}: watch closed at once with no event; backing off", self.name);
+                    return self.back_off(&e, Next::Watch);
+                }
+                log::debug!("{}: watch closed after {events} events; re-watching", self.name);
+                return State::Watch;
+            }
+        };
+        self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
+        let rv_of = |o: &K| o.meta().resource_version().unwrap_or("").to_owned();
+        match event {
+            WatchEvent::Added(obj) => {
+                let rv = rv_of(&obj);
+                self.fifo.add(Self::prepare(&self.transform, obj));
+                self.stats.set_rv(&rv);
+            }
+            WatchEvent::Modified(obj) => {
+                let rv = rv_of(&obj);
+                self.fifo.update(Self::prepare(&self.transform, obj));
+                self.stats.set_rv(&rv);
+            }
+            WatchEvent::Deleted(obj) => {
+                let rv = rv_of(&obj);
+                self.fifo.delete(Self::prepare(&self.transform, obj));
+                self.stats.set_rv(&rv);
+            }
+            WatchEvent::Bookmark(b) => self.stats.set_rv(&b.resource_version),
+            WatchEvent::Error(status) => return self.watch_failed(Error::Api(status)),
+        }
+        State::Watching {
+            stream,
+            opened,
+            events: events + 1,
+        }
+    }
+
+    fn watch_failed(&mut self, e: Error) -> State<K> {
+        if self.stop.is_stopped() {
+            return State::Stopped;
+        }
+        self.report(&e);
+        if e.is_expired() || e.is_too_large_resource_version() {
+            // client-go relists at the last resource version first (a list is "at least as fresh").
+            log::debug!("{}: watch expired ({e}); relisting", self.name);
+            self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
+            return State::List;
+        }
+        if e.is_retriable() {
+            log::debug!("{}: watch failed ({e}); backing off and re-watching", self.name);
+            self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
+            return self.back_off(&e, Next::Watch);
+        }
+        if e.is_unauthorized() || e.is_forbidden() {
+            log::warn!("{}: watch refused: {e}", self.name);
+        } else {
+            log::debug!("{}: watch failed ({e}); relisting after back-off", self.name);
+        }
+        self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
+        self.back_off(&e, Next::List)
+    }
+
+    #[cfg(test)]
+    fn state_name(&self) -> String {
+        format!("{:?}", self.state)
+    }
+
+    /// How long the current back-off still has to run.
+    #[cfg(test)]
+    fn backoff_remaining(&self) -> Option<Duration> {
+        match &self.state {
+            State::BackingOff { until, .. } => Some(until.saturating_duration_since(Instant::now())),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "reflector_tests.rs"]
+mod tests;

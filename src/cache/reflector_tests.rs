@@ -1,0 +1,488 @@
+//! Reflector state-machine tests against a scripted `ListerWatcher` (no sockets): each test scripts the server's
+//! answers, drives `step()` and checks the requests made, the queue's content and the state reached.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{Sender, unbounded};
+use parking_lot::Mutex;
+
+use super::*;
+use crate::cache::{Delta, DeltaType};
+use crate::object::core::ConfigMap;
+use crate::object::{ListMeta, ObjectMeta, Status, StatusDetails};
+use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION};
+
+type Page = Result<(Vec<ConfigMap>, ListMeta)>;
+type Events = Result<WatchStream<ConfigMap>>;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Call {
+    List(ListParams),
+    Watch(WatchParams),
+}
+
+#[derive(Default)]
+struct Script {
+    pages: Mutex<VecDeque<Page>>,
+    watches: Mutex<VecDeque<Events>>,
+    calls: Mutex<Vec<Call>>,
+}
+
+impl ListerWatcher<ConfigMap> for Script {
+    fn list_page(&self, params: &ListParams, on_item: &mut dyn FnMut(ConfigMap)) -> Result<ListMeta> {
+        self.calls.lock().push(Call::List(params.clone()));
+        let (items, meta) = self.pages.lock().pop_front().expect("script has a list answer")?;
+        items.into_iter().for_each(on_item);
+        Ok(meta)
+    }
+
+    fn watch(&self, params: &WatchParams) -> Result<WatchStream<ConfigMap>> {
+        self.calls.lock().push(Call::Watch(params.clone()));
+        self.watches.lock().pop_front().expect("script has a watch answer")
+    }
+
+    fn interrupt(&self) {}
+}
+
+impl Script {
+    fn page(&self, items: Vec<ConfigMap>, rv: &str, cont: Option<&str>) {
+        let meta = ListMeta {
+            resource_version: Some(rv.into()),
+            continue_token: cont.map(Into::into),
+            ..Default::default()
+        };
+        self.pages.lock().push_back(Ok((items, meta)));
+    }
+
+    fn list_error(&self, e: Error) {
+        self.pages.lock().push_back(Err(e));
+    }
+
+    /// Scripts a watch whose events the test sends through the returned sender (drop it to close the watch).
+    fn open_watch(&self) -> Sender<Result<WatchEvent<ConfigMap>>> {
+        let (tx, rx) = unbounded();
+        self.watches.lock().push_back(Ok(Box::new(rx.into_iter())));
+        tx
+    }
+
+    fn watch_error(&self, e: Error) {
+        self.watches.lock().push_back(Err(e));
+    }
+
+    fn take_calls(&self) -> Vec<Call> {
+        std::mem::take(&mut *self.calls.lock())
+    }
+}
+
+fn cm(name: &str, rv: &str) -> ConfigMap {
+    let mut m = ObjectMeta::namespaced("ns", name);
+    m.resource_version = Some(rv.into());
+    ConfigMap::new(m)
+}
+
+fn api_error(code: u16, reason: &str) -> Error {
+    Error::Api(Box::new(Status::failure(code, reason, "scripted")))
+}
+
+struct Rig {
+    script: Arc<Script>,
+    fifo: Arc<DeltaFifo<ConfigMap>>,
+    stop: Arc<StopSignal>,
+    r: Reflector<ConfigMap>,
+}
+
+fn rig(streaming: bool) -> Rig {
+    let script = Arc::new(Script::default());
+    let fifo = Arc::new(DeltaFifo::new(None));
+    let stop = Arc::new(StopSignal::new());
+    let config = ReflectorConfig {
+        streaming_list: streaming,
+        backoff: BackoffConfig {
+            initial: Duration::from_millis(1),
+            max: Duration::from_millis(2),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let lw: Arc<dyn ListerWatcher<ConfigMap>> = script.clone();
+    let r = Reflector::new("test".into(), lw, fifo.clone(), config, stop.clone());
+    Rig { script, fifo, stop, r }
+}
+
+/// Pops everything queued: (key, delta types, newest rv).
+fn drain(fifo: &DeltaFifo<ConfigMap>) -> Vec<(String, Vec<DeltaType>, String)> {
+    let mut out = Vec::new();
+    while !fifo.is_empty() {
+        out.push(
+            fifo.pop(|k, d, _| {
+                let rv = d
+                    .newest()
+                    .object()
+                    .metadata
+                    .resource_version
+                    .clone()
+                    .unwrap_or_default();
+                (k.to_string(), d.iter().map(Delta::delta_type).collect(), rv)
+            })
+            .unwrap(),
+        );
+    }
+    out
+}
+
+fn list_params(rv: Option<&str>, limit: Option<u32>, cont: Option<&str>) -> Call {
+    Call::List(ListParams {
+        resource_version: rv.map(Into::into),
+        limit,
+        continue_token: cont.map(Into::into),
+        ..Default::default()
+    })
+}
+
+fn watch_rv(call: &Call) -> Option<String> {
+    match call {
+        Call::Watch(w) => w.resource_version.clone(),
+        other => panic!("expected a watch, got {other:?}"),
+    }
+}
+
+#[test]
+fn first_list_is_paged_at_rv_0_then_watches_from_its_rv() {
+    let mut t = rig(false);
+    t.script.page(vec![cm("a", "3"), cm("b", "4")], "", Some("t1"));
+    t.script.page(vec![cm("c", "5")], "10", None);
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "Watch");
+    assert_eq!(
+        t.script.take_calls(),
+        [
+            list_params(Some("0"), Some(500), None),
+            list_params(None, Some(500), Some("t1"))
+        ]
+    );
+    assert_eq!(t.r.stats.last_sync_resource_version(), "10");
+    let popped = drain(&t.fifo);
+    assert_eq!(popped.len(), 3);
+    assert!(popped.iter().all(|(_, kinds, _)| kinds == &[DeltaType::Replaced]));
+    assert!(t.fifo.has_synced());
+
+    let _events = t.script.open_watch();
+    assert!(t.r.step());
+    let calls = t.script.take_calls();
+    let Call::Watch(w) = &calls[0] else { panic!("{calls:?}") };
+    assert_eq!(w.resource_version.as_deref(), Some("10"));
+    assert!(w.allow_bookmarks && !w.send_initial_events);
+    let timeout = w.timeout_seconds.unwrap();
+    assert!((300..600).contains(&timeout), "random 5-10 min timeout, got {timeout}");
+}
+
+#[test]
+fn watch_events_feed_the_queue_and_a_clean_close_rewatches_without_relisting() {
+    let mut t = rig(false);
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(t.r.step());
+    drain(&t.fifo);
+    let events = t.script.open_watch();
+    assert!(t.r.step());
+    events.send(Ok(WatchEvent::Added(cm("b", "11")))).unwrap();
+    events.send(Ok(WatchEvent::Modified(cm("a", "12")))).unwrap();
+    events.send(Ok(WatchEvent::Deleted(cm("b", "13")))).unwrap();
+    events
+        .send(Ok(WatchEvent::Bookmark(Bookmark {
+            resource_version: "20".into(),
+            ..Default::default()
+        })))
+        .unwrap();
+    drop(events);
+    for _ in 0..4 {
+        assert!(t.r.step());
+    }
+    assert_eq!(
+        t.r.stats.last_sync_resource_version(),
+        "20",
+        "the bookmark advanced the resource version"
+    );
+    assert!(t.r.step(), "clean close");
+    assert_eq!(t.r.state_name(), "Watch", "re-watch, no relist");
+    let _next = t.script.open_watch();
+    assert!(t.r.step());
+    let calls = t.script.take_calls();
+    assert_eq!(calls.len(), 3, "list, watch, watch: {calls:?}");
+    assert_eq!(watch_rv(&calls[1]).as_deref(), Some("10"));
+    assert_eq!(watch_rv(&calls[2]).as_deref(), Some("20"));
+    assert_eq!(
+        drain(&t.fifo),
+        [
+            (
+                "ns/b".to_string(),
+                vec![DeltaType::Added, DeltaType::Deleted],
+                "13".to_string()
+            ),
+            ("ns/a".to_string(), vec![DeltaType::Updated], "12".to_string()),
+        ]
+    );
+    let m = t.r.stats.snapshot();
+    assert_eq!((m.lists, m.watches, m.watch_events, m.watch_restarts), (1, 2, 4, 1));
+}
+
+#[test]
+fn gone_watch_relists_at_the_last_rv_unpaged() {
+    let mut t = rig(false);
+    t.script.page(vec![cm("a", "3"), cm("b", "4")], "10", None);
+    assert!(t.r.step());
+    let events = t.script.open_watch();
+    assert!(t.r.step());
+    events.send(Ok(WatchEvent::Added(cm("c", "11")))).unwrap();
+    let gone = Status::failure(410, "Expired", "too old resource version: 5 (9)");
+    events.send(Ok(WatchEvent::Error(Box::new(gone)))).unwrap();
+    assert!(t.r.step());
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "List");
+    // b vanished while we were away.
+    t.script.page(vec![cm("a", "3"), cm("c", "11")], "15", None);
+    t.script.take_calls();
+    assert!(t.r.step());
+    assert_eq!(t.script.take_calls(), [list_params(Some("11"), None, None)]);
+    let popped = drain(&t.fifo);
+    let b = popped.iter().find(|(k, _, _)| k == "ns/b").expect("b deleted");
+    assert_eq!(
+        b.1,
+        [DeltaType::Replaced, DeltaType::Deleted],
+        "a tombstone for the missed delete"
+    );
+    assert_eq!(t.r.stats.snapshot().relists_gone, 1);
+}
+
+#[test]
+fn expired_continue_token_falls_back_to_one_full_list() {
+    let mut t = rig(false);
+    t.script.page(vec![cm("a", "3")], "", Some("t1"));
+    t.script.list_error(api_error(410, "Expired"));
+    t.script.page(vec![cm("b", "4")], "12", None);
+    assert!(t.r.step());
+    assert_eq!(
+        t.script.take_calls(),
+        [
+            list_params(Some("0"), Some(500), None),
+            list_params(None, Some(500), Some("t1")),
+            list_params(Some("0"), None, None),
+        ]
+    );
+    assert_eq!(t.r.stats.last_sync_resource_version(), "12");
+    let popped = drain(&t.fifo);
+    assert_eq!(
+        popped[0],
+        (
+            "ns/a".to_string(),
+            vec![DeltaType::Replaced, DeltaType::Deleted],
+            "3".to_string()
+        )
+    );
+    assert_eq!(popped[1].0, "ns/b");
+    assert_eq!(t.r.stats.snapshot().relists_expired_continue, 1);
+}
+
+#[test]
+fn an_expired_list_rv_retries_at_the_latest() {
+    let mut t = rig(false);
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(t.r.step());
+    t.script.watch_error(api_error(410, "Gone"));
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "List");
+    t.script.list_error(api_error(410, "Expired"));
+    t.script.page(vec![cm("a", "30")], "40", None);
+    t.script.take_calls();
+    assert!(t.r.step());
+    assert_eq!(
+        t.script.take_calls(),
+        [list_params(Some("10"), None, None), list_params(None, Some(500), None)]
+    );
+    assert_eq!(t.r.state_name(), "Watch");
+}
+
+#[test]
+fn throttled_watch_backs_off_for_retry_after_and_rewatches() {
+    let mut t = rig(false);
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    let mut throttled = Status::failure(429, "TooManyRequests", "slow down");
+    throttled.details = Some(StatusDetails {
+        retry_after_seconds: Some(30),
+        ..Default::default()
+    });
+    t.script.watch_error(Error::Api(Box::new(throttled)));
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+    let remaining = t.r.backoff_remaining().unwrap();
+    assert!(
+        remaining > Duration::from_secs(29),
+        "Retry-After honoured: {remaining:?}"
+    );
+    // Stop ends the back-off at once.
+    t.stop.stop();
+    assert!(!t.r.step());
+    assert_eq!(t.r.state_name(), "Stopped");
+}
+
+#[test]
+fn retriable_watch_errors_rewatch_without_relisting() {
+    for err in [
+        api_error(500, "InternalError"),
+        api_error(503, "ServiceUnavailable"),
+        Error::from(TransportError::new(TransportErrorKind::ConnectionRefused, "refused")),
+        Error::WatchIdle(Duration::from_secs(1)),
+    ] {
+        let mut t = rig(false);
+        t.script.page(vec![], "10", None);
+        assert!(t.r.step());
+        let events = t.script.open_watch();
+        assert!(t.r.step());
+        events.send(Err(err)).unwrap();
+        assert!(t.r.step());
+        assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+        let _again = t.script.open_watch();
+        assert!(t.r.step(), "back-off elapses");
+        assert!(t.r.step(), "watch re-opened");
+        let calls = t.script.take_calls();
+        assert!(matches!(calls.last(), Some(Call::Watch(_))));
+        assert_eq!(
+            calls.iter().filter(|c| matches!(c, Call::List(_))).count(),
+            1,
+            "no relist"
+        );
+    }
+}
+
+#[test]
+fn forbidden_watch_relists_after_back_off() {
+    let mut t = rig(false);
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    t.script.watch_error(api_error(403, "Forbidden"));
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then List)");
+    assert_eq!(t.r.stats.snapshot().relists_after_error, 1);
+}
+
+#[test]
+fn immediately_closed_watch_backs_off_instead_of_spinning() {
+    let mut t = rig(false);
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    drop(t.script.open_watch());
+    assert!(t.r.step());
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+}
+
+fn initial_events_end(rv: &str) -> WatchEvent<ConfigMap> {
+    WatchEvent::Bookmark(Bookmark {
+        resource_version: rv.into(),
+        annotations: [(INITIAL_EVENTS_END_ANNOTATION.to_string(), "true".to_string())].into(),
+    })
+}
+
+#[test]
+fn streaming_list_syncs_then_keeps_watching_on_the_same_stream() {
+    let mut t = rig(true);
+    let events = t.script.open_watch();
+    events.send(Ok(WatchEvent::Added(cm("a", "3")))).unwrap();
+    events.send(Ok(WatchEvent::Added(cm("b", "4")))).unwrap();
+    events.send(Ok(initial_events_end("20"))).unwrap();
+    events.send(Ok(WatchEvent::Modified(cm("a", "21")))).unwrap();
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "Watching(0 events)");
+    let calls = t.script.take_calls();
+    let Call::Watch(w) = &calls[0] else { panic!() };
+    assert!(w.send_initial_events && w.allow_bookmarks);
+    assert_eq!(w.resource_version_match, Some(VersionMatch::NotOlderThan));
+    assert_eq!(
+        w.resource_version, None,
+        "the first streaming list reads the latest state"
+    );
+    assert_eq!(t.r.stats.last_sync_resource_version(), "20");
+    assert!(t.fifo.pop(|_, _, _| ()).is_ok() && t.fifo.pop(|_, _, _| ()).is_ok());
+    assert!(t.fifo.has_synced());
+    assert!(t.r.step());
+    assert_eq!(
+        drain(&t.fifo),
+        [("ns/a".to_string(), vec![DeltaType::Updated], "21".to_string())]
+    );
+    assert!(t.script.take_calls().is_empty(), "no second request");
+}
+
+#[test]
+fn refused_streaming_list_falls_back_to_list_and_is_remembered() {
+    let mut t = rig(true);
+    t.script.watch_error(api_error(422, "Invalid"));
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "Watch");
+    let calls = t.script.take_calls();
+    assert!(matches!(&calls[0], Call::Watch(w) if w.send_initial_events));
+    assert_eq!(calls[1], list_params(Some("0"), Some(500), None));
+    assert!(t.r.stats.snapshot().streaming_list_refused);
+    // Later relists list directly.
+    t.script.watch_error(api_error(410, "Gone"));
+    assert!(t.r.step());
+    t.script.page(vec![], "11", None);
+    assert!(t.r.step());
+    let calls = t.script.take_calls();
+    assert!(matches!(calls.last(), Some(Call::List(_))));
+    assert!(
+        !calls
+            .iter()
+            .any(|c| matches!(c, Call::Watch(w) if w.send_initial_events))
+    );
+}
+
+#[test]
+fn a_server_ignoring_send_initial_events_is_detected_by_its_plain_bookmark() {
+    let mut t = rig(true);
+    let events = t.script.open_watch();
+    events.send(Ok(WatchEvent::Added(cm("a", "3")))).unwrap();
+    events
+        .send(Ok(WatchEvent::Bookmark(Bookmark {
+            resource_version: "9".into(),
+            ..Default::default()
+        })))
+        .unwrap();
+    t.script.page(vec![cm("a", "3"), cm("b", "4")], "10", None);
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "Watch");
+    assert!(t.r.stats.snapshot().streaming_list_refused);
+    assert_eq!(t.r.stats.last_sync_resource_version(), "10");
+}
+
+#[test]
+fn transform_runs_once_before_objects_enter_the_queue() {
+    let mut t = rig(false);
+    let mut r = std::mem::replace(
+        &mut t.r,
+        Reflector::new(
+            "x".into(),
+            t.script.clone(),
+            t.fifo.clone(),
+            Default::default(),
+            t.stop.clone(),
+        ),
+    )
+    .with_transform(Some(Arc::new(|cm: &mut ConfigMap| {
+        cm.data.insert("seen".into(), format!("{}", cm.data.len()));
+    })));
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(r.step());
+    let d = t.fifo.get("ns/a").unwrap();
+    assert_eq!(d.newest().object().data["seen"], "0", "transformed exactly once");
+}
+
+#[test]
+fn stop_is_seen_between_steps() {
+    let mut t = rig(false);
+    t.stop.stop();
+    assert!(!t.r.step());
+    assert!(t.script.take_calls().is_empty());
+}

@@ -1,0 +1,642 @@
+//! `SharedIndexInformer`: one reflector, one indexed cache, many handlers (client-go's `sharedIndexInformer`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
+use super::handler::{Event, ResourceEventHandler};
+use super::listener::{self, HandlerMetrics, HandlerOptions, ListenerStats};
+use super::processor::{Entry, Processor};
+use super::synced::SyncNotify;
+use crate::cache::reflector::{Reflector, ReflectorStats};
+use crate::cache::{
+    Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, ReflectorConfig,
+    ReflectorMetrics, Store, Transform, WatchErrorHandler, namespace_index_func,
+};
+use crate::error::{Error, Result};
+use crate::object::{MetaAccessor, Object};
+use crate::stop::StopSignal;
+use crate::worker::Worker;
+
+/// client-go's `minimumResyncPeriod`: shorter handler resync periods are raised to this.
+pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// How long `stop` waits for threads before leaving stragglers (a handler stuck in user code) detached.
+const STOP_BUDGET: Duration = Duration::from_millis(900);
+
+/// Informer settings.
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_informer::informer::InformerOptions;
+/// use kube_informer::object::{core::ConfigMap, MetaAccessor};
+///
+/// let opts = InformerOptions::<ConfigMap>::default()
+///     .name("configmaps")
+///     .resync(Duration::from_secs(600))
+///     .transform(|cm: &mut ConfigMap| cm.metadata.clear_managed_fields());
+/// ```
+pub struct InformerOptions<K> {
+    /// Name used in logs and thread names (`kube-informer/<name>/…`).
+    pub name: Option<String>,
+    /// Resync period of handlers added with [`SharedIndexInformer::add_event_handler`] (client-go's
+    /// `defaultEventHandlerResyncPeriod`); `None` disables resync.
+    pub resync: Option<Duration>,
+    /// Applied to every object before it is cached (once per object, before any handler sees it).
+    pub transform: Option<Transform<K>>,
+    /// Extra indexers (the namespace index is always present).
+    pub indexers: Indexers<K>,
+    /// Reflector settings (page size, streaming list, watch timeout, back-off).
+    pub reflector: ReflectorConfig,
+    /// Called with each list/watch error.
+    pub watch_error_handler: Option<WatchErrorHandler>,
+}
+
+impl<K> Default for InformerOptions<K> {
+    fn default() -> Self {
+        InformerOptions {
+            name: None,
+            resync: None,
+            transform: None,
+            indexers: Indexers::new(),
+            reflector: ReflectorConfig::default(),
+            watch_error_handler: None,
+        }
+    }
+}
+
+impl<K> InformerOptions<K> {
+    /// Sets the name.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the default handler resync period.
+    #[must_use]
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.resync = Some(period);
+        self
+    }
+
+    /// Sets the transform applied to every object before it is cached.
+    #[must_use]
+    pub fn transform(mut self, f: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
+        self.transform = Some(Arc::new(f));
+        self
+    }
+
+    /// Adds an indexer.
+    #[must_use]
+    pub fn indexer(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self {
+        self.indexers = self.indexers.with(name, f);
+        self
+    }
+
+    /// Sets the reflector settings.
+    #[must_use]
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.reflector = config;
+        self
+    }
+
+    /// Sets the watch error handler.
+    #[must_use]
+    pub fn watch_error_handler(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
+        self.watch_error_handler = Some(Arc::new(f));
+        self
+    }
+}
+
+/// A snapshot of an informer's state and counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InformerMetrics {
+    /// List/watch counters (relists by cause, watch restarts, last resource version).
+    pub reflector: ReflectorMetrics,
+    /// Objects waiting in the DeltaFIFO.
+    pub fifo_depth: usize,
+    /// Objects in the cache.
+    pub store_size: usize,
+    /// Per-handler lag and counters.
+    pub handlers: Vec<HandlerMetrics>,
+    /// True once the cache has synced.
+    pub synced: bool,
+}
+
+enum RunState {
+    NotStarted,
+    Running(Vec<Worker>),
+    Stopped,
+}
+
+/// What the informer's threads share.
+pub(crate) struct Shared<K: Object> {
+    name: String,
+    lw: Arc<dyn ListerWatcher<K>>,
+    store: Arc<Store<K>>,
+    fifo: Arc<DeltaFifo<K>>,
+    processor: Processor<K>,
+    /// Number of pops applied to the store. Written only inside the FIFO lock, by the processing thread.
+    seq: AtomicU64,
+    /// The highest `seq` whose notifications are all queued to listeners. Invariant: `distributed <= seq`.
+    distributed: AtomicU64,
+    sync: Arc<SyncNotify>,
+    stop: Arc<StopSignal>,
+    /// Dropped on stop: every blocked send and listener `select!` wakes on the disconnect.
+    stop_tx: Mutex<Option<Sender<()>>>,
+    stop_rx: Receiver<()>,
+    run: Mutex<RunState>,
+    handler_workers: Mutex<HashMap<u64, Worker>>,
+    next_handler: AtomicU64,
+    /// Resync check period and the default handler resync (client-go's `resyncCheckPeriod`).
+    resync_check: Mutex<Option<Duration>>,
+    default_resync: Option<Duration>,
+    reflector_config: ReflectorConfig,
+    transform: Option<Transform<K>>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    reflector_stats: Arc<ReflectorStats>,
+    /// Threads of this informer currently running.
+    live_threads: Arc<AtomicUsize>,
+}
+
+/// An informer: a cache of one resource kept in step with the server, and the handlers told about its changes.
+///
+/// Threads (all named `kube-informer/<name>/…` and joined by [`stop`](SharedIndexInformer::stop), which dropping
+/// the informer also calls): one reflector (list and watch), one processing thread (pops the DeltaFIFO, updates the
+/// store), one per handler, and one for resync when a resync period is set.
+pub struct SharedIndexInformer<K: Object> {
+    shared: Arc<Shared<K>>,
+}
+
+impl<K: Object> SharedIndexInformer<K> {
+    /// An informer over `lw`. Nothing runs until [`start`](SharedIndexInformer::start).
+    pub fn new(lw: impl ListerWatcher<K>, options: InformerOptions<K>) -> Self {
+        SharedIndexInformer::from_arc(Arc::new(lw), options)
+    }
+
+    /// An informer over a shared `ListerWatcher`.
+    pub fn from_arc(lw: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Self {
+        let mut indexers = options.indexers;
+        if !indexers.names().any(|n| n == NAMESPACE_INDEX) {
+            indexers = indexers.with(NAMESPACE_INDEX, namespace_index_func::<K>);
+        }
+        let store = Arc::new(Store::new(indexers));
+        let sync = Arc::new(SyncNotify::default());
+        let known: Arc<dyn KnownObjects<K>> = store.clone();
+        let hook_sync = sync.clone();
+        let fifo = Arc::new(DeltaFifo::new(Some(known)).with_sync_hook(Arc::new(move || hook_sync.notify())));
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
+        let resync = options.resync.map(|r| r.max(MINIMUM_RESYNC_PERIOD));
+        SharedIndexInformer {
+            shared: Arc::new(Shared {
+                name: options.name.unwrap_or_else(|| {
+                    std::any::type_name::<K>()
+                        .rsplit("::")
+                        .next()
+                        .unwrap_or("informer")
+                        .to_owned()
+                }),
+                lw,
+                store,
+                fifo,
+                processor: Processor::new(),
+                seq: AtomicU64::new(0),
+                distributed: AtomicU64::new(0),
+                sync,
+                stop: Arc::new(StopSignal::new()),
+                stop_tx: Mutex::new(Some(stop_tx)),
+                stop_rx,
+                run: Mutex::new(RunState::NotStarted),
+                handler_workers: Mutex::new(HashMap::new()),
+                next_handler: AtomicU64::new(1),
+                resync_check: Mutex::new(resync),
+                default_resync: resync,
+                reflector_config: options.reflector,
+                transform: options.transform,
+                watch_error_handler: options.watch_error_handler,
+                reflector_stats: Arc::new(ReflectorStats::default()),
+                live_threads: Arc::new(AtomicUsize::new(0)),
+            }),
+        }
+    }
+
+    /// The informer's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// Starts the reflector, processing and resync threads. Calling it again does nothing.
+    ///
+    /// # Errors
+    /// When the informer was stopped, or a thread cannot be spawned.
+    pub fn start(&self) -> Result<()> {
+        let s = &self.shared;
+        let mut run = s.run.lock();
+        match *run {
+            RunState::Running(_) => return Ok(()),
+            RunState::Stopped => return Err(Error::Stopped),
+            RunState::NotStarted => {}
+        }
+        let mut workers = Vec::new();
+        let reflector = Reflector::new(
+            s.name.clone(),
+            s.lw.clone(),
+            s.fifo.clone(),
+            s.reflector_config.clone(),
+            s.stop.clone(),
+        )
+        .with_stats(s.reflector_stats.clone())
+        .with_transform(s.transform.clone())
+        .with_error_handler(s.watch_error_handler.clone());
+        let spawned = (|| -> Result<()> {
+            let live = &s.live_threads;
+            let shared = s.clone();
+            workers.push(Worker::spawn(
+                format!("kube-informer/{}/reflector", s.name),
+                live,
+                move || shared.guarded("reflector", || reflector.run()),
+            )?);
+            let shared = s.clone();
+            workers.push(Worker::spawn(
+                format!("kube-informer/{}/process", s.name),
+                live,
+                move || shared.guarded("processing", || shared.process_loop()),
+            )?);
+            if let Some(period) = *s.resync_check.lock() {
+                let shared = s.clone();
+                workers.push(Worker::spawn(
+                    format!("kube-informer/{}/resync", s.name),
+                    live,
+                    move || shared.resync_loop(period),
+                )?);
+            }
+            Ok(())
+        })();
+        *run = RunState::Running(workers);
+        drop(run);
+        if let Err(e) = spawned {
+            self.stop();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Adds a handler with the informer's default resync period and an unbounded queue.
+    ///
+    /// # Errors
+    /// When the informer was stopped, or the handler's thread cannot be spawned.
+    pub fn add_event_handler(&self, handler: impl ResourceEventHandler<K>) -> Result<Registration<K>> {
+        let opts = HandlerOptions {
+            resync: self.shared.default_resync,
+            ..Default::default()
+        };
+        self.add_event_handler_with(handler, opts)
+    }
+
+    /// Adds a handler with explicit options (name, resync period, queue policy).
+    ///
+    /// A handler added after the informer started first receives an add (`is_in_initial_list = true`) for every
+    /// object already cached, then every later change — none lost, none doubled.
+    ///
+    /// # Errors
+    /// When the informer was stopped, or the handler's thread cannot be spawned.
+    pub fn add_event_handler_with(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        options: HandlerOptions,
+    ) -> Result<Registration<K>> {
+        let s = &self.shared;
+        if s.stop.is_stopped() {
+            return Err(Error::Stopped);
+        }
+        let id = s.next_handler.fetch_add(1, Ordering::Relaxed);
+        let name = options.name.unwrap_or_else(|| format!("handler-{id}"));
+        let stats = Arc::new(ListenerStats::new(name));
+        let (outbox, inbox) = listener::queue(options.queue, &stats);
+        let resync = self.handler_resync(options.resync);
+
+        // The late-join protocol (client-go blocks all deltas instead; we need no global pause):
+        //  1. Take the FIFO lock. The store is written only by the processing thread, inside that lock, and each
+        //     pop it applies gets the next sequence number `seq` under the same lock; so while we hold the lock the
+        //     store is exactly the result of pops 1..=seq.
+        //  2. Snapshot the store and read `seq`.
+        //  3. Register the listener, still under the lock, with `start_after_seq = seq`. The processing thread
+        //     distributes the events of pop n after releasing the lock, to the listeners registered at that time,
+        //     skipping listeners with n <= start_after_seq: pops already in the snapshot are not sent again, and
+        //     every later pop is sent, since its distribution starts after we registered.
+        //  4. Release the lock and start the listener thread: it delivers the snapshot as adds first, then its
+        //     queue, which holds only pops after `seq`, in order.
+        let snapshot = s.fifo.exclusive(|| {
+            let snapshot = s.store.list();
+            let seq = s.seq.load(Ordering::SeqCst);
+            stats.pending_initial.store(snapshot.len(), Ordering::SeqCst);
+            stats.queued.store(snapshot.len(), Ordering::Relaxed);
+            stats.note_queued(snapshot.len());
+            s.processor.add(Entry {
+                id,
+                outbox,
+                stats: stats.clone(),
+                resync,
+                next_resync: Instant::now() + resync.unwrap_or_default(),
+                syncing: false,
+                start_after_seq: seq,
+            });
+            snapshot
+        });
+        let (thread_stats, stop_rx, sync) = (stats.clone(), s.stop_rx.clone(), s.sync.clone());
+        let worker = Worker::spawn(
+            format!("kube-informer/{}/{}", s.name, stats.name),
+            &s.live_threads,
+            move || listener::run(handler, snapshot, inbox, thread_stats, stop_rx, sync),
+        );
+        match worker {
+            Ok(w) => {
+                s.handler_workers.lock().insert(id, w);
+            }
+            Err(e) => {
+                s.processor.remove(id);
+                return Err(e);
+            }
+        }
+        Ok(Registration {
+            id,
+            stats,
+            informer: Arc::downgrade(&self.shared),
+        })
+    }
+
+    /// client-go's `AddEventHandlerWithResyncPeriod` rules: at least one second; before start a shorter period
+    /// lowers the check period; after start it is raised to the check period.
+    fn handler_resync(&self, requested: Option<Duration>) -> Option<Duration> {
+        let requested = requested.filter(|d| !d.is_zero())?.max(MINIMUM_RESYNC_PERIOD);
+        let started = !matches!(*self.shared.run.lock(), RunState::NotStarted);
+        let mut check = self.shared.resync_check.lock();
+        match *check {
+            Some(c) if requested < c && started => {
+                log::warn!(
+                    "{}: resync period {requested:?} is shorter than the informer's check period {c:?}; using {c:?}",
+                    self.shared.name
+                );
+                Some(c)
+            }
+            Some(c) if requested >= c => Some(requested),
+            _ if started => {
+                log::warn!(
+                    "{}: the informer started without resync; handler resync ignored",
+                    self.shared.name
+                );
+                None
+            }
+            _ => {
+                *check = Some(requested);
+                Some(requested)
+            }
+        }
+    }
+
+    /// True once the cache holds the server's state (initial list popped and applied) and its notifications are
+    /// queued to every handler.
+    pub fn has_synced(&self) -> bool {
+        self.shared.has_synced()
+    }
+
+    /// Waits until the cache has synced **and every handler has handled its initial adds** (client-go's
+    /// `WaitForCacheSync` only waits for the cache — a known trap for controllers). False on timeout or stop.
+    pub fn wait_synced(&self, timeout: Duration) -> bool {
+        let s = &self.shared;
+        let deadline = Instant::now() + timeout;
+        s.sync.wait_until(deadline, || {
+            s.stop.is_stopped()
+                || (s.has_synced()
+                    && s.processor
+                        .stats()
+                        .iter()
+                        .all(|l| l.pending_initial.load(Ordering::SeqCst) == 0))
+        }) && !s.stop.is_stopped()
+    }
+
+    /// The cache.
+    pub fn store(&self) -> Arc<Store<K>> {
+        self.shared.store.clone()
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister<K> {
+        Lister::new(self.shared.store.clone())
+    }
+
+    /// Adds indexers to the cache; they index the objects already cached.
+    ///
+    /// # Errors
+    /// When a name is already taken.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
+        self.shared.store.add_indexers(indexers)
+    }
+
+    /// The resource version of the last list or event seen ("" before the first list).
+    pub fn last_sync_resource_version(&self) -> String {
+        self.shared.reflector_stats.last_sync_resource_version()
+    }
+
+    /// Counters and gauges.
+    pub fn metrics(&self) -> InformerMetrics {
+        let s = &self.shared;
+        InformerMetrics {
+            reflector: s.reflector_stats.snapshot(),
+            fifo_depth: s.fifo.len(),
+            store_size: s.store.len(),
+            handlers: s.processor.stats().iter().map(|l| l.snapshot()).collect(),
+            synced: s.has_synced(),
+        }
+    }
+
+    /// Threads of this informer still running (reflector, processing, resync, one per handler): 0 after `stop`.
+    pub fn running_threads(&self) -> usize {
+        self.shared.live_threads.load(Ordering::SeqCst)
+    }
+
+    /// True once stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.shared.stop.is_stopped()
+    }
+
+    /// Stops every thread and joins them (within about a second; a handler stuck in its own code past that is left
+    /// detached, with a warning). Idempotent; the informer cannot be restarted.
+    pub fn stop(&self) {
+        let s = &self.shared;
+        let workers = {
+            let mut run = s.run.lock();
+            match std::mem::replace(&mut *run, RunState::Stopped) {
+                RunState::Stopped => return,
+                RunState::NotStarted => Vec::new(),
+                RunState::Running(w) => w,
+            }
+        };
+        let deadline = Instant::now() + STOP_BUDGET;
+        s.halt();
+        let handlers: Vec<Worker> = s.handler_workers.lock().drain().map(|(_, w)| w).collect();
+        for w in workers.into_iter().chain(handlers) {
+            w.join_until(deadline);
+        }
+        log::debug!("{}: informer stopped", s.name);
+    }
+}
+
+impl<K: Object> Drop for SharedIndexInformer<K> {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl<K: Object> Shared<K> {
+    /// Tells every thread to stop (without joining them).
+    fn halt(&self) {
+        self.stop.stop();
+        self.stop_tx.lock().take();
+        self.lw.interrupt();
+        self.fifo.close();
+        self.processor.close_all();
+        self.sync.notify();
+    }
+
+    /// Runs one of the informer's own threads; a panic there is a bug in this crate or in a transform or index
+    /// function: it is reported and halts the informer, rather than leaving it silently stalled.
+    fn guarded(&self, what: &str, f: impl FnOnce()) {
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            log::warn!(
+                "{}: the {what} thread panicked ({}); the informer has halted",
+                self.name,
+                listener::panic_message(&*p)
+            );
+            self.halt();
+        }
+    }
+
+    fn has_synced(&self) -> bool {
+        // Order matters: once the FIFO reports synced, every initial pop has a `seq` no larger than the one read
+        // next, so `distributed == seq` proves their notifications were queued.
+        self.fifo.has_synced() && {
+            let seq = self.seq.load(Ordering::SeqCst);
+            self.distributed.load(Ordering::SeqCst) == seq
+        }
+    }
+
+    /// The processing thread: pop, apply to the store under the FIFO lock, then notify outside it.
+    fn process_loop(&self) {
+        let mut batch: Vec<(Event<K>, bool)> = Vec::new();
+        let mut synced_reported = false;
+        loop {
+            let popped = self.fifo.pop(|key, deltas, is_in_initial_list| {
+                let mut store = self.store.write();
+                for delta in deltas {
+                    match delta {
+                        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
+                            match store.put(key.clone(), obj.clone()) {
+                                Some(old) => {
+                                    // client-go: an update that keeps the resource version is a resync.
+                                    let is_sync = old.meta().resource_version() == obj.meta().resource_version();
+                                    batch.push((Event::Update { old, new: obj }, is_sync));
+                                }
+                                None => batch.push((
+                                    Event::Add {
+                                        obj,
+                                        is_in_initial_list,
+                                    },
+                                    false,
+                                )),
+                            }
+                        }
+                        Delta::Deleted(d) => {
+                            store.delete(key);
+                            batch.push((Event::Delete(d), false));
+                        }
+                    }
+                }
+                self.seq.fetch_add(1, Ordering::SeqCst) + 1
+            });
+            let Ok(seq) = popped else { break };
+            for (ev, is_sync) in batch.drain(..) {
+                self.processor.distribute(&ev, seq, is_sync, &self.sync, &self.stop_rx);
+            }
+            self.distributed.store(seq, Ordering::SeqCst);
+            if !synced_reported && self.has_synced() {
+                synced_reported = true;
+                self.sync.notify();
+            }
+        }
+    }
+
+    fn resync_loop(&self, period: Duration) {
+        while !self.stop.wait_for(period) {
+            if self.processor.should_resync(Instant::now()) {
+                self.fifo.resync();
+            }
+        }
+    }
+
+    fn remove_handler(&self, id: u64) {
+        if self.processor.remove(id) {
+            if let Some(w) = self.handler_workers.lock().remove(&id) {
+                w.join_until(Instant::now() + STOP_BUDGET);
+            }
+        }
+    }
+}
+
+/// A handler's registration: its sync state, lag, and removal.
+pub struct Registration<K: Object> {
+    id: u64,
+    stats: Arc<ListenerStats>,
+    informer: Weak<Shared<K>>,
+}
+
+impl<K: Object> Registration<K> {
+    /// True once the informer has synced and this handler has handled every initial add.
+    pub fn has_synced(&self) -> bool {
+        self.informer.upgrade().is_some_and(|s| s.has_synced())
+            && self.stats.pending_initial.load(Ordering::SeqCst) == 0
+    }
+
+    /// Events waiting for this handler (its lag).
+    pub fn pending(&self) -> usize {
+        self.stats.queued.load(Ordering::Relaxed)
+    }
+
+    /// This handler's counters.
+    pub fn metrics(&self) -> HandlerMetrics {
+        self.stats.snapshot()
+    }
+
+    /// Removes the handler: no more events; its thread is joined. Idempotent.
+    pub fn remove(&self) {
+        if let Some(s) = self.informer.upgrade() {
+            s.remove_handler(self.id);
+        }
+    }
+}
+
+impl<K: Object> std::fmt::Debug for Registration<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("handler", &self.stats.name)
+            .finish()
+    }
+}
+
+impl<K: Object> std::fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.shared.name)
+            .field("handlers", &self.shared.processor.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+#[path = "shared_informer_tests.rs"]
+mod tests;

@@ -1,0 +1,487 @@
+//! Informer tests over the in-memory `MemoryLw` (the HTTP path is covered by the integration tests).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use parking_lot::Mutex;
+
+use super::super::test_support::MemoryLw;
+use super::*;
+use crate::cache::DeletedObject;
+use crate::informer::{HandlerFuncs, QueuePolicy};
+use crate::object::core::ConfigMap;
+use crate::selector::Selector;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Seen {
+    Add(String, String, bool),
+    Update(String, String, String),
+    Delete(String, String, bool),
+}
+
+fn v(cm: &ConfigMap) -> String {
+    cm.data.get("v").cloned().unwrap_or_default()
+}
+
+fn n(cm: &ConfigMap) -> String {
+    cm.metadata.name.clone().unwrap_or_default()
+}
+
+struct Recorder(Sender<Seen>);
+
+impl ResourceEventHandler<ConfigMap> for Recorder {
+    fn on_add(&mut self, obj: &Arc<ConfigMap>, initial: bool) {
+        let _ = self.0.send(Seen::Add(n(obj), v(obj), initial));
+    }
+    fn on_update(&mut self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        let _ = self.0.send(Seen::Update(n(new), v(old), v(new)));
+    }
+    fn on_delete(&mut self, obj: &DeletedObject<ConfigMap>) {
+        let _ = self.0.send(Seen::Delete(
+            n(obj.object()),
+            v(obj.object()),
+            obj.is_final_state_unknown(),
+        ));
+    }
+}
+
+fn recorder() -> (Recorder, Receiver<Seen>) {
+    let (tx, rx) = unbounded();
+    (Recorder(tx), rx)
+}
+
+fn recv(rx: &Receiver<Seen>) -> Seen {
+    rx.recv_timeout(WAIT).expect("an event within the deadline")
+}
+
+fn recv_n(rx: &Receiver<Seen>, n: usize) -> Vec<Seen> {
+    let mut out: Vec<Seen> = (0..n).map(|_| recv(rx)).collect();
+    out.sort_by_key(|s| format!("{s:?}"));
+    out
+}
+
+/// Polls `cond` until it holds; fails with `what` at the deadline.
+fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::yield_now();
+    }
+}
+
+fn informer(lw: &Arc<MemoryLw>, opts: InformerOptions<ConfigMap>) -> SharedIndexInformer<ConfigMap> {
+    let lw: Arc<dyn ListerWatcher<ConfigMap>> = lw.clone();
+    SharedIndexInformer::from_arc(lw, opts.name("cms"))
+}
+
+/// A handler that blocks on a gate before each event, then forwards to a recorder.
+struct Gated {
+    gate: Receiver<()>,
+    inner: Recorder,
+}
+
+impl ResourceEventHandler<ConfigMap> for Gated {
+    fn handle(&mut self, ev: &Event<ConfigMap>) {
+        let _ = self.gate.recv();
+        self.inner.handle(ev);
+    }
+}
+
+fn gated() -> (Gated, Sender<()>, Receiver<Seen>) {
+    let (open, gate) = unbounded();
+    let (inner, rx) = recorder();
+    (Gated { gate, inner }, open, rx)
+}
+
+#[test]
+fn syncs_then_delivers_live_events_in_order() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    lw.put("b", "1");
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, rx) = recorder();
+    let reg = inf.add_event_handler(h).unwrap();
+    assert!(!reg.has_synced());
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    assert!(reg.has_synced());
+    assert_eq!(
+        recv_n(&rx, 2),
+        [
+            Seen::Add("a".into(), "1".into(), true),
+            Seen::Add("b".into(), "1".into(), true)
+        ]
+    );
+    lw.put("a", "2");
+    lw.delete("b");
+    lw.put("c", "1");
+    assert_eq!(recv(&rx), Seen::Update("a".into(), "1".into(), "2".into()));
+    assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), false));
+    assert_eq!(recv(&rx), Seen::Add("c".into(), "1".into(), false));
+    assert_eq!(inf.store().len(), 2);
+    assert_eq!(inf.last_sync_resource_version(), "5");
+    inf.stop();
+    assert_eq!(inf.running_threads(), 0);
+    assert!(rx.try_recv().is_err(), "nothing after stop");
+}
+
+#[test]
+fn wait_synced_waits_for_handlers_unlike_client_go() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, open, rx) = gated();
+    let reg = inf.add_event_handler(h).unwrap();
+    inf.start().unwrap();
+    eventually("cache synced", || inf.has_synced());
+    // The cache is ready, but the handler has not handled its initial add yet.
+    assert!(!reg.has_synced());
+    assert!(!inf.wait_synced(Duration::from_millis(50)));
+    open.send(()).unwrap();
+    assert!(inf.wait_synced(WAIT));
+    assert!(reg.has_synced());
+    assert_eq!(recv(&rx), Seen::Add("a".into(), "1".into(), true));
+}
+
+#[test]
+fn an_empty_first_list_syncs() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+}
+
+/// Replays one handler's events into a model, recording protocol violations.
+#[derive(Default)]
+struct Replay {
+    model: BTreeMap<String, String>,
+    violations: Vec<String>,
+}
+
+impl ResourceEventHandler<ConfigMap> for Arc<Mutex<Replay>> {
+    fn on_add(&mut self, obj: &Arc<ConfigMap>, _initial: bool) {
+        let mut r = self.lock();
+        if let Some(prev) = r.model.insert(format!("ns/{}", n(obj)), v(obj)) {
+            r.violations.push(format!("add of {} already seen at {prev}", n(obj)));
+        }
+    }
+    fn on_update(&mut self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        let mut r = self.lock();
+        let key = format!("ns/{}", n(new));
+        match r.model.insert(key, v(new)) {
+            Some(prev) if prev == v(old) => {}
+            other => r.violations.push(format!(
+                "update of {} from {} but handler had {other:?}",
+                n(new),
+                v(old)
+            )),
+        }
+    }
+    fn on_delete(&mut self, obj: &DeletedObject<ConfigMap>) {
+        let mut r = self.lock();
+        if r.model.remove(&format!("ns/{}", n(obj.object()))).is_none() {
+            r.violations.push(format!("delete of unseen {}", n(obj.object())));
+        }
+    }
+}
+
+#[test]
+fn a_late_handler_gets_the_cache_then_every_change_exactly_once() {
+    let lw = Arc::new(MemoryLw::default());
+    for i in 0..20 {
+        lw.put(&format!("o{i}"), "0");
+    }
+    let inf = Arc::new(informer(&lw, InformerOptions::default()));
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    let writer = {
+        let lw = lw.clone();
+        std::thread::spawn(move || {
+            for step in 1..=3000u32 {
+                let name = format!("o{}", step % 37);
+                if step % 11 == 0 {
+                    lw.delete(&name);
+                } else {
+                    lw.put(&name, &step.to_string());
+                }
+            }
+        })
+    };
+    // Join while the writer runs: some changes land before the snapshot, some after.
+    let mut replays = Vec::new();
+    for _ in 0..5 {
+        let replay = Arc::new(Mutex::new(Replay::default()));
+        replays.push((replay.clone(), inf.add_event_handler(replay).unwrap()));
+        std::thread::yield_now();
+    }
+    writer.join().unwrap();
+    let want = lw.snapshot();
+    eventually("every handler caught up", || {
+        replays.iter().all(|(r, _)| r.lock().model == want)
+    });
+    for (r, reg) in &replays {
+        assert!(r.lock().violations.is_empty(), "{:?}", r.lock().violations);
+        assert!(reg.has_synced());
+    }
+    let cached: BTreeMap<String, String> = inf
+        .store()
+        .list()
+        .iter()
+        .map(|o| (format!("ns/{}", n(o)), v(o)))
+        .collect();
+    assert_eq!(cached, want);
+}
+
+#[test]
+fn a_panicking_handler_is_logged_and_keeps_receiving() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (tx, rx) = unbounded();
+    let reg = inf
+        .add_event_handler(HandlerFuncs::new().on_add(move |o: &Arc<ConfigMap>, _| {
+            if n(o) == "boom" {
+                panic!("handler bug");
+            }
+            tx.send(n(o)).unwrap();
+        }))
+        .unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    lw.put("boom", "1");
+    lw.put("fine", "1");
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "fine");
+    eventually("both deliveries counted", || reg.metrics().delivered == 2);
+    assert_eq!(reg.metrics().panics, 1);
+}
+
+#[test]
+fn resync_goes_only_to_handlers_that_asked_for_it() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, InformerOptions::default());
+    let (resyncing, rx_resync) = recorder();
+    let (plain, rx_plain) = recorder();
+    inf.add_event_handler_with(resyncing, HandlerOptions::default().resync(Duration::from_secs(1)))
+        .unwrap();
+    inf.add_event_handler(plain).unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    assert_eq!(recv(&rx_resync), Seen::Add("a".into(), "1".into(), true));
+    assert_eq!(
+        recv(&rx_resync),
+        Seen::Update("a".into(), "1".into(), "1".into()),
+        "a resync"
+    );
+    lw.put("a", "2");
+    // Per handler, events arrive in order: had the plain handler received a resync, it would come first.
+    assert_eq!(recv(&rx_plain), Seen::Add("a".into(), "1".into(), true));
+    assert_eq!(recv(&rx_plain), Seen::Update("a".into(), "1".into(), "2".into()));
+}
+
+#[test]
+fn a_slow_handler_delays_only_itself() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (slow, open, rx_slow) = gated();
+    let (fast, rx_fast) = recorder();
+    let slow_reg = inf.add_event_handler(slow).unwrap();
+    inf.add_event_handler(fast).unwrap();
+    inf.start().unwrap();
+    eventually("cache synced", || inf.has_synced());
+    for i in 0..100 {
+        lw.put("x", &i.to_string());
+    }
+    for _ in 0..100 {
+        recv(&rx_fast);
+    }
+    assert!(
+        slow_reg.pending() >= 99,
+        "the slow handler's backlog: {}",
+        slow_reg.pending()
+    );
+    assert_eq!(inf.store().get("ns/x").map(|o| v(&o)), Some("99".to_string()));
+    for _ in 0..100 {
+        open.send(()).unwrap();
+    }
+    let all: Vec<Seen> = (0..100).map(|_| recv(&rx_slow)).collect();
+    assert_eq!(all[99], Seen::Update("x".into(), "98".into(), "99".into()));
+    assert!(slow_reg.metrics().max_pending >= 99);
+}
+
+#[test]
+fn block_policy_applies_back_pressure_and_stop_still_returns() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, open, _rx) = gated();
+    inf.add_event_handler_with(h, HandlerOptions::default().queue(QueuePolicy::Block { capacity: 2 }))
+        .unwrap();
+    inf.start().unwrap();
+    eventually("cache synced", || inf.has_synced());
+    for i in 0..20 {
+        lw.put(&format!("o{i}"), "1");
+    }
+    // The handler holds one event and its queue two; the processing thread waits, the FIFO holds the rest.
+    eventually("back-pressure reaches the FIFO", || inf.metrics().fifo_depth > 0);
+    assert!(inf.store().len() < 20);
+    inf.stop();
+    // Only the handler thread, stuck in its own code, may still run; it exits once released.
+    drop(open);
+    eventually("every thread exited", || inf.running_threads() == 0);
+}
+
+#[test]
+fn coalescing_queue_keeps_the_latest_state_per_object() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, open, rx) = gated();
+    let reg = inf
+        .add_event_handler_with(h, HandlerOptions::default().queue(QueuePolicy::CoalesceByKey))
+        .unwrap();
+    inf.start().unwrap();
+    eventually("cache synced", || inf.has_synced());
+    lw.put("x", "0");
+    eventually("first event taken by the handler", || {
+        reg.pending() == 0 && reg.metrics().max_pending == 1
+    });
+    for i in 1..=1000 {
+        lw.put("x", &i.to_string());
+    }
+    lw.put("y", "1");
+    lw.delete("y");
+    // 999 updates of x merge into the first one; y's delete cancels its add.
+    eventually("all merged", || reg.metrics().coalesced == 1000);
+    assert_eq!(reg.pending(), 1);
+    assert!(reg.metrics().max_pending <= 2, "memory O(objects): {:?}", reg.metrics());
+    open.send(()).unwrap();
+    open.send(()).unwrap();
+    assert_eq!(recv(&rx), Seen::Add("x".into(), "0".into(), false));
+    assert_eq!(recv(&rx), Seen::Update("x".into(), "0".into(), "1000".into()));
+}
+
+#[test]
+fn a_relist_after_410_reports_missed_deletes_as_unknown_final_state() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    lw.put("b", "1");
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, rx) = recorder();
+    inf.add_event_handler(h).unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    recv_n(&rx, 2);
+    eventually("watching", || lw.watcher_count() == 1);
+    lw.delete_silently("b");
+    lw.expire_watches();
+    assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), true));
+    assert_eq!(inf.metrics().reflector.relists_gone, 1);
+    assert_eq!(lw.lists.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn bookmarks_advance_the_resource_version_without_events() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, InformerOptions::default());
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    eventually("watching", || lw.watcher_count() == 1);
+    lw.delete_silently("zzz");
+    lw.bookmark();
+    eventually("bookmark seen", || inf.last_sync_resource_version() == "2");
+}
+
+#[test]
+fn removed_handlers_get_nothing_more_and_their_thread_exits() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, rx) = recorder();
+    let reg = inf.add_event_handler(h).unwrap();
+    inf.start().unwrap();
+    lw.put("a", "1");
+    recv(&rx);
+    let threads = inf.running_threads();
+    reg.remove();
+    assert_eq!(inf.running_threads(), threads - 1);
+    lw.put("a", "2");
+    // The handler was dropped with its thread: its channel is disconnected.
+    assert!(rx.recv_timeout(WAIT).is_err());
+    reg.remove();
+}
+
+#[test]
+fn stop_works_from_every_state() {
+    // Never started.
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    inf.add_event_handler(|_: &Event<ConfigMap>| {}).unwrap();
+    inf.stop();
+    assert_eq!(inf.running_threads(), 0);
+    assert!(matches!(inf.start(), Err(Error::Stopped)));
+    assert!(inf.add_event_handler(|_: &Event<ConfigMap>| {}).is_err());
+
+    // Idle on a watch that sends nothing, with resync on.
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default().resync(Duration::from_secs(3600)));
+    inf.add_event_handler(|_: &Event<ConfigMap>| {}).unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    eventually("watching", || lw.watcher_count() >= 1);
+    inf.stop();
+    inf.stop();
+    assert_eq!(inf.running_threads(), 0);
+    assert!(!inf.wait_synced(WAIT), "stopped informers are never synced");
+
+    // Dropped without stop: the handler thread ends and drops the handler.
+    let lw = Arc::new(MemoryLw::default());
+    let (tx, rx) = unbounded::<()>();
+    let inf = informer(&lw, InformerOptions::default());
+    inf.add_event_handler(move |_: &Event<ConfigMap>| {
+        let _keep = &tx;
+    })
+    .unwrap();
+    inf.start().unwrap();
+    drop(inf);
+    assert!(rx.recv_timeout(WAIT).is_err(), "handler dropped with its thread");
+}
+
+#[test]
+fn transform_and_indexers_shape_the_cache() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "red");
+    lw.put("b", "blue");
+    let opts = InformerOptions::default()
+        .transform(|cm: &mut ConfigMap| {
+            let colour = cm.data["v"].clone();
+            cm.metadata.labels.insert("colour".into(), colour);
+        })
+        .indexer("by-colour", |cm: &ConfigMap| vec![cm.data["v"].clone()]);
+    let inf = informer(&lw, opts);
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    assert_eq!(inf.store().by_index("by-colour", "red").unwrap().len(), 1);
+    let lister = inf.lister();
+    let blue: Selector = "colour=blue".parse().unwrap();
+    assert_eq!(lister.list(&blue).iter().map(|o| n(o)).collect::<Vec<_>>(), ["b"]);
+    assert_eq!(lister.namespace("ns").list(&Selector::everything()).len(), 2);
+    assert!(lister.namespace("other").get("a").is_none());
+    let m = inf.metrics();
+    assert!(m.synced && m.store_size == 2 && m.reflector.lists == 1 && m.reflector.streaming_list_refused);
+}
+
+#[test]
+fn a_panicking_transform_halts_the_informer_instead_of_hanging_it() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let opts = InformerOptions::default().transform(|_: &mut ConfigMap| panic!("transform bug"));
+    let inf = informer(&lw, opts);
+    inf.start().unwrap();
+    assert!(!inf.wait_synced(WAIT), "halted, so never synced");
+    assert!(inf.is_stopped());
+    inf.stop();
+    assert_eq!(inf.running_threads(), 0);
+}

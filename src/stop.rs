@@ -1,0 +1,69 @@
+//! `StopSignal`: a one-way "stop now" flag that sleeping threads can wait on.
+
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+/// A flag set once; threads sleep on it with a deadline and wake at once when it is set.
+#[derive(Debug, Default)]
+pub(crate) struct StopSignal {
+    /// Invariant: goes from false to true once, never back.
+    stopped: Mutex<bool>,
+    cond: Condvar,
+}
+
+impl StopSignal {
+    pub(crate) fn new() -> Self {
+        StopSignal::default()
+    }
+
+    /// Sets the flag and wakes every waiter.
+    pub(crate) fn stop(&self) {
+        *self.stopped.lock() = true;
+        self.cond.notify_all();
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        *self.stopped.lock()
+    }
+
+    /// Sleeps until `deadline` or until stopped; returns true when stopped.
+    pub(crate) fn wait_until(&self, deadline: Instant) -> bool {
+        let mut stopped = self.stopped.lock();
+        while !*stopped {
+            if self.cond.wait_until(&mut stopped, deadline).timed_out() {
+                break;
+            }
+        }
+        *stopped
+    }
+
+    /// Sleeps for `d` or until stopped; returns true when stopped.
+    pub(crate) fn wait_for(&self, d: Duration) -> bool {
+        self.wait_until(Instant::now() + d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn stop_wakes_a_long_sleeper() {
+        let s = Arc::new(StopSignal::new());
+        let s2 = s.clone();
+        let sleeper = std::thread::spawn(move || s2.wait_for(Duration::from_secs(3600)));
+        s.stop();
+        assert!(sleeper.join().unwrap(), "woken by stop, not by the deadline");
+        assert!(s.is_stopped());
+        assert!(s.wait_for(Duration::from_secs(3600)), "returns at once once stopped");
+    }
+
+    #[test]
+    fn deadline_passes_without_stop() {
+        let s = StopSignal::new();
+        assert!(!s.wait_for(Duration::ZERO));
+        assert!(!s.is_stopped());
+    }
+}

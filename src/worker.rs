@@ -1,0 +1,99 @@
+//! `Worker`: a named thread that can be joined with a deadline.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
+
+use crate::error::{Error, Result};
+
+/// A named thread plus a token that drops when it exits, so `join_until` can wait with a deadline instead of
+/// blocking forever on a thread stuck in user code.
+#[derive(Debug)]
+pub(crate) struct Worker {
+    name: String,
+    handle: JoinHandle<()>,
+    /// Disconnected once the thread's closure has returned (or unwound).
+    exited: Receiver<()>,
+}
+
+impl Worker {
+    /// Spawns `f` on a thread named `name`; `live` counts the group's running threads (incremented now,
+    /// decremented when `f` returns or unwinds).
+    pub(crate) fn spawn(name: String, live: &Arc<AtomicUsize>, f: impl FnOnce() + Send + 'static) -> Result<Worker> {
+        let (token, exited) = bounded::<()>(0);
+        let live = LiveToken::new(live.clone());
+        let handle = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                let _token = token;
+                let _live = live;
+                f();
+            })
+            .map_err(|e| Error::InvalidInput(format!("cannot spawn thread {name}: {e}")))?;
+        Ok(Worker { name, handle, exited })
+    }
+
+    /// Joins the thread if it exits before `deadline`; otherwise leaves it running (detached) and returns false.
+    pub(crate) fn join_until(self, deadline: Instant) -> bool {
+        match self.exited.recv_deadline(deadline) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                if self.handle.join().is_err() {
+                    log::warn!("thread {} panicked", self.name);
+                }
+                true
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                log::warn!("thread {} did not stop in time; leaving it detached", self.name);
+                false
+            }
+        }
+    }
+
+    /// True once the thread has finished.
+    #[cfg(test)]
+    pub(crate) fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+}
+
+/// Counts a running thread in its group until dropped.
+struct LiveToken(Arc<AtomicUsize>);
+
+impl LiveToken {
+    fn new(counter: Arc<AtomicUsize>) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        LiveToken(counter)
+    }
+}
+
+impl Drop for LiveToken {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn joins_a_finished_thread_and_detaches_a_stuck_one() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let done = Worker::spawn("kube-informer/test/done".into(), &live, || {}).unwrap();
+        assert!(done.join_until(Instant::now() + Duration::from_secs(10)));
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+        let (release, wait) = bounded::<()>(0);
+        let stuck = Worker::spawn("kube-informer/test/stuck".into(), &live, move || {
+            let _ = wait.recv();
+        })
+        .unwrap();
+        assert!(!stuck.is_finished());
+        assert_eq!(live.load(Ordering::SeqCst), 1);
+        assert!(!stuck.join_until(Instant::now()), "deadline already passed");
+        drop(release);
+    }
+}
