@@ -131,7 +131,8 @@ impl Canceller {
 ///
 /// Requests interrupted this way fail with [`Error::Stopped`](crate::Error::Stopped) (or a transport error of kind
 /// `Aborted`), within a few milliseconds whatever they were doing: connecting, waiting for an exec plugin, blocked
-/// in a read.
+/// in a read. An abort is final: to talk to the server again, make another copy with
+/// [`Client::isolated`](super::Client::isolated) from a client that was not aborted.
 #[derive(Clone)]
 pub struct AbortHandle {
     pub(crate) inner: Arc<Canceller>,
