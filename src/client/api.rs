@@ -123,6 +123,17 @@ impl<K: Object> Api<K> {
         &self.client
     }
 
+    /// The same resource and namespace through another client (for example an
+    /// [`isolated`](Client::isolated) one).
+    pub fn with_client(&self, client: Client) -> Self {
+        Api {
+            client,
+            resource: self.resource.clone(),
+            namespace: self.namespace.clone(),
+            _object: PhantomData,
+        }
+    }
+
     pub(crate) fn target(&self) -> Target<'_> {
         Target {
             resource: &self.resource,
