@@ -290,7 +290,9 @@ impl ExecAuth {
 
     /// Body of the runner thread: run the plugin once, publish the result to every waiter.
     fn run_and_publish(&self) {
-        let result = self.run_plugin();
+        // A panic must still release the waiters (and let the next request start a new run).
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_plugin()))
+            .unwrap_or_else(|_| Err(format!("running exec plugin {:?} panicked", self.config.command)));
         let mut st = self.state.lock();
         let waiters = st.running.take().unwrap_or_default();
         let outcome = match result {
