@@ -17,7 +17,7 @@
 //!   Controller: handlers enqueue keys ─> WorkQueue (rate limited) ─> N worker threads ─> reconcile
 //! ```
 //!
-//! * [`object`]: metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
+//! * [`object`](mod@object): metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
 //!   [`DynamicObject`](object::DynamicObject).
 //! * [`selector`]: label and field selectors.
 //! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, paged LIST, streaming WATCH, writes.

@@ -51,7 +51,7 @@ pub fn object_key_into<K: Object>(obj: &K, buf: &mut String) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Closed;
 
-/// The per-object change queue. See the [module docs](self).
+/// The per-object change queue between the Reflector and the informer's processing thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -182,8 +182,8 @@ impl<K> DeltaFifo<K> {
         session.finish();
     }
 
-    /// Starts a streamed replace: add listed objects one by one as they are decoded, then [`finish`]
-    /// (ReplaceSession::finish). A session dropped without `finish` (a list that failed half way) leaves its items
+    /// Starts a streamed replace: add listed objects one by one as they are decoded, then
+    /// [`finish`](ReplaceSession::finish). A session dropped without `finish` (a list that failed half way) leaves its items
     /// queued as `Replaced` — they are real server states — and detects no deletions.
     pub fn begin_replace(&self) -> ReplaceSession<'_, K> {
         ReplaceSession {

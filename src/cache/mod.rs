@@ -10,6 +10,7 @@ mod index;
 mod list_watch;
 mod lister;
 pub(crate) mod reflector;
+mod relist_budget;
 mod store;
 
 pub use backoff::BackoffConfig;
@@ -19,4 +20,5 @@ pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
 pub use list_watch::{ListerWatcher, WatchStream};
 pub use lister::{Lister, NamespaceLister};
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};
+pub use relist_budget::RelistBudget;
 pub use store::Store;

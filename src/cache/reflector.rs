@@ -29,8 +29,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::backoff::{Backoff, BackoffConfig, random_between};
+use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
 use super::list_watch::{ListerWatcher, WatchStream};
+use super::relist_budget::RelistBudget;
 use super::{DeltaFifo, ReplaceSession};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
@@ -55,6 +56,11 @@ pub struct ReflectorConfig {
     pub min_watch_timeout: Duration,
     /// Back-off after failures.
     pub backoff: BackoffConfig,
+    /// A relist after 410 waits a random delay up to this (not in client-go, which relists at once): informers hit
+    /// by the same compaction spread out instead of relisting in lockstep.
+    pub relist_jitter: Duration,
+    /// Limit on concurrent lists shared with other reflectors (herd control); `None`: unlimited.
+    pub relist_budget: Option<Arc<RelistBudget>>,
 }
 
 impl Default for ReflectorConfig {
@@ -64,6 +70,8 @@ impl Default for ReflectorConfig {
             streaming_list: true,
             min_watch_timeout: Duration::from_secs(300),
             backoff: BackoffConfig::default(),
+            relist_jitter: Duration::from_secs(1),
+            relist_budget: None,
         }
     }
 }
@@ -177,7 +185,7 @@ enum StreamingListError {
     Failed(Error),
 }
 
-/// Keeps a DeltaFIFO in step with the server: see the [module docs](self).
+/// Keeps a DeltaFIFO in step with the server (list, then watch; relist when needed).
 pub(crate) struct Reflector<K> {
     name: String,
     lw: Arc<dyn ListerWatcher<K>>,
@@ -309,6 +317,14 @@ impl<K: Object> Reflector<K> {
     // ---- List ----
 
     fn list(&mut self) -> State<K> {
+        let budget = self.config.relist_budget.clone();
+        let _permit = match &budget {
+            Some(b) => match b.acquire(&self.stop) {
+                Some(p) => Some(p),
+                None => return State::Stopped,
+            },
+            None => None,
+        };
         self.stats.lists.fetch_add(1, Ordering::Relaxed);
         let result = if self.try_streaming {
             match self.streaming_list() {
@@ -585,7 +601,13 @@ impl<K: Object> Reflector<K> {
             // client-go relists at the last resource version first (a list is "at least as fresh").
             log::debug!("{}: watch expired ({e}); relisting", self.name);
             self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
-            return State::List;
+            if self.config.relist_jitter.is_zero() {
+                return State::List;
+            }
+            return State::BackingOff {
+                until: Instant::now() + self.config.relist_jitter.mul_f64(random_unit_interval()),
+                then: Next::List,
+            };
         }
         if e.is_retriable() {
             log::debug!("{}: watch failed ({e}); backing off and re-watching", self.name);

@@ -104,6 +104,7 @@ fn rig(streaming: bool) -> Rig {
             max: Duration::from_millis(2),
             ..Default::default()
         },
+        relist_jitter: Duration::ZERO,
         ..Default::default()
     };
     let lw: Arc<dyn ListerWatcher<ConfigMap>> = script.clone();
@@ -485,4 +486,35 @@ fn stop_is_seen_between_steps() {
     t.stop.stop();
     assert!(!t.r.step());
     assert!(t.script.take_calls().is_empty());
+}
+
+#[test]
+fn relists_after_410_are_jittered_and_wait_for_the_shared_budget() {
+    let mut t = rig(false);
+    let budget = RelistBudget::new(1);
+    t.r.config.relist_jitter = Duration::from_secs(60);
+    t.r.config.relist_budget = Some(budget.clone());
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    assert_eq!(budget.in_use(), 0, "the slot is given back after the list");
+    t.script.watch_error(api_error(410, "Gone"));
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then List)");
+    assert!(t.r.backoff_remaining().unwrap() <= Duration::from_secs(60));
+    // Another reflector holds the only slot: this one waits, and gives up when stopped.
+    let held = budget.acquire(&StopSignal::new()).unwrap();
+    t.r.state = State::List;
+    let stop = t.stop.clone();
+    let stopper = std::thread::spawn(move || stop.stop());
+    assert!(!t.r.step(), "stopped while waiting for the budget");
+    stopper.join().unwrap();
+    drop(held);
+    assert!(
+        t.script
+            .take_calls()
+            .iter()
+            .filter(|c| matches!(c, Call::List(_)))
+            .count()
+            == 1
+    );
 }

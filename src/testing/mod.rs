@@ -1,1 +1,100 @@
 //! An embedded, in-process Kubernetes API server for tests, examples and benchmarks (feature `testing`).
+//!
+//! client-go offers fake clientsets that skip HTTP, kube-rs a mock service; this is a real server: it speaks the
+//! Kubernetes wire protocol over real HTTP/1.1 (or HTTPS with a fresh CA) on 127.0.0.1, keeps objects with
+//! etcd-like MVCC semantics, streams watches from a shared history like kube-apiserver's watch cache, and lets a
+//! test inject faults — throttling, errors, cut or stalled streams, garbage — into the next matching request.
+//!
+//! ```
+//! use kube_informer::object::{core::ConfigMap, ObjectMeta};
+//! use kube_informer::testing::{ApiServer, Fault};
+//!
+//! let server = ApiServer::start().unwrap();
+//! server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("color", "blue")).unwrap();
+//!
+//! // Plain HTTP: any client works.
+//! let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build());
+//! let url = format!("{}/api/v1/namespaces/default/configmaps?limit=500", server.url());
+//! let text = agent.get(&url).call().unwrap().into_body().read_to_string().unwrap();
+//! let list: serde_json::Value = serde_json::from_str(&text).unwrap();
+//! assert_eq!(list["items"][0]["data"]["color"], "blue");
+//!
+//! // The next LIST is throttled.
+//! server.inject(Fault::list("configmaps").error(429).retry_after(1));
+//! let resp = agent.get(&url).call().unwrap();
+//! assert_eq!(resp.status(), 429);
+//! assert_eq!(resp.headers()["retry-after"], "1");
+//! assert!(server.kubeconfig_path().exists());
+//! ```
+//!
+//! # What it serves
+//!
+//! Any resource registered as a [`ResourceSpec`] (core and group APIs, namespaced and cluster-scoped); by default
+//! core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`, coordination.k8s.io/v1
+//! `leases` and apps/v1 `deployments`. Discovery (`/api`, `/apis`, `/api/v1`, `/apis/{g}`, `/apis/{g}/{v}`),
+//! `/version` and `/healthz` are answered so clients can resolve a plural into an `ApiResource`.
+//!
+//! # Fidelity
+//!
+//! | Behaviour | Kubernetes rule followed | Deliberately not done |
+//! |---|---|---|
+//! | resourceVersion | One global counter, as etcd's revision; stamped into every written object; a LIST's `metadata.resourceVersion` is the revision read | Values start at 1 (configurable), not at a cluster's large numbers |
+//! | Create | uid, creationTimestamp (RFC 3339), `generation: 1`; `generateName` + 5 random characters; DNS-1123 subdomain names (labels for namespaces and services): 422 Invalid with a `FieldValueInvalid` cause; 409 AlreadyExists; a set resourceVersion is refused (500, as apiserver); label keys and values validated; body namespace must match the URL's (400) | No admission (namespaces need not exist), no defaulting, no `managedFields` tracking, no `selfLink` |
+//! | Update (PUT) | Optimistic concurrency: a non-empty stale resourceVersion gets 409 Conflict; an empty one updates unconditionally; uid, creationTimestamp, deletionTimestamp kept; `generation` bumped when anything outside `metadata` and `status` changes; a write that changes nothing makes no revision and no event | No create-on-update |
+//! | Status subresource | Where registered: `…/{name}/status` GET/PUT/PATCH change only `.status`; main-resource writes keep the stored status; create drops `.status` | Status writes ignore metadata changes entirely |
+//! | PATCH | JSON merge patch (RFC 7386), JSON patch (RFC 6902: 400 when malformed, 422 when a step fails, all or nothing); a resourceVersion in the patched object is a precondition (409) | Strategic merge patch acts as a merge patch (lists are replaced, not merged by key; `$patch` directives unknown); server-side apply acts as a merge patch that may create (needs `fieldManager`), with no field ownership or conflicts |
+//! | DELETE | `DeleteOptions` preconditions uid/resourceVersion (409 Conflict "Precondition failed"); `dryRun=All`; `propagationPolicy` validated; answers a `Success` Status naming the resource (objects whose finalizers hold them are returned instead); deletecollection with selectors | No garbage collector: `propagationPolicy` is accepted but dependents are not deleted and no `foregroundDeletion`/`orphan` finalizer is added; no grace periods (pods vanish at once) |
+//! | Finalizers | A delete of an object with finalizers sets deletionTimestamp (MODIFIED, generation bumped); the update that empties them removes it (DELETED); no new finalizer may be added meanwhile (422) | |
+//! | LIST | labelSelector (equality and set-based), fieldSelector (`metadata.name`, `metadata.namespace`, plus per-resource selectable fields; others 400 "field label not supported"); `limit`/`continue` with opaque tokens (kube-apiserver's format) over a consistent snapshot at the first page's revision; `remainingItemCount` when no selector is set; a compacted token gets 410 Expired with a continue token for an inconsistent continuation; `resourceVersion` "" = latest, "0" = any and ignores `limit` (the watch cache), N = not older than N (Exact with a limit and no match, as the legacy rule), `resourceVersionMatch=Exact` reads that revision (410 when compacted); a revision ahead of the store waits briefly then 504 Timeout "Too large resource version" with cause `ResourceVersionTooLarge`; `ListOptions` validated as apimachinery does (422) | No `Table`/protobuf/partial-object-metadata output; a list at "0" is never stale (the cache is the store) |
+//! | WATCH | Chunked JSON events, one object per line; synthetic ADDED for the current state when no resourceVersion or "0" is given; from N: every later event of the resource's history; older than the history (bounded, or compacted) → a 410 ERROR event "too old resource version: N (M)" then the end of the stream; objects leaving a selector are sent as DELETED (previous state at the event's resourceVersion), entering as ADDED; BOOKMARKs every interval with `allowWatchBookmarks`, never ahead of an unsent event; `timeoutSeconds` ends the stream cleanly (default: 30–60 min); a watcher that falls behind the history gets the 410 ERROR; the legacy `/watch/` path prefix | Watch of a revision ahead of the store simply waits for it (no 504) |
+//! | Streaming list | `sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: ADDED for the current state, a BOOKMARK annotated `k8s.io/initial-events-end: "true"` (with `allowWatchBookmarks`), then live events; switch it off ([`ApiServerBuilder::watch_list`]) and it gets kube-apiserver's 422 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" | |
+//! | Compaction | [`ApiServer::compact`] drops versions no readable revision needs; older lists, continue tokens and watches get 410; automatic every 5 min to the previous tick's revision (configurable) | Compaction also trims the watch history (kube-apiserver's watch cache is independent of etcd compaction) |
+//! | Auth | Bearer tokens and client certificates (CN = user, verified against the server CA, optional); 401 without valid credentials; 403 with apiserver's message when no [`AccessRule`] grants the verb on the resource | No RBAC objects, groups, namespaces in rules, impersonation or non-resource URL rules |
+//! | Discovery | Legacy (unaggregated) discovery documents; `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no OpenAPI |
+//! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413) | No HTTP/2, no compression, no protobuf |
+//!
+//! # Faults and control
+//!
+//! [`Fault`]s queue up and each shapes the answer to the next request matching its verb and resource: error
+//! answers with `Retry-After`, connections cut after N events or bytes, stalls (for a time or until
+//! [`ApiServer::clear_faults`]), garbage in a watch stream, an event torn in half. [`ApiServer::restart`] cuts every
+//! connection and keeps the state; [`ApiServer::restart_refusing_for`] also refuses connections for a while, and
+//! [`ApiServer::stop_listening`] / [`ApiServer::start_listening`] leave the down time to the test. The [`RequestLog`] records every request (verb, resource, code, fault) for assertions such as "no
+//! relist happened"; [`ApiServer::wait_for_watchers`] waits until watches are established, without sleeping.
+//!
+//! # Threads
+//!
+//! One acceptor (`kube-informer/apiserver/acceptor`), one thread per connection (`…/conn-N`, which also streams its
+//! watch), one compactor timer (`…/compactor`), and a timer per [`ApiServer::restart_refusing_for`]
+//! (`…/restart-timer`). [`ApiServer::shutdown`] (or drop) joins them all within a second
+//! from any state: sockets are shut down and every wait is woken.
+
+mod auth;
+mod conn;
+mod direct;
+mod discovery;
+mod errors;
+mod faults;
+pub mod fifo_model;
+mod handlers;
+mod http;
+mod kubeconfig;
+mod list;
+mod log;
+mod patch;
+mod reply;
+mod resource;
+mod router;
+mod server;
+mod store;
+mod strategy;
+mod tls;
+mod util;
+mod watch;
+
+pub use auth::AccessRule;
+pub use faults::{Fault, FaultAction, FaultTarget};
+pub use log::{LogMark, RequestLog, RequestRecord, Verb};
+pub use resource::{NameRule, ResourceSpec};
+pub use server::{ApiServer, ApiServerBuilder};
+pub use tls::ClientIdentity;

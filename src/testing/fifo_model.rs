@@ -1,0 +1,185 @@
+//! A reference model of the DeltaFIFO, for randomized tests and fuzzing.
+//!
+//! [`check`] drives a real [`DeltaFifo`] backed by a real [`Store`] (the processing step of an informer: pop, apply to
+//! the store) with a sequence of [`FifoOp`]s, and compares it with a model of what the server said — a plain map
+//! updated by each operation. Whatever the sequence:
+//! * every popped `Deltas` is non-empty and never holds two deletions in a row;
+//! * the queue never lists a key twice, and its length is its number of keys;
+//! * a `Sync` is never queued behind a pending deletion;
+//! * after the queue is drained, the store equals the model (nothing lost, nothing resurrected);
+//! * once the first replace has finished and everything is popped, the queue reports synced, and pops before that are
+//!   flagged as part of the initial list.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use crate::cache::{Delta, DeltaFifo, KnownObjects, Store};
+
+/// One operation on the queue. Keys and values are small integers so generated sequences collide often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FifoOp {
+    /// Watch ADDED.
+    Add(u8, u32),
+    /// Watch MODIFIED.
+    Update(u8, u32),
+    /// Watch DELETED.
+    Delete(u8),
+    /// A relist returning exactly these objects; `pops` queue items are popped while it streams, after the
+    /// first `pops_after` items.
+    Replace {
+        /// The listed objects.
+        items: Vec<(u8, u32)>,
+        /// Items listed before the concurrent pops happen.
+        pops_after: usize,
+        /// Pops interleaved with the list.
+        pops: usize,
+    },
+    /// A list that fails half way: `items` are queued, no deletion is detected.
+    AbortedReplace(Vec<(u8, u32)>),
+    /// A periodic resync.
+    Resync,
+    /// The processing thread pops one item and applies it.
+    Pop,
+}
+
+/// The model's object: key and value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Obj {
+    /// Key.
+    pub key: u8,
+    /// Value.
+    pub value: u32,
+}
+
+fn key_of(o: &Obj, buf: &mut String) {
+    use std::fmt::Write as _;
+    let _ = write!(buf, "{}", o.key);
+}
+
+/// Runs `ops` against a real queue and store; `Err` describes the first broken property.
+///
+/// ```
+/// use kube_informer::testing::fifo_model::{check, FifoOp};
+///
+/// check(&[FifoOp::Add(1, 1), FifoOp::Delete(1), FifoOp::Replace { items: vec![(2, 1)], pops_after: 0, pops: 0 }])
+///     .unwrap();
+/// ```
+pub fn check(ops: &[FifoOp]) -> Result<(), String> {
+    let store: Arc<Store<Obj>> = Arc::new(Store::default());
+    let known: Arc<dyn KnownObjects<Obj>> = store.clone();
+    let fifo = DeltaFifo::with_key_fn(key_of, Some(known));
+    let mut truth: BTreeMap<u8, u32> = BTreeMap::new();
+    let mut replaced_once = false;
+    let obj = |k: u8, v: u32| Arc::new(Obj { key: k, value: v });
+    for (step, op) in ops.iter().enumerate() {
+        let at = |msg: String| format!("step {step} ({op:?}): {msg}");
+        match op {
+            FifoOp::Add(k, v) => {
+                truth.insert(*k, *v);
+                fifo.add(obj(*k, *v));
+            }
+            FifoOp::Update(k, v) => {
+                truth.insert(*k, *v);
+                fifo.update(obj(*k, *v));
+            }
+            FifoOp::Delete(k) => {
+                // A real watch only deletes what exists; the value is the last one.
+                if let Some(v) = truth.remove(k) {
+                    fifo.delete(obj(*k, v));
+                }
+            }
+            FifoOp::Replace {
+                items,
+                pops_after,
+                pops,
+            } => {
+                let listed = dedup_last(items);
+                let mut session = fifo.begin_replace();
+                for (i, (k, v)) in listed.iter().enumerate() {
+                    if i == *pops_after {
+                        for _ in 0..*pops {
+                            pop(&fifo, &store).map_err(at)?;
+                        }
+                    }
+                    session.add(obj(*k, *v));
+                }
+                session.finish();
+                replaced_once = true;
+                truth = listed.into_iter().collect();
+            }
+            FifoOp::AbortedReplace(items) => {
+                let mut session = fifo.begin_replace();
+                for (k, v) in dedup_last(items) {
+                    // Listed objects are real server states: the model takes them in.
+                    truth.insert(k, v);
+                    session.add(obj(k, v));
+                }
+            }
+            FifoOp::Resync => fifo.resync(),
+            FifoOp::Pop => pop(&fifo, &store).map_err(at)?,
+        }
+        let keys = fifo.list_keys();
+        let distinct: HashSet<_> = keys.iter().collect();
+        if distinct.len() != keys.len() {
+            return Err(at(format!("a key is queued twice: {keys:?}")));
+        }
+    }
+    while !fifo.is_empty() {
+        pop(&fifo, &store)?;
+    }
+    let cached: BTreeMap<u8, u32> = store.list().iter().map(|o| (o.key, o.value)).collect();
+    if cached != truth {
+        return Err(format!("store {cached:?} differs from the server's state {truth:?}"));
+    }
+    if replaced_once && !fifo.has_synced() {
+        return Err("drained after a replace but not synced".into());
+    }
+    Ok(())
+}
+
+/// A list never holds a key twice: keep the last value of each key, in first-seen order.
+fn dedup_last(items: &[(u8, u32)]) -> Vec<(u8, u32)> {
+    let mut out: Vec<(u8, u32)> = Vec::new();
+    for (k, v) in items {
+        match out.iter_mut().find(|(kk, _)| kk == k) {
+            Some(slot) => slot.1 = *v,
+            None => out.push((*k, *v)),
+        }
+    }
+    out
+}
+
+fn pop(fifo: &DeltaFifo<Obj>, store: &Store<Obj>) -> Result<(), String> {
+    if fifo.is_empty() {
+        return Ok(());
+    }
+    let synced_before = fifo.has_synced();
+    fifo.pop(|key, deltas, initial| {
+        if initial == synced_before {
+            return Err(format!("is_in_initial_list={initial} while has_synced={synced_before}"));
+        }
+        let mut prev_deleted = false;
+        for d in deltas.iter() {
+            let deleted = matches!(d, Delta::Deleted(_));
+            if deleted && prev_deleted {
+                return Err(format!("two deletions in a row for {key}: {deltas:?}"));
+            }
+            if matches!(d, Delta::Sync(_)) && prev_deleted {
+                return Err(format!("a sync after a deletion for {key}: {deltas:?}"));
+            }
+            prev_deleted = deleted;
+        }
+        for d in deltas {
+            match d {
+                Delta::Deleted(_) => {
+                    store.delete(key);
+                }
+                other => {
+                    store.put(key.clone(), other.object().clone());
+                }
+            }
+        }
+        Ok(())
+    })
+    .map_err(|_| "closed".to_string())?
+}

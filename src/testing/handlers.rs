@@ -1,0 +1,224 @@
+//! The resource verbs other than WATCH: GET, LIST, POST, PUT, PATCH, DELETE, DELETE of a collection — request
+//! decoding and answers around [`strategy`](super::strategy) and [`list`](super::list).
+
+use serde_json::{Value, json};
+
+use super::errors::{self, Failure, FieldError};
+use super::http::RequestHead;
+use super::list::{self, ListOptions};
+use super::log::Verb;
+use super::reply::Reply;
+use super::resource::ResourceSpec;
+use super::router::ResourcePath;
+use super::server::Shared;
+use super::store::{ListQuery, StoredObject, object_key};
+use super::strategy::{self, DeleteOptions, Deleted, PatchType};
+
+/// Serves a non-watch request on a resource path.
+pub(crate) fn handle(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+) -> Reply {
+    run(shared, verb, r, head, query, body).unwrap_or_else(Reply::Status)
+}
+
+fn param<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+fn dry_run(query: &[(String, String)]) -> Result<bool, Failure> {
+    match param(query, "dryRun") {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(v) => Err(errors::bad_request(format!(
+            "Invalid dry run value {v:?}: only \"All\" is supported"
+        ))),
+    }
+}
+
+/// A JSON (or YAML) request body as a JSON object.
+fn decode_body(head: &RequestHead, body: &[u8]) -> Result<Value, Failure> {
+    let ct = head.header("content-type").unwrap_or("application/json");
+    match ct.split(';').next().unwrap_or("").trim() {
+        "application/json" | "" | "*/*" => strategy::parse_object(body),
+        "application/yaml" => {
+            let text = std::str::from_utf8(body).map_err(|_| errors::bad_request("body is not UTF-8"))?;
+            let v: Value =
+                serde_saphyr::from_str(text).map_err(|e| errors::bad_request(format!("error decoding YAML: {e}")))?;
+            if v.is_object() {
+                Ok(v)
+            } else {
+                Err(errors::bad_request("the body of the request must be an object"))
+            }
+        }
+        other => Err(errors::unsupported_media_type(other)),
+    }
+}
+
+fn run(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+) -> Result<Reply, Failure> {
+    let spec = &*r.spec;
+    let ns = r.namespace.as_deref();
+    let name = r.name.as_deref().unwrap_or("");
+    let status_only = match r.subresource.as_deref() {
+        None => false,
+        Some("status") if spec.status_subresource => true,
+        Some(_) => return Err(errors::no_such_path()),
+    };
+    let store = &shared.store;
+    match verb {
+        Verb::List => {
+            let opts = ListOptions::parse(query, spec)?;
+            list::list(store, shared.too_large_wait, spec, ns, &opts)
+        }
+        Verb::Get => get(shared, spec, ns, name, query),
+        Verb::Create => {
+            let w = strategy::create(store, spec, ns, decode_body(head, body)?, dry_run(query)?)?;
+            Ok(Reply::Object(201, w.object))
+        }
+        Verb::Update => {
+            let v = decode_body(head, body)?;
+            let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?)?;
+            Ok(Reply::Object(200, w.object))
+        }
+        Verb::Patch => {
+            let ct = head.header("content-type").unwrap_or("");
+            let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_media_type(ct))?;
+            if kind == PatchType::Apply && param(query, "fieldManager").is_none_or(str::is_empty) {
+                let e = FieldError::required("fieldManager", "is required for apply patch");
+                return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));
+            }
+            let doc = strategy::parse_patch(kind, body)?;
+            let w = strategy::patch(store, spec, ns, name, kind, &doc, status_only, dry_run(query)?)?;
+            Ok(Reply::Object(if w.created { 201 } else { 200 }, w.object))
+        }
+        Verb::Delete => {
+            let opts = delete_options(query, body)?;
+            Ok(match strategy::delete(store, spec, ns, name, &opts)? {
+                Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
+                Deleted::Finalizing(obj) => Reply::Object(200, obj),
+            })
+        }
+        Verb::DeleteCollection => delete_collection(shared, spec, ns, query, body),
+        Verb::Watch => Err(errors::internal("watch is served by the connection")),
+    }
+}
+
+/// GET of one object, with `resourceVersion` semantics ("" latest, "0" any, N at least N).
+fn get(
+    shared: &Shared,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    name: &str,
+    query: &[(String, String)],
+) -> Result<Reply, Failure> {
+    let rv = match param(query, "resourceVersion") {
+        None | Some("") => 0,
+        Some(v) => v
+            .parse::<u64>()
+            .map_err(|_| errors::bad_request(format!("invalid resource version {v:?}")))?,
+    };
+    let (g, fresh) = shared.store.wait_for_rev(rv, shared.too_large_wait);
+    if !fresh {
+        return Err(errors::too_large_resource_version(rv, g.rev()));
+    }
+    let key = object_key(if spec.api.namespaced { ns.unwrap_or("") } else { "" }, name);
+    g.get(&spec.id(), &key)
+        .map(|o| Reply::Object(200, o))
+        .ok_or_else(|| errors::not_found(&spec.api, name))
+}
+
+/// The `Success` status a delete answers with once the object is gone (details name the resource, not the kind,
+/// as kube-apiserver does).
+fn success(spec: &ResourceSpec, last: &StoredObject) -> Value {
+    let mut details = json!({"name": last.name, "kind": spec.api.plural, "uid": last.uid});
+    if !spec.api.group.is_empty() {
+        details["group"] = json!(spec.api.group);
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+}
+
+/// `DeleteOptions` from the body and the query string.
+fn delete_options(query: &[(String, String)], body: &[u8]) -> Result<DeleteOptions, Failure> {
+    let mut opts = DeleteOptions {
+        dry_run: dry_run(query)?,
+        ..Default::default()
+    };
+    let mut policy = param(query, "propagationPolicy").map(str::to_owned);
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        opts.uid = v.pointer("/preconditions/uid").and_then(text);
+        opts.resource_version = v.pointer("/preconditions/resourceVersion").and_then(text);
+        if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
+            policy = Some(p.to_owned());
+        }
+        if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
+            if d.iter().any(|x| x == "All") {
+                opts.dry_run = true;
+            }
+        }
+    }
+    if let Some(p) = policy.filter(|p| !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")) {
+        let e = FieldError::not_supported("propagationPolicy", &p, &["Foreground", "Background", "Orphan", "nil"]);
+        return Err(errors::invalid("meta.k8s.io", "DeleteOptions", "", vec![e]));
+    }
+    Ok(opts)
+}
+
+/// DELETE of a collection: deletes every object matching the selectors; answers the list of what was deleted.
+fn delete_collection(
+    shared: &Shared,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    query: &[(String, String)],
+    body: &[u8],
+) -> Result<Reply, Failure> {
+    let list_opts = ListOptions::parse(query, spec)?;
+    let opts = delete_options(query, body)?;
+    let ns = if spec.api.namespaced { ns } else { None };
+    let targets = {
+        let g = shared.store.lock();
+        let filter = |o: &StoredObject| list_opts.matches(spec, o);
+        let q = ListQuery {
+            namespace: ns,
+            at: g.rev(),
+            after: None,
+            limit: 0,
+            filter: &filter,
+            count_remaining: false,
+        };
+        g.list(&spec.id(), &q).items
+    };
+    let mut items = Vec::with_capacity(targets.len());
+    for t in targets {
+        let ns = (!t.namespace.is_empty()).then_some(t.namespace.as_str());
+        match strategy::delete(&shared.store, spec, ns, &t.name, &opts) {
+            Ok(Deleted::Gone(o) | Deleted::Finalizing(o)) => items.push(o),
+            // Deleted meanwhile by someone else.
+            Err(st) if st.code == 404 => {}
+            Err(st) => return Err(st),
+        }
+    }
+    let prefix = format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{{\"resourceVersion\":\"{}\"}},\"items\":[",
+        json!(format!("{}List", spec.api.kind)),
+        json!(spec.api.api_version()),
+        shared.store.lock().rev(),
+    );
+    Ok(Reply::List {
+        prefix: prefix.into_bytes(),
+        items,
+    })
+}

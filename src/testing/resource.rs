@@ -1,0 +1,217 @@
+//! `ResourceSpec`: a resource the embedded server serves, and how (status subresource, selectable fields, names).
+
+use crate::object::ApiResource;
+
+/// Which names a resource accepts (apimachinery's name validation functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameRule {
+    /// A DNS-1123 subdomain: ≤ 253 characters, lowercase alphanumerics, `-` and `.` (most resources).
+    Subdomain,
+    /// A DNS-1123 label: ≤ 63 characters, lowercase alphanumerics and `-` (namespaces, nodes' labels, …).
+    Label,
+}
+
+/// A resource served by [`ApiServer`](super::ApiServer): its [`ApiResource`] plus what the server needs to know
+/// to serve it like kube-apiserver does.
+///
+/// ```
+/// use kube_informer::object::ApiResource;
+/// use kube_informer::testing::ResourceSpec;
+///
+/// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true))
+///     .with_status_subresource()
+///     .selectable_field("spec.color")
+///     .short_name("wd");
+/// assert_eq!(widgets.api_resource().plural, "widgets");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceSpec {
+    pub(crate) api: ApiResource,
+    /// `…/{name}/status` exists: main-resource writes keep the stored `.status`, status writes change only it,
+    /// and a create drops `.status`.
+    pub(crate) status_subresource: bool,
+    /// Field paths accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace` (a CRD's
+    /// `selectableFields`, a pod's `spec.nodeName`).
+    pub(crate) selectable_fields: Vec<String>,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) name_rule: NameRule,
+}
+
+impl ResourceSpec {
+    /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains.
+    pub fn new(api: ApiResource) -> Self {
+        ResourceSpec {
+            api,
+            status_subresource: false,
+            selectable_fields: Vec::new(),
+            short_names: Vec::new(),
+            name_rule: NameRule::Subdomain,
+        }
+    }
+
+    /// Adds the `status` subresource.
+    #[must_use]
+    pub fn with_status_subresource(mut self) -> Self {
+        self.status_subresource = true;
+        self
+    }
+
+    /// Accepts `path` (dot-separated, e.g. `spec.nodeName`) in field selectors.
+    #[must_use]
+    pub fn selectable_field(mut self, path: &str) -> Self {
+        self.selectable_fields.push(path.to_owned());
+        self
+    }
+
+    /// Adds a short name to discovery (`cm`).
+    #[must_use]
+    pub fn short_name(mut self, name: &str) -> Self {
+        self.short_names.push(name.to_owned());
+        self
+    }
+
+    /// Sets the name validation rule.
+    #[must_use]
+    pub fn names(mut self, rule: NameRule) -> Self {
+        self.name_rule = rule;
+        self
+    }
+
+    /// The resource.
+    pub fn api_resource(&self) -> &ApiResource {
+        &self.api
+    }
+
+    /// True when the resource has a status subresource.
+    pub fn has_status_subresource(&self) -> bool {
+        self.status_subresource
+    }
+
+    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources)
+    /// is called: core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`,
+    /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`.
+    pub fn defaults() -> Vec<ResourceSpec> {
+        let core = |kind: &str, plural: &str, namespaced: bool| ApiResource::new("", "v1", kind, plural, namespaced);
+        vec![
+            ResourceSpec::new(core("ConfigMap", "configmaps", true)).short_name("cm"),
+            ResourceSpec::new(core("Secret", "secrets", true)).selectable_field("type"),
+            ResourceSpec::new(core("Namespace", "namespaces", false))
+                .with_status_subresource()
+                .selectable_field("status.phase")
+                .short_name("ns")
+                .names(NameRule::Label),
+            ResourceSpec::new(core("Event", "events", true))
+                .selectable_field("involvedObject.kind")
+                .selectable_field("involvedObject.namespace")
+                .selectable_field("involvedObject.name")
+                .selectable_field("involvedObject.uid")
+                .selectable_field("reason")
+                .selectable_field("type")
+                .short_name("ev"),
+            ResourceSpec::new(core("Pod", "pods", true))
+                .with_status_subresource()
+                .selectable_field("spec.nodeName")
+                .selectable_field("spec.restartPolicy")
+                .selectable_field("spec.schedulerName")
+                .selectable_field("spec.serviceAccountName")
+                .selectable_field("status.phase")
+                .selectable_field("status.podIP")
+                .short_name("po"),
+            ResourceSpec::new(core("Node", "nodes", false))
+                .with_status_subresource()
+                .selectable_field("spec.unschedulable")
+                .short_name("no"),
+            ResourceSpec::new(core("Service", "services", true))
+                .with_status_subresource()
+                .short_name("svc")
+                .names(NameRule::Label),
+            ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true)),
+            ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
+                .with_status_subresource()
+                .short_name("deploy"),
+        ]
+    }
+
+    /// The key the server files this resource under: `plural.group` (`plural` for the core group).
+    pub(crate) fn id(&self) -> String {
+        self.api.qualified_name()
+    }
+
+    /// True when `field` may appear in a field selector.
+    pub(crate) fn selectable(&self, field: &str) -> bool {
+        field == "metadata.name" || field == "metadata.namespace" || self.selectable_fields.iter().any(|f| f == field)
+    }
+}
+
+impl From<ApiResource> for ResourceSpec {
+    /// [`ResourceSpec::new`].
+    fn from(api: ApiResource) -> Self {
+        ResourceSpec::new(api)
+    }
+}
+
+/// Checks a name against a rule; the message is apimachinery's.
+pub(crate) fn validate_name(rule: NameRule, name: &str) -> Result<(), String> {
+    const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    let (max, ok) = match rule {
+        NameRule::Subdomain => (253, name.split('.').all(is_label)),
+        NameRule::Label => (63, is_label(name)),
+    };
+    if name.len() > max {
+        return Err(format!("must be no more than {max} characters"));
+    }
+    if !ok {
+        return Err(match rule {
+            NameRule::Subdomain => SUBDOMAIN.to_owned(),
+            NameRule::Label => LABEL.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn is_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates_dns_names_like_apimachinery() {
+        for ok in ["a", "a-b", "a.b", "0abc", "x".repeat(253).as_str()] {
+            assert!(validate_name(NameRule::Subdomain, ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "A", "a_b", "-a", "a-", "a..b", ".a", "a.", "x".repeat(254).as_str()] {
+            assert!(validate_name(NameRule::Subdomain, bad).is_err(), "{bad}");
+        }
+        assert!(validate_name(NameRule::Label, "a.b").is_err());
+        assert!(validate_name(NameRule::Label, &"x".repeat(64)).is_err());
+        assert!(validate_name(NameRule::Label, "kube-system").is_ok());
+    }
+
+    #[test]
+    fn defaults_cover_the_core_resources() {
+        let ids: Vec<String> = ResourceSpec::defaults().iter().map(ResourceSpec::id).collect();
+        for id in [
+            "configmaps",
+            "secrets",
+            "namespaces",
+            "events",
+            "leases.coordination.k8s.io",
+        ] {
+            assert!(ids.iter().any(|i| i == id), "{id}");
+        }
+        let pods = ResourceSpec::defaults()
+            .into_iter()
+            .find(|s| s.api.plural == "pods")
+            .unwrap();
+        assert!(pods.selectable("spec.nodeName") && pods.selectable("metadata.name") && !pods.selectable("spec.x"));
+    }
+}

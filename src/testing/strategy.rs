@@ -1,0 +1,826 @@
+//! The write rules of kube-apiserver's generic registry (its `rest` create/update/delete strategies), applied to
+//! JSON objects under the store lock: system metadata, optimistic concurrency, generation, finalizers, status.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde_json::{Map, Value};
+
+use super::errors::{self, Failure, FieldError};
+use super::patch::{self, PatchError};
+use super::resource::{ResourceSpec, validate_name};
+use super::store::{Change, Store, StoreInner, StoredObject, object_key};
+use super::util;
+use crate::object::time::format_rfc3339;
+use crate::selector::{Operator, Requirement};
+
+type Object = Map<String, Value>;
+
+/// The JSON object in a request body; 400 otherwise.
+pub(crate) fn parse_object(body: &[u8]) -> Result<Value, Failure> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| errors::bad_request(format!("the body of the request could not be decoded as JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(errors::bad_request("the body of the request must be a JSON object"));
+    }
+    Ok(v)
+}
+
+fn as_object(v: &mut Value) -> Result<&mut Object, Failure> {
+    v.as_object_mut()
+        .ok_or_else(|| errors::bad_request("the body of the request must be a JSON object"))
+}
+
+fn meta_mut(obj: &mut Object) -> Result<&mut Object, Failure> {
+    let m = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    if m.is_null() {
+        *m = Value::Object(Map::new());
+    }
+    m.as_object_mut()
+        .ok_or_else(|| errors::bad_request("metadata must be a JSON object"))
+}
+
+fn text<'a>(m: &'a Object, key: &str) -> &'a str {
+    m.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Checks `apiVersion`/`kind` against the resource and fills them in; checks the shape of the metadata maps.
+fn check_type(spec: &ResourceSpec, obj: &mut Object) -> Result<(), Failure> {
+    let (want_version, want_kind) = (spec.api.api_version(), &spec.api.kind);
+    let got_version = text(obj, "apiVersion");
+    if !got_version.is_empty() && got_version != want_version {
+        return Err(errors::bad_request(format!(
+            "the API version in the data ({got_version}) does not match the expected API version ({want_version})"
+        )));
+    }
+    let got_kind = text(obj, "kind");
+    if !got_kind.is_empty() && got_kind != want_kind {
+        return Err(errors::bad_request(format!(
+            "the kind in the data ({got_kind}) does not match the expected kind ({want_kind})"
+        )));
+    }
+    obj.insert("apiVersion".into(), Value::String(want_version));
+    obj.insert("kind".into(), Value::String(want_kind.clone()));
+    let meta = meta_mut(obj)?;
+    for key in ["labels", "annotations"] {
+        match meta.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(m)) if m.values().all(Value::is_string) => {}
+            Some(_) => {
+                return Err(errors::bad_request(format!("metadata.{key} must be a map of strings")));
+            }
+        }
+    }
+    match meta.get("finalizers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {}
+        Some(_) => return Err(errors::bad_request("metadata.finalizers must be a list of strings")),
+    }
+    for key in ["name", "generateName", "namespace", "resourceVersion", "uid"] {
+        if meta.get(key).is_some_and(|v| !v.is_string() && !v.is_null()) {
+            return Err(errors::bad_request(format!("metadata.{key} must be a string")));
+        }
+    }
+    Ok(())
+}
+
+/// The namespace the object lives in: the URL's, which the body must agree with; none for cluster-scoped
+/// resources.
+fn resolve_namespace(spec: &ResourceSpec, url_ns: Option<&str>, meta: &mut Object) -> Result<String, Failure> {
+    if !spec.api.namespaced {
+        meta.remove("namespace");
+        return Ok(String::new());
+    }
+    let body_ns = text(meta, "namespace").to_owned();
+    let ns = match url_ns {
+        Some(u) if !body_ns.is_empty() && body_ns != u => {
+            return Err(errors::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        Some(u) => u.to_owned(),
+        None => return Err(errors::method_not_allowed()),
+    };
+    meta.insert("namespace".into(), Value::String(ns.clone()));
+    Ok(ns)
+}
+
+fn validate_labels(spec: &ResourceSpec, name: &str, meta: &Object) -> Result<(), Failure> {
+    let mut errs = Vec::new();
+    if let Some(Value::Object(labels)) = meta.get("labels") {
+        for (k, v) in labels {
+            let v = v.as_str().unwrap_or("");
+            if let Err(e) = Requirement::new(k, Operator::Equals, [v]) {
+                errs.push(FieldError::invalid(
+                    "metadata.labels",
+                    &format!("{k}={v}"),
+                    &e.to_string(),
+                ));
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errors::invalid(&spec.api.group, &spec.api.kind, name, errs))
+    }
+}
+
+fn finalizers(meta: &Object) -> Vec<&str> {
+    match meta.get("finalizers") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Everything outside `metadata` and `status`: what a generation counts.
+fn same_spec(a: &Object, b: &Object) -> bool {
+    let counted = |k: &str| !matches!(k, "metadata" | "status" | "apiVersion" | "kind");
+    let (mut na, mut nb) = (0, 0);
+    for (k, v) in a.iter().filter(|(k, _)| counted(k)) {
+        na += 1;
+        if b.get(k) != Some(v) {
+            return false;
+        }
+    }
+    for _ in b.keys().filter(|k| counted(k)) {
+        nb += 1;
+    }
+    na == nb
+}
+
+/// The result of a write.
+#[derive(Debug)]
+pub(crate) struct Written {
+    pub(crate) object: Arc<StoredObject>,
+    /// True when the write created the object (201).
+    pub(crate) created: bool,
+}
+
+fn commit(g: &mut StoreInner, spec: &ResourceSpec, change: Change, dry_run: bool) -> Arc<StoredObject> {
+    if dry_run {
+        return Arc::new(match change {
+            Change::Put(o) | Change::Delete(o) => o,
+        });
+    }
+    g.commit(&spec.id(), change).expect("resource registered")
+}
+
+fn stamp(value: &mut Value, rev: u64) {
+    if let Some(m) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.insert("resourceVersion".into(), Value::String(rev.to_string()));
+    }
+}
+
+/// POST: creates an object in `url_ns`.
+pub(crate) fn create(
+    store: &Store,
+    spec: &ResourceSpec,
+    url_ns: Option<&str>,
+    body: Value,
+    dry_run: bool,
+) -> Result<Written, Failure> {
+    let mut g = store.lock();
+    let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
+    store.written(g, &spec.id());
+    Ok(w)
+}
+
+fn create_locked(
+    g: &mut StoreInner,
+    spec: &ResourceSpec,
+    url_ns: Option<&str>,
+    mut body: Value,
+    dry_run: bool,
+) -> Result<Written, Failure> {
+    let obj = as_object(&mut body)?;
+    check_type(spec, obj)?;
+    if spec.status_subresource {
+        obj.remove("status");
+    }
+    let meta = meta_mut(obj)?;
+    let ns = resolve_namespace(spec, url_ns, meta)?;
+    if !text(meta, "resourceVersion").is_empty() {
+        return Err(errors::internal(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    let (name, generate) = (text(meta, "name").to_owned(), text(meta, "generateName").to_owned());
+    let invalid = |name: &str, errs| errors::invalid(&spec.api.group, &spec.api.kind, name, errs);
+    if name.is_empty() && generate.is_empty() {
+        let e = FieldError::required("metadata.name", "name or generateName is required");
+        return Err(invalid("", vec![e]));
+    }
+    validate_labels(spec, &name, meta)?;
+    let name = if name.is_empty() {
+        // apiserver's SimpleNameGenerator: prefix cut to 58 characters, then 5 random ones.
+        let prefix: String = generate.chars().take(58).collect();
+        let mut candidate = format!("{prefix}{}", util::name_suffix());
+        for _ in 0..16 {
+            if g.get(&spec.id(), &object_key(&ns, &candidate)).is_none() {
+                break;
+            }
+            candidate = format!("{prefix}{}", util::name_suffix());
+        }
+        candidate
+    } else {
+        name
+    };
+    if let Err(msg) = validate_name(spec.name_rule, &name) {
+        return Err(invalid(&name, vec![FieldError::invalid("metadata.name", &name, &msg)]));
+    }
+    if g.get(&spec.id(), &object_key(&ns, &name)).is_some() {
+        return Err(errors::already_exists(&spec.api, &name));
+    }
+    let rev = g.rev() + 1;
+    meta.insert("name".into(), Value::String(name));
+    meta.insert("uid".into(), Value::String(util::new_uid()));
+    meta.insert(
+        "creationTimestamp".into(),
+        Value::String(format_rfc3339(SystemTime::now())),
+    );
+    meta.insert("generation".into(), Value::from(1));
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    if dry_run {
+        meta.remove("resourceVersion");
+    } else {
+        meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
+    }
+    let stored = StoredObject::from_value(spec, &body);
+    Ok(Written {
+        object: commit(g, spec, Change::Put(stored), dry_run),
+        created: true,
+    })
+}
+
+/// Checks the name in the body against the URL's, and fills it in when absent.
+fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
+    let meta = meta_mut(obj)?;
+    let body_name = text(meta, "name");
+    if body_name != url_name {
+        return Err(errors::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+        )));
+    }
+    Ok(())
+}
+
+/// Turns a requested new state into the one to store, following the update rules; `None` when nothing changed.
+fn prepare_update(
+    spec: &ResourceSpec,
+    current: &StoredObject,
+    mut new: Value,
+    status_only: bool,
+) -> Result<Option<Value>, Failure> {
+    let old = current.to_value();
+    let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
+        return Err(errors::internal("stored object is not a JSON object"));
+    };
+    let no_meta = Object::new();
+    let old_meta = old_obj.get("metadata").and_then(Value::as_object).unwrap_or(&no_meta);
+    let name = current.name.as_str();
+    let new_meta = meta_mut(new_obj)?;
+    let rv = text(new_meta, "resourceVersion");
+    if !rv.is_empty() {
+        let Ok(rv) = rv.parse::<u64>() else {
+            return Err(errors::bad_request(format!("invalid resourceVersion {rv:?}")));
+        };
+        if rv != current.rev {
+            return Err(errors::stale(&spec.api, name));
+        }
+    }
+    let mut result = if status_only {
+        // Only `.status` comes from the request; everything else stays as stored.
+        let status = new_obj.remove("status");
+        let mut r = old_obj.clone();
+        match status {
+            Some(s) => r.insert("status".into(), s),
+            None => r.remove("status"),
+        };
+        r
+    } else {
+        let new_uid = text(new_meta, "uid");
+        if !new_uid.is_empty() && new_uid != current.uid {
+            let e = FieldError::invalid("metadata.uid", new_uid, "field is immutable");
+            return Err(errors::invalid(&spec.api.group, &spec.api.kind, name, vec![e]));
+        }
+        for key in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
+            match old_meta.get(key) {
+                Some(v) => new_meta.insert(key.into(), v.clone()),
+                None => new_meta.remove(key),
+            };
+        }
+        validate_labels(spec, name, new_meta)?;
+        if old_meta.contains_key("deletionTimestamp") {
+            let before = finalizers(old_meta);
+            if let Some(added) = finalizers(new_meta).into_iter().find(|f| !before.contains(f)) {
+                let e = FieldError::forbidden(
+                    "metadata.finalizers",
+                    &format!(
+                        "no new finalizers can be added if the object is being deleted, found new finalizers [{added:?}]"
+                    ),
+                );
+                return Err(errors::invalid(&spec.api.group, &spec.api.kind, name, vec![e]));
+            }
+        }
+        if spec.status_subresource {
+            match old_obj.get("status") {
+                Some(s) => new_obj.insert("status".into(), s.clone()),
+                None => new_obj.remove("status"),
+            };
+        }
+        if !same_spec(old_obj, new_obj) {
+            let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+            meta_mut(new_obj)?.insert("generation".into(), Value::from(generation + 1));
+        }
+        std::mem::take(new_obj)
+    };
+    meta_mut(&mut result)?.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
+    let result = Value::Object(result);
+    Ok(if result == old { None } else { Some(result) })
+}
+
+/// Stores a prepared update: a MODIFIED event, or DELETED when it removed the last finalizer of an object being
+/// deleted.
+fn store_update(
+    g: &mut StoreInner,
+    spec: &ResourceSpec,
+    current: &Arc<StoredObject>,
+    new: Option<Value>,
+    dry_run: bool,
+) -> Arc<StoredObject> {
+    let Some(mut new) = new else {
+        return current.clone();
+    };
+    let rev = if dry_run { current.rev } else { g.rev() + 1 };
+    stamp(&mut new, rev);
+    let meta = new.get("metadata").and_then(Value::as_object);
+    let finished = meta.is_some_and(|m| m.contains_key("deletionTimestamp") && finalizers(m).is_empty());
+    let stored = StoredObject::from_value(spec, &new);
+    let change = if finished {
+        Change::Delete(stored)
+    } else {
+        Change::Put(stored)
+    };
+    commit(g, spec, change, dry_run)
+}
+
+/// PUT (`status_only`: PUT of the status subresource).
+pub(crate) fn update(
+    store: &Store,
+    spec: &ResourceSpec,
+    url_ns: Option<&str>,
+    name: &str,
+    mut body: Value,
+    status_only: bool,
+    dry_run: bool,
+) -> Result<Written, Failure> {
+    let obj = as_object(&mut body)?;
+    check_type(spec, obj)?;
+    check_name(obj, name)?;
+    let ns = resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
+    let mut g = store.lock();
+    let current = g
+        .get(&spec.id(), &object_key(&ns, name))
+        .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    let new = prepare_update(spec, &current, body, status_only)?;
+    let object = store_update(&mut g, spec, &current, new, dry_run);
+    store.written(g, &spec.id());
+    Ok(Written { object, created: false })
+}
+
+/// The patch formats kube-apiserver accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PatchType {
+    /// `application/merge-patch+json` (RFC 7386).
+    Merge,
+    /// `application/json-patch+json` (RFC 6902).
+    Json,
+    /// `application/strategic-merge-patch+json`, applied as a merge patch.
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply), applied as a merge patch that may create.
+    Apply,
+}
+
+impl PatchType {
+    /// From a `Content-Type` header.
+    pub(crate) fn from_content_type(ct: &str) -> Option<PatchType> {
+        match ct.split(';').next().unwrap_or("").trim() {
+            "application/merge-patch+json" => Some(PatchType::Merge),
+            "application/json-patch+json" => Some(PatchType::Json),
+            "application/strategic-merge-patch+json" => Some(PatchType::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+json" => Some(PatchType::Apply),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes a patch body (JSON; YAML too for apply).
+pub(crate) fn parse_patch(kind: PatchType, body: &[u8]) -> Result<Value, Failure> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v) => Ok(v),
+        Err(e) if kind == PatchType::Apply => {
+            let text = std::str::from_utf8(body).map_err(|_| errors::bad_request("apply patch is not UTF-8"))?;
+            serde_saphyr::from_str::<Value>(text)
+                .map_err(|y| errors::bad_request(format!("error decoding YAML: {y} (as JSON: {e})")))
+        }
+        Err(e) => Err(errors::bad_request(format!("error decoding patch: {e}"))),
+    }
+}
+
+/// PATCH (`status_only`: PATCH of the status subresource). An apply patch of a missing object creates it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn patch(
+    store: &Store,
+    spec: &ResourceSpec,
+    url_ns: Option<&str>,
+    name: &str,
+    kind: PatchType,
+    patch_doc: &Value,
+    status_only: bool,
+    dry_run: bool,
+) -> Result<Written, Failure> {
+    if kind != PatchType::Json && !patch_doc.is_object() {
+        return Err(errors::bad_request("a merge patch must be a JSON object"));
+    }
+    if spec.api.namespaced && url_ns.is_none() {
+        return Err(errors::method_not_allowed());
+    }
+    let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
+    let mut g = store.lock();
+    let Some(current) = g.get(&spec.id(), &object_key(ns, name)) else {
+        if kind == PatchType::Apply && !status_only {
+            let mut body = patch_doc.clone();
+            let meta = meta_mut(as_object(&mut body)?)?;
+            if text(meta, "name").is_empty() {
+                meta.insert("name".into(), Value::String(name.to_owned()));
+            }
+            check_name(as_object(&mut body)?, name)?;
+            let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
+            store.written(g, &spec.id());
+            return Ok(w);
+        }
+        return Err(errors::not_found(&spec.api, name));
+    };
+    let mut doc = current.to_value();
+    match kind {
+        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
+            PatchError::Malformed(m) => errors::bad_request(m),
+            PatchError::Failed(m) => Box::new(crate::object::Status::failure(422, "Invalid", m)),
+        })?,
+        PatchType::Merge | PatchType::Strategic | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
+    }
+    let obj = as_object(&mut doc)?;
+    check_type(spec, obj)?;
+    let meta = meta_mut(obj)?;
+    if text(meta, "resourceVersion") != current.rev.to_string() && !text(meta, "resourceVersion").is_empty() {
+        return Err(errors::stale(&spec.api, name));
+    }
+    check_name(obj, name)?;
+    resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
+    let new = prepare_update(spec, &current, doc, status_only)?;
+    let object = store_update(&mut g, spec, &current, new, dry_run);
+    store.written(g, &spec.id());
+    Ok(Written { object, created: false })
+}
+
+/// `DeleteOptions` the server honours.
+#[derive(Debug, Default)]
+pub(crate) struct DeleteOptions {
+    pub(crate) uid: Option<String>,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) dry_run: bool,
+}
+
+/// What a delete did.
+#[derive(Debug)]
+pub(crate) enum Deleted {
+    /// The object is gone; its last state (at the deletion's resourceVersion).
+    Gone(Arc<StoredObject>),
+    /// Finalizers are pending: the object now carries a deletionTimestamp.
+    Finalizing(Arc<StoredObject>),
+}
+
+/// DELETE of one object.
+pub(crate) fn delete(
+    store: &Store,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    name: &str,
+    opts: &DeleteOptions,
+) -> Result<Deleted, Failure> {
+    let ns = if spec.api.namespaced { ns.unwrap_or("") } else { "" };
+    let mut g = store.lock();
+    let current = g
+        .get(&spec.id(), &object_key(ns, name))
+        .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    let precondition = |what: &str, want: &str, have: &str| {
+        errors::conflict(
+            &spec.api,
+            name,
+            &format!("Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}"),
+        )
+    };
+    if let Some(uid) = opts.uid.as_deref().filter(|u| *u != current.uid) {
+        return Err(precondition("UID", uid, &current.uid));
+    }
+    if let Some(rv) = opts
+        .resource_version
+        .as_deref()
+        .filter(|r| *r != current.rev.to_string())
+    {
+        return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
+    }
+    let mut value = current.to_value();
+    let meta = value.get_mut("metadata").and_then(Value::as_object_mut);
+    let outcome = match meta {
+        Some(meta) if !finalizers(meta).is_empty() => {
+            if meta.contains_key("deletionTimestamp") {
+                Deleted::Finalizing(current)
+            } else {
+                // Graceful deletion: mark, bump the generation, let the finalizers' owners finish.
+                let rev = if opts.dry_run { current.rev } else { g.rev() + 1 };
+                meta.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(format_rfc3339(SystemTime::now())),
+                );
+                meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+                meta.insert("generation".into(), Value::from(generation + 1));
+                meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
+                let stored = StoredObject::from_value(spec, &value);
+                Deleted::Finalizing(commit(&mut g, spec, Change::Put(stored), opts.dry_run))
+            }
+        }
+        _ => {
+            let rev = if opts.dry_run { current.rev } else { g.rev() + 1 };
+            let last = current.at_revision(spec, rev);
+            Deleted::Gone(commit(&mut g, spec, Change::Delete(last), opts.dry_run))
+        }
+    };
+    store.written(g, &spec.id());
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::ApiResource;
+    use serde_json::json;
+
+    fn setup() -> (Store, ResourceSpec) {
+        let spec = ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
+            .with_status_subresource();
+        (Store::new(1, 100, vec![spec.clone()]), spec)
+    }
+
+    fn value(o: &StoredObject) -> Value {
+        o.to_value()
+    }
+
+    #[test]
+    fn create_sets_system_fields_and_drops_status() {
+        let (store, spec) = setup();
+        let w = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d"},"spec":{"r":1},"status":{"x":1}}),
+            false,
+        )
+        .unwrap();
+        let v = value(&w.object);
+        assert_eq!(v["apiVersion"], "apps/v1");
+        assert_eq!(v["kind"], "Deployment");
+        assert_eq!(v["metadata"]["namespace"], "ns");
+        assert_eq!(v["metadata"]["generation"], 1);
+        assert_eq!(v["metadata"]["resourceVersion"], "2");
+        assert!(v["metadata"]["uid"].as_str().unwrap().len() == 36);
+        assert!(v.get("status").is_none());
+        let again = create(&store, &spec, Some("ns"), json!({"metadata":{"name":"d"}}), false).unwrap_err();
+        assert_eq!((again.code, again.reason.as_str()), (409, "AlreadyExists"));
+    }
+
+    #[test]
+    fn create_validates_input() {
+        let (store, spec) = setup();
+        let cases = [
+            (json!({"metadata":{"name":"Bad_Name"}}), 422),
+            (json!({"metadata":{}}), 422),
+            (json!({"metadata":{"name":"a","labels":{"bad key!":"v"}}}), 422),
+            (json!({"metadata":{"name":"a","labels":{"k":1}}}), 400),
+            (json!({"metadata":{"name":"a","namespace":"other"}}), 400),
+            (json!({"kind":"Pod","metadata":{"name":"a"}}), 400),
+            (json!({"metadata":{"name":"a","resourceVersion":"5"}}), 500),
+        ];
+        for (body, code) in cases {
+            let err = create(&store, &spec, Some("ns"), body.clone(), false).unwrap_err();
+            assert_eq!(err.code, code, "{body}");
+        }
+        let w = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"generateName":"web-"}}),
+            false,
+        )
+        .unwrap();
+        assert!(w.object.name.starts_with("web-") && w.object.name.len() == 9);
+    }
+
+    #[test]
+    fn update_checks_versions_and_counts_generations() {
+        let (store, spec) = setup();
+        let w = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d"},"spec":{"r":1}}),
+            false,
+        )
+        .unwrap();
+        let mut v = value(&w.object);
+        // A label change keeps the generation.
+        v["metadata"]["labels"] = json!({"a":"b"});
+        let u1 = update(&store, &spec, Some("ns"), "d", v.clone(), false, false).unwrap();
+        assert_eq!(value(&u1.object)["metadata"]["generation"], 1);
+        // The same body again carries a stale resourceVersion.
+        let stale = update(&store, &spec, Some("ns"), "d", v.clone(), false, false).unwrap_err();
+        assert_eq!((stale.code, stale.reason.as_str()), (409, "Conflict"));
+        // A spec change bumps it; the status sent with it is ignored.
+        let mut v = value(&u1.object);
+        v["spec"]["r"] = json!(2);
+        v["status"] = json!({"ready": true});
+        let u2 = update(&store, &spec, Some("ns"), "d", v, false, false).unwrap();
+        assert_eq!(value(&u2.object)["metadata"]["generation"], 2);
+        assert!(value(&u2.object).get("status").is_none());
+        // Status writes touch only the status.
+        let mut v = value(&u2.object);
+        v["status"] = json!({"ready": true});
+        v["spec"]["r"] = json!(99);
+        let u3 = update(&store, &spec, Some("ns"), "d", v, true, false).unwrap();
+        let got = value(&u3.object);
+        assert_eq!(
+            (got["status"]["ready"].clone(), got["spec"]["r"].clone()),
+            (json!(true), json!(2))
+        );
+        // A write that changes nothing makes no new revision.
+        let before = store.lock().rev();
+        let same = update(&store, &spec, Some("ns"), "d", value(&u3.object), false, false).unwrap();
+        assert_eq!((same.object.rev, store.lock().rev()), (u3.object.rev, before));
+        // Name mismatch and missing object.
+        assert_eq!(
+            update(&store, &spec, Some("ns"), "x", value(&u3.object), false, false)
+                .unwrap_err()
+                .code,
+            400
+        );
+        let mut ghost = value(&u3.object);
+        ghost["metadata"]["name"] = json!("ghost");
+        assert_eq!(
+            update(&store, &spec, Some("ns"), "ghost", ghost, false, false)
+                .unwrap_err()
+                .code,
+            404
+        );
+    }
+
+    #[test]
+    fn finalizers_hold_deletion_until_removed() {
+        let (store, spec) = setup();
+        let w = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d","finalizers":["x/y"]}}),
+            false,
+        )
+        .unwrap();
+        let Deleted::Finalizing(marked) = delete(&store, &spec, Some("ns"), "d", &DeleteOptions::default()).unwrap()
+        else {
+            panic!("expected finalizing");
+        };
+        let mut v = value(&marked);
+        assert!(v["metadata"]["deletionTimestamp"].is_string());
+        assert_eq!(v["metadata"]["generation"], 2);
+        assert!(marked.rev > w.object.rev);
+        // No new finalizer may be added now.
+        v["metadata"]["finalizers"] = json!(["x/y", "new"]);
+        assert_eq!(
+            update(&store, &spec, Some("ns"), "d", v.clone(), false, false)
+                .unwrap_err()
+                .code,
+            422
+        );
+        v["metadata"]["finalizers"] = json!([]);
+        update(&store, &spec, Some("ns"), "d", v, false, false).unwrap();
+        assert!(store.lock().get("deployments.apps", "ns/d").is_none());
+    }
+
+    #[test]
+    fn delete_preconditions_conflict() {
+        let (store, spec) = setup();
+        let w = create(&store, &spec, Some("ns"), json!({"metadata":{"name":"d"}}), false).unwrap();
+        let opts = DeleteOptions {
+            uid: Some("other".into()),
+            ..Default::default()
+        };
+        let e = delete(&store, &spec, Some("ns"), "d", &opts).err().unwrap();
+        assert_eq!(e.code, 409);
+        assert!(e.message.contains("Precondition failed: UID"));
+        let opts = DeleteOptions {
+            resource_version: Some(w.object.rev.to_string()),
+            uid: Some(w.object.uid.clone()),
+            ..Default::default()
+        };
+        let Deleted::Gone(last) = delete(&store, &spec, Some("ns"), "d", &opts).unwrap() else {
+            panic!("expected gone");
+        };
+        assert_eq!(last.rev, w.object.rev + 1);
+        assert!(delete(&store, &spec, Some("ns"), "d", &opts).is_err());
+    }
+
+    #[test]
+    fn patches_apply_with_optimistic_concurrency() {
+        let (store, spec) = setup();
+        create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d"},"spec":{"a":1,"b":[1,2]}}),
+            false,
+        )
+        .unwrap();
+        let w = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            PatchType::Merge,
+            &json!({"spec":{"a":null,"c":3}}),
+            false,
+            false,
+        )
+        .unwrap();
+        assert_eq!(value(&w.object)["spec"], json!({"b":[1,2],"c":3}));
+        let jp = json!([{"op":"add","path":"/spec/b/-","value":3}]);
+        let w = patch(&store, &spec, Some("ns"), "d", PatchType::Json, &jp, false, false).unwrap();
+        assert_eq!(value(&w.object)["spec"]["b"], json!([1, 2, 3]));
+        let failing = json!([{"op":"test","path":"/spec/c","value":4}]);
+        let e = patch(&store, &spec, Some("ns"), "d", PatchType::Json, &failing, false, false)
+            .err()
+            .unwrap();
+        assert_eq!(e.code, 422);
+        let stale = json!({"metadata":{"resourceVersion":"1"},"spec":{"c":5}});
+        let e = patch(&store, &spec, Some("ns"), "d", PatchType::Merge, &stale, false, false)
+            .err()
+            .unwrap();
+        assert_eq!(e.code, 409);
+        let e = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "nope",
+            PatchType::Merge,
+            &json!({}),
+            false,
+            false,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code, 404);
+        let w = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "new",
+            PatchType::Apply,
+            &json!({"spec":{"z":1}}),
+            false,
+            false,
+        )
+        .unwrap();
+        assert!(w.created);
+        let status = json!({"status":{"ok":true},"spec":{"z":2}});
+        let w = patch(&store, &spec, Some("ns"), "new", PatchType::Merge, &status, true, false).unwrap();
+        assert_eq!(value(&w.object)["spec"]["z"], 1);
+        assert_eq!(value(&w.object)["status"]["ok"], true);
+    }
+
+    #[test]
+    fn dry_run_stores_nothing() {
+        let (store, spec) = setup();
+        let rev = store.lock().rev();
+        let w = create(&store, &spec, Some("ns"), json!({"metadata":{"name":"d"}}), true).unwrap();
+        assert_eq!(w.object.name, "d");
+        assert_eq!(store.lock().rev(), rev);
+        assert!(store.lock().get("deployments.apps", "ns/d").is_none());
+    }
+}

@@ -1,0 +1,1404 @@
+//! The embedded API server over real HTTP: storage semantics, list/watch protocol, writes, auth, discovery,
+//! faults, restart and shutdown.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use kube_informer::object::core::ConfigMap;
+use kube_informer::object::{ApiResource, ObjectMeta};
+use kube_informer::testing::{AccessRule, ApiServer, Fault, ResourceSpec, Verb};
+use serde_json::{Value, json};
+
+/// Upper bound on any wait; reaching it fails the test (never a synchronisation device).
+const WAIT: Duration = Duration::from_secs(20);
+
+fn cm() -> ApiResource {
+    ApiResource::new("", "v1", "ConfigMap", "configmaps", true)
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .timeout_global(Some(WAIT))
+            .build(),
+    )
+}
+
+/// One request with a fresh agent: (status, JSON body or the text as a JSON string).
+fn send(method: &str, url: &str, content_type: &str, body: &str) -> (u16, Value) {
+    send_with(&agent(), method, url, content_type, body)
+}
+
+fn send_with(a: &ureq::Agent, method: &str, url: &str, content_type: &str, body: &str) -> (u16, Value) {
+    let r = match method {
+        "GET" => a.get(url).call(),
+        "DELETE" if body.is_empty() => a.delete(url).call(),
+        "DELETE" => a
+            .delete(url)
+            .header("Content-Type", content_type)
+            .force_send_body()
+            .send(body),
+        "POST" => a.post(url).header("Content-Type", content_type).send(body),
+        "PUT" => a.put(url).header("Content-Type", content_type).send(body),
+        "PATCH" => a.patch(url).header("Content-Type", content_type).send(body),
+        m => panic!("method {m}"),
+    }
+    .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let code = r.status().as_u16();
+    let text = r.into_body().read_to_string().unwrap();
+    (code, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+fn get(url: &str) -> (u16, Value) {
+    send("GET", url, "", "")
+}
+
+fn post(url: &str, body: &Value) -> (u16, Value) {
+    send("POST", url, "application/json", &body.to_string())
+}
+
+fn put(url: &str, body: &Value) -> (u16, Value) {
+    send("PUT", url, "application/json", &body.to_string())
+}
+
+fn cms(server: &ApiServer, ns: &str) -> String {
+    format!("{}/api/v1/namespaces/{ns}/configmaps", server.url())
+}
+
+fn make(server: &ApiServer, ns: &str, name: &str, labels: Value) -> Value {
+    server
+        .create_json(
+            &cm(),
+            Some(ns),
+            json!({"metadata": {"name": name, "labels": labels}, "data": {"v": "0"}}),
+        )
+        .unwrap()
+}
+
+fn rv_of(v: &Value) -> u64 {
+    v["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
+}
+
+/// What a raw watch stream yields next.
+#[derive(Debug)]
+enum Next {
+    Line(Vec<u8>),
+    /// The terminating chunk: a clean end.
+    Clean,
+    /// EOF without the terminating chunk; the bytes of an unfinished line.
+    Cut(Vec<u8>),
+}
+
+/// A minimal HTTP/1.1 client for streams, so tests see chunks, cuts and torn objects exactly.
+struct Raw {
+    r: BufReader<TcpStream>,
+    code: u16,
+    headers: Vec<(String, String)>,
+    pending: Vec<u8>,
+}
+
+impl Raw {
+    fn request(addr: SocketAddr, method: &str, path: &str) -> Raw {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        let mut s2 = s.try_clone().unwrap();
+        write!(s2, "{method} {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        let mut raw = Raw {
+            r: BufReader::new(s),
+            code: 0,
+            headers: Vec::new(),
+            pending: Vec::new(),
+        };
+        raw.read_head();
+        raw
+    }
+
+    fn watch(server: &ApiServer, path: &str) -> Raw {
+        let raw = Raw::request(server.addr(), "GET", path);
+        assert_eq!(raw.code, 200, "watch {path}");
+        raw
+    }
+
+    fn read_head(&mut self) {
+        let mut line = String::new();
+        self.r.read_line(&mut line).unwrap();
+        self.code = line.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        self.headers.clear();
+        loop {
+            line.clear();
+            self.r.read_line(&mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let (n, v) = l.split_once(':').unwrap();
+            self.headers.push((n.to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body of a Content-Length answer, as far as it goes before EOF.
+    fn body(&mut self) -> Vec<u8> {
+        let len: usize = self.header("content-length").unwrap().parse().unwrap();
+        let mut body = Vec::new();
+        let _ = self.r.by_ref().take(len as u64).read_to_end(&mut body);
+        body
+    }
+
+    fn json(&mut self) -> Value {
+        serde_json::from_slice(&self.body()).unwrap()
+    }
+
+    /// One chunk's data; `Some(empty)` for the terminating chunk, `None` on EOF.
+    fn chunk(&mut self) -> Option<Vec<u8>> {
+        let mut size = String::new();
+        match self.r.read_line(&mut size) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+            Err(e) => panic!("watch stream stalled or failed: {e}"),
+        }
+        if !size.ends_with('\n') {
+            return None;
+        }
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        let mut data = vec![0; n + 2];
+        match self.r.read_exact(&mut data) {
+            Ok(()) => {}
+            Err(e) if n == 0 => panic!("terminating chunk: {e}"),
+            Err(_) => return None,
+        }
+        data.truncate(n);
+        Some(data)
+    }
+
+    fn next(&mut self) -> Next {
+        loop {
+            if let Some(i) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=i).collect();
+                return Next::Line(line[..line.len() - 1].to_vec());
+            }
+            match self.chunk() {
+                None => return Next::Cut(std::mem::take(&mut self.pending)),
+                Some(c) if c.is_empty() => return Next::Clean,
+                Some(c) => self.pending.extend(c),
+            }
+        }
+    }
+
+    fn event(&mut self) -> Value {
+        match self.next() {
+            Next::Line(l) => serde_json::from_slice(&l).unwrap(),
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+
+    /// The next event that is not a BOOKMARK.
+    fn change(&mut self) -> Value {
+        loop {
+            let e = self.event();
+            if e["type"] != "BOOKMARK" {
+                return e;
+            }
+        }
+    }
+}
+
+fn summary(e: &Value) -> (String, String) {
+    (
+        e["type"].as_str().unwrap().to_owned(),
+        e["object"]["metadata"]["name"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+fn ev(t: &str, name: &str) -> (String, String) {
+    (t.to_owned(), name.to_owned())
+}
+
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::yield_now();
+    }
+}
+
+// ----- LIST -----
+
+#[test]
+fn paging_visits_each_object_once_from_a_consistent_snapshot() {
+    let server = ApiServer::builder().compaction_interval(None).start().unwrap();
+    let name = |i: usize| format!("cm-{i:05}");
+    for i in 0..10_000 {
+        make(&server, "default", &name(i), json!({}));
+    }
+    let mut seen = BTreeSet::new();
+    let mut token: Option<String> = None;
+    let mut snapshot_rv = None;
+    loop {
+        let mut url = format!("{}?limit=500", cms(&server, "default"));
+        if let Some(t) = &token {
+            url.push_str(&format!("&continue={t}"));
+        }
+        let (code, page) = get(&url);
+        assert_eq!(code, 200, "{page}");
+        let items = page["items"].as_array().unwrap();
+        assert_eq!(items.len(), 500);
+        for it in items {
+            assert!(
+                seen.insert(it["metadata"]["name"].as_str().unwrap().to_owned()),
+                "seen twice: {it}"
+            );
+            assert_eq!(it["data"]["v"], "0", "a later write leaked into the snapshot");
+        }
+        assert_eq!(
+            *snapshot_rv.get_or_insert(page["metadata"]["resourceVersion"].clone()),
+            page["metadata"]["resourceVersion"]
+        );
+        token = page["metadata"]["continue"].as_str().map(str::to_owned);
+        if token.is_none() {
+            assert!(page["metadata"].get("remainingItemCount").is_none());
+            break;
+        }
+        assert_eq!(page["metadata"]["remainingItemCount"], 10_000 - seen.len());
+        // Writes between pages: modify and delete objects not listed yet, add new ones after them.
+        let n = seen.len();
+        server
+            .patch_json(&cm(), Some("default"), &name(n + 3), &json!({"data": {"v": "1"}}))
+            .unwrap();
+        server.delete_json(&cm(), Some("default"), &name(n + 4)).unwrap();
+        make(&server, "default", &format!("zz-{n}"), json!({}));
+    }
+    assert_eq!(seen.len(), 10_000);
+    assert!(seen.iter().all(|n| n.starts_with("cm-")));
+}
+
+#[test]
+fn continue_tokens_expire_after_compaction() {
+    let server = ApiServer::start().unwrap();
+    for i in 0..10 {
+        make(&server, "default", &format!("c{i}"), json!({}));
+    }
+    let (_, page) = get(&format!("{}?limit=4", cms(&server, "default")));
+    let token = page["metadata"]["continue"].as_str().unwrap().to_owned();
+    make(&server, "default", "later", json!({}));
+    server.compact_to_latest();
+    let (code, st) = get(&format!("{}?limit=4&continue={token}", cms(&server, "default")));
+    assert_eq!((code, st["reason"].as_str()), (410, Some("Expired")), "{st}");
+    assert!(
+        st["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The provided continue parameter is too old")
+    );
+    // The token handed back continues at the latest revision (an inconsistent list).
+    let inconsistent = st["metadata"]["continue"].as_str().unwrap();
+    let (code, rest) = get(&format!(
+        "{}?limit=100&continue={inconsistent}",
+        cms(&server, "default")
+    ));
+    assert_eq!(code, 200);
+    let names: Vec<&str> = rest["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["c4", "c5", "c6", "c7", "c8", "c9", "later"]);
+    let (code, _) = get(&format!("{}?continue=bm90LWEtdG9rZW4", cms(&server, "default")));
+    assert_eq!(code, 400);
+    let (code, _) = get(&format!(
+        "{}?continue={token}&resourceVersion=5",
+        cms(&server, "default")
+    ));
+    assert_eq!(code, 400, "resourceVersion with continue");
+}
+
+#[test]
+fn resource_version_semantics_of_list_and_get() {
+    let server = ApiServer::builder()
+        .too_large_wait(Duration::from_millis(20))
+        .start()
+        .unwrap();
+    let a = make(&server, "default", "a", json!({}));
+    let rv1 = rv_of(&a);
+    for n in ["b", "c", "d"] {
+        make(&server, "default", n, json!({}));
+    }
+    let url = cms(&server, "default");
+    let count = |v: &Value| v["items"].as_array().unwrap().len();
+    // "0" = any: served whole, ignoring limit.
+    let (_, all) = get(&format!("{url}?resourceVersion=0&limit=1"));
+    assert_eq!(count(&all), 4);
+    assert!(all["metadata"].get("continue").is_none());
+    // Exact reads the past; a resourceVersion with a limit and no match is Exact too.
+    for q in [
+        format!("resourceVersion={rv1}&resourceVersionMatch=Exact"),
+        format!("resourceVersion={rv1}&limit=10"),
+    ] {
+        let (code, old) = get(&format!("{url}?{q}"));
+        assert_eq!((code, count(&old)), (200, 1), "{q}");
+        assert_eq!(old["metadata"]["resourceVersion"], rv1.to_string());
+    }
+    // NotOlderThan: the latest.
+    let (_, latest) = get(&format!(
+        "{url}?resourceVersion={rv1}&resourceVersionMatch=NotOlderThan"
+    ));
+    assert_eq!(count(&latest), 4);
+    assert_eq!(latest["metadata"]["resourceVersion"], server.revision().to_string());
+    // Ahead of the store: 504 Timeout with the ResourceVersionTooLarge cause, for LIST, GET and a streaming list.
+    let ahead = server.revision() + 100;
+    for path in [
+        format!("{url}?resourceVersion={ahead}"),
+        format!("{url}/a?resourceVersion={ahead}"),
+        format!("{url}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion={ahead}"),
+    ] {
+        let (code, st) = get(&path);
+        assert_eq!((code, st["reason"].as_str()), (504, Some("Timeout")), "{path}: {st}");
+        assert_eq!(st["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+        assert!(
+            st["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Timeout: Too large resource version")
+        );
+    }
+    // Compacted: 410.
+    server.compact_to_latest();
+    let (code, st) = get(&format!("{url}?resourceVersion={rv1}&resourceVersionMatch=Exact"));
+    assert_eq!((code, st["reason"].as_str()), (410, Some("Expired")));
+    // Invalid combinations are 422, as apimachinery validates them.
+    for q in [
+        "resourceVersionMatch=Exact",
+        "resourceVersion=0&resourceVersionMatch=Exact",
+        "sendInitialEvents=true",
+    ] {
+        let (code, st) = get(&format!("{url}?{q}"));
+        assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")), "{q}");
+    }
+    assert_eq!(get(&format!("{url}?resourceVersion=abc")).0, 400);
+}
+
+#[test]
+fn selectors_filter_lists() {
+    let server = ApiServer::start().unwrap();
+    make(&server, "ns1", "web-1", json!({"app": "web", "tier": "front"}));
+    make(&server, "ns1", "web-2", json!({"app": "web", "tier": "back"}));
+    make(&server, "ns2", "db-1", json!({"app": "db"}));
+    let names = |q: &str| -> Vec<String> {
+        let (code, v) = get(&format!("{}/api/v1/configmaps?{q}", server.url()));
+        assert_eq!(code, 200, "{q}: {v}");
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names("labelSelector=app%3Dweb"), ["web-1", "web-2"]);
+    assert_eq!(
+        names("labelSelector=app%20in%20(web,db),tier!%3Dback"),
+        ["web-1", "db-1"]
+    );
+    assert_eq!(names("labelSelector=!tier"), ["db-1"]);
+    assert_eq!(names("fieldSelector=metadata.name%3Dweb-2"), ["web-2"]);
+    assert_eq!(names("fieldSelector=metadata.namespace!%3Dns1"), ["db-1"]);
+    assert_eq!(names("labelSelector=app%3Dweb&limit=1").len(), 1);
+    let (code, st) = get(&format!("{}/api/v1/configmaps?fieldSelector=data.v%3D0", server.url()));
+    assert_eq!(code, 400, "{st}");
+    assert_eq!(
+        get(&format!("{}/api/v1/configmaps?labelSelector=a%20in%20(", server.url())).0,
+        400
+    );
+    // A resource's own selectable fields.
+    let pods = format!("{}/api/v1/namespaces/default/pods", server.url());
+    for (n, node) in [("p1", "node-a"), ("p2", "node-b")] {
+        assert_eq!(
+            post(&pods, &json!({"metadata": {"name": n}, "spec": {"nodeName": node}})).0,
+            201
+        );
+    }
+    let (_, v) = get(&format!("{pods}?fieldSelector=spec.nodeName%3Dnode-b"));
+    assert_eq!(v["items"][0]["metadata"]["name"], "p2");
+    assert_eq!(v["items"].as_array().unwrap().len(), 1);
+}
+
+// ----- WATCH -----
+
+#[test]
+fn watch_replays_history_and_answers_410_once_it_is_gone() {
+    let server = ApiServer::builder().history_size(5).start().unwrap();
+    let start = rv_of(&make(&server, "default", "x", json!({})));
+    for i in 0..10 {
+        server
+            .patch_json(&cm(), Some("default"), "x", &json!({"data": {"i": i.to_string()}}))
+            .unwrap();
+    }
+    let path = "/api/v1/namespaces/default/configmaps?watch=1";
+    let mut w = Raw::watch(&server, &format!("{path}&resourceVersion={start}"));
+    let e = w.event();
+    assert_eq!(e["type"], "ERROR");
+    assert_eq!(
+        (e["object"]["code"].as_u64(), e["object"]["reason"].as_str()),
+        (Some(410), Some("Expired"))
+    );
+    assert!(
+        e["object"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("too old resource version: {start} ("))
+    );
+    assert!(matches!(w.next(), Next::Clean));
+    // From three events back: exactly those three, then live ones.
+    let from = server.revision() - 3;
+    let mut w = Raw::watch(&server, &format!("{path}&resourceVersion={from}"));
+    for want in from + 1..=from + 3 {
+        let e = w.event();
+        assert_eq!((e["type"].as_str(), rv_of(&e["object"])), (Some("MODIFIED"), want));
+    }
+    server.delete_json(&cm(), Some("default"), "x").unwrap();
+    let e = w.event();
+    assert_eq!(summary(&e), ev("DELETED", "x"));
+    assert_eq!(
+        rv_of(&e["object"]),
+        server.revision(),
+        "a DELETED event carries the deletion's resourceVersion"
+    );
+}
+
+#[test]
+fn watch_without_resource_version_starts_with_synthetic_added() {
+    let server = ApiServer::start().unwrap();
+    for n in ["b", "a"] {
+        make(&server, "default", n, json!({}));
+    }
+    make(&server, "other", "c", json!({}));
+    for q in ["watch=true", "watch=1&resourceVersion=0"] {
+        let mut w = Raw::watch(&server, &format!("/api/v1/namespaces/default/configmaps?{q}"));
+        assert_eq!(
+            [summary(&w.event()), summary(&w.event())],
+            [ev("ADDED", "a"), ev("ADDED", "b")]
+        );
+        assert!(server.wait_for_watchers("configmaps", 1, WAIT));
+        make(&server, "default", "d", json!({}));
+        make(&server, "other", "skipped", json!({}));
+        server.delete_json(&cm(), Some("default"), "a").unwrap();
+        assert_eq!(summary(&w.event()), ev("ADDED", "d"));
+        assert_eq!(summary(&w.event()), ev("DELETED", "a"));
+        for n in ["d", "skipped"] {
+            server
+                .delete_json(&cm(), Some(if n == "d" { "default" } else { "other" }), n)
+                .unwrap();
+        }
+        make(&server, "default", "a", json!({}));
+        drop(w);
+        wait_until("the watcher to go", || server.watchers("configmaps") == 0);
+    }
+}
+
+#[test]
+fn watch_selectors_turn_transitions_into_added_and_deleted() {
+    let server = ApiServer::start().unwrap();
+    let rv = server.revision();
+    let mut w = Raw::watch(
+        &server,
+        &format!("/api/v1/configmaps?watch=1&resourceVersion={rv}&labelSelector=app%3Dweb"),
+    );
+    make(&server, "default", "web", json!({"app": "web"}));
+    make(&server, "default", "db", json!({"app": "db"}));
+    let relabel = |name: &str, app: &str| {
+        server
+            .patch_json(
+                &cm(),
+                Some("default"),
+                name,
+                &json!({"metadata": {"labels": {"app": app}}}),
+            )
+            .unwrap()
+    };
+    let left = relabel("web", "api");
+    relabel("db", "web");
+    assert_eq!(summary(&w.event()), ev("ADDED", "web"));
+    let e = w.event();
+    assert_eq!(summary(&e), ev("DELETED", "web"));
+    assert_eq!(
+        e["object"]["metadata"]["labels"]["app"], "web",
+        "the state the watcher last matched"
+    );
+    assert_eq!(
+        rv_of(&e["object"]),
+        rv_of(&left),
+        "at the resourceVersion of the change"
+    );
+    assert_eq!(summary(&w.event()), ev("ADDED", "db"));
+    for path in [
+        format!("/api/v1/watch/namespaces/default/configmaps/db?resourceVersion={rv}"),
+        format!("/api/v1/namespaces/default/configmaps/db?watch=true&resourceVersion={rv}"),
+    ] {
+        let mut named = Raw::watch(&server, &path);
+        assert_eq!(summary(&named.event()), ev("ADDED", "db"));
+        assert_eq!(summary(&named.event()), ev("MODIFIED", "db"));
+    }
+}
+
+#[test]
+fn bookmarks_arrive_and_are_never_ahead_of_unsent_events() {
+    let server = ApiServer::builder()
+        .bookmark_interval(Duration::from_millis(10))
+        .start()
+        .unwrap();
+    let start = rv_of(&make(&server, "default", "x", json!({})));
+    for i in 0..3000 {
+        server
+            .patch_json(&cm(), Some("default"), "x", &json!({"data": {"i": i.to_string()}}))
+            .unwrap();
+    }
+    let last = server.revision();
+    server.set_bookmark_interval(Duration::ZERO);
+    let mut w = Raw::watch(
+        &server,
+        &format!("/api/v1/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion={start}"),
+    );
+    let (mut bookmark, mut bookmarks, mut seen) = (0, 0, start);
+    while seen < last {
+        let e = w.event();
+        let rv = rv_of(&e["object"]);
+        if e["type"] == "BOOKMARK" {
+            assert_eq!(
+                (e["object"]["kind"].as_str(), e["object"]["apiVersion"].as_str()),
+                (Some("ConfigMap"), Some("v1"))
+            );
+            assert!(rv >= bookmark && rv >= seen, "bookmarks never go back");
+            bookmark = rv;
+            bookmarks += 1;
+        } else {
+            assert!(rv > bookmark, "event {rv} came after a bookmark at {bookmark}");
+            assert_eq!(rv, seen + 1);
+            seen = rv;
+        }
+    }
+    assert!(bookmarks > 0);
+    drop(w);
+    // An idle watcher's bookmark carries the store's revision, whatever resource moved it.
+    server.set_bookmark_interval(Duration::from_millis(10));
+    let mut w = Raw::watch(
+        &server,
+        &format!("/api/v1/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion={last}"),
+    );
+    server
+        .create_json(
+            &ApiResource::new("", "v1", "Secret", "secrets", true),
+            Some("default"),
+            json!({"metadata": {"name": "s"}}),
+        )
+        .unwrap();
+    let target = server.revision();
+    loop {
+        let e = w.event();
+        assert_eq!(e["type"], "BOOKMARK");
+        if rv_of(&e["object"]) == target {
+            break;
+        }
+    }
+}
+
+#[test]
+fn streaming_list_ends_initial_events_with_an_annotated_bookmark_unless_refused() {
+    let server = ApiServer::start().unwrap();
+    for n in ["a", "b", "c"] {
+        make(&server, "default", n, json!({}));
+    }
+    let path = "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true";
+    let mut w = Raw::watch(&server, path);
+    for n in ["a", "b", "c"] {
+        assert_eq!(summary(&w.event()), ev("ADDED", n));
+    }
+    let end = w.event();
+    assert_eq!(end["type"], "BOOKMARK");
+    assert_eq!(
+        end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    assert_eq!(rv_of(&end["object"]), server.revision());
+    make(&server, "default", "d", json!({}));
+    assert_eq!(summary(&w.change()), ev("ADDED", "d"));
+
+    server.set_watch_list_enabled(false);
+    let mut refused = Raw::request(server.addr(), "GET", path);
+    assert_eq!(refused.code, 422);
+    let st = refused.json();
+    assert_eq!(st["reason"], "Invalid");
+    assert_eq!(
+        st["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+    );
+    assert_eq!(
+        (st["details"]["group"].as_str(), st["details"]["kind"].as_str()),
+        (Some("meta.k8s.io"), Some("ListOptions"))
+    );
+    assert_eq!(st["details"]["causes"][0]["field"], "sendInitialEvents");
+}
+
+#[test]
+fn watches_end_cleanly_at_their_timeout() {
+    let server = ApiServer::start().unwrap();
+    let mut w = Raw::watch(
+        &server,
+        &format!(
+            "/api/v1/configmaps?watch=1&resourceVersion={}&timeoutSeconds=1",
+            server.revision()
+        ),
+    );
+    assert!(matches!(w.next(), Next::Clean));
+    // The connection serves the next request.
+    let mut s = w.r.into_inner();
+    write!(s, "GET /version HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut r = BufReader::new(s);
+    let mut status = String::new();
+    r.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+}
+
+// ----- writes -----
+
+#[test]
+fn creates_validate_names_and_conflict() {
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    let (code, a) = post(&url, &json!({"metadata": {"name": "a"}, "data": {"k": "v"}}));
+    assert_eq!(code, 201);
+    assert_eq!(
+        (a["kind"].as_str(), a["apiVersion"].as_str()),
+        (Some("ConfigMap"), Some("v1"))
+    );
+    assert_eq!(a["metadata"]["generation"], 1);
+    assert!(a["metadata"]["creationTimestamp"].as_str().unwrap().ends_with('Z'));
+    let (code, st) = post(&url, &json!({"metadata": {"name": "a"}}));
+    assert_eq!((code, st["reason"].as_str()), (409, Some("AlreadyExists")));
+    assert_eq!(st["message"], "configmaps \"a\" already exists");
+    let (code, st) = post(&url, &json!({"metadata": {"name": "Bad_Name"}}));
+    assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(st["details"]["causes"][0]["field"], "metadata.name");
+    assert_eq!(post(&url, &json!({"metadata": {}})).0, 422);
+    let (code, g) = post(&url, &json!({"metadata": {"generateName": "gen-"}}));
+    assert_eq!(code, 201);
+    let name = g["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+    // PUT with a stale resourceVersion conflicts; with the current one it updates.
+    let mut stale = a.clone();
+    stale["data"]["k"] = json!("w");
+    let (code, updated) = put(&format!("{url}/a"), &stale);
+    assert_eq!(code, 200);
+    assert_eq!(
+        updated["metadata"]["generation"], 2,
+        "data is outside metadata and status"
+    );
+    let (code, st) = put(&format!("{url}/a"), &stale);
+    assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    assert_eq!(put(&format!("{url}/b"), &json!({"metadata": {"name": "b"}})).0, 404);
+    assert_eq!(put(&format!("{url}/a"), &json!({"metadata": {"name": "z"}})).0, 400);
+    assert_eq!(send("POST", &url, "application/json", "{not json").0, 400);
+    assert_eq!(send("POST", &url, "application/vnd.kubernetes.protobuf", "x").0, 415);
+    assert_eq!(
+        post(
+            &format!("{}/api/v1/configmaps", server.url()),
+            &json!({"metadata": {"name": "x"}})
+        )
+        .0,
+        405
+    );
+}
+
+#[test]
+fn finalizers_hold_a_deleted_object_until_emptied() {
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    let mut w = Raw::watch(
+        &server,
+        &format!("/api/v1/configmaps?watch=1&resourceVersion={}", server.revision()),
+    );
+    let (_, obj) = post(
+        &url,
+        &json!({"metadata": {"name": "f", "finalizers": ["example.com/hold"]}}),
+    );
+    let (code, marked) = send("DELETE", &format!("{url}/f"), "", "");
+    assert_eq!(code, 200);
+    assert!(marked["metadata"]["deletionTimestamp"].is_string(), "{marked}");
+    assert_eq!(marked["metadata"]["generation"], 2);
+    assert_eq!(get(&format!("{url}/f")).0, 200);
+    assert_eq!(summary(&w.event()), ev("ADDED", "f"));
+    let e = w.event();
+    assert_eq!(summary(&e), ev("MODIFIED", "f"));
+    assert!(e["object"]["metadata"]["deletionTimestamp"].is_string());
+    let mut release = marked.clone();
+    release["metadata"]["finalizers"] = json!([]);
+    assert_eq!(put(&format!("{url}/f"), &release).0, 200);
+    let e = w.event();
+    assert_eq!(summary(&e), ev("DELETED", "f"));
+    assert_eq!(e["object"]["metadata"]["uid"], obj["metadata"]["uid"]);
+    assert_eq!(get(&format!("{url}/f")).0, 404);
+}
+
+#[test]
+fn status_subresource_writes_only_status() {
+    let server = ApiServer::start().unwrap();
+    let url = format!("{}/api/v1/namespaces/default/pods", server.url());
+    let (_, pod) = post(
+        &url,
+        &json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}),
+    );
+    assert!(pod.get("status").is_none(), "create drops the status");
+    let mut body = pod.clone();
+    body["status"] = json!({"phase": "Running"});
+    body["spec"]["nodeName"] = json!("n2");
+    let (code, after) = put(&format!("{url}/p/status"), &body);
+    assert_eq!(code, 200);
+    assert_eq!(
+        (after["status"]["phase"].as_str(), after["spec"]["nodeName"].as_str()),
+        (Some("Running"), Some("n1"))
+    );
+    assert_eq!(after["metadata"]["generation"], 1);
+    let mut main = after.clone();
+    main["status"] = json!({"phase": "Failed"});
+    main["spec"]["nodeName"] = json!("n3");
+    let (_, after) = put(&format!("{url}/p"), &main);
+    assert_eq!(
+        (after["status"]["phase"].as_str(), after["spec"]["nodeName"].as_str()),
+        (Some("Running"), Some("n3"))
+    );
+    let (code, patched) = send(
+        "PATCH",
+        &format!("{url}/p/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"phase":"Succeeded"}}"#,
+    );
+    assert_eq!((code, patched["status"]["phase"].as_str()), (200, Some("Succeeded")));
+    assert_eq!(get(&format!("{url}/p/status")).1["status"]["phase"], "Succeeded");
+    assert_eq!(
+        put(&format!("{}/p/status", cms(&server, "default")), &body).0,
+        404,
+        "configmaps have no status"
+    );
+}
+
+#[test]
+fn patches_merge_json_and_apply() {
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    post(&url, &json!({"metadata": {"name": "p"}, "data": {"a": "1", "b": "2"}}));
+    let patch = |ct: &str, body: &str| send("PATCH", &format!("{url}/p"), ct, body);
+    let (code, v) = patch("application/merge-patch+json", r#"{"data":{"a":null,"c":"3"}}"#);
+    assert_eq!((code, v["data"].clone()), (200, json!({"b": "2", "c": "3"})));
+    let (code, v) = patch(
+        "application/json-patch+json",
+        r#"[{"op":"replace","path":"/data/b","value":"x"},{"op":"add","path":"/metadata/labels","value":{"l":"1"}}]"#,
+    );
+    assert_eq!(
+        (code, v["data"]["b"].as_str(), v["metadata"]["labels"]["l"].as_str()),
+        (200, Some("x"), Some("1"))
+    );
+    let (code, v) = patch("application/strategic-merge-patch+json", r#"{"data":{"d":"4"}}"#);
+    assert_eq!((code, v["data"]["d"].as_str()), (200, Some("4")));
+    assert_eq!(
+        patch(
+            "application/json-patch+json",
+            r#"[{"op":"test","path":"/data/b","value":"nope"}]"#
+        )
+        .0,
+        422
+    );
+    assert_eq!(patch("application/json-patch+json", r#"{"op":"add"}"#).0, 400);
+    assert_eq!(patch("application/json-patch+json", "[").0, 400);
+    assert_eq!(patch("text/plain", "{}").0, 415);
+    let (code, st) = patch(
+        "application/merge-patch+json",
+        r#"{"metadata":{"resourceVersion":"1"},"data":{"e":"5"}}"#,
+    );
+    assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    assert_eq!(
+        send("PATCH", &format!("{url}/nope"), "application/merge-patch+json", "{}").0,
+        404
+    );
+    // Server-side apply acts as a merge patch that may create; it needs a field manager.
+    let apply = |q: &str| {
+        send(
+            "PATCH",
+            &format!("{url}/applied{q}"),
+            "application/apply-patch+yaml",
+            "data:\n  k: v\n",
+        )
+    };
+    assert_eq!(apply("").0, 422);
+    let (code, v) = apply("?fieldManager=test");
+    assert_eq!((code, v["data"]["k"].as_str()), (201, Some("v")));
+    assert_eq!(apply("?fieldManager=test").0, 200);
+}
+
+#[test]
+fn deletes_honour_preconditions_and_dry_run() {
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    let (_, obj) = post(&url, &json!({"metadata": {"name": "d"}}));
+    let del = |body: &str, q: &str| send("DELETE", &format!("{url}/d{q}"), "application/json", body);
+    let (code, st) = del(r#"{"preconditions":{"uid":"not-it"}}"#, "");
+    assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    assert!(
+        st["message"]
+            .as_str()
+            .unwrap()
+            .contains("Precondition failed: UID in precondition: not-it")
+    );
+    let (code, _) = del(r#"{"preconditions":{"resourceVersion":"1"}}"#, "");
+    assert_eq!(code, 409);
+    assert_eq!(del("", "?dryRun=All").0, 200);
+    assert_eq!(get(&format!("{url}/d")).0, 200, "a dry run deletes nothing");
+    assert_eq!(del(r#"{"propagationPolicy":"Sideways"}"#, "").0, 422);
+    let body = json!({"preconditions": {"uid": obj["metadata"]["uid"], "resourceVersion": obj["metadata"]["resourceVersion"]}, "propagationPolicy": "Background"});
+    let (code, st) = del(&body.to_string(), "");
+    assert_eq!(
+        (code, st["kind"].as_str(), st["status"].as_str()),
+        (200, Some("Status"), Some("Success"))
+    );
+    assert_eq!(
+        (st["details"]["name"].as_str(), st["details"]["kind"].as_str()),
+        (Some("d"), Some("configmaps"))
+    );
+    assert_eq!(st["details"]["uid"], obj["metadata"]["uid"]);
+    let (code, st) = del("", "");
+    assert_eq!(
+        (code, st["message"].as_str()),
+        (404, Some("configmaps \"d\" not found"))
+    );
+    // A collection delete takes selectors.
+    for (n, app) in [("x", "a"), ("y", "a"), ("z", "b")] {
+        make(&server, "default", n, json!({"app": app}));
+    }
+    let (code, gone) = send("DELETE", &format!("{url}?labelSelector=app%3Da"), "", "");
+    assert_eq!((code, gone["items"].as_array().map(Vec::len)), (200, Some(2)));
+    assert_eq!(server.list_json(&cm(), Some("default")).unwrap().len(), 1);
+}
+
+#[test]
+fn typed_direct_calls_follow_the_same_rules() {
+    let server = ApiServer::start().unwrap();
+    let created = server
+        .create(&ConfigMap::new(ObjectMeta::namespaced("default", "t")).with("k", "v"))
+        .unwrap();
+    let mut changed = created.clone();
+    changed.data.insert("k".into(), "w".into());
+    let replaced = server.replace(&changed).unwrap();
+    assert_ne!(replaced.metadata.resource_version, created.metadata.resource_version);
+    assert!(server.replace(&changed).unwrap_err().is_conflict());
+    assert!(
+        server.create(&created).unwrap_err().code() == Some(500),
+        "a resourceVersion on create is refused"
+    );
+    let mut fresh = created.clone();
+    fresh.metadata.resource_version = None;
+    assert!(server.create(&fresh).unwrap_err().is_already_exists());
+    assert_eq!(server.list::<ConfigMap>(None).unwrap(), vec![replaced.clone()]);
+    assert_eq!(server.get::<ConfigMap>(Some("default"), "t").unwrap(), replaced);
+    assert!(server.delete::<ConfigMap>(Some("default"), "t").unwrap());
+    assert!(
+        server
+            .get::<ConfigMap>(Some("default"), "t")
+            .unwrap_err()
+            .is_not_found()
+    );
+}
+
+// ----- auth, discovery, kubeconfig -----
+
+#[test]
+fn tokens_authenticate_and_rules_authorize() {
+    let server = ApiServer::builder()
+        .token("alice-token", "alice")
+        .token("bob-token", "bob")
+        .rule(AccessRule::user("alice"))
+        .rule(
+            AccessRule::user("bob")
+                .verbs(&["list", "watch"])
+                .resources(&["configmaps"]),
+        )
+        .start()
+        .unwrap();
+    let url = cms(&server, "default");
+    let call = |token: Option<&str>, method: &str, url: &str| -> (u16, Value) {
+        let a = agent();
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let r = if method == "GET" {
+            let mut b = a.get(url);
+            if let Some(h) = &auth {
+                b = b.header("Authorization", h);
+            }
+            b.call()
+        } else {
+            let mut b = a.post(url).header("Content-Type", "application/json");
+            if let Some(h) = &auth {
+                b = b.header("Authorization", h);
+            }
+            b.send(r#"{"metadata":{"name":"x"}}"#)
+        }
+        .unwrap();
+        (
+            r.status().as_u16(),
+            serde_json::from_str(&r.into_body().read_to_string().unwrap()).unwrap(),
+        )
+    };
+    let (code, st) = call(None, "GET", &url);
+    assert_eq!((code, st["reason"].as_str()), (401, Some("Unauthorized")));
+    assert_eq!(call(Some("wrong"), "GET", &url).0, 401);
+    assert_eq!(call(Some("alice-token"), "GET", &url).0, 200);
+    assert_eq!(call(Some("bob-token"), "GET", &url).0, 200);
+    let (code, st) = call(Some("bob-token"), "POST", &url);
+    assert_eq!((code, st["reason"].as_str()), (403, Some("Forbidden")));
+    assert_eq!(
+        st["message"],
+        "configmaps is forbidden: User \"bob\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    assert_eq!(
+        call(Some("bob-token"), "GET", &format!("{}/api/v1/secrets", server.url())).0,
+        403
+    );
+    assert_eq!(call(Some("alice-token"), "POST", &url).0, 201);
+    let users: Vec<_> = server
+        .requests()
+        .records()
+        .into_iter()
+        .map(|r| (r.user, r.code))
+        .collect();
+    assert!(users.contains(&(Some("bob".into()), 403)));
+    // The kubeconfig carries the first user's token.
+    let cfg: Value = serde_saphyr::from_str(&std::fs::read_to_string(server.kubeconfig_path()).unwrap()).unwrap();
+    assert_eq!(cfg["users"][0]["user"]["token"], "alice-token");
+    assert_eq!(
+        (server.kubeconfig_user(), server.token_for("bob")),
+        ("alice", Some("bob-token"))
+    );
+    assert_eq!(cfg["clusters"][0]["cluster"]["server"], server.url());
+    assert_eq!(cfg["current-context"], cfg["contexts"][0]["name"]);
+}
+
+fn tls_agent(server: &ApiServer, identity: Option<&kube_informer::testing::ClientIdentity>) -> ureq::Agent {
+    use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
+    let ca = Certificate::from_pem(server.ca_pem().unwrap().as_bytes()).unwrap();
+    let mut tls = TlsConfig::builder().root_certs(RootCerts::new_with_certs(&[ca]));
+    if let Some(id) = identity {
+        let cert = Certificate::from_pem(id.cert_pem.as_bytes()).unwrap();
+        let key = PrivateKey::from_pem(id.key_pem.as_bytes()).unwrap();
+        tls = tls.client_cert(Some(ClientCert::new_with_certs(&[cert], key)));
+    }
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .timeout_global(Some(WAIT))
+            .tls_config(tls.build())
+            .build(),
+    )
+}
+
+#[test]
+fn https_with_client_certificates_and_tokens() {
+    let server = ApiServer::builder()
+        .https()
+        .client_cert("carol")
+        .token("dave-token", "dave")
+        .start()
+        .unwrap();
+    assert!(server.url().starts_with("https://"));
+    let url = cms(&server, "default");
+    let carol = tls_agent(&server, server.client_identity("carol"));
+    let mark = server.requests().mark();
+    assert_eq!(send_with(&carol, "GET", &url, "", "").0, 200);
+    assert_eq!(server.requests().since(mark)[0].user.as_deref(), Some("carol"));
+    let anonymous = tls_agent(&server, None);
+    assert_eq!(send_with(&anonymous, "GET", &url, "", "").0, 401);
+    let r = anonymous
+        .get(&url)
+        .header("Authorization", "Bearer dave-token")
+        .call()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    // A certificate issued later for another user works too; kubeconfigs embed the CA and a user's identity.
+    let erin = server.issue_client_cert("erin", &["devs"]).unwrap();
+    assert_eq!(send_with(&tls_agent(&server, Some(&erin)), "GET", &url, "", "").0, 200);
+    let read = |p: &std::path::Path| -> Value { serde_saphyr::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let cfg = read(server.kubeconfig_path());
+    assert!(cfg["clusters"][0]["cluster"]["certificate-authority-data"].is_string());
+    assert_eq!(
+        cfg["users"][0]["user"]["token"], "dave-token",
+        "the first token's user by default"
+    );
+    let cfg = read(&server.kubeconfig_for("carol").unwrap());
+    assert!(cfg["users"][0]["user"]["client-certificate-data"].is_string());
+    assert!(cfg["users"][0]["user"]["client-key-data"].is_string());
+    assert!(
+        ApiServer::builder().client_cert("x").start().is_err(),
+        "client certificates need HTTPS"
+    );
+}
+
+#[test]
+fn discovery_resolves_plurals() {
+    let widgets = ApiResource::new("example.com", "v1alpha1", "Widget", "widgets", false);
+    let server = ApiServer::builder()
+        .resource(ResourceSpec::new(widgets.clone()).short_name("wd"))
+        .start()
+        .unwrap();
+    let (_, api) = get(&format!("{}/api", server.url()));
+    assert_eq!(api["versions"], json!(["v1"]));
+    let (_, apis) = get(&format!("{}/apis", server.url()));
+    let groups: Vec<&str> = apis["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        groups.contains(&"example.com") && groups.contains(&"coordination.k8s.io"),
+        "{groups:?}"
+    );
+    let (_, core) = get(&format!("{}/api/v1", server.url()));
+    let cm = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "configmaps")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (cm["kind"].as_str(), cm["namespaced"].as_bool()),
+        (Some("ConfigMap"), Some(true))
+    );
+    let (code, list) = get(&format!("{}/apis/example.com/v1alpha1", server.url()));
+    assert_eq!((code, list["resources"][0]["kind"].as_str()), (200, Some("Widget")));
+    assert_eq!(
+        get(&format!("{}/apis/example.com", server.url())).1["preferredVersion"]["version"],
+        "v1alpha1"
+    );
+    assert_eq!(get(&format!("{}/apis/nope.io/v1", server.url())).0, 404);
+    assert_eq!(get(&format!("{}/version", server.url())).1["major"], "1");
+    assert_eq!(
+        get(&format!("{}/healthz", server.url())),
+        (200, Value::String("ok".into()))
+    );
+    // The custom resource is served, cluster-scoped.
+    let (code, _) = post(
+        &format!("{}/apis/example.com/v1alpha1/widgets", server.url()),
+        &json!({"metadata": {"name": "w"}}),
+    );
+    assert_eq!(code, 201);
+    assert_eq!(server.get_json(&widgets, None, "w").unwrap()["kind"], "Widget");
+    // A resource registered while running is served and discovered at once.
+    server.register(ApiResource::new("example.com", "v1", "Gadget", "gadgets", true));
+    let (code, _) = post(
+        &format!("{}/apis/example.com/v1/namespaces/x/gadgets", server.url()),
+        &json!({"metadata": {"name": "g"}}),
+    );
+    assert_eq!(code, 201);
+    let (_, group) = get(&format!("{}/apis/example.com", server.url()));
+    assert_eq!(group["versions"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn kubeconfig_is_removed_with_the_server() {
+    let server = ApiServer::start().unwrap();
+    let path = server.kubeconfig_path().to_owned();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(server.url()));
+    drop(server);
+    assert!(!path.exists());
+}
+
+// ----- faults -----
+
+#[test]
+fn error_faults_answer_the_next_matching_requests() {
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    server.inject(Fault::list("configmaps").error(429).retry_after(2).times(2));
+    server.inject(Fault::watch("secrets").error(500));
+    server.inject(Fault::any_request().error(503));
+    for _ in 0..2 {
+        let r = agent().get(&url).call().unwrap();
+        assert_eq!(r.status().as_u16(), 429);
+        assert_eq!(r.headers()["retry-after"], "2");
+        let st: Value = serde_json::from_str(&r.into_body().read_to_string().unwrap()).unwrap();
+        assert_eq!(
+            (st["reason"].as_str(), st["details"]["retryAfterSeconds"].as_u64()),
+            (Some("TooManyRequests"), Some(2))
+        );
+    }
+    assert_eq!(get(&url).0, 503, "the next fault in line");
+    assert_eq!(get(&url).0, 200);
+    assert_eq!(server.pending_faults(), 1, "the watch fault waits for a watch");
+    let (code, st) = get(&format!("{}/api/v1/secrets?watch=1", server.url()));
+    assert_eq!((code, st["reason"].as_str()), (500, Some("InternalError")));
+    let faulted: Vec<_> = server
+        .requests()
+        .records()
+        .into_iter()
+        .filter(|r| r.fault.is_some())
+        .collect();
+    assert_eq!(faulted.len(), 4);
+}
+
+#[test]
+fn watch_cuts_tears_and_garbage() {
+    let server = ApiServer::start().unwrap();
+    for n in ["a", "b", "c"] {
+        make(&server, "default", n, json!({}));
+    }
+    let path = "/api/v1/configmaps?watch=1";
+    server.inject(Fault::watch("configmaps").cut_after_events(2));
+    let mut w = Raw::watch(&server, path);
+    w.event();
+    w.event();
+    assert!(matches!(w.next(), Next::Cut(p) if p.is_empty()));
+
+    server.inject(Fault::watch("configmaps").close_mid_object_after_events(1));
+    let mut w = Raw::watch(&server, path);
+    assert_eq!(summary(&w.event()), ev("ADDED", "a"));
+    match w.next() {
+        Next::Cut(torn) => {
+            assert!(
+                !torn.is_empty() && torn.starts_with(br#"{"type":"ADDED","object":"#),
+                "{torn:?}"
+            );
+            assert!(serde_json::from_slice::<Value>(&torn).is_err());
+        }
+        other => panic!("expected a torn event, got {other:?}"),
+    }
+
+    server.inject(Fault::watch("configmaps").garbage_after_events(1, b"}{ not json\n"));
+    let mut w = Raw::watch(&server, path);
+    w.event();
+    assert!(matches!(w.next(), Next::Line(l) if l == b"}{ not json"));
+    assert_eq!(
+        summary(&w.event()),
+        ev("ADDED", "b"),
+        "the stream goes on after the garbage"
+    );
+
+    // Cut after bytes, on a list: the body stops short of its Content-Length.
+    server.inject(Fault::list("configmaps").cut_after_bytes(100));
+    let mut r = Raw::request(server.addr(), "GET", "/api/v1/configmaps");
+    let full: usize = r.header("content-length").unwrap().parse().unwrap();
+    assert_eq!(r.body().len(), 100);
+    assert!(full > 100);
+    server.inject(Fault::any_request().cut_after_events(0));
+    assert_eq!(
+        Raw::request(server.addr(), "GET", "/api/v1/configmaps").code,
+        0,
+        "cut before any answer"
+    );
+}
+
+#[test]
+fn stalls_last_until_cleared() {
+    let server = ApiServer::start().unwrap();
+    make(&server, "default", "a", json!({}));
+    server.inject(Fault::list("configmaps").stall());
+    let url = cms(&server, "default");
+    let client = std::thread::spawn(move || get(&url).0);
+    wait_until("the stall to begin", || server.pending_faults() == 0);
+    server.clear_faults();
+    assert_eq!(client.join().unwrap(), 200);
+    // A stall for a time ends by itself.
+    server.inject(Fault::any_request().stall().lasting(Duration::from_millis(10)));
+    assert_eq!(get(&cms(&server, "default")).0, 200);
+    assert_eq!(server.pending_faults(), 0);
+
+    // A watch that stalls after one event delivers the rest once released.
+    server.inject(Fault::watch("configmaps").stall_after_events(1));
+    let mut w = Raw::watch(&server, "/api/v1/configmaps?watch=1");
+    assert_eq!(summary(&w.event()), ev("ADDED", "a"));
+    assert!(server.wait_for_watchers("configmaps", 1, WAIT));
+    make(&server, "default", "b", json!({}));
+    server.clear_faults();
+    assert_eq!(summary(&w.event()), ev("ADDED", "b"));
+}
+
+// ----- connections, restart, shutdown -----
+
+#[test]
+fn keep_alive_connections_are_reused() {
+    let server = ApiServer::start().unwrap();
+    let a = agent();
+    let mark = server.requests().mark();
+    for _ in 0..3 {
+        assert_eq!(send_with(&a, "GET", &cms(&server, "default"), "", "").0, 200);
+    }
+    let conns: BTreeSet<u64> = server.requests().since(mark).iter().map(|r| r.connection).collect();
+    assert_eq!(conns.len(), 1, "three requests on one connection");
+    assert_eq!(server.requests().lists_since(mark, "configmaps"), 3);
+    assert_eq!(server.requests().watches_since(mark, "configmaps"), 0);
+}
+
+#[test]
+fn malformed_requests_get_400_and_the_server_carries_on() {
+    let server = ApiServer::start().unwrap();
+    for bad in [
+        "GARBAGE\r\n\r\n",
+        "GET /api HTTP/9.9\r\n\r\n",
+        "GET /api HTTP/1.1\r\nContent-Length: nope\r\n\r\n",
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ] {
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        s.write_all(bad.as_bytes()).unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{bad:?} → {answer:?}");
+    }
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    s.write_all(format!("GET /api HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(70_000)).as_bytes())
+        .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 431 "), "{answer:?}");
+    assert_eq!(get(&format!("{}/version", server.url())).0, 200);
+}
+
+#[test]
+fn restart_cuts_connections_and_keeps_state() {
+    let server = ApiServer::start().unwrap();
+    make(&server, "default", "kept", json!({}));
+    let rev = server.revision();
+    let mut w = Raw::watch(&server, &format!("/api/v1/configmaps?watch=1&resourceVersion={rev}"));
+    assert!(server.wait_for_watchers("configmaps", 1, WAIT));
+    server.restart().unwrap();
+    assert!(matches!(w.next(), Next::Cut(_)));
+    assert_eq!(server.watchers("configmaps"), 0);
+    let (code, v) = get(&format!("{}/kept", cms(&server, "default")));
+    assert_eq!((code, rv_of(&v)), (200, rev));
+    assert_eq!(server.revision(), rev);
+
+    server.stop_listening();
+    let refused = TcpStream::connect(server.addr()).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    server.start_listening().unwrap();
+    assert_eq!(get(&format!("{}/kept", cms(&server, "default"))).0, 200);
+
+    // Down for a while, back by itself on the same port.
+    server.restart_refusing_for(Duration::from_millis(50)).unwrap();
+    wait_until("the server to listen again", || {
+        TcpStream::connect(server.addr()).is_ok()
+    });
+    assert_eq!(get(&format!("{}/kept", cms(&server, "default"))).0, 200);
+    // Down for long: refused now, and shutdown does not wait for the timer.
+    server.restart_refusing_for(Duration::from_secs(3600)).unwrap();
+    assert!(TcpStream::connect(server.addr()).is_err());
+    server.shutdown();
+}
+
+#[test]
+fn shutdown_returns_while_a_watch_is_stalled_forever() {
+    let server = ApiServer::start().unwrap();
+    server.inject(Fault::watch("configmaps").stall_after_events(0));
+    let mut w = Raw::watch(&server, "/api/v1/configmaps?watch=1");
+    assert!(server.wait_for_watchers("configmaps", 1, WAIT));
+    // An idle keep-alive connection too.
+    let mut idle = Raw::request(server.addr(), "GET", "/version");
+    idle.json();
+    server.shutdown();
+    assert!(matches!(w.next(), Next::Cut(_)));
+    let mut rest = Vec::new();
+    assert_eq!(
+        idle.r.read_to_end(&mut rest).unwrap_or(0),
+        0,
+        "the idle connection is closed"
+    );
+    assert!(TcpStream::connect(server.addr()).is_err());
+}
+
+#[test]
+fn request_log_counts_relists_and_waits() {
+    let server = ApiServer::start().unwrap();
+    let mark = server.requests().mark();
+    let url = cms(&server, "default");
+    get(&url);
+    let mut w = Raw::watch(
+        &server,
+        &format!(
+            "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={}",
+            server.revision()
+        ),
+    );
+    assert!(
+        server
+            .requests()
+            .wait_for_count(mark, Verb::Watch, "configmaps", 1, WAIT)
+    );
+    assert_eq!(server.requests().lists_since(mark, "configmaps"), 1);
+    let rec = &server.requests().since(mark)[1];
+    assert_eq!(
+        (rec.verb, rec.namespace.as_deref(), rec.code),
+        (Verb::Watch, Some("default"), 200)
+    );
+    make(&server, "default", "x", json!({}));
+    assert_eq!(summary(&w.event()), ev("ADDED", "x"));
+    let after = server.requests().mark();
+    assert_eq!(
+        server.requests().lists_since(after, "configmaps"),
+        0,
+        "no relist happened"
+    );
+}
+
+#[test]
+fn http10_streams_and_expect_continue() {
+    let server = ApiServer::start().unwrap();
+    // HTTP/1.0 has no chunking: the watch body runs until the connection closes.
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /api/v1/configmaps?watch=1&resourceVersion={} HTTP/1.0\r\n\r\n",
+        server.revision()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        r.read_line(&mut head).unwrap();
+    }
+    assert!(
+        head.starts_with("HTTP/1.1 200") && !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    assert!(server.wait_for_watchers("configmaps", 1, WAIT));
+    make(&server, "default", "a", json!({}));
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let e: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(summary(&e), ev("ADDED", "a"));
+
+    // Expect: 100-continue gets its interim answer before the body is sent.
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let body = r#"{"metadata":{"name":"b"}}"#;
+    write!(
+        s,
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut interim = String::new();
+    r.read_line(&mut interim).unwrap();
+    assert!(interim.starts_with("HTTP/1.1 100 Continue"), "{interim}");
+    r.read_line(&mut interim).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut status = String::new();
+    r.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 201"), "{status}");
+}
