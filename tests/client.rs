@@ -916,3 +916,29 @@ fn client_abort_stops_watches_and_lists() {
     assert!(matches!(watch.join().unwrap(), Some(Err(Error::Stopped))));
     server.clear_faults();
 }
+
+#[test]
+fn an_informer_syncs_through_list_watch_and_stops() {
+    use kube_informer::client::ListWatch;
+    use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+
+    let (server, api) = seeded(1_000);
+    server.create(&cm("other").with("x", "y")).unwrap();
+    let mut labelled = cm("labelled");
+    labelled.metadata.labels.insert("app".into(), "web".into());
+    server.create(&labelled).unwrap();
+
+    let informer = SharedIndexInformer::new(ListWatch::new(&api), InformerOptions::default());
+    let web = SharedIndexInformer::new(ListWatch::new(&api).labels("app=web"), InformerOptions::default());
+    informer.start().unwrap();
+    web.start().unwrap();
+    assert!(informer.wait_synced(Duration::from_secs(20)) && web.wait_synced(Duration::from_secs(20)));
+    assert_eq!((informer.store().len(), web.store().len()), (1_002, 1));
+    api.create(&PostParams::default(), &cm("late")).unwrap();
+    wait_until("the watch delivered the new object", || informer.store().len() == 1_003);
+    informer.stop();
+    web.stop();
+    assert!(informer.is_stopped() && web.is_stopped());
+    // Stopping the informers aborted their own isolated clients only.
+    api.get("late").unwrap();
+}
