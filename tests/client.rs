@@ -37,8 +37,7 @@ impl RawServer {
                         break;
                     }
                     let Ok(mut conn) = conn else { continue };
-                    loop {
-                        let Some(head) = read_head(&mut conn) else { break };
+                    while let Some(head) = read_head(&mut conn) {
                         h.fetch_add(1, Ordering::SeqCst);
                         handler(&head, &mut conn);
                         if s.load(Ordering::SeqCst) {
@@ -424,9 +423,10 @@ fn token_file_rotation_is_picked_up() {
 // ---- against the embedded API server over HTTPS ---------------------------------------------------------------------
 
 use kube_informer::client::Deleted;
-use kube_informer::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube_informer::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube_informer::object::{DynamicObject, ObjectMeta};
 use kube_informer::testing::{AccessRule, ApiServer, Fault, Verb};
+use kube_informer::watch::WatchEvent;
 
 const TOKEN: &str = "s3cr3t-test-token";
 
@@ -811,4 +811,134 @@ fn writes_patches_deletes_and_status() {
     ] {
         client.resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+#[test]
+fn list_each_streams_every_item() {
+    let (_server, api) = seeded(3_000);
+    let mut n = 0;
+    let meta = api
+        .list_each(&ListParams::default(), |o| {
+            assert!(o.metadata.name.is_some());
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(n, 3_000);
+    assert!(meta.resource_version.is_some());
+    // The callback can end the listing.
+    let err = api
+        .list_each(&ListParams::default(), |_| Err(Error::Stopped))
+        .unwrap_err();
+    assert!(matches!(err, Error::Stopped));
+}
+
+#[test]
+fn watch_delivers_events_and_ends_cleanly_at_its_timeout() {
+    let server = https_server();
+    let api: Api<ConfigMap> = Api::default_namespaced(Client::new(config_for(&server).token(TOKEN)).unwrap());
+    let rv = api
+        .list(&ListParams::default())
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = api.watch(&WatchParams::default().at(&rv).timeout(1)).unwrap();
+    assert!(server.wait_for_watchers("configmaps", 1, Duration::from_secs(10)));
+    api.create(&PostParams::default(), &cm("w")).unwrap();
+    api.delete("w", &DeleteParams::default()).unwrap();
+    let mut seen = Vec::new();
+    for ev in stream.by_ref() {
+        match ev.unwrap() {
+            WatchEvent::Added(o) | WatchEvent::Deleted(o) => seen.push(o.metadata.name.unwrap()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(seen, ["w", "w"]);
+    assert!(stream.next().is_none());
+}
+
+#[test]
+fn stopping_a_watch_from_another_thread_returns() {
+    let server = https_server();
+    let api: Api<ConfigMap> = Api::default_namespaced(Client::new(config_for(&server).token(TOKEN)).unwrap());
+    let mut stream = api.watch(&WatchParams::default().at("0")).unwrap();
+    let stopper = stream.stopper();
+    let reader = std::thread::spawn(move || {
+        let first = stream.next();
+        let after = stream.next();
+        (first.map(|r| r.map(|_| ())), after.is_none())
+    });
+    assert!(server.wait_for_watchers("configmaps", 1, Duration::from_secs(10)));
+    stopper.stop();
+    let (first, ended) = reader.join().unwrap();
+    assert!(matches!(first, Some(Err(Error::Stopped))), "{first:?}");
+    assert!(ended);
+    // The client itself is unaffected.
+    api.list(&ListParams::default()).unwrap();
+}
+
+#[test]
+fn a_silent_watch_ends_with_watch_idle() {
+    let server = https_server();
+    let config = config_for(&server)
+        .token(TOKEN)
+        .watch_idle_limit(Duration::from_millis(300));
+    let api: Api<ConfigMap> = Api::default_namespaced(Client::new(config).unwrap());
+    server.inject(Fault::watch("configmaps").stall_after_events(0));
+    let mut stream = api.watch(&WatchParams::default().at("0")).unwrap();
+    let ev = stream.next();
+    assert!(
+        matches!(ev, Some(Err(Error::WatchIdle(d))) if d == Duration::from_millis(300)),
+        "{ev:?}"
+    );
+    assert!(stream.next().is_none());
+    server.clear_faults();
+}
+
+#[test]
+fn client_abort_stops_watches_and_lists() {
+    let server = https_server();
+    let client = Client::new(config_for(&server).token(TOKEN)).unwrap().isolated();
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let mut stream = api.watch(&WatchParams::default().at("0")).unwrap();
+    server.inject(Fault::list("configmaps").stall());
+    let list = {
+        let api = api.clone();
+        std::thread::spawn(move || api.list(&ListParams::default()).map(|_| ()))
+    };
+    let watch = std::thread::spawn(move || stream.next().map(|r| r.map(|_| ())));
+    assert!(server.wait_for_watchers("configmaps", 1, Duration::from_secs(10)));
+    // The stalled LIST took its fault: it is blocked in the server.
+    wait_until("the stalled list reached the server", || server.pending_faults() == 0);
+    client.abort_handle().abort();
+    assert!(matches!(list.join().unwrap(), Err(Error::Stopped)));
+    assert!(matches!(watch.join().unwrap(), Some(Err(Error::Stopped))));
+    server.clear_faults();
+}
+
+#[test]
+fn an_informer_syncs_through_list_watch_and_stops() {
+    use kube_informer::client::ListWatch;
+    use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+
+    let (server, api) = seeded(1_000);
+    server.create(&cm("other").with("x", "y")).unwrap();
+    let mut labelled = cm("labelled");
+    labelled.metadata.labels.insert("app".into(), "web".into());
+    server.create(&labelled).unwrap();
+
+    let informer = SharedIndexInformer::new(ListWatch::new(&api), InformerOptions::default());
+    let web = SharedIndexInformer::new(ListWatch::new(&api).labels("app=web"), InformerOptions::default());
+    informer.start().unwrap();
+    web.start().unwrap();
+    assert!(informer.wait_synced(Duration::from_secs(20)) && web.wait_synced(Duration::from_secs(20)));
+    assert_eq!((informer.store().len(), web.store().len()), (1_002, 1));
+    api.create(&PostParams::default(), &cm("late")).unwrap();
+    wait_until("the watch delivered the new object", || informer.store().len() == 1_003);
+    informer.stop();
+    web.stop();
+    assert!(informer.is_stopped() && web.is_stopped());
+    // Stopping the informers aborted their own isolated clients only.
+    api.get("late").unwrap();
 }

@@ -37,7 +37,7 @@ fn eks_config_runs_aws_as_a_v1beta1_exec_plugin() {
     );
     assert_eq!(c.context(), Some("arn:aws:eks:eu-west-1:123456789012:cluster/prod"));
     let dbg = format!("{c:?}");
-    assert!(dbg.contains("exec plugin \\\"aws\\\""), "{dbg}");
+    assert!(dbg.contains(r#"exec plugin "aws""#), "{dbg}");
     // Building the client does not run the plugin.
     Client::new(c).unwrap();
 }
@@ -46,7 +46,7 @@ fn eks_config_runs_aws_as_a_v1beta1_exec_plugin() {
 fn gke_config_runs_the_gke_plugin_with_cluster_info() {
     let c = load("gke.yaml");
     assert_eq!((c.cluster_url(), c.namespace()), ("https://34.77.100.1", "payments"));
-    assert!(format!("{c:?}").contains("exec plugin \\\"gke-gcloud-auth-plugin\\\""));
+    assert!(format!("{c:?}").contains(r#"exec plugin "gke-gcloud-auth-plugin""#));
     Client::new(c).unwrap();
 }
 

@@ -7,9 +7,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::Client;
-use super::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use super::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use super::request::{Request, Target};
-use crate::object::{ApiResource, Object, ObjectList, Resource, Status};
+use super::watch_stream::WatchStream;
+use crate::object::{ApiResource, ListMeta, Object, ObjectList, Resource, Status};
+use crate::watch::ListDecoder;
 use crate::{DecodeError, DecodeErrorKind, Error, Result};
 
 /// Typed access to one resource: `K` is the object type, the `Api` knows its [`ApiResource`] and namespace.
@@ -184,6 +186,47 @@ impl<K: Object> Api<K> {
         });
         list.metadata.continue_token = None;
         Ok(list)
+    }
+
+    /// One page of objects, each decoded and handed to `f` while the body streams in: a page of any size is never
+    /// held in memory whole (a `resourceVersion=0` list of a large cluster can exceed 100 MB). Returns the list's
+    /// metadata (resourceVersion, continue token) once the page is complete.
+    ///
+    /// An error returned by `f` ends the listing (the connection is dropped) and is returned.
+    pub fn list_each(&self, lp: &ListParams, mut f: impl FnMut(K) -> Result<()>) -> Result<ListMeta> {
+        let req = self.target().list(lp)?;
+        let what = req.describe();
+        let (response, cancel) = self.client.request_stream(&req)?;
+        let mut reader = response.into_body().into_reader();
+        let mut decoder = ListDecoder::<K>::new();
+        loop {
+            while let Some(item) = decoder.next_item() {
+                f(item?)?;
+            }
+            if cancel.is_cancelled() {
+                return Err(Error::Stopped);
+            }
+            match decoder.read_from(&mut reader) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => return Err(self.client.map_io(e, &cancel, &what, None)),
+            }
+        }
+        while let Some(item) = decoder.next_item() {
+            f(item?)?;
+        }
+        Ok(decoder.finish()?)
+    }
+
+    /// Opens a watch: a blocking iterator over its events, on a connection of its own (see [`WatchStream`]).
+    ///
+    /// A refused watch (410 for a too-old resourceVersion, 422 for parameters the server does not support…) is an
+    /// [`Error::Api`] here; problems after the stream started come out of the iterator.
+    pub fn watch(&self, wp: &WatchParams) -> Result<WatchStream<K>> {
+        let req = self.target().watch(wp)?;
+        let what = req.describe();
+        let (response, canceller) = self.client.request_watch(&req)?;
+        Ok(WatchStream::new(response, canceller, self.client.clone(), what))
     }
 
     /// One object.

@@ -591,9 +591,9 @@ impl fmt::Debug for Config {
                 "client_certificate",
                 &self.client_identity.as_ref().map(|_| "<key redacted>"),
             )
-            .field("credential", &credential)
+            .field("credential", &format_args!("{credential}"))
             .field("impersonate", &self.impersonation.as_ref().map(|i| &i.user))
-            .field("proxy", &proxy)
+            .field("proxy", &format_args!("{proxy}"))
             .field("timeouts", &self.timeouts)
             .field("max_response_size", &self.max_response_size)
             .finish()

@@ -10,7 +10,7 @@
 //! use kube_informer::object::core::ConfigMap;
 //!
 //! let client = Client::try_default()?;
-//! let cms: Api<ConfigMap> = Api::default_namespaced(&client);
+//! let cms: Api<ConfigMap> = Api::default_namespaced(client);
 //! for cm in cms.list(&ListParams::default().limit(50))?.items {
 //!     println!("{}", cm.metadata.name.unwrap_or_default());
 //! }
@@ -18,8 +18,8 @@
 //! ```
 //!
 //! Failure handling: a request that got an HTTP answer always returns it — a non-2xx answer is
-//! [`Error::Api`](crate::Error::Api) with the server's `Status`; one that did not is
-//! [`Error::Transport`](crate::Error::Transport) with a [`TransportErrorKind`](crate::TransportErrorKind). Redirects
+//! [`Error::Api`] with the server's `Status`; one that did not is [`Error::Transport`] with a
+//! [`TransportErrorKind`](crate::TransportErrorKind). Redirects
 //! are refused. A 401 answered to a request that used a rotating credential (token file, exec plugin) refreshes the
 //! credential and retries the request once.
 
@@ -31,11 +31,13 @@ mod discovery;
 mod exec;
 mod incluster;
 mod kubeconfig;
+mod list_watch;
 pub mod params;
 mod request;
 mod secret;
 mod tls;
 mod transport;
+mod watch_stream;
 
 use std::fmt;
 use std::sync::Arc;
@@ -46,7 +48,7 @@ use parking_lot::Mutex;
 use ureq::http;
 
 pub use abort::{AbortHandle, WatchStopper};
-pub use api::{Api, Deleted};
+pub use api::{Api, Deleted, ListPages};
 pub use config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_READ_TIMEOUT, DEFAULT_WATCH_IDLE_LIMIT,
     Timeouts,
@@ -54,7 +56,9 @@ pub use config::{
 pub use exec::{EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
+pub use list_watch::ListWatch;
 pub use secret::Secret;
+pub use watch_stream::WatchStream;
 
 use abort::{CancelSignal, Canceller};
 use auth::Authenticator;
