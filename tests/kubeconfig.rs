@@ -328,3 +328,75 @@ fn debug_of_configs_and_clients_shows_no_secret() {
         assert!(!text.contains(key_line), "key material in {text}");
     }
 }
+
+/// Runs `Config::infer` in a child process (this test binary) with a controlled environment; returns what it
+/// printed: the server URL and namespace, or the error.
+fn infer_in_child(env: &[(&str, String)]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "infer_child", "--nocapture", "--test-threads=1"])
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .env("HOME", "/nonexistent/kube-informer-home")
+        .env("KUBE_INFORMER_INFER_CHILD", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .find_map(|l| l.split_once("INFER: ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no result from the child: {stdout}"))
+        .to_owned()
+}
+
+/// The child side of `infer_in_child`; does nothing in a normal run.
+#[test]
+fn infer_child() {
+    if std::env::var_os("KUBE_INFORMER_INFER_CHILD").is_none() {
+        return;
+    }
+    match Config::infer() {
+        Ok(c) => println!("INFER: {} {}", c.cluster_url(), c.namespace()),
+        Err(e) => println!("INFER: error: {e}"),
+    }
+}
+
+#[test]
+fn infer_follows_kubeconfig_then_home_then_in_cluster() {
+    let list = std::env::join_paths([
+        fixture("missing.yaml"),
+        fixture("merge-b.yaml"),
+        fixture("merge-a.yaml"),
+    ])
+    .unwrap()
+    .into_string()
+    .unwrap();
+    // KUBECONFIG is a merged list.
+    assert_eq!(infer_in_child(&[("KUBECONFIG", list)]), "https://from-b:6443 default");
+    // ~/.kube/config when KUBECONFIG is unset.
+    let home = std::env::temp_dir().join(format!("kube-informer-home-{}", std::process::id()));
+    std::fs::create_dir_all(home.join(".kube")).unwrap();
+    std::fs::copy(fixture("kubeconfig.json"), home.join(".kube/config")).unwrap();
+    assert_eq!(
+        infer_in_child(&[("HOME", home.display().to_string())]),
+        "https://localhost:6443 dev"
+    );
+    std::fs::remove_dir_all(&home).unwrap();
+    // Neither: the in-cluster configuration, when the pod environment is there.
+    let out = infer_in_child(&[
+        ("KUBERNETES_SERVICE_HOST", "10.96.0.1".into()),
+        ("KUBERNETES_SERVICE_PORT", "443".into()),
+    ]);
+    assert!(
+        out.contains("/var/run/secrets/kubernetes.io/serviceaccount/token"),
+        "{out}"
+    );
+    // Nothing at all.
+    let out = infer_in_child(&[]);
+    assert!(out.contains("no configuration found"), "{out}");
+    // KUBECONFIG naming only missing files: nothing either (kubectl would fall back to in-cluster too).
+    let out = infer_in_child(&[("KUBECONFIG", fixture("missing.yaml").display().to_string())]);
+    assert!(out.contains("the kubeconfig files hold no configuration"), "{out}");
+}
