@@ -26,7 +26,8 @@ pub enum QueuePolicy {
         warn_at: usize,
     },
     /// At most `capacity` pending events; when full, the informer's processing thread waits for this handler
-    /// (back-pressure: the store and every other handler wait too, and the DeltaFIFO grows instead).
+    /// (back-pressure: the store and every other handler wait too, and the DeltaFIFO grows instead). The handler's
+    /// `pending` then counts `capacity + 1`: the full queue and the event waiting to enter it.
     Block {
         /// Maximum pending events.
         capacity: usize,
@@ -203,7 +204,10 @@ impl<K: Object> Outbox<K> {
                     Err(crossbeam_channel::TrySendError::Disconnected(_)) => false,
                 };
                 if ok {
-                    stats.note_queued(n);
+                    // The counter also counts, for an instant, an event the handler thread has just taken (it
+                    // uncounts it right after taking it): a bounded queue never holds more than its capacity, plus
+                    // the one event the processing thread waits to hand over.
+                    stats.note_queued(tx.capacity().map_or(n, |cap| n.min(cap + 1)));
                     let warn = next_warn.load(Ordering::Relaxed);
                     if n >= warn {
                         next_warn.store(warn.saturating_mul(2), Ordering::Relaxed);
