@@ -11,7 +11,6 @@
 
 #[path = "common/chaos_kit.rs"]
 mod chaos_kit;
-#[allow(dead_code)]
 mod common;
 
 use std::sync::Arc;
@@ -36,7 +35,7 @@ const OBJECTS: u64 = 100;
 
 /// The `i`-th state (1-based) of the stream: object `o{i % 100}`, resourceVersion `i`.
 fn state(i: u64) -> ConfigMap {
-    let mut meta = ObjectMeta::namespaced("ns", &format!("o{:02}", i % OBJECTS));
+    let mut meta = ObjectMeta::namespaced("ns", format!("o{:02}", i % OBJECTS));
     meta.resource_version = Some(i.to_string());
     ConfigMap::new(meta).with("v", i.to_string())
 }
