@@ -469,7 +469,10 @@ pub(crate) fn parse_exec_output(
         None => None,
         Some(ts) => Some(
             crate::object::time::parse_rfc3339(ts)
-                .ok_or_else(|| format!("exec plugin {command:?} returned an unreadable expirationTimestamp {ts:?}"))?,
+                // Not quoted: whatever the plugin printed stays out of messages.
+                .ok_or_else(|| {
+                    format!("exec plugin {command:?} returned an unreadable expirationTimestamp (not an RFC 3339 time)")
+                })?,
         ),
     };
     let identity = if status.client_certificate_data.is_empty() {
@@ -549,6 +552,13 @@ mod tests {
         assert!(!err.contains("super-secret-token") && err.contains("line 1"), "{err}");
         let err = parse_exec_output("p", V1, b"super-secret-token", &provider()).unwrap_err();
         assert!(!err.contains("super-secret-token"), "{err}");
+        // Nor a field the plugin got wrong.
+        let out = br#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"super-secret-token"}}"#;
+        let err = parse_exec_output("p", V1, out, &provider()).unwrap_err();
+        assert!(
+            !err.contains("super-secret-token") && err.contains("expirationTimestamp"),
+            "{err}"
+        );
     }
 
     #[test]
