@@ -34,6 +34,7 @@ mod kubeconfig;
 mod list_watch;
 pub mod params;
 mod request;
+mod sealed;
 mod secret;
 mod tls;
 mod transport;
@@ -64,6 +65,7 @@ use abort::{CancelSignal, Canceller};
 use auth::Authenticator;
 use config::{Credential, ProxySetting};
 use request::Request;
+use sealed::Seals;
 use tls::TlsSetup;
 use transport::FailureContext;
 
@@ -113,6 +115,8 @@ struct Shared {
     extra_headers: Vec<(http::HeaderName, http::HeaderValue)>,
     discovery: discovery::Cache,
     config_summary: String,
+    /// Credentials of requests in flight, put on the wire below ureq's logging (see [`sealed`]).
+    seals: Arc<Seals>,
 }
 
 /// One connection pool and the canceller that aborts it.
@@ -228,6 +232,7 @@ impl Client {
             extra_headers,
             discovery: discovery::Cache::default(),
             config_summary,
+            seals: Arc::new(Seals::default()),
         });
         Ok(Client {
             transport: Arc::new(Transport::new(&shared)),
@@ -306,7 +311,7 @@ impl Client {
     /// as per-read timeout and no overall timeout.
     pub(crate) fn request_watch(&self, req: &Request) -> Result<(http::Response<ureq::Body>, Arc<Canceller>)> {
         let canceller = self.transport.canceller.child();
-        let agent = transport::build_agent(self.shared.agent_config.clone(), &self.shared.tls, &canceller.signal());
+        let agent = transport::build_agent(&self.shared, &canceller.signal());
         canceller.set_agent(agent.clone());
         let idle = self.shared.timeouts.watch_idle;
         let response = self.execute(req, Some(&agent), &canceller.signal(), Some(idle))?;
@@ -366,11 +371,21 @@ impl Client {
             if let Some(ct) = req.content_type {
                 builder = builder.header(http::header::CONTENT_TYPE, ct);
             }
+            // The credential itself is put on the wire by the transport, below ureq's logging (see `sealed`); the
+            // request carries a placeholder, withdrawn when `_seal` drops at the end of this attempt.
+            let mut _seal = None;
             if let Some(secret) = &authz.header {
-                let mut value = http::HeaderValue::from_bytes(secret.expose())
-                    .map_err(|_| Error::Auth("the credential contains characters not allowed in a header".into()))?;
+                if http::HeaderValue::from_bytes(secret.expose()).is_err() {
+                    return Err(Error::Auth(
+                        "the credential contains characters not allowed in a header".into(),
+                    ));
+                }
+                let seal = self.shared.seals.seal(secret.clone());
+                let mut value = http::HeaderValue::from_str(&seal.placeholder())
+                    .map_err(|_| Error::InvalidInput("placeholder header".into()))?;
                 value.set_sensitive(true);
                 builder = builder.header(http::header::AUTHORIZATION, value);
+                _seal = Some(seal);
             }
             let result = match &req.body {
                 Some(body) => {
@@ -445,7 +460,7 @@ fn run<S: ureq::AsSendBody>(
 impl Transport {
     fn new(shared: &Shared) -> Transport {
         let canceller = Canceller::new();
-        let agent = transport::build_agent(shared.agent_config.clone(), &shared.tls, &canceller.signal());
+        let agent = transport::build_agent(shared, &canceller.signal());
         canceller.set_agent(agent.clone());
         Transport {
             canceller,
@@ -459,7 +474,7 @@ impl Transport {
         let version = shared.tls.identity.version();
         if slot.1 != version {
             debug!("client certificate rotated: closing the connections that used the old one");
-            let fresh = transport::build_agent(shared.agent_config.clone(), &shared.tls, &self.canceller.signal());
+            let fresh = transport::build_agent(shared, &self.canceller.signal());
             if let Some(old) = self.canceller.replace_agent(fresh.clone()) {
                 old.shutdown();
             }

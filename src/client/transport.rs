@@ -6,7 +6,8 @@
 //! 2. [`AbortableTcp`]: ureq's TCP connector run on a helper thread, so an abort returns at once even while a TCP
 //!    connect to an unreachable address is pending (the socket is registered with the agent, so
 //!    `Agent::shutdown` interrupts everything after that);
-//! 3. [`KubeTls`]: TLS with the rustls configuration of [`tls`](super::tls), including `tls-server-name`.
+//! 3. [`KubeTls`]: TLS with the rustls configuration of [`tls`](super::tls), including `tls-server-name`;
+//! 4. [`Unseal`]: writes the request's credential in place of its placeholder (see [`sealed`](super::sealed)).
 //!
 //! Name resolution goes through [`AbortableResolver`] for the same reason as the TCP connect.
 //!
@@ -31,12 +32,14 @@ use ureq::unversioned::transport::{
 };
 
 use super::abort::CancelSignal;
+use super::sealed::Unseal;
 use super::tls::TlsSetup;
 use crate::object::Status;
 use crate::{Error, Result, TransportError, TransportErrorKind};
 
-/// Builds an agent whose connections use `tls`, and whose resolve and connect steps give up when `cancel` fires.
-pub(crate) fn build_agent(config: ureq::config::Config, tls: &Arc<TlsSetup>, cancel: &CancelSignal) -> ureq::Agent {
+/// Builds an agent with the client's configuration whose connections use its TLS setup and put its sealed
+/// credentials on the wire, and whose resolve and connect steps give up when `cancel` fires.
+pub(crate) fn build_agent(shared: &super::Shared, cancel: &CancelSignal) -> ureq::Agent {
     let resolver = AbortableResolver { cancel: cancel.clone() };
     let chain = ()
         .chain(SocksConnector::default())
@@ -45,8 +48,13 @@ pub(crate) fn build_agent(config: ureq::config::Config, tls: &Arc<TlsSetup>, can
             cancel: cancel.clone(),
             resolver: resolver.clone(),
         })
-        .chain(KubeTls { tls: Arc::clone(tls) });
-    ureq::Agent::with_parts(config, chain, resolver)
+        .chain(KubeTls {
+            tls: Arc::clone(&shared.tls),
+        })
+        .chain(Unseal {
+            seals: Arc::clone(&shared.seals),
+        });
+    ureq::Agent::with_parts(shared.agent_config.clone(), chain, resolver)
 }
 
 /// The error a helper-thread wait returns when cancelled.
