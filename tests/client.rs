@@ -203,6 +203,45 @@ fn bodies_over_the_limit_are_refused() {
 }
 
 #[test]
+fn streamed_objects_over_the_limit_are_a_typed_error() {
+    // A list whose second item, and a watch whose second event, are larger than the limit.
+    let big = "v".repeat(5000);
+    let item = |name: &str, v: &str| format!(r#"{{"metadata":{{"name":"{name}"}},"data":{{"k":"{v}"}}}}"#);
+    let list = format!(
+        r#"{{"kind":"ConfigMapList","metadata":{{"resourceVersion":"1"}},"items":[{},{}]}}"#,
+        item("small", "v"),
+        item("big", &big)
+    );
+    let events = format!(
+        "{{\"type\":\"ADDED\",\"object\":{}}}\n{{\"type\":\"ADDED\",\"object\":{}}}\n",
+        item("small", "v"),
+        item("big", &big)
+    );
+    let server = RawServer::start(move |head, conn| {
+        let body = if head.contains("watch=") { &events } else { &list };
+        respond(conn, "200 OK", &[], body);
+    });
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).max_response_size(1000)).unwrap();
+    let api = Api::<ConfigMap>::default_namespaced(client);
+    let too_large =
+        |e: &Error| matches!(e, Error::Decode(d) if d.kind == kube_informer::DecodeErrorKind::TooLarge { limit: 1000 });
+    let mut seen = Vec::new();
+    let err = api
+        .list_each(&ListParams::default(), |cm| {
+            seen.push(cm.metadata.name.unwrap_or_default());
+            Ok(())
+        })
+        .unwrap_err();
+    assert!(too_large(&err), "{err:?}");
+    assert_eq!(seen, ["small"], "items before the big one are delivered");
+    let mut watch = api.watch(&WatchParams::default()).unwrap();
+    assert!(matches!(watch.next(), Some(Ok(WatchEvent::Added(_)))));
+    let err = watch.next().unwrap().unwrap_err();
+    assert!(too_large(&err), "{err:?}");
+    assert!(watch.next().is_none());
+}
+
+#[test]
 fn connection_refused_is_typed() {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let client = Client::new(Config::new(format!("http://127.0.0.1:{port}")).proxy(None)).unwrap();

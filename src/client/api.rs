@@ -198,7 +198,7 @@ impl<K: Object> Api<K> {
         let what = req.describe();
         let (response, cancel) = self.client.request_stream(&req)?;
         let mut reader = response.into_body().into_reader();
-        let mut decoder = ListDecoder::<K>::new();
+        let mut decoder = ListDecoder::<K>::with_max_object_size(self.client.max_object_size());
         loop {
             while let Some(item) = decoder.next_item() {
                 f(item?)?;

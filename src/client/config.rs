@@ -35,7 +35,8 @@ pub const DEFAULT_WATCH_IDLE_LIMIT: Duration = Duration::from_secs(180);
 /// Default limit on a response body read into memory (not streamed): 512 MiB.
 ///
 /// Streaming calls ([`Api::list_each`](super::Api::list_each), [`Api::watch`](super::Api::watch)) have no total
-/// limit; only single objects are bounded there, by the decoder.
+/// limit; only single objects are bounded there: by this limit when it is smaller than the decoder's
+/// [`DEFAULT_MAX_OBJECT_SIZE`](crate::watch::DEFAULT_MAX_OBJECT_SIZE) (64 MiB).
 pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 512 << 20;
 
 /// Where a piece of configuration came from: the file (when there is one) and the field, as written in the
@@ -427,7 +428,8 @@ impl Config {
         self
     }
 
-    /// Sets the largest response body read into memory ([`DEFAULT_MAX_RESPONSE_SIZE`]).
+    /// Sets the largest response body read into memory ([`DEFAULT_MAX_RESPONSE_SIZE`]); in a streamed list or
+    /// watch, the largest single object (at most 64 MiB whatever this says).
     #[must_use]
     pub fn max_response_size(mut self, bytes: usize) -> Self {
         self.max_response_size = bytes;

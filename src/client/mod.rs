@@ -323,6 +323,12 @@ impl Client {
         self.shared.timeouts.watch_idle
     }
 
+    /// The largest object a streamed list or watch may hold in memory: the response size limit, at most the
+    /// decoders' default.
+    pub(crate) fn max_object_size(&self) -> usize {
+        self.shared.max_response_size.min(crate::watch::DEFAULT_MAX_OBJECT_SIZE)
+    }
+
     /// Maps an I/O error from reading a response body.
     pub(crate) fn map_io(&self, e: std::io::Error, cancel: &CancelSignal, what: &str, idle: Option<Duration>) -> Error {
         let ctx = FailureContext {

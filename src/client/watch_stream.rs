@@ -44,7 +44,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
         let idle_limit = client.watch_idle_limit();
         WatchStream {
             reader: response.into_body().into_reader(),
-            decoder: WatchDecoder::new(),
+            decoder: WatchDecoder::with_max_object_size(client.max_object_size()),
             canceller,
             client,
             what,
