@@ -27,15 +27,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use chaos_kit::{Behaviour, Replay, ReplayHandler, Rng, State, Writer, converge, diff, seed_from_env, state_of};
+use chaos_kit::{
+    Behaviour, Replay, ReplayHandler, Rng, State, Writer, converge, diff, in_alpha_tier_a, seed_from_env, state_of,
+};
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
-use kube_informer::client::{Api, Client};
+use kube_informer::client::{Api, Client, ListWatch};
 use kube_informer::informer::{HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::testing::{ApiServer, Fault, Verb};
 use parking_lot::Mutex;
 
 const NAMESPACES: [&str; 3] = ["alpha", "beta", "gamma"];
+/// The informer that sees only namespace `alpha`, label `tier=a`.
+const FILTERED: &str = "alpha-tier-a";
 const NAMES_PER_NAMESPACE: u64 = 60;
 /// Faults (served faults, compactions, restarts) a run injects at least.
 const MIN_FAULTS: u64 = 1_000;
@@ -132,12 +136,15 @@ fn random_fault(rng: &mut Rng, verb: Verb) -> Fault {
     let events = |rng: &mut Rng| if rng.chance(70) { rng.below(12) } else { rng.below(300) } as usize;
     let code = |rng: &mut Rng| [410, 429, 500, 503][rng.below(4) as usize];
     let retry = |rng: &mut Rng| if rng.chance(5) { 1 } else { 0 };
-    let garbage: [&[u8]; 5] = [
+    let garbage: [&[u8]; 7] = [
         b"\x00\x01\x02\xff",
         b"{]\n",
         b"not json at all\n",
         b"{\"type\":\"ADDED\",\"object\":5}\n",
         b"{\"type\":\"EXPLODED\",\"object\":{}}\n",
+        // Not garbage: error events a proxy or the server may send mid-stream.
+        b"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"InternalError\",\"code\":500}}\n",
+        b"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Expired\",\"code\":410}}\n",
     ];
     if verb == Verb::List {
         let list = Fault::list("configmaps");
@@ -157,7 +164,7 @@ fn random_fault(rng: &mut Rng, verb: Verb) -> Fault {
             .stall_after_events(events(rng))
             .lasting(Duration::from_millis(1500)),
         36..=39 => watch.stall().lasting(Duration::from_millis(1500)),
-        40..=53 => watch.garbage_after_events(events(rng), garbage[rng.below(5) as usize]),
+        40..=53 => watch.garbage_after_events(events(rng), garbage[rng.below(garbage.len() as u64) as usize]),
         54..=67 => watch.close_mid_object_after_events(events(rng)),
         _ => watch.error(code(rng)).retry_after(retry(rng)),
     }
@@ -188,8 +195,9 @@ fn informers_survive_the_fault_schedule() {
         Client::new(config).unwrap()
     };
 
-    // Three informers on the same resource: a streaming list, paged lists of 50, and unpaged-ish lists.
-    let specs: [(&str, bool, u32, Vec<HandlerSpec>); 3] = [
+    // Four informers on the same resource: a streaming list, paged lists of 50, larger pages, and a streaming list
+    // of one namespace through a label selector (objects enter and leave it as the writer relabels them).
+    let specs: [(&str, bool, u32, Vec<HandlerSpec>); 4] = [
         (
             "streaming",
             true,
@@ -228,6 +236,15 @@ fn informers_survive_the_fault_schedule() {
             500,
             vec![("fast", QueuePolicy::Block { capacity: 64 }, Behaviour::Fast)],
         ),
+        (
+            FILTERED,
+            true,
+            500,
+            vec![
+                ("fast", QueuePolicy::default(), Behaviour::Fast),
+                ("coalesce", QueuePolicy::CoalesceByKey, Behaviour::Fast),
+            ],
+        ),
     ];
     let mut writer = Writer::new(&NAMESPACES, NAMES_PER_NAMESPACE);
     for _ in 0..300 {
@@ -236,12 +253,15 @@ fn informers_survive_the_fault_schedule() {
     let mut informers = Vec::new();
     let mut watched = Vec::new();
     for (name, streaming, page, handlers) in specs {
-        let inf = SharedIndexInformer::for_api(
-            &Api::<ConfigMap>::all(client()),
-            InformerOptions::default()
-                .name(name)
-                .reflector(reflector(streaming, page)),
-        );
+        let options = InformerOptions::default()
+            .name(name)
+            .reflector(reflector(streaming, page));
+        let inf = if name == FILTERED {
+            let api = Api::<ConfigMap>::namespaced(client(), "alpha");
+            SharedIndexInformer::new(ListWatch::new(&api).labels("tier=a"), options)
+        } else {
+            SharedIndexInformer::for_api(&Api::<ConfigMap>::all(client()), options)
+        };
         for (h, policy, behaviour) in handlers {
             let coalescing = policy == QueuePolicy::CoalesceByKey;
             let (handler, replay) = ReplayHandler::new(coalescing, behaviour);
@@ -284,6 +304,7 @@ fn informers_survive_the_fault_schedule() {
         // rare) never crowd out watch faults.
         let mut pushed: HashMap<Verb, u64> = HashMap::new();
         let mut late_joined = false;
+        let mut streaming_refused = false;
         loop {
             let mut served: HashMap<Verb, u64> = HashMap::new();
             for r in server.requests().records().iter().filter(|r| r.fault.is_some()) {
@@ -297,6 +318,14 @@ fn informers_survive_the_fault_schedule() {
             }
             if soak.is_none() && elapsed > MAX_FAULT_PHASE {
                 break;
+            }
+            // For a while, the server refuses streaming lists (as one without the WatchList feature would): the
+            // streaming informers fall back to LIST for good.
+            let refusing = (MIN_FAULTS / 2..MIN_FAULTS * 2 / 3).contains(&injected);
+            if refusing != streaming_refused {
+                streaming_refused = refusing;
+                server.set_watch_list_enabled(!refusing);
+                tally.add("streaming lists refused");
             }
             if !late_joined && injected >= MIN_FAULTS / 3 {
                 // Handlers joining in the middle of the storm: they get the cache, then every later change.
@@ -363,17 +392,24 @@ fn informers_survive_the_fault_schedule() {
     // Quiesce: no more faults, the server listening; everything must converge on the server's state.
     server.clear_faults();
     server.start_listening().unwrap();
-    let want: State = state_of(&server.list::<ConfigMap>(None).unwrap());
+    let everything = server.list::<ConfigMap>(None).unwrap();
+    let want: State = state_of(&everything);
+    let want_filtered: State = state_of(everything.iter().filter(|o| in_alpha_tier_a(o)));
+    let want_for = |inf: &SharedIndexInformer<ConfigMap>| {
+        if inf.name() == FILTERED { &want_filtered } else { &want }
+    };
     converge("the informers' stores", Duration::from_secs(60), || {
         informers.iter().find_map(|inf| {
             let got = state_of(inf.store().list().iter().map(|o| &**o));
-            (got != want).then(|| format!("{}: {}", inf.name(), diff(&want, &got)))
+            let want = want_for(inf);
+            (got != *want).then(|| format!("{}: {}", inf.name(), diff(want, &got)))
         })
     });
     converge("the handlers' replayed states", Duration::from_secs(120), || {
-        watched.iter().find_map(|(_, w)| {
+        watched.iter().find_map(|(i, w)| {
             let got = w.replay.lock().state();
-            (got != want).then(|| format!("{}: {}", w.name, diff(&want, &got)))
+            let want = want_for(&informers[*i]);
+            (got != *want).then(|| format!("{}: {}", w.name, diff(want, &got)))
         })
     });
 
@@ -386,7 +422,7 @@ fn informers_survive_the_fault_schedule() {
         *served.entry(format!("{:?} {kind}", r.verb).to_lowercase()).or_default() += 1;
     }
     let served_total: u64 = served.values().sum();
-    let total = served_total + tally.0.values().sum::<u64>();
+    let total = served_total + tally.0.get("compaction").copied().unwrap_or(0) + restarts(&tally);
     eprintln!(
         "chaos: seed {seed}: {total} faults injected in {fault_phase:.1?} ({served_total} served by requests: \
          {served:?}; server-side: {:?}); {} writes, {} objects at the end; {} lists, {} watches",

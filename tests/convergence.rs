@@ -14,10 +14,12 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use chaos_kit::{Behaviour, Replay, ReplayHandler, Rng, State, Writer, converge, diff, seed_from_env, state_of};
+use chaos_kit::{
+    Behaviour, Replay, ReplayHandler, Rng, State, Writer, converge, diff, in_alpha_tier_a, seed_from_env, state_of,
+};
 use common::WAIT;
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
-use kube_informer::client::{Api, Client};
+use kube_informer::client::{Api, Client, ListWatch};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::key_of;
@@ -26,6 +28,8 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 const NAMESPACES: [&str; 3] = ["alpha", "beta", "gamma"];
+/// The informer that sees only namespace `alpha`, label `tier=a`.
+const FILTERED: &str = "alpha-tier-a";
 const NAMES_PER_NAMESPACE: u64 = 40;
 
 fn reflector(streaming_list: bool, page_size: u32) -> ReflectorConfig {
@@ -119,19 +123,23 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     let client = Client::new(config).unwrap();
     let api = Api::<ConfigMap>::all(client);
 
-    // A streaming-list informer and a paged-list one (pages of 20, so continue tokens meet compactions).
+    // A streaming-list informer, a paged-list one (pages of 20, so continue tokens meet compactions), and one that
+    // sees namespace `alpha` through the label selector `tier=a` (objects enter and leave it as they are relabelled).
     let mut informers = Vec::new();
-    let mut handlers: Vec<(String, Arc<Mutex<Replay>>)> = Vec::new();
-    for (name, streaming, page) in [("streaming", true, 500), ("paged", false, 20)] {
-        let inf = SharedIndexInformer::for_api(
-            &api,
-            InformerOptions::default()
-                .name(name)
-                .reflector(reflector(streaming, page)),
-        );
+    let mut handlers: Vec<(String, usize, Arc<Mutex<Replay>>)> = Vec::new();
+    for (name, streaming, page) in [("streaming", true, 500), ("paged", false, 20), (FILTERED, true, 500)] {
+        let options = InformerOptions::default()
+            .name(name)
+            .reflector(reflector(streaming, page));
+        let inf = if name == FILTERED {
+            let alpha = Api::<ConfigMap>::namespaced(api.client().clone(), "alpha");
+            SharedIndexInformer::new(ListWatch::new(&alpha).labels("tier=a"), options)
+        } else {
+            SharedIndexInformer::for_api(&api, options)
+        };
         let (h, r) = ReplayHandler::new(false, Behaviour::Fast);
         inf.add_event_handler(h).unwrap();
-        handlers.push((format!("{name}/handler"), r));
+        handlers.push((format!("{name}/handler"), informers.len(), r));
         informers.push(inf);
     }
     // A handler joining late (after the first sync) on the streaming informer.
@@ -147,7 +155,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     }
     let (late, late_replay) = ReplayHandler::new(false, Behaviour::Fast);
     informers[0].add_event_handler(late).unwrap();
-    handlers.push(("streaming/late-handler".into(), late_replay));
+    handlers.push(("streaming/late-handler".into(), 0, late_replay));
 
     let mut tally: BTreeMap<&str, u64> = BTreeMap::new();
     for _ in 0..rounds {
@@ -169,7 +177,12 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     // Quiesce: no more faults; the server listens.
     server.clear_faults();
     server.start_listening().unwrap();
-    let want: State = state_of(&server.list::<ConfigMap>(None).unwrap());
+    let everything = server.list::<ConfigMap>(None).unwrap();
+    let want: State = state_of(&everything);
+    let want_filtered: State = state_of(everything.iter().filter(|o| in_alpha_tier_a(o)));
+    let want_for = |inf: &SharedIndexInformer<ConfigMap>| {
+        if inf.name() == FILTERED { &want_filtered } else { &want }
+    };
     assert_eq!(
         want.keys().cloned().collect::<Vec<_>>(),
         writer.objects.keys().cloned().collect::<Vec<_>>()
@@ -177,16 +190,18 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     converge("the informers' stores", Duration::from_secs(60), || {
         informers.iter().find_map(|inf| {
             let got = state_of(inf.store().list().iter().map(|o| &**o));
-            (got != want).then(|| format!("{}: {}", inf.name(), diff(&want, &got)))
+            let want = want_for(inf);
+            (got != *want).then(|| format!("{}: {}", inf.name(), diff(want, &got)))
         })
     });
     converge("the handlers' replayed states", Duration::from_secs(60), || {
-        handlers.iter().find_map(|(name, r)| {
+        handlers.iter().find_map(|(name, i, r)| {
             let got = r.lock().state();
-            (got != want).then(|| format!("{name}: {}", diff(&want, &got)))
+            let want = want_for(&informers[*i]);
+            (got != *want).then(|| format!("{name}: {}", diff(want, &got)))
         })
     });
-    for (name, r) in &handlers {
+    for (name, _, r) in &handlers {
         let r = r.lock();
         assert!(r.violations().is_empty(), "{name}: {:#?}", r.violations());
     }

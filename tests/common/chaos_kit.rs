@@ -93,6 +93,11 @@ pub fn rv(cm: &ConfigMap) -> u64 {
 /// What a comparison looks at: resourceVersion and data, per key.
 pub type State = BTreeMap<String, (u64, BTreeMap<String, String>)>;
 
+/// True for an object a `tier=a` selector in namespace `alpha` sees.
+pub fn in_alpha_tier_a(cm: &ConfigMap) -> bool {
+    cm.metadata.namespace.as_deref() == Some("alpha") && cm.metadata.labels.get("tier").is_some_and(|t| t == "a")
+}
+
 /// The comparable state of a set of objects.
 pub fn state_of<'a>(objects: impl IntoIterator<Item = &'a ConfigMap>) -> State {
     objects
@@ -298,7 +303,8 @@ pub fn count_unexpected_panics() -> Arc<AtomicU64> {
     unexpected
 }
 
-/// Random creates, updates and deletes of ConfigMaps named `cm-NN` in a few namespaces; remembers the latest version
+/// Random creates, updates and deletes of ConfigMaps named `cm-NN` in a few namespaces, each labelled `tier=a` or
+/// `tier=b` (an update may switch it: the object leaves or enters a `tier=a` selector); remembers the latest version
 /// of everything it wrote, so updates are conditional (a 409 would mean the server lost a write).
 pub struct Writer {
     pub objects: BTreeMap<String, ConfigMap>,
@@ -327,16 +333,20 @@ impl Writer {
         self.counter += 1;
         self.ops += 1;
         let value = self.counter.to_string();
+        let tier = if rng.chance(50) { "a" } else { "b" };
         match self.objects.get(&key) {
             None => {
-                let created = server
-                    .create(&ConfigMap::new(ObjectMeta::namespaced(&ns, &name)).with("v", value))
-                    .unwrap();
+                let mut cm = ConfigMap::new(ObjectMeta::namespaced(&ns, &name)).with("v", value);
+                cm.metadata.labels.insert("tier".into(), tier.into());
+                let created = server.create(&cm).unwrap();
                 self.objects.insert(key, created);
             }
             Some(current) if rng.chance(70) => {
                 let mut next = current.clone();
                 next.data.insert("v".into(), value);
+                if rng.chance(20) {
+                    next.metadata.labels.insert("tier".into(), tier.into());
+                }
                 let updated = server.replace(&next).unwrap();
                 self.objects.insert(key, updated);
             }
