@@ -22,6 +22,7 @@
 mod chaos_kit;
 mod common;
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -305,11 +306,18 @@ fn informers_survive_the_fault_schedule() {
         let mut pushed: HashMap<Verb, u64> = HashMap::new();
         let mut late_joined = false;
         let mut streaming_refused = false;
+        // Faults served so far, per verb, counted from the request log as it grows (a soak's log gets long).
+        let log_start = server.requests().mark();
+        let (seen, served) = (Cell::new(0), RefCell::new(HashMap::<Verb, u64>::new()));
         loop {
-            let mut served: HashMap<Verb, u64> = HashMap::new();
-            for r in server.requests().records().iter().filter(|r| r.fault.is_some()) {
-                *served.entry(r.verb).or_default() += 1;
-            }
+            server.requests().wait_for(log_start, Duration::ZERO, |records| {
+                for r in records[seen.get()..].iter().filter(|r| r.fault.is_some()) {
+                    *served.borrow_mut().entry(r.verb).or_default() += 1;
+                }
+                seen.set(records.len());
+                true
+            });
+            let served = served.borrow().clone();
             let served_total: u64 = served.values().sum();
             let injected = served_total + tally.0.get("compaction").copied().unwrap_or(0) + restarts(&tally);
             let elapsed = phase_started.elapsed();
