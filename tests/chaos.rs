@@ -1,8 +1,9 @@
 //! The chaos suite: informers with every queue policy — and a slow handler, a coalescing one, a panicking one, and
-//! handlers joining in the middle of the storm — run over HTTPS against the embedded API server while a writer creates, updates and deletes objects and a fault schedule
-//! injects what goes wrong in production: connections cut after some events or bytes, half-open (stalled) watches,
-//! garbage and objects cut in half on the wire, 410 storms after compactions, 429/500/503 with `Retry-After`, slow
-//! and broken lists, and server restarts (some refusing connections for a while).
+//! handlers joining in the middle of the storm — run over HTTPS against the embedded API server while a writer
+//! creates, updates and deletes objects and a fault schedule injects what goes wrong in production: connections cut
+//! after some events or bytes, half-open (stalled) watches, garbage, error events and objects cut in half on the
+//! wire, 410 storms after compactions, 429/500/503 with `Retry-After`, slow and broken lists, streaming lists
+//! refused for a while, and server restarts (some refusing connections for a while).
 //!
 //! At the end, for every informer and handler (checks in `common/chaos_kit.rs`):
 //! * the store equals the server's state; replaying each handler's events gives it too (coalescing handlers
