@@ -25,6 +25,7 @@
 //! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
 //! * [`informer`]: shared index informers, event handlers, the factory.
 //! * [`workqueue`]: rate-limited work queues.
+//! * [`controller`]: controllers — informers, a work queue and reconciling workers.
 //! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
 
 #![forbid(unsafe_code)]
@@ -33,6 +34,7 @@
 
 pub mod cache;
 pub mod client;
+pub mod controller;
 mod error;
 pub mod informer;
 pub mod object;

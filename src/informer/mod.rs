@@ -11,7 +11,7 @@ mod processor;
 mod shared_informer;
 mod synced;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use handler::{Event, FilteringHandler, HandlerFuncs, ResourceEventHandler};
 pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
