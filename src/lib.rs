@@ -26,6 +26,7 @@
 //! * [`informer`]: shared index informers, event handlers, the factory.
 //! * [`workqueue`]: rate-limited work queues.
 //! * [`controller`]: controllers — informers, a work queue and reconciling workers.
+//! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
 //! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
 
 #![forbid(unsafe_code)]
@@ -37,6 +38,7 @@ pub mod client;
 pub mod controller;
 mod error;
 pub mod informer;
+pub mod leaderelection;
 pub mod object;
 pub mod selector;
 mod stop;

@@ -16,6 +16,7 @@ use super::{Action, ControllerMetrics};
 use crate::cache::{Lister, Store};
 use crate::error::{Error, Result};
 use crate::informer::{Event, HandlerOptions, Registration, SharedIndexInformer};
+use crate::leaderelection::LeaderCallbacks;
 use crate::object::{ApiResource, Object, Resource, key_of};
 use crate::stop::StopSignal;
 use crate::worker::Worker;
@@ -493,6 +494,30 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
         debug!("controller {}: started with {} workers", s.name, s.options.workers);
         *state = State::Running(term);
         Ok(())
+    }
+
+    /// Callbacks that run this controller only while leading: `on_started_leading` starts a term,
+    /// `on_stopped_leading` pauses it — returning only once the workers have stopped (or the grace period passed),
+    /// so the controller stops writing before the lock is released or expires. The callbacks hold the controller
+    /// weakly: once it is dropped they do nothing.
+    ///
+    /// Start the informers beforehand ([`start_informers`](Controller::start_informers)) for a hot standby: a
+    /// replica that takes over then starts from filled caches.
+    pub fn leader_callbacks(self: &Arc<Self>) -> LeaderCallbacks {
+        let (started, stopped) = (Arc::downgrade(self), Arc::downgrade(self));
+        LeaderCallbacks::new()
+            .on_started_leading(move || {
+                if let Some(c) = started.upgrade()
+                    && let Err(e) = c.start()
+                {
+                    warn!("controller {}: cannot start after acquiring leadership: {e}", c.name());
+                }
+            })
+            .on_stopped_leading(move || {
+                if let Some(c) = stopped.upgrade() {
+                    c.pause();
+                }
+            })
     }
 
     /// Starts every informer the controller reads that is not running yet (for a hot standby under leader

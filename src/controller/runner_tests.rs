@@ -101,7 +101,7 @@ fn reconciles_every_object_then_each_change_and_deletion() {
     let inf = informer(&lw, "cms");
     let (c, rx) = recording(inf.clone(), fast(), |_| Ok(Action::await_change()));
     c.start().unwrap();
-    let mut first = vec![recv(&rx), recv(&rx)];
+    let mut first = [recv(&rx), recv(&rx)];
     first.sort_by(|x, y| x.key.cmp(&y.key));
     assert_eq!(first[0].key, "ns/a");
     assert_eq!(first[1].key, "ns/b");
