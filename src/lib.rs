@@ -27,6 +27,7 @@
 //! * [`workqueue`]: rate-limited work queues.
 //! * [`controller`]: controllers — informers, a work queue and reconciling workers.
 //! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
+//! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
 
 #![forbid(unsafe_code)]
@@ -37,6 +38,7 @@ pub mod cache;
 pub mod client;
 pub mod controller;
 mod error;
+pub mod events;
 pub mod informer;
 pub mod leaderelection;
 pub mod object;
