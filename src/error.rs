@@ -174,9 +174,14 @@ impl From<TransportError> for Error {
     }
 }
 
+/// A body that turned out to be a Kubernetes `Status` ([`DecodeErrorKind::Status`]) becomes [`Error::Api`]; every
+/// other decode error becomes [`Error::Decode`].
 impl From<DecodeError> for Error {
     fn from(e: DecodeError) -> Self {
-        Error::Decode(Box::new(e))
+        match e.kind {
+            DecodeErrorKind::Status(status) => Error::Api(status),
+            _ => Error::Decode(Box::new(e)),
+        }
     }
 }
 
@@ -266,6 +271,9 @@ pub enum DecodeErrorKind {
         /// The configured maximum size in bytes.
         limit: usize,
     },
+    /// The body is a Kubernetes `Status` where a list was expected (the server reported an error with a success
+    /// code). Converting the [`DecodeError`] into an [`Error`] gives [`Error::Api`] with this status.
+    Status(Box<Status>),
 }
 
 impl fmt::Display for DecodeError {
@@ -277,6 +285,7 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::TooLarge { limit } => {
                 write!(f, "object at byte {} exceeds the {limit}-byte limit", self.offset)
             }
+            DecodeErrorKind::Status(s) => write!(f, "expected a list, the server sent a Status: {s}"),
         }
     }
 }
@@ -418,5 +427,23 @@ mod tests {
             kind: DecodeErrorKind::TooLarge { limit: 1024 },
         };
         assert_eq!(e.to_string(), "object at byte 17 exceeds the 1024-byte limit");
+    }
+
+    #[test]
+    fn a_status_body_becomes_an_api_error() {
+        let e = DecodeError {
+            offset: 0,
+            kind: DecodeErrorKind::Status(Box::new(Status::failure(410, "Expired", "too old"))),
+        };
+        assert_eq!(
+            e.to_string(),
+            "expected a list, the server sent a Status: 410 Expired: too old"
+        );
+        assert!(Error::from(e).is_expired());
+        let e = DecodeError {
+            offset: 3,
+            kind: DecodeErrorKind::Truncated,
+        };
+        assert!(matches!(Error::from(e), Error::Decode(d) if d.offset == 3));
     }
 }

@@ -17,7 +17,7 @@
 //! let labels = BTreeMap::from([("app".to_string(), "web".to_string()), ("tier".into(), "front".into())]);
 //! assert!(sel.matches(&labels));
 //! assert!("app notin (web)".parse::<Selector>().unwrap().matches(&BTreeMap::new()));
-//! assert!("app in ()".parse::<Selector>().is_err());
+//! assert!("app in (web".parse::<Selector>().is_err());
 //! ```
 
 use std::collections::BTreeMap;
@@ -489,8 +489,10 @@ impl<'a> Parser<'a> {
         }
         let mut values = Vec::new();
         if self.lexer.peek() == Token::Close {
+            // As apimachinery's parseValues: `()` is the set holding the empty value, which is also how that set
+            // prints, so every selector prints to text that parses back to it.
             self.lexer.next();
-            return Ok(values);
+            return Ok(vec![""]);
         }
         loop {
             let v = match self.lexer.peek() {
@@ -595,20 +597,28 @@ impl FromStr for FieldSelector {
                 }
                 return Err(invalid(format!("invalid field selector {s:?}: empty term")));
             }
-            let (field, negated, raw) = if let Some(i) = find_unescaped(part, "!=") {
-                (&part[..i], true, &part[i + 2..])
-            } else if let Some(i) = find_unescaped(part, "==") {
-                (&part[..i], false, &part[i + 2..])
-            } else if let Some(i) = find_unescaped(part, "=") {
-                (&part[..i], false, &part[i + 1..])
-            } else {
+            // As apimachinery's `splitTerm`: the first operator in the term splits it (the field part has no
+            // escapes), `!=` and `==` winning over `=` at the same position.
+            let Some((i, op)) = (0..part.len()).find_map(|i| {
+                ["!=", "==", "="]
+                    .into_iter()
+                    .find(|op| part.as_bytes()[i..].starts_with(op.as_bytes()))
+                    .map(|op| (i, op))
+            }) else {
                 return Err(invalid(format!(
                     "invalid field selector {s:?}: {part:?} has no operator ('=', '==' or '!=')"
                 )));
             };
+            let (field, negated, raw) = (&part[..i], op == "!=", &part[i + op.len()..]);
             let field = field.trim();
             if field.is_empty() {
                 return Err(invalid(format!("invalid field selector {s:?}: empty field name")));
+            }
+            if field.ends_with('!') {
+                // `a! =b` would print as `a!=b`, a different selector; field names cannot be escaped.
+                return Err(invalid(format!(
+                    "invalid field selector {s:?}: field name {field:?} ends with '!'"
+                )));
             }
             terms.push(FieldTerm {
                 field: field.to_owned(),
@@ -657,22 +667,6 @@ fn split_unescaped(s: &str, sep: u8) -> Vec<&str> {
     }
     out.push(&s[start.min(s.len())..]);
     out
-}
-
-fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i..].starts_with(pat.as_bytes()) {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
 }
 
 fn unescape(s: &str) -> Result<String, String> {
@@ -741,8 +735,6 @@ mod tests {
             "x>1.5",
             "x in (a",
             "x in a",
-            "x in ()",
-            "x notin ()",
             ",x=a",
             "x=a,",
             "x=a,,y=b",
@@ -831,5 +823,40 @@ mod tests {
         let esc: FieldSelector = "a=x\\=y\\\\".parse().unwrap();
         assert_eq!(esc.terms()[0].value, "x=y\\");
         assert_eq!(esc.to_string().parse::<FieldSelector>().unwrap(), esc);
+    }
+
+    #[test]
+    fn an_empty_set_is_the_set_of_the_empty_value() {
+        // apimachinery reads `()` as {""}; found by the label_selector fuzz target: `( ,)` parsed and printed as
+        // `()`, which did not parse.
+        for text in ["x in ()", "x in ( ,)", "x in (,)"] {
+            let sel: Selector = text.parse().unwrap();
+            assert_eq!(sel.requirements()[0].values(), [""], "{text}");
+            assert_eq!(sel.to_string(), "x in ()");
+            assert_eq!(sel.to_string().parse::<Selector>().unwrap(), sel);
+        }
+        let sel: Selector = "x notin ()".parse().unwrap();
+        assert!(sel.matches(&BTreeMap::from([("x".to_string(), "a".to_string())])));
+        assert!(!sel.matches(&BTreeMap::from([("x".to_string(), String::new())])));
+    }
+
+    #[test]
+    fn field_selectors_split_at_the_first_operator() {
+        // apimachinery's splitTerm: the field part has no escapes; the first operator (by position) splits the term.
+        let fs: FieldSelector = "a!b==c".parse().unwrap();
+        assert_eq!(
+            (fs.terms()[0].field.as_str(), fs.terms()[0].value.as_str()),
+            ("a!b", "c")
+        );
+        let fs: FieldSelector = r"a=\=\=c".parse().unwrap();
+        assert_eq!(
+            (fs.terms()[0].field.as_str(), fs.terms()[0].value.as_str()),
+            ("a", "==c")
+        );
+        assert_eq!(fs.to_string().parse::<FieldSelector>().unwrap(), fs);
+        // Found by the label_selector fuzz target: `==` further right used to win, leaving `=` in the field.
+        for bad in ["a=b==", "x!=y=z", "a\\=b=c", "!  =", "a! =b"] {
+            assert!(bad.parse::<FieldSelector>().is_err(), "{bad:?}");
+        }
     }
 }

@@ -173,7 +173,6 @@ impl<K: Object> CoalesceQueue<K> {
                 0
             }
             Some(prev) => {
-                self.stats.coalesced.fetch_add(1, Ordering::Relaxed);
                 let (merged, dropped) = merge(prev, ev);
                 match merged {
                     Merged::Keep(p) => {
@@ -184,6 +183,8 @@ impl<K: Object> CoalesceQueue<K> {
                         self.stats.queued.store(st.order.len(), Ordering::Relaxed);
                     }
                 }
+                // Counted once the merge is visible, so a reader seeing the count also sees the queue it produced.
+                self.stats.coalesced.fetch_add(1, Ordering::Release);
                 dropped
             }
         };

@@ -141,7 +141,7 @@ impl ListenerStats {
             max_pending: self.max_queued.load(Ordering::Relaxed),
             delivered: self.delivered.load(Ordering::Relaxed),
             panics: self.panics.load(Ordering::Relaxed),
-            coalesced: self.coalesced.load(Ordering::Relaxed),
+            coalesced: self.coalesced.load(Ordering::Acquire),
         }
     }
 }

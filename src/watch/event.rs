@@ -1,9 +1,13 @@
 //! `WatchEvent`: one event of a watch stream.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::object::Status;
 
@@ -96,5 +100,190 @@ impl<K: Serialize> Serialize for WatchEvent<K> {
             WatchEvent::Error(st) => map.serialize_entry("object", st)?,
         }
         map.end()
+    }
+}
+
+/// The event types of the wire form.
+#[derive(Clone, Copy)]
+enum EventType {
+    Added,
+    Modified,
+    Deleted,
+    Bookmark,
+    Error,
+}
+
+impl<'de> Deserialize<'de> for EventType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TypeVisitor;
+        impl Visitor<'_> for TypeVisitor {
+            type Value = EventType;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a watch event type (ADDED, MODIFIED, DELETED, BOOKMARK or ERROR)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EventType, E> {
+                Ok(match v {
+                    "ADDED" => EventType::Added,
+                    "MODIFIED" => EventType::Modified,
+                    "DELETED" => EventType::Deleted,
+                    "BOOKMARK" => EventType::Bookmark,
+                    "ERROR" => EventType::Error,
+                    other => return Err(E::custom(format_args!("unknown watch event type {other:?}"))),
+                })
+            }
+        }
+        d.deserialize_str(TypeVisitor)
+    }
+}
+
+/// The keys of a watch event, matched without allocating.
+enum EventKey {
+    Type,
+    Object,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EventKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = EventKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a watch event key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EventKey, E> {
+                Ok(match v {
+                    "type" => EventKey::Type,
+                    "object" => EventKey::Object,
+                    _ => EventKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// The object of a BOOKMARK event: an object of the watched kind carrying only `metadata.resourceVersion` (and
+/// maybe annotations). Every other field is ignored, so a typed `K` whose required fields are absent still works.
+#[derive(Deserialize)]
+struct WireBookmark {
+    metadata: WireBookmarkMeta,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireBookmarkMeta {
+    resource_version: String,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    annotations: BTreeMap<String, String>,
+}
+
+fn null_as_empty<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    Ok(Option::deserialize(d)?.unwrap_or_default())
+}
+
+impl From<WireBookmark> for Bookmark {
+    fn from(w: WireBookmark) -> Self {
+        Bookmark {
+            resource_version: w.metadata.resource_version,
+            annotations: w.metadata.annotations,
+        }
+    }
+}
+
+impl EventType {
+    /// Decodes an event's object once its type is known.
+    fn decode_object<'de, K: Deserialize<'de>, D: Deserializer<'de>>(self, d: D) -> Result<WatchEvent<K>, D::Error> {
+        Ok(match self {
+            EventType::Added => WatchEvent::Added(K::deserialize(d)?),
+            EventType::Modified => WatchEvent::Modified(K::deserialize(d)?),
+            EventType::Deleted => WatchEvent::Deleted(K::deserialize(d)?),
+            EventType::Bookmark => WatchEvent::Bookmark(WireBookmark::deserialize(d)?.into()),
+            EventType::Error => WatchEvent::Error(Box::new(Status::deserialize(d)?)),
+        })
+    }
+}
+
+/// Seeds `next_value` with the event type, so the object is decoded straight into its final type.
+struct ObjectSeed<K>(EventType, PhantomData<fn() -> K>);
+
+impl<'de, K: Deserialize<'de>> de::DeserializeSeed<'de> for ObjectSeed<K> {
+    type Value = WatchEvent<K>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<WatchEvent<K>, D::Error> {
+        self.0.decode_object(d)
+    }
+}
+
+/// Reads the wire form `{"type":"ADDED","object":{…}}`.
+///
+/// When `type` comes first (as every API server sends it), `object` is decoded once, straight into `K`, a
+/// [`Bookmark`] (of which only `metadata.resourceVersion` and `metadata.annotations` are read) or a [`Status`].
+/// When `object` comes first it is kept as raw JSON and decoded once the type is known; that path works only with
+/// serde_json's deserializers. Unknown keys are ignored; an unknown type, a missing or repeated `type` or `object`
+/// are errors.
+///
+/// ```
+/// use kube_informer::object::core::ConfigMap;
+/// use kube_informer::watch::WatchEvent;
+///
+/// let ev: WatchEvent<ConfigMap> = serde_json::from_str(
+///     r#"{"type":"ADDED","object":{"metadata":{"name":"a"},"data":{"k":"v"}}}"#,
+/// ).unwrap();
+/// assert!(matches!(ev, WatchEvent::Added(cm) if cm.data["k"] == "v"));
+///
+/// // A bookmark's object lacks the kind's fields; only the resourceVersion matters.
+/// let ev: WatchEvent<ConfigMap> = serde_json::from_str(
+///     r#"{"object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12"}},"type":"BOOKMARK"}"#,
+/// ).unwrap();
+/// assert!(matches!(ev, WatchEvent::Bookmark(b) if b.resource_version == "12"));
+/// ```
+impl<'de, K: DeserializeOwned> Deserialize<'de> for WatchEvent<K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct EventVisitor<K>(PhantomData<fn() -> K>);
+        impl<'de, K: DeserializeOwned> Visitor<'de> for EventVisitor<K> {
+            type Value = WatchEvent<K>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a watch event {\"type\": …, \"object\": …}")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WatchEvent<K>, A::Error> {
+                let mut ty: Option<EventType> = None;
+                let mut event: Option<WatchEvent<K>> = None;
+                let mut raw: Option<Box<RawValue>> = None;
+                while let Some(key) = map.next_key::<EventKey>()? {
+                    match key {
+                        EventKey::Type => {
+                            if ty.is_some() {
+                                return Err(de::Error::duplicate_field("type"));
+                            }
+                            ty = Some(map.next_value()?);
+                        }
+                        EventKey::Object => {
+                            if event.is_some() || raw.is_some() {
+                                return Err(de::Error::duplicate_field("object"));
+                            }
+                            match ty {
+                                Some(t) => event = Some(map.next_value_seed(ObjectSeed(t, PhantomData))?),
+                                None => raw = Some(map.next_value()?),
+                            }
+                        }
+                        EventKey::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let Some(ty) = ty else {
+                    return Err(de::Error::missing_field("type"));
+                };
+                if let Some(event) = event {
+                    return Ok(event);
+                }
+                let Some(raw) = raw else {
+                    return Err(de::Error::missing_field("object"));
+                };
+                let mut de = serde_json::Deserializer::from_str(raw.get());
+                ty.decode_object(&mut de).map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_map(EventVisitor(PhantomData))
     }
 }

@@ -1,5 +1,15 @@
-//! Watch streams: the event type and the incremental decoder that turns response bytes into events.
+//! Watch streams: the event type and the incremental decoders that turn response bytes into events and list items.
+//!
+//! * [`WatchDecoder`]: a watch response (`{"type":…,"object":…}` after `{"type":…,"object":…}`) into
+//!   [`WatchEvent`]s.
+//! * [`ListDecoder`]: a LIST response (`{"kind":"…List","metadata":{…},"items":[…]}`) into its items, one by one as
+//!   they arrive, then its [`ListMeta`](crate::object::ListMeta).
 
+mod decoder;
 mod event;
+mod framer;
+mod list_decoder;
 
+pub use decoder::{DEFAULT_MAX_OBJECT_SIZE, WatchDecoder};
 pub use event::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};
+pub use list_decoder::ListDecoder;
