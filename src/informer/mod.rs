@@ -5,6 +5,7 @@
 //! handler never delays another handler or the cache.
 
 mod coalesce;
+mod factory;
 mod handler;
 mod listener;
 mod processor;
@@ -13,6 +14,9 @@ mod synced;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+pub use factory::{DEFAULT_CONCURRENT_LISTS, FactoryOptions, MetaTransform, NotSynced, SharedInformerFactory};
 pub use handler::{Event, FilteringHandler, HandlerFuncs, ResourceEventHandler};
 pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
-pub use shared_informer::{InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer};
+pub use shared_informer::{InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer,
+    strip_managed_fields,
+};

@@ -1,0 +1,127 @@
+//! `WatchStream`: the events of one WATCH, decoded as the chunked body arrives.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use super::Client;
+use super::abort::{Canceller, WatchStopper};
+use crate::watch::{WatchDecoder, WatchEvent};
+use crate::{Error, Result};
+
+/// A blocking iterator over the events of one watch.
+///
+/// * `Some(Ok(event))` for each event, `WatchEvent::Error` included (a 410 there means: relist);
+/// * `None` once the server closed the stream cleanly (its `timeoutSeconds` elapsed): re-watch from the last
+///   resourceVersion seen;
+/// * on a problem, exactly one `Some(Err(_))`, then `None`: [`Error::Decode`] (malformed or truncated stream),
+///   [`Error::WatchIdle`] (no byte for longer than the idle limit — a dead connection), [`Error::Transport`], or
+///   [`Error::Stopped`] after [`WatchStopper::stop`] or the client's abort.
+///
+/// Each watch has its own connection: stopping it (from any thread, through [`WatchStream::stopper`]) closes that
+/// connection and nothing else. Dropping the stream closes it too.
+pub struct WatchStream<K> {
+    reader: ureq::BodyReader<'static>,
+    decoder: WatchDecoder<K>,
+    canceller: Arc<Canceller>,
+    client: Client,
+    /// `GET /path` for messages.
+    what: String,
+    idle_limit: Duration,
+    /// Once true, `next` returns `None`.
+    finished: bool,
+}
+
+impl<K: DeserializeOwned> WatchStream<K> {
+    pub(crate) fn new(
+        response: ureq::http::Response<ureq::Body>,
+        canceller: Arc<Canceller>,
+        client: Client,
+        what: String,
+    ) -> Self {
+        let idle_limit = client.watch_idle_limit();
+        WatchStream {
+            reader: response.into_body().into_reader(),
+            decoder: WatchDecoder::new(),
+            canceller,
+            client,
+            what,
+            idle_limit,
+            finished: false,
+        }
+    }
+
+    /// A handle that ends this watch from any thread.
+    pub fn stopper(&self) -> WatchStopper {
+        WatchStopper {
+            inner: Arc::clone(&self.canceller),
+        }
+    }
+
+    /// The idle limit of this watch.
+    pub fn idle_limit(&self) -> Duration {
+        self.idle_limit
+    }
+
+    fn fail(&mut self, e: Error) -> Option<Result<WatchEvent<K>>> {
+        self.finished = true;
+        Some(Err(e))
+    }
+}
+
+impl<K: DeserializeOwned> Iterator for WatchStream<K> {
+    type Item = Result<WatchEvent<K>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            // A stopped watch reports it, even when the shutdown read looked like a clean end of stream.
+            if self.canceller.is_cancelled() {
+                return self.fail(Error::Stopped);
+            }
+            if let Some(ev) = self.decoder.next_event() {
+                return match ev {
+                    Ok(ev) => Some(Ok(ev)),
+                    Err(e) => self.fail(e.into()),
+                };
+            }
+            match self.decoder.read_from(&mut self.reader) {
+                Ok(0) => {
+                    if self.canceller.is_cancelled() {
+                        return self.fail(Error::Stopped);
+                    }
+                    self.finished = true;
+                    return self.decoder.finish().err().map(|e| Err(e.into()));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let err = self
+                        .client
+                        .map_io(e, &self.canceller.signal(), &self.what, Some(self.idle_limit));
+                    return self.fail(err);
+                }
+            }
+        }
+    }
+}
+
+impl<K> Drop for WatchStream<K> {
+    fn drop(&mut self) {
+        // Closes the dedicated connection and releases its agent; stoppers held elsewhere now report stopped.
+        self.canceller.cancel();
+    }
+}
+
+impl<K> fmt::Debug for WatchStream<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchStream")
+            .field("what", &self.what)
+            .field("idle_limit", &self.idle_limit)
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
