@@ -8,6 +8,8 @@
 mod cache;
 mod event;
 mod recorder;
+mod sink;
 
 pub use event::{Event, EventSource, EventType, ObjectReference};
 pub use recorder::{EventRecorder, EventSink, RecorderMetrics, RecorderOptions};
+pub use sink::ApiEventSink;

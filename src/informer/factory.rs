@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::shared_informer::{InformerMetrics, InformerOptions, STOP_BUDGET, SharedIndexInformer, StopJoin};
-use crate::cache::{RelistBudget, ReflectorConfig};
+use crate::cache::{ReflectorConfig, RelistBudget};
 use crate::client::params::ListParams;
 use crate::client::{Api, Client, ListWatch};
 use crate::error::Result;
@@ -239,8 +239,15 @@ impl SharedInformerFactory {
     ) -> Arc<SharedIndexInformer<K>> {
         let mut informers = self.informers.lock();
         let type_id = TypeId::of::<K>();
-        if let Some(e) = informers.iter().find(|e| e.type_id == type_id && &e.resource == resource) {
-            return e.typed.clone().downcast::<SharedIndexInformer<K>>().expect("entry type matches its TypeId");
+        if let Some(e) = informers
+            .iter()
+            .find(|e| e.type_id == type_id && &e.resource == resource)
+        {
+            return e
+                .typed
+                .clone()
+                .downcast::<SharedIndexInformer<K>>()
+                .expect("entry type matches its TypeId");
         }
         let informer = Arc::new(self.build::<K>(resource, options));
         informers.push(Entry {
@@ -312,7 +319,11 @@ impl SharedInformerFactory {
             .filter(|m| !m.wait_synced(deadline.saturating_duration_since(Instant::now())))
             .map(|m| m.name().to_owned())
             .collect();
-        if not_synced.is_empty() { Ok(()) } else { Err(NotSynced { informers: not_synced }) }
+        if not_synced.is_empty() {
+            Ok(())
+        } else {
+            Err(NotSynced { informers: not_synced })
+        }
     }
 
     /// Metrics of every informer.
@@ -345,7 +356,15 @@ impl Drop for SharedInformerFactory {
 
 impl fmt::Debug for SharedInformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<String> = self.informers.lock().iter().map(|e| e.managed.name().to_owned()).collect();
-        f.debug_struct("SharedInformerFactory").field("informers", &names).field("options", &self.options).finish()
+        let names: Vec<String> = self
+            .informers
+            .lock()
+            .iter()
+            .map(|e| e.managed.name().to_owned())
+            .collect();
+        f.debug_struct("SharedInformerFactory")
+            .field("informers", &names)
+            .field("options", &self.options)
+            .finish()
     }
 }

@@ -17,6 +17,6 @@ pub(crate) mod test_support;
 pub use factory::{DEFAULT_CONCURRENT_LISTS, FactoryOptions, MetaTransform, NotSynced, SharedInformerFactory};
 pub use handler::{Event, FilteringHandler, HandlerFuncs, ResourceEventHandler};
 pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
-pub use shared_informer::{InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer,
-    strip_managed_fields,
+pub use shared_informer::{
+    InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer, strip_managed_fields,
 };

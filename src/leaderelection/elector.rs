@@ -211,6 +211,37 @@ impl LeaderCallbacks {
     }
 }
 
+impl LeaderCallbacks {
+    /// Callbacks that run `self`'s, then `next`'s, for each change (to add logging or metrics to
+    /// [`Controller::leader_callbacks`](crate::controller::Controller::leader_callbacks)).
+    #[must_use]
+    pub fn then(self, next: LeaderCallbacks) -> LeaderCallbacks {
+        fn chain(a: Option<Callback>, b: Option<Callback>) -> Option<Callback> {
+            match (a, b) {
+                (Some(mut a), Some(mut b)) => Some(Box::new(move || {
+                    a();
+                    b();
+                })),
+                (a, None) => a,
+                (None, b) => b,
+            }
+        }
+        let new_leader: Option<LeaderCallback> = match (self.new_leader, next.new_leader) {
+            (Some(mut a), Some(mut b)) => Some(Box::new(move |id: &str| {
+                a(id);
+                b(id);
+            })),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        LeaderCallbacks {
+            started: chain(self.started, next.started),
+            stopped: chain(self.stopped, next.stopped),
+            new_leader,
+        }
+    }
+}
+
 impl fmt::Debug for LeaderCallbacks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LeaderCallbacks")

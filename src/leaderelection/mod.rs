@@ -17,9 +17,11 @@
 //!   [`Controller::leader_callbacks`](crate::controller::Controller::leader_callbacks).
 
 mod elector;
+mod lease_lock;
 mod lock;
 mod record;
 
 pub use elector::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+pub use lease_lock::LeaseLock;
 pub use lock::Lock;
 pub use record::{LeaderElectionRecord, Lease, LeaseSpec};
