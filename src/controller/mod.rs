@@ -14,6 +14,7 @@
 mod action;
 mod context;
 mod mapper;
+mod options;
 mod runner;
 
 use crate::workqueue::QueueMetrics;
@@ -21,7 +22,8 @@ use crate::workqueue::QueueMetrics;
 pub use action::Action;
 pub use context::Context;
 pub use mapper::controller_owner_key;
-pub use runner::{Controller, ControllerBuilder, ControllerOptions};
+pub use options::ControllerOptions;
+pub use runner::{Controller, ControllerBuilder};
 
 /// A snapshot of a controller's counters, from [`Controller::metrics`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 
 use super::*;
 use crate::error::{TransportError, TransportErrorKind};
+use crate::leaderelection::LeaderElectionRecord;
 use crate::object::Status;
 use crate::workqueue::FakeClock;
 

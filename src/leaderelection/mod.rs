@@ -16,12 +16,15 @@
 //! * A [`Controller`](crate::controller::Controller) runs only while leading through
 //!   [`Controller::leader_callbacks`](crate::controller::Controller::leader_callbacks).
 
+mod candidate;
+mod config;
 mod elector;
 mod lease_lock;
 mod lock;
 mod record;
 
-pub use elector::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+pub use config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
+pub use elector::LeaderElector;
 pub use lease_lock::LeaseLock;
 pub use lock::Lock;
 pub use record::{LeaderElectionRecord, Lease, LeaseSpec};
