@@ -155,12 +155,13 @@ impl Candidate {
         }
     }
 
-    /// client-go's `maybeReportTransition`: the new holder, when it changed since the last report.
+    /// client-go's `maybeReportTransition`: the new holder (empty once released), when it changed since the last
+    /// report.
     pub(crate) fn take_new_leader(&mut self) -> Option<String> {
         if self.observed.holder_identity == self.reported {
             return None;
         }
         self.reported = self.observed.holder_identity.clone();
-        Some(self.reported.clone()).filter(|h| !h.is_empty())
+        Some(self.reported.clone())
     }
 }

@@ -376,6 +376,7 @@ fn run(
 fn deliver(shared: &ElectorShared, callbacks: &mut LeaderCallbacks, out: &mut Vec<Transition>) {
     for t in out.drain(..) {
         match t {
+            Transition::NewLeader(leader) if leader.is_empty() => *shared.leader.lock() = None,
             Transition::NewLeader(leader) => {
                 *shared.leader.lock() = Some(leader.clone());
                 call(
