@@ -8,8 +8,8 @@ use crate::error::Result;
 use crate::object::ListMeta;
 use crate::watch::WatchEvent;
 
-/// A blocking stream of watch events; `None` is a clean close by the server.
-pub type WatchStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>;
+/// A blocking stream of watch events as a reflector consumes it; `None` is a clean close by the server.
+pub type EventStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>;
 
 /// Lists and watches one resource (already scoped to a namespace and selectors by the implementation).
 pub trait ListerWatcher<K>: Send + Sync + 'static {
@@ -20,7 +20,7 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
 
     /// Opens a watch. The reflector sets `resource_version`, `allow_bookmarks`, `timeout_seconds` and, for a
     /// streaming list, `send_initial_events` and `resource_version_match`.
-    fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>>;
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<K>>;
 
     /// Makes every blocked and future call return promptly with an error (used by stop). Called from another
     /// thread.

@@ -18,7 +18,7 @@ pub(crate) use backoff::random_unit_interval;
 pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
 pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
 pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
-pub use list_watch::{ListerWatcher, WatchStream};
+pub use list_watch::{EventStream, ListerWatcher};
 pub use lister::{Lister, NamespaceLister};
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};
 pub use relist_budget::RelistBudget;

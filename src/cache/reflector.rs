@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
-use super::list_watch::{ListerWatcher, WatchStream};
+use super::list_watch::{EventStream, ListerWatcher};
 use super::relist_budget::RelistBudget;
 use super::{DeltaFifo, ReplaceSession};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
@@ -151,7 +151,7 @@ enum State<K> {
     Watch,
     /// Reading a watch: one event per step.
     Watching {
-        stream: WatchStream<K>,
+        stream: EventStream<K>,
         opened: Instant,
         events: u64,
     },
@@ -454,7 +454,7 @@ impl<K: Object> Reflector<K> {
 
     /// A streaming list: ADDED events for the current state, ended by the initial-events-end BOOKMARK; the same
     /// stream then carries on as a normal watch.
-    fn streaming_list(&mut self) -> Result<WatchStream<K>, StreamingListError> {
+    fn streaming_list(&mut self) -> Result<EventStream<K>, StreamingListError> {
         let rv = if self.rv_unavailable {
             String::new()
         } else {
@@ -548,7 +548,7 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    fn read_watch(&mut self, mut stream: WatchStream<K>, opened: Instant, events: u64) -> State<K> {
+    fn read_watch(&mut self, mut stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
         let event = match stream.next() {
             Some(Ok(ev)) => ev,
             Some(Err(e)) => return self.watch_failed(e),

@@ -15,7 +15,7 @@ use crate::object::{ListMeta, ObjectMeta, Status, StatusDetails};
 use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION};
 
 type Page = Result<(Vec<ConfigMap>, ListMeta)>;
-type Events = Result<WatchStream<ConfigMap>>;
+type Events = Result<EventStream<ConfigMap>>;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Call {
@@ -38,7 +38,7 @@ impl ListerWatcher<ConfigMap> for Script {
         Ok(meta)
     }
 
-    fn watch(&self, params: &WatchParams) -> Result<WatchStream<ConfigMap>> {
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<ConfigMap>> {
         self.calls.lock().push(Call::Watch(params.clone()));
         self.watches.lock().pop_front().expect("script has a watch answer")
     }

@@ -6,7 +6,7 @@ use std::fmt;
 use super::Api;
 use super::params::{ListParams, WatchParams};
 use crate::Result;
-use crate::cache::{ListerWatcher, WatchStream};
+use crate::cache::{EventStream, ListerWatcher};
 use crate::object::{ListMeta, Object};
 
 /// Lists and watches one resource through its own isolated client, so that
@@ -66,7 +66,7 @@ impl<K: Object> ListerWatcher<K> for ListWatch<K> {
         })
     }
 
-    fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>> {
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<K>> {
         let params = WatchParams {
             label_selector: self.label_selector.clone(),
             field_selector: self.field_selector.clone(),

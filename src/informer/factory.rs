@@ -21,6 +21,9 @@ pub const DEFAULT_CONCURRENT_LISTS: usize = 4;
 /// A transform every informer of a factory applies to its objects' metadata.
 pub type MetaTransform = Arc<dyn Fn(&mut dyn MetaAccessor) + Send + Sync>;
 
+/// Adjusts an informer's list parameters (client-go's `TweakListOptionsFunc`).
+pub type ListTweak = Arc<dyn Fn(&ApiResource, &mut ListParams) + Send + Sync>;
+
 /// Settings shared by every informer of a factory.
 ///
 /// ```
@@ -41,7 +44,7 @@ pub struct FactoryOptions {
     pub resync: Option<Duration>,
     /// Adjusts each informer's list/watch selectors (client-go's `TweakListOptionsFunc`): the label and field
     /// selectors it sets on the `ListParams` are used.
-    pub tweak: Option<Arc<dyn Fn(&ApiResource, &mut ListParams) + Send + Sync>>,
+    pub tweak: Option<ListTweak>,
     /// Applied to every object's metadata before caching.
     pub transform: Option<MetaTransform>,
     /// Reflector settings (page size, streaming list, watch timeouts, back-off).

@@ -14,7 +14,9 @@ mod synced;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use factory::{DEFAULT_CONCURRENT_LISTS, FactoryOptions, MetaTransform, NotSynced, SharedInformerFactory};
+pub use factory::{
+    DEFAULT_CONCURRENT_LISTS, FactoryOptions, ListTweak, MetaTransform, NotSynced, SharedInformerFactory,
+};
 pub use handler::{Event, FilteringHandler, HandlerFuncs, ResourceEventHandler};
 pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
 pub use shared_informer::{

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crossbeam_channel::Sender;
 use parking_lot::Mutex;
 
-use crate::cache::{ListerWatcher, WatchStream};
+use crate::cache::{EventStream, ListerWatcher};
 use crate::client::params::{ListParams, WatchParams};
 use crate::error::{Error, Result};
 use crate::object::core::ConfigMap;
@@ -128,7 +128,7 @@ impl ListerWatcher<ConfigMap> for MemoryLw {
         })
     }
 
-    fn watch(&self, params: &WatchParams) -> Result<WatchStream<ConfigMap>> {
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<ConfigMap>> {
         if self.interrupted.load(Ordering::SeqCst) {
             return Err(Error::Stopped);
         }

@@ -79,7 +79,7 @@ fn run(
     match verb {
         Verb::List => {
             let opts = ListOptions::parse(query, spec)?;
-            list::list(store, shared.too_large_wait, spec, ns, &opts)
+            list::list(store, shared.too_large_wait, shared.watch_cache, spec, ns, &opts)
         }
         Verb::Get => get(shared, spec, ns, name, query),
         Verb::Create => {

@@ -182,6 +182,7 @@ fn decode_continue(token: &str) -> Result<(i64, String), Failure> {
 pub(crate) fn list(
     store: &Store,
     too_large_wait: Duration,
+    watch_cache: bool,
     spec: &ResourceSpec,
     namespace: Option<&str>,
     opts: &ListOptions,
@@ -216,8 +217,9 @@ pub(crate) fn list(
     } else {
         match rv {
             None => {}
-            // "Any": served like the watch cache serves it, whole, ignoring limit.
-            Some(0) => limit = 0,
+            // "Any": served like the watch cache serves it, whole, ignoring limit (paged without a watch cache).
+            Some(0) if watch_cache => limit = 0,
+            Some(0) => {}
             Some(n) => {
                 let exact = match opts.rv_match.as_deref() {
                     Some(m) => m == "Exact",

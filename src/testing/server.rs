@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     pub(crate) too_large_wait: Duration,
     bookmark_interval: Mutex<Duration>,
     watch_list: AtomicBool,
+    /// True: `resourceVersion=0` lists are served whole, ignoring `limit`, as the watch cache serves them.
+    pub(crate) watch_cache: bool,
     shutdown: AtomicBool,
     /// Bumped by every restart: connections of an older epoch end.
     epoch: AtomicU64,
@@ -98,6 +100,7 @@ pub struct ApiServerBuilder {
     history_size: usize,
     too_large_wait: Duration,
     watch_list: bool,
+    watch_cache: bool,
     initial_revision: u64,
     compaction_interval: Option<Duration>,
     kubeconfig_user: Option<String>,
@@ -132,6 +135,7 @@ impl Default for ApiServerBuilder {
             history_size: 10_000,
             too_large_wait: Duration::from_millis(250),
             watch_list: true,
+            watch_cache: true,
             initial_revision: 1,
             compaction_interval: Some(Duration::from_secs(300)),
             kubeconfig_user: None,
@@ -202,6 +206,13 @@ impl ApiServerBuilder {
     /// resource version" (default 250 ms; kube-apiserver waits 3 s).
     pub fn too_large_wait(mut self, wait: Duration) -> Self {
         self.too_large_wait = wait;
+        self
+    }
+
+    /// Emulate the watch cache (default on): `resourceVersion=0` lists are served whole, ignoring `limit`. Off, they
+    /// are paged like any list, as by an API server running with `--watch-cache=false`.
+    pub fn watch_cache(mut self, enabled: bool) -> Self {
+        self.watch_cache = enabled;
         self
     }
 
@@ -282,6 +293,7 @@ impl ApiServerBuilder {
             too_large_wait: self.too_large_wait,
             bookmark_interval: Mutex::new(self.bookmark_interval),
             watch_list: AtomicBool::new(self.watch_list),
+            watch_cache: self.watch_cache,
             shutdown: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
             conns: Mutex::new(Conns::default()),
@@ -398,6 +410,22 @@ impl ApiServer {
         let name = format!("kubeconfig-{}", user.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
         kubeconfig::write(self.dir.path(), &name, &text)
             .map_err(|e| Error::InvalidInput(format!("writing kubeconfig: {e}")))
+    }
+
+    /// A client configuration for this server, with the credentials of its kubeconfig user.
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read back (its directory was removed from under the server).
+    pub fn config(&self) -> Result<crate::client::Config, Error> {
+        crate::client::Config::from_kubeconfig_file(&self.kubeconfig, None)
+    }
+
+    /// A client for this server ([`config`](Self::config)).
+    ///
+    /// # Errors
+    /// As [`config`](Self::config), or when the client cannot be built.
+    pub fn client(&self) -> Result<crate::client::Client, Error> {
+        crate::client::Client::new(self.config()?)
     }
 
     /// The user whose credentials [`kubeconfig_path`](Self::kubeconfig_path) holds.
