@@ -272,3 +272,41 @@ fn stop_returns_with_every_thread_joined() {
     copies_inf.stop();
     assert_eq!(sources.running_threads() + copies_inf.running_threads(), 0);
 }
+
+/// `target/<profile>/examples/<name>`, next to this test binary's `deps` directory (cargo builds the examples
+/// for `cargo test`).
+fn example(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    dir.join("examples").join(name)
+}
+
+#[test]
+fn the_example_controller_converges_its_embedded_server_and_exits_0() {
+    for args in [&[][..], &["--leader-elect"][..]] {
+        let out = std::process::Command::new(example("controller"))
+            .args(args)
+            .output()
+            .expect("the controller example is built by cargo test");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in [
+            "[team-a] created ConfigMap shared-settings",
+            "[team-c] ConfigMap shared-settings exists and is not ours: left alone",
+            "[team-a] corrected ConfigMap shared-settings (edited by someone else)",
+            "[sandbox] created ConfigMap shared-settings",
+            "[team-b] label removed: deleted ConfigMap shared-settings",
+            "Normal  Created    team-b   x2 created ConfigMap shared-settings",
+            "Warning NotManaged team-c",
+        ] {
+            assert!(stdout.contains(line), "{args:?}: missing {line:?} in\n{stdout}");
+        }
+        if !args.is_empty() {
+            assert!(stdout.contains("started leading"), "{stdout}");
+        }
+    }
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 
 use super::*;
-use crate::cache::{ListerWatcher, WatchStream};
+use crate::cache::{EventStream, ListerWatcher};
 use crate::client::params::{ListParams, WatchParams};
 use crate::informer::test_support::MemoryLw;
 use crate::informer::{InformerOptions, SharedIndexInformer};
@@ -373,7 +373,7 @@ impl ListerWatcher<ConfigMap> for OwnedLw {
             .list_page(params, &mut |cm| on_item(with_owner(&self.owners, cm)))
     }
 
-    fn watch(&self, params: &WatchParams) -> Result<WatchStream<ConfigMap>> {
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<ConfigMap>> {
         let owners = self.owners.clone();
         let stream = self.inner.watch(params)?.map(move |ev| {
             ev.map(|ev| match ev {
