@@ -162,6 +162,46 @@ enum State {
 /// Threads: `kube-informer/controller/<name>/worker-<i>` per worker, plus the work queue's delay thread
 /// (`kube-informer/workqueue/<name>/delay`) while running; the informers' threads belong to the informers (the
 /// controller starts them if needed, and never stops them: they may be shared).
+///
+/// ```
+/// # #[cfg(feature = "testing")] {
+/// use std::sync::Arc;
+/// use kube_informer::client::{Api, Client};
+/// use kube_informer::client::params::{Patch, PatchParams};
+/// use kube_informer::controller::{Action, Context, Controller};
+/// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+/// use kube_informer::object::{core::ConfigMap, ObjectMeta};
+/// use kube_informer::testing::ApiServer;
+///
+/// let server = ApiServer::start()?;
+/// server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")))?;
+///
+/// // Stamp every ConfigMap with the annotation `example.com/seen: "yes"`.
+/// fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> kube_informer::Result<Action> {
+///     let Some(cm) = ctx.object() else { return Ok(Action::await_change()) }; // deleted
+///     if cm.metadata.annotations.get("example.com/seen").is_none() {
+///         let patch = serde_json::json!({"metadata": {"annotations": {"example.com/seen": "yes"}}});
+///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace().unwrap_or("default"))
+///             .patch(ctx.name(), &PatchParams::default(), &Patch::Merge(&patch))?;
+///     }
+///     Ok(Action::await_change())
+/// }
+///
+/// let client = server.client()?;
+/// let api = Api::<ConfigMap>::all(client.clone());
+/// let informer = Arc::new(SharedIndexInformer::for_api(&api, InformerOptions::default()));
+/// let controller = Controller::builder(informer.clone(), client).workers(2).build(reconcile)?;
+/// controller.start()?;
+/// # let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+/// while server.get::<ConfigMap>(Some("default"), "settings")?.metadata.annotations.is_empty() {
+///     # assert!(std::time::Instant::now() < deadline);
+///     std::thread::sleep(std::time::Duration::from_millis(10));
+/// }
+/// controller.stop();
+/// informer.stop();
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Controller<K: Object, D> {
     shared: Arc<Shared<K, D>>,
     state: Mutex<State>,

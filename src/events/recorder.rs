@@ -190,6 +190,27 @@ struct Inner {
 ///   for half a second at most — and joins the thread within a second.
 ///
 /// Clones share the queue and the thread.
+///
+/// ```
+/// # #[cfg(feature = "testing")] {
+/// use std::time::Duration;
+/// use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
+/// use kube_informer::object::{core::ConfigMap, ObjectMeta};
+/// use kube_informer::testing::ApiServer;
+///
+/// let server = ApiServer::start()?;
+/// let cm = server.create(&ConfigMap::new(ObjectMeta::namespaced("prod", "settings")))?;
+/// let recorder = EventRecorder::new(ApiEventSink::new(server.client()?), RecorderOptions::new("my-controller"))?;
+/// for _ in 0..3 {
+///     recorder.normal(&cm, "Synced", "settings are in sync"); // never blocks
+/// }
+/// assert!(recorder.flush(Duration::from_secs(30)));
+/// let events = server.list::<Event>(Some("prod"))?;
+/// assert_eq!((events.len(), events[0].count), (1, Some(3)));
+/// recorder.stop();
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct EventRecorder {
     inner: Arc<Inner>,
