@@ -25,7 +25,40 @@
 //! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
 //! * [`informer`]: shared index informers, event handlers, the factory.
 //! * [`workqueue`]: rate-limited work queues.
+//! * [`controller`]: controllers — informers, a work queue and reconciling workers.
+//! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
+//! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
+//!
+//! ## Example
+//!
+//! An informer over the embedded API server (with a real cluster, use `Client::try_default()` instead):
+//!
+//! ```
+//! # #[cfg(feature = "testing")] {
+//! use std::time::Duration;
+//! use kube_informer::client::Api;
+//! use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer};
+//! use kube_informer::object::{core::ConfigMap, ObjectMeta};
+//! use kube_informer::testing::ApiServer;
+//!
+//! let server = ApiServer::start()?;
+//! server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("mode", "fast"))?;
+//!
+//! let api = Api::<ConfigMap>::namespaced(server.client()?, "default");
+//! let informer = SharedIndexInformer::for_api(&api, InformerOptions::default());
+//! let (tx, rx) = std::sync::mpsc::channel();
+//! informer.add_event_handler(move |ev: &Event<ConfigMap>| {
+//!     let _ = tx.send(ev.object().metadata.name.clone());
+//! })?;
+//! informer.start()?;
+//! assert!(informer.wait_synced(Duration::from_secs(30)));
+//! assert_eq!(rx.recv()?.as_deref(), Some("settings"));
+//! assert_eq!(informer.lister().namespace("default").get("settings").unwrap().data["mode"], "fast");
+//! informer.stop();
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -33,8 +66,11 @@
 
 pub mod cache;
 pub mod client;
+pub mod controller;
 mod error;
+pub mod events;
 pub mod informer;
+pub mod leaderelection;
 pub mod object;
 pub mod selector;
 mod stop;
@@ -43,5 +79,10 @@ pub mod testing;
 pub mod watch;
 mod worker;
 pub mod workqueue;
+
+/// README.md's code blocks, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub use error::{ConfigError, DecodeError, DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};

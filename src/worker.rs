@@ -37,7 +37,12 @@ impl Worker {
     }
 
     /// Joins the thread if it exits before `deadline`; otherwise leaves it running (detached) and returns false.
+    /// Called from the thread itself (a handler stopping its own informer), it returns at once: the thread ends when
+    /// its current callback returns.
     pub(crate) fn join_until(self, deadline: Instant) -> bool {
+        if std::thread::current().id() == self.handle.thread().id() {
+            return false;
+        }
         match self.exited.recv_deadline(deadline) {
             Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                 if self.handle.join().is_err() {
@@ -95,5 +100,23 @@ mod tests {
         assert_eq!(live.load(Ordering::SeqCst), 1);
         assert!(!stuck.join_until(Instant::now()), "deadline already passed");
         drop(release);
+    }
+
+    #[test]
+    fn a_thread_joining_itself_returns_at_once() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let (give, take) = bounded::<Worker>(1);
+        let (done, returned) = bounded::<bool>(1);
+        let me = Worker::spawn("kube-informer/test/self".into(), &live, move || {
+            let me = take.recv().unwrap();
+            // An hour: only the self-join shortcut makes this return.
+            let _ = done.send(me.join_until(Instant::now() + Duration::from_secs(3600)));
+        })
+        .unwrap();
+        give.send(me).unwrap();
+        let joined = returned
+            .recv_timeout(Duration::from_secs(20))
+            .expect("returned without waiting for itself");
+        assert!(!joined, "a thread cannot join itself: reported as left running");
     }
 }

@@ -383,3 +383,84 @@ fn factory_shares_informers_and_reports_the_unsynced() {
     factory.shutdown();
     assert_eq!(a.running_threads() + forbidden.running_threads(), 0);
 }
+
+#[test]
+fn a_late_handler_over_http_gets_the_cache_then_changes() {
+    let server = ApiServer::start().unwrap();
+    seed(&server, 20);
+    let inf = informer_on(&server.client().unwrap(), quick_reflector());
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    server.create(&cm("ns", "before-join", "1")).unwrap();
+    eventually("cached", || inf.store().len() == 21);
+    let (h, rx) = recorder();
+    let reg = inf.add_event_handler(h).unwrap();
+    assert!(inf.wait_synced(WAIT) && reg.has_synced());
+    let initial: Vec<Seen> = (0..21).map(|_| recv(&rx)).collect();
+    assert!(
+        initial.iter().all(|s| matches!(s, Seen::Add(_, _, true))),
+        "synthetic initial adds: {initial:?}"
+    );
+    server.create(&cm("ns", "after-join", "1")).unwrap();
+    assert_eq!(recv(&rx), Seen::Add("after-join".into(), "1".into(), false));
+    assert!(rx.try_recv().is_err(), "nothing doubled");
+}
+
+#[test]
+fn a_panicking_handler_over_http_keeps_receiving_and_others_are_unaffected() {
+    let server = ApiServer::start().unwrap();
+    let inf = informer_on(&server.client().unwrap(), quick_reflector());
+    let (tx, panicky_rx) = crossbeam_channel::unbounded();
+    let panicky = inf
+        .add_event_handler(move |ev: &kube_informer::informer::Event<ConfigMap>| {
+            let n = name(ev.object());
+            if n.starts_with("boom") {
+                panic!("handler bug on {n}");
+            }
+            tx.send(n).unwrap();
+        })
+        .unwrap();
+    let (h, rx) = recorder();
+    inf.add_event_handler(h).unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    server.create(&cm("ns", "boom-1", "1")).unwrap();
+    server.create(&cm("ns", "fine", "1")).unwrap();
+    assert_eq!(panicky_rx.recv_timeout(WAIT).unwrap(), "fine");
+    assert_eq!(recv(&rx), Seen::Add("boom-1".into(), "1".into(), false));
+    assert_eq!(recv(&rx), Seen::Add("fine".into(), "1".into(), false));
+    assert_eq!(panicky.metrics().panics, 1);
+}
+
+#[test]
+fn resyncs_over_http_go_only_to_handlers_that_asked() {
+    let server = ApiServer::start().unwrap();
+    seed(&server, 1);
+    let inf = informer_on(&server.client().unwrap(), quick_reflector());
+    let (resyncing, rx_resync) = recorder();
+    let (plain, rx_plain) = recorder();
+    inf.add_event_handler_with(
+        resyncing,
+        kube_informer::informer::HandlerOptions::default().resync(Duration::from_secs(1)),
+    )
+    .unwrap();
+    inf.add_event_handler(plain).unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    assert_eq!(recv(&rx_resync), Seen::Add("cm-00000".into(), "0".into(), true));
+    assert_eq!(
+        recv(&rx_resync),
+        Seen::Update("cm-00000".into(), "0".into(), "0".into()),
+        "a resync"
+    );
+    let mark = server.requests().mark();
+    server.replace(&cm("ns", "cm-00000", "1")).unwrap();
+    // Per handler, events are in order: a resync to the plain handler would come before this update.
+    assert_eq!(recv(&rx_plain), Seen::Add("cm-00000".into(), "0".into(), true));
+    assert_eq!(recv(&rx_plain), Seen::Update("cm-00000".into(), "0".into(), "1".into()));
+    assert_eq!(
+        server.requests().lists_since(mark, "configmaps"),
+        0,
+        "resync is local: no request"
+    );
+}

@@ -14,6 +14,7 @@ mod relist_budget;
 mod store;
 
 pub use backoff::BackoffConfig;
+pub(crate) use backoff::random_unit_interval;
 pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
 pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
 pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};

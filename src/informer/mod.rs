@@ -12,7 +12,7 @@ mod processor;
 mod shared_informer;
 mod synced;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use factory::{
     DEFAULT_CONCURRENT_LISTS, FactoryOptions, ListTweak, MetaTransform, NotSynced, SharedInformerFactory,

@@ -485,3 +485,53 @@ fn a_panicking_transform_halts_the_informer_instead_of_hanging_it() {
     inf.stop();
     assert_eq!(inf.running_threads(), 0);
 }
+
+#[test]
+fn a_handler_may_remove_itself_or_stop_its_informer() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = Arc::new(informer(&lw, InformerOptions::default()));
+    let slot: Arc<Mutex<Option<Registration<ConfigMap>>>> = Arc::new(Mutex::new(None));
+    let (tx, rx) = unbounded();
+    let (slot2, weak) = (slot.clone(), Arc::downgrade(&inf));
+    let reg = inf
+        .add_event_handler(move |ev: &Event<ConfigMap>| {
+            match n(ev.object()).as_str() {
+                "remove-me" => {
+                    if let Some(r) = slot2.lock().take() {
+                        r.remove();
+                    }
+                }
+                "stop-all" => {
+                    if let Some(i) = weak.upgrade() {
+                        i.stop();
+                    }
+                }
+                _ => {}
+            }
+            let _ = tx.send(());
+        })
+        .unwrap();
+    *slot.lock() = Some(reg);
+    inf.start().unwrap();
+    lw.put("remove-me", "1");
+    rx.recv_timeout(WAIT).expect("remove returned inside the handler");
+    eventually(
+        "the removed handler's thread ended (reflector and processing remain)",
+        || inf.running_threads() == 2,
+    );
+
+    let (tx, rx) = unbounded();
+    let weak = Arc::downgrade(&inf);
+    inf.add_event_handler(move |ev: &Event<ConfigMap>| {
+        if n(ev.object()) == "stop-all" {
+            if let Some(i) = weak.upgrade() {
+                i.stop();
+            }
+            let _ = tx.send(());
+        }
+    })
+    .unwrap();
+    lw.put("stop-all", "1");
+    rx.recv_timeout(WAIT).expect("stop returned inside the handler");
+    eventually("every thread ended", || inf.running_threads() == 0);
+}

@@ -1,0 +1,487 @@
+//! configmap-sync: keeps a ConfigMap in every namespace that carries a label.
+//!
+//! For each Namespace labelled `configmap-sync=enabled` (`--selector`), the controller keeps a ConfigMap named
+//! `shared-settings` (`--name`) holding the given data (`--data KEY=VALUE`, repeatable):
+//!
+//! * created when missing — and re-created if someone deletes it;
+//! * corrected if someone edits its data;
+//! * owned by the Namespace (a controller owner reference), so the cluster's garbage collector deletes it with the
+//!   namespace; deleted by the controller when the label goes;
+//! * left alone, with a Warning event, when a ConfigMap of that name exists that the controller does not own;
+//! * its status written back to the Namespace as an annotation (`configmap-sync.kube-informer.io/synced`: the
+//!   resourceVersion of the ConfigMap it verified), and every action recorded as an Event on the Namespace.
+//!
+//! It watches Namespaces (the primary objects) and the ConfigMaps of that name in every namespace (a field selector
+//! keeps the cache small), mapped to their owning Namespace.
+//!
+//! ```text
+//! cargo run --example controller                      # embedded API server: seeds objects, runs, prints, exits
+//! cargo run --example controller -- --kubeconfig ~/.kube/config [--context NAME] [--leader-elect] [--run-for SECS]
+//! ```
+//!
+//! Against a real cluster it runs until Enter is pressed (or stdin closes, or `--run-for` passes) and needs RBAC to
+//! list/watch namespaces and configmaps, create/update/delete configmaps, patch namespaces, create/patch events and,
+//! with `--leader-elect`, get/create/update leases in `--lease-namespace`.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube_informer::client::params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube_informer::client::{Api, Client, Config, ListWatch};
+use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
+use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
+use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use kube_informer::object::core::{ConfigMap, Namespace};
+use kube_informer::object::{MetaAccessor, ObjectMeta, OwnerReference};
+use kube_informer::selector::Selector;
+use kube_informer::testing::ApiServer;
+use kube_informer::{Error, Result};
+use serde_json::json;
+
+const NAME: &str = "configmap-sync";
+const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+const SYNCED: &str = "configmap-sync.kube-informer.io/synced";
+
+/// Command-line settings.
+struct Args {
+    kubeconfig: Option<String>,
+    context: Option<String>,
+    selector: String,
+    name: String,
+    data: BTreeMap<String, String>,
+    leader_elect: bool,
+    lease_namespace: String,
+    run_for: Option<Duration>,
+    workers: usize,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: controller [--kubeconfig FILE] [--context NAME] [--selector LABELS] [--name CONFIGMAP]\n\
+         \x20                 [--data KEY=VALUE]... [--leader-elect] [--lease-namespace NS] [--run-for SECS] [--workers N]"
+    );
+    std::process::exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        kubeconfig: None,
+        context: None,
+        selector: "configmap-sync=enabled".into(),
+        name: "shared-settings".into(),
+        data: BTreeMap::new(),
+        leader_elect: false,
+        lease_namespace: "default".into(),
+        run_for: None,
+        workers: 2,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().unwrap_or_else(|| usage());
+        match flag.as_str() {
+            "--kubeconfig" => args.kubeconfig = Some(value()),
+            "--context" => args.context = Some(value()),
+            "--selector" => args.selector = value(),
+            "--name" => args.name = value(),
+            "--data" => {
+                let kv = value();
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| usage());
+                args.data.insert(k.into(), v.into());
+            }
+            "--leader-elect" => args.leader_elect = true,
+            "--lease-namespace" => args.lease_namespace = value(),
+            "--run-for" => args.run_for = Some(Duration::from_secs(value().parse().unwrap_or_else(|_| usage()))),
+            "--workers" => args.workers = value().parse().unwrap_or_else(|_| usage()),
+            _ => usage(),
+        }
+    }
+    if args.data.is_empty() {
+        args.data.insert("log-level".into(), "info".into());
+        args.data.insert("owner".into(), "platform-team".into());
+    }
+    args
+}
+
+/// What every reconcile needs.
+struct App {
+    client: Client,
+    selector: Selector,
+    name: String,
+    data: BTreeMap<String, String>,
+    recorder: EventRecorder,
+}
+
+fn main() {
+    let args = parse_args();
+    if let Err(e) = run(args) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    // Against a real cluster, or against an embedded API server seeded with a few namespaces.
+    let server = match &args.kubeconfig {
+        Some(_) => None,
+        None => Some(ApiServer::start().map_err(|e| Error::InvalidInput(format!("embedded server: {e}")))?),
+    };
+    let config = match (&args.kubeconfig, &server) {
+        (Some(path), _) => Config::from_kubeconfig_file(path, args.context.as_deref())?,
+        (None, Some(s)) => Config::from_kubeconfig_file(s.kubeconfig_path(), None)?.proxy(None),
+        (None, None) => unreachable!(),
+    };
+    // Bounded requests: a lease renewal must fail well within the renew deadline (10 s) rather than hang.
+    let client = Client::new(config.request_timeout(Some(Duration::from_secs(5))))?;
+    if let Some(s) = &server {
+        println!("embedded API server at {}", s.url());
+        seed(&client, &args)?;
+    }
+
+    let selector: Selector = args.selector.parse()?;
+    let namespaces = Arc::new(SharedIndexInformer::new(
+        ListWatch::new(&Api::<Namespace>::all(client.clone())),
+        InformerOptions::default().name("namespaces"),
+    ));
+    let configmaps = Arc::new(SharedIndexInformer::new(
+        ListWatch::new(&Api::<ConfigMap>::all(client.clone())).fields(&format!("metadata.name={}", args.name)),
+        InformerOptions::default().name("configmaps"),
+    ));
+    let recorder = EventRecorder::new(
+        ApiEventSink::new(client.clone()),
+        RecorderOptions::new(NAME).instance(identity()),
+    )?;
+    let app = App {
+        client: client.clone(),
+        selector,
+        name: args.name.clone(),
+        data: args.data.clone(),
+        recorder: recorder.clone(),
+    };
+    let controller = Arc::new(
+        Controller::builder(namespaces.clone(), app)
+            .options(ControllerOptions::default().name(NAME).workers(args.workers))
+            .owns(configmaps.clone())
+            .build(reconcile)?,
+    );
+
+    let elector = if args.leader_elect {
+        controller.start_informers()?; // hot standby: caches ready before leadership comes
+        let id = identity();
+        println!("leader election: lease {}/{NAME} as {id}", args.lease_namespace);
+        let lock = LeaseLock::new(&client, &args.lease_namespace, NAME, id);
+        let log = LeaderCallbacks::new()
+            .on_new_leader(|leader| println!("leader: {leader}"))
+            .on_started_leading(|| println!("started leading"))
+            .on_stopped_leading(|| println!("stopped leading"));
+        Some(LeaderElector::start(
+            lock,
+            LeaderElectionConfig::default(),
+            controller.leader_callbacks().then(log),
+        )?)
+    } else {
+        controller.start()?;
+        None
+    };
+
+    match &server {
+        Some(_) => demo(&client, &args, &controller)?,
+        None => wait_for_exit(args.run_for),
+    }
+
+    if let Some(e) = &elector {
+        e.stop(); // pauses the controller, then releases the lease
+    }
+    controller.stop();
+    recorder.flush(Duration::from_secs(5));
+    recorder.stop();
+    namespaces.stop();
+    configmaps.stop();
+    let m = controller.metrics();
+    println!(
+        "\ncontroller: {} reconciles, {} errors, {} panics",
+        m.reconciles, m.errors, m.panics
+    );
+    let r = recorder.metrics();
+    println!(
+        "events: {} created, {} repeats patched, {} dropped",
+        r.created, r.patched, r.dropped
+    );
+    if server.is_some() {
+        summary(&client, &args)?;
+    }
+    Ok(())
+}
+
+/// The reconcile: one Namespace key.
+fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
+    let app = ctx.data();
+    let ns_name = ctx.name();
+    let api: Api<ConfigMap> = Api::namespaced(app.client.clone(), ns_name);
+    let existing = ctx
+        .lister_of::<ConfigMap>()
+        .and_then(|l| l.namespace(ns_name).get(&app.name));
+    let ns = ctx.object();
+    let wanted = ns
+        .as_ref()
+        .filter(|n| !n.metadata.is_being_deleted() && app.selector.matches(n.metadata.labels()));
+
+    let Some(ns) = wanted else {
+        // Not (or no longer) selected: remove our ConfigMap, if we made one.
+        if let (Some(ns), Some(cm)) = (&ns, &existing)
+            && controlled_by(cm, ns)
+        {
+            let dp = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: cm.metadata.uid.clone(),
+                    resource_version: None,
+                }),
+                ..Default::default()
+            };
+            match api.delete(&app.name, &dp) {
+                Err(e) if !e.is_not_found() => return Err(e),
+                _ => {}
+            }
+            say(ns_name, format!("label removed: deleted ConfigMap {}", app.name));
+            app.recorder
+                .normal(&**ns, "Deleted", format!("deleted ConfigMap {}", app.name));
+            set_synced(app, ns, None)?;
+        }
+        return Ok(Action::await_change());
+    };
+
+    let synced_rv = match existing {
+        None => {
+            let created = match api.create(&PostParams::default(), &desired(app, ns)) {
+                Ok(cm) => cm,
+                // Our cache lags behind: a later event brings it, and another reconcile.
+                Err(e) if e.is_already_exists() => return Ok(Action::await_change()),
+                Err(e) => return Err(e),
+            };
+            say(ns_name, format!("created ConfigMap {}", app.name));
+            app.recorder
+                .normal(&**ns, "Created", format!("created ConfigMap {}", app.name));
+            created.metadata.resource_version
+        }
+        Some(cm) if !controlled_by(&cm, ns) => {
+            say(
+                ns_name,
+                format!("ConfigMap {} exists and is not ours: left alone", app.name),
+            );
+            app.recorder.warning(
+                &**ns,
+                "NotManaged",
+                format!("ConfigMap {} exists and is not managed by {NAME}", app.name),
+            );
+            return Ok(Action::await_change());
+        }
+        Some(cm) if cm.data != app.data => {
+            let mut fixed = desired(app, ns);
+            fixed.metadata.resource_version = cm.metadata.resource_version.clone();
+            let updated = api.replace(&app.name, &PostParams::default(), &fixed)?;
+            say(
+                ns_name,
+                format!("corrected ConfigMap {} (edited by someone else)", app.name),
+            );
+            app.recorder.normal(
+                &**ns,
+                "Corrected",
+                format!("restored the data of ConfigMap {}", app.name),
+            );
+            updated.metadata.resource_version
+        }
+        Some(cm) => cm.metadata.resource_version.clone(),
+    };
+    set_synced(app, ns, synced_rv.as_deref())?;
+    Ok(Action::await_change())
+}
+
+/// The ConfigMap the namespace should have.
+fn desired(app: &App, ns: &Namespace) -> ConfigMap {
+    let ns_name = ns.metadata.name.clone().unwrap_or_default();
+    let mut meta = ObjectMeta::namespaced(&ns_name, &app.name);
+    meta.labels.insert(MANAGED_BY.into(), NAME.into());
+    meta.owner_references.push(OwnerReference {
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        name: ns_name,
+        uid: ns.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    });
+    let mut cm = ConfigMap::new(meta);
+    cm.data = app.data.clone();
+    cm
+}
+
+fn controlled_by(cm: &ConfigMap, ns: &Namespace) -> bool {
+    cm.metadata
+        .owner_references
+        .iter()
+        .any(|r| r.controller == Some(true) && Some(&r.uid) == ns.metadata.uid.as_ref())
+}
+
+/// Writes the result back to the Namespace (only when it changed, so the controller converges).
+fn set_synced(app: &App, ns: &Namespace, rv: Option<&str>) -> Result<()> {
+    if ns.metadata.annotations.get(SYNCED).map(String::as_str) == rv {
+        return Ok(());
+    }
+    let api: Api<Namespace> = Api::all(app.client.clone());
+    let patch = json!({"metadata": {"annotations": {SYNCED: rv}}});
+    api.patch(
+        ns.metadata.name.as_deref().unwrap_or_default(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )?;
+    Ok(())
+}
+
+fn say(namespace: &str, what: String) {
+    println!("  [{namespace}] {what}");
+}
+
+/// This replica's identity: the host name and the process id.
+fn identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}-{}", std::process::id())
+}
+
+fn namespace(name: &str, selected: bool) -> Namespace {
+    let mut meta = ObjectMeta::named(name);
+    if selected {
+        meta.labels.insert("configmap-sync".into(), "enabled".into());
+    }
+    Namespace {
+        metadata: meta,
+        ..Default::default()
+    }
+}
+
+/// The embedded server's starting state: three selected namespaces (one holding a foreign ConfigMap of our name)
+/// and one that is not.
+fn seed(client: &Client, args: &Args) -> Result<()> {
+    let nss: Api<Namespace> = Api::all(client.clone());
+    for (name, selected) in [("team-a", true), ("team-b", true), ("team-c", true), ("sandbox", false)] {
+        nss.create(&PostParams::default(), &namespace(name, selected))?;
+    }
+    let foreign = ConfigMap::new(ObjectMeta::namespaced("team-c", &args.name)).with("handmade", "true");
+    Api::<ConfigMap>::namespaced(client.clone(), "team-c").create(&PostParams::default(), &foreign)?;
+    println!(
+        "seeded namespaces team-a, team-b, team-c (selected; team-c holds a hand-made {}), sandbox",
+        args.name
+    );
+    Ok(())
+}
+
+/// Drives the embedded demo: waits for convergence, disturbs the state, waits again.
+fn demo(client: &Client, args: &Args, controller: &Controller<Namespace, App>) -> Result<()> {
+    let deadline = Instant::now() + args.run_for.unwrap_or(Duration::from_secs(20));
+    let ours = |ns: &str| -> Result<Option<ConfigMap>> {
+        Api::<ConfigMap>::namespaced(client.clone(), ns).get_opt(&args.name)
+    };
+    let converged = |nss: &[&str]| -> Result<bool> {
+        for ns in nss {
+            match ours(ns)? {
+                Some(cm) if cm.data == args.data => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    };
+    let wait = |what: &str, cond: &dyn Fn() -> Result<bool>| -> Result<()> {
+        while !cond()? {
+            if Instant::now() > deadline {
+                return Err(Error::InvalidInput(format!("the controller did not converge: {what}")));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    };
+    println!(
+        "\nphase 1: initial sync (controller running: {})",
+        controller.is_running()
+    );
+    wait("initial sync", &|| converged(&["team-a", "team-b"]))?;
+
+    println!("\nphase 2: someone edits team-a's ConfigMap, deletes team-b's, and labels sandbox");
+    let mut edited = ours("team-a")?.expect("synced");
+    edited.data.insert("log-level".into(), "debug".into());
+    Api::<ConfigMap>::namespaced(client.clone(), "team-a").replace(&args.name, &PostParams::default(), &edited)?;
+    Api::<ConfigMap>::namespaced(client.clone(), "team-b").delete(&args.name, &DeleteParams::default())?;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    nss.patch(
+        "sandbox",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"configmap-sync": "enabled"}}})),
+    )?;
+    wait("corrections", &|| converged(&["team-a", "team-b", "sandbox"]))?;
+
+    println!("\nphase 3: team-b's label is removed");
+    nss.patch(
+        "team-b",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"configmap-sync": null}}})),
+    )?;
+    wait("removal", &|| Ok(ours("team-b")?.is_none()))?;
+    Ok(())
+}
+
+/// Blocks until Enter is pressed, stdin closes, or `run_for` passes.
+fn wait_for_exit(run_for: Option<Duration>) {
+    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
+    let _stdin = std::thread::Builder::new()
+        .name("configmap-sync/stdin".into())
+        .spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::stdin().lock().read_line(&mut line);
+            let _ = tx.send(());
+        });
+    println!("running; press Enter to stop");
+    match run_for {
+        Some(d) => {
+            let _ = rx.recv_timeout(d);
+        }
+        None => {
+            let _ = rx.recv();
+        }
+    }
+}
+
+/// What the embedded server holds at the end.
+fn summary(client: &Client, args: &Args) -> Result<()> {
+    println!("\nfinal state:");
+    let selector: Selector = args.selector.parse()?;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    for ns in nss.list(&Default::default())?.items {
+        let name = ns.metadata.name.clone().unwrap_or_default();
+        let cm = Api::<ConfigMap>::namespaced(client.clone(), &name).get_opt(&args.name)?;
+        let state = match &cm {
+            Some(cm) if controlled_by(cm, &ns) => format!("{} {:?}", args.name, cm.data),
+            Some(_) => format!("{} (not managed)", args.name),
+            None => "-".into(),
+        };
+        let synced = ns.metadata.annotations.get(SYNCED).map_or("-", String::as_str);
+        let selected = selector.matches(ns.metadata.labels());
+        println!("  {name:<8} selected={selected:<5} {state}  synced-rv={synced}");
+    }
+    println!("\nevents:");
+    let events: Api<Event> = Api::all(client.clone());
+    for e in events.list(&Default::default())?.items {
+        println!(
+            "  {:<7} {:<10} {:<8} x{} {}",
+            e.type_.unwrap_or_default(),
+            e.reason.unwrap_or_default(),
+            e.involved_object.name,
+            e.count.unwrap_or(1),
+            e.message.unwrap_or_default()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! `Context`: what a reconcile gets besides its key.
+
+use std::sync::Arc;
+
+use super::runner::Shared;
+use crate::cache::{Lister, Store};
+use crate::object::{Object, split_key};
+use crate::stop::StopSignal;
+
+/// What a reconcile sees: the key it reconciles, the caches, the user data and the controller's state.
+///
+/// The primary object is read from the cache ([`object`](Context::object)): `None` means it was deleted — a
+/// deleted primary still gets a reconcile for its key, so that the controller can clean up what it does not own
+/// through owner references (external resources, finalizers).
+///
+/// ```
+/// use kube_informer::controller::{Action, Context};
+/// use kube_informer::object::core::ConfigMap;
+///
+/// struct Settings {
+///     required_key: String,
+/// }
+///
+/// fn reconcile(key: &str, ctx: &Context<'_, ConfigMap, Settings>) -> Result<Action, String> {
+///     let Some(cm) = ctx.object() else {
+///         return Ok(Action::await_change()); // deleted: nothing to clean up
+///     };
+///     if !cm.data.contains_key(&ctx.data().required_key) {
+///         return Err(format!("{key} lacks {}", ctx.data().required_key));
+///     }
+///     Ok(Action::await_change())
+/// }
+/// # let _ = reconcile;
+/// ```
+pub struct Context<'a, K: Object, D> {
+    pub(super) key: &'a str,
+    pub(super) shared: &'a Shared<K, D>,
+    /// The key's failures counted by the rate limiter before this attempt.
+    pub(super) retries: u32,
+    /// Set when the controller's current term is ending (pause, stop or lost leadership).
+    pub(super) halt: &'a StopSignal,
+}
+
+impl<K: Object, D> Context<'_, K, D> {
+    /// The key being reconciled: `namespace/name`, or `name` for a cluster-scoped primary.
+    pub fn key(&self) -> &str {
+        self.key
+    }
+
+    /// The primary's namespace (`None` when cluster-scoped).
+    pub fn namespace(&self) -> Option<&str> {
+        split_key(self.key).0
+    }
+
+    /// The primary's name.
+    pub fn name(&self) -> &str {
+        split_key(self.key).1
+    }
+
+    /// The primary object as the cache holds it now; `None` once deleted.
+    pub fn object(&self) -> Option<Arc<K>> {
+        self.shared.primary_store.get(self.key)
+    }
+
+    /// A lister over the primary cache.
+    pub fn lister(&self) -> &Lister<K> {
+        &self.shared.primary_lister
+    }
+
+    /// The primary cache.
+    pub fn store(&self) -> &Arc<Store<K>> {
+        &self.shared.primary_store
+    }
+
+    /// A lister over the cache of a secondary informer of type `S` (the first one given to the builder with that
+    /// type); `None` if there is none.
+    pub fn lister_of<S: Object>(&self) -> Option<Lister<S>> {
+        self.shared
+            .listers
+            .iter()
+            .find_map(|l| (**l).downcast_ref::<Lister<S>>())
+            .cloned()
+    }
+
+    /// The user data given to the builder (a client, settings, an event recorder...).
+    pub fn data(&self) -> &D {
+        &self.shared.data
+    }
+
+    /// The user data, shared (to hand to another thread).
+    pub fn data_arc(&self) -> &Arc<D> {
+        &self.shared.data
+    }
+
+    /// How many times in a row this key has failed before this attempt (0 on a first attempt, or after a
+    /// success).
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// True once the controller is stopping, pausing, or lost its leadership: a long reconcile should wrap up and
+    /// return (its key is not lost — it is reconciled again in the next term).
+    pub fn is_stopping(&self) -> bool {
+        self.halt.is_stopped()
+    }
+
+    /// The controller's name.
+    pub fn controller_name(&self) -> &str {
+        &self.shared.name
+    }
+}
+
+impl<K: Object, D> std::fmt::Debug for Context<'_, K, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("controller", &self.shared.name)
+            .field("key", &self.key)
+            .field("retries", &self.retries)
+            .finish_non_exhaustive()
+    }
+}

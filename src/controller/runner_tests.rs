@@ -1,0 +1,392 @@
+//! Controller tests against informers fed by an in-memory `ListerWatcher`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+
+use super::*;
+use crate::cache::{EventStream, ListerWatcher};
+use crate::client::params::{ListParams, WatchParams};
+use crate::informer::test_support::MemoryLw;
+use crate::informer::{InformerOptions, SharedIndexInformer};
+use crate::object::core::ConfigMap;
+use crate::object::{ListMeta, OwnerReference};
+use crate::watch::WatchEvent;
+use crate::workqueue::ItemExponentialFailureRateLimiter;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// One reconcile as the reconcile function saw it.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    key: String,
+    /// The object's `v` value, or None when deleted.
+    value: Option<String>,
+    retries: u32,
+}
+
+fn recv(rx: &Receiver<Seen>) -> Seen {
+    rx.recv_timeout(WAIT).expect("a reconcile within the deadline")
+}
+
+/// Receives reconciles until one matches.
+fn recv_until(rx: &Receiver<Seen>, what: &str, pred: impl Fn(&Seen) -> bool) -> Seen {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let s = rx
+            .recv_deadline(deadline)
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+        if pred(&s) {
+            return s;
+        }
+    }
+}
+
+fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::yield_now();
+    }
+}
+
+fn informer(lw: &Arc<MemoryLw>, name: &str) -> Arc<SharedIndexInformer<ConfigMap>> {
+    let lw: Arc<dyn ListerWatcher<ConfigMap>> = lw.clone();
+    Arc::new(SharedIndexInformer::from_arc(lw, InformerOptions::default().name(name)))
+}
+
+/// Fast retries: 1 ms, 2 ms, 4 ms...
+fn fast() -> ControllerOptions {
+    ControllerOptions::default()
+        .name("test")
+        .rate_limiter(ItemExponentialFailureRateLimiter::new(
+            Duration::from_millis(1),
+            Duration::from_millis(50),
+        ))
+}
+
+/// A controller whose reconcile reports each call on a channel and returns what `decide` says.
+fn recording<F>(
+    primary: Arc<SharedIndexInformer<ConfigMap>>,
+    options: ControllerOptions,
+    decide: F,
+) -> (Controller<ConfigMap, ()>, Receiver<Seen>)
+where
+    F: Fn(&Seen) -> std::result::Result<Action, String> + Send + Sync + 'static,
+{
+    let (tx, rx) = unbounded();
+    let c = Controller::builder(primary, ())
+        .options(options)
+        .build(move |key: &str, ctx: &Context<'_, ConfigMap, ()>| {
+            let seen = Seen {
+                key: key.to_owned(),
+                value: ctx.object().map(|o| o.data["v"].clone()),
+                retries: ctx.retries(),
+            };
+            let r = decide(&seen);
+            let _ = tx.send(seen);
+            r
+        })
+        .unwrap();
+    (c, rx)
+}
+
+#[test]
+fn reconciles_every_object_then_each_change_and_deletion() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    lw.put("b", "1");
+    let inf = informer(&lw, "cms");
+    let (c, rx) = recording(inf.clone(), fast(), |_| Ok(Action::await_change()));
+    c.start().unwrap();
+    let mut first = [recv(&rx), recv(&rx)];
+    first.sort_by(|x, y| x.key.cmp(&y.key));
+    assert_eq!(first[0].key, "ns/a");
+    assert_eq!(first[1].key, "ns/b");
+
+    lw.put("a", "2");
+    let s = recv_until(&rx, "the update of a", |s| s.value.as_deref() == Some("2"));
+    assert_eq!(s.key, "ns/a");
+
+    lw.delete("b");
+    let s = recv_until(&rx, "the deletion of b", |s| s.key == "ns/b" && s.value.is_none());
+    assert_eq!(s.retries, 0);
+
+    c.stop();
+    assert_eq!(c.running_workers(), 0);
+    let m = c.metrics();
+    assert!(m.reconciles >= 4, "{m:?}");
+    assert_eq!((m.errors, m.panics, m.running), (0, 0, false));
+}
+
+#[test]
+fn a_failing_key_is_retried_with_back_off_until_it_succeeds() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("flaky", "1");
+    let inf = informer(&lw, "cms");
+    let attempts = Arc::new(AtomicU32::new(0));
+    let a = attempts.clone();
+    let (c, rx) = recording(inf, fast(), move |_| {
+        if a.fetch_add(1, Ordering::SeqCst) < 2 {
+            Err("the API said no".to_owned())
+        } else {
+            Ok(Action::await_change())
+        }
+    });
+    c.start().unwrap();
+    let retries: Vec<u32> = (0..3).map(|_| recv(&rx).retries).collect();
+    assert_eq!(retries, [0, 1, 2], "each retry sees the failures before it");
+    eventually("the third attempt's bookkeeping", || c.metrics().reconciles == 3);
+    let m = c.metrics();
+    assert_eq!((m.errors, m.panics), (2, 0));
+    assert_eq!(
+        m.queue.as_ref().unwrap().retries,
+        2,
+        "two rate-limited retries were scheduled"
+    );
+    c.stop();
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn a_panicking_reconcile_is_caught_and_retried() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("boom", "1");
+    let inf = informer(&lw, "cms");
+    let panicked = Arc::new(AtomicBool::new(false));
+    let p = panicked.clone();
+    let (c, rx) = recording(inf, fast(), move |_| {
+        if !p.swap(true, Ordering::SeqCst) {
+            panic!("reconcile bug");
+        }
+        Ok(Action::await_change())
+    });
+    c.start().unwrap();
+    // The first call panics after reporting nothing (the send comes after `decide`): only the retry reports.
+    let s = recv(&rx);
+    assert_eq!((s.key.as_str(), s.retries), ("ns/boom", 1));
+    eventually("the retry's bookkeeping", || c.metrics().reconciles == 2);
+    assert_eq!(c.metrics().panics, 1);
+    assert_eq!(c.running_workers(), 1, "the worker survived the panic");
+    c.stop();
+}
+
+#[test]
+fn requeue_after_reconciles_again_without_a_change() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("poll", "1");
+    let inf = informer(&lw, "cms");
+    let (c, rx) = recording(inf, fast(), |_| Ok(Action::requeue_after(Duration::from_millis(1))));
+    c.start().unwrap();
+    for _ in 0..3 {
+        assert_eq!(recv(&rx).key, "ns/poll");
+    }
+    c.stop();
+}
+
+#[test]
+fn owned_objects_map_to_their_controller() {
+    let primaries = Arc::new(MemoryLw::default());
+    primaries.put("owner", "1");
+    let owned = Arc::new(OwnedLw::default());
+    let p = informer(&primaries, "primaries");
+    let s: Arc<SharedIndexInformer<ConfigMap>> = Arc::new(SharedIndexInformer::from_arc(
+        owned.clone(),
+        InformerOptions::default().name("owned"),
+    ));
+    let (tx, rx) = unbounded();
+    let c = Controller::builder(p, tx)
+        .options(fast())
+        .owns(s.clone())
+        .build(|key: &str, ctx: &Context<'_, ConfigMap, Sender<(String, usize)>>| {
+            let owned = ctx.lister_of::<ConfigMap>().expect("the secondary lister");
+            let _ = ctx.data().send((key.to_owned(), owned.list(&Default::default()).len()));
+            Ok::<_, String>(Action::await_change())
+        })
+        .unwrap();
+    c.start().unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), ("ns/owner".to_owned(), 0));
+    owned.add_owned("child", "owner");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (key, n) = rx.recv_deadline(deadline).expect("a reconcile of the owner");
+        assert_eq!(key, "ns/owner", "only the controlling owner is reconciled");
+        if n == 1 {
+            break;
+        }
+    }
+    c.stop();
+    s.stop();
+}
+
+#[test]
+fn workers_wait_for_every_cache_before_reconciling() {
+    let primaries = Arc::new(MemoryLw::default());
+    primaries.put("a", "1");
+    let (release, gate) = unbounded::<()>();
+    let slow = Arc::new(OwnedLw {
+        gate: Some(gate),
+        ..Default::default()
+    });
+    let p = informer(&primaries, "primaries");
+    let s: Arc<SharedIndexInformer<ConfigMap>> = Arc::new(SharedIndexInformer::from_arc(
+        slow.clone(),
+        InformerOptions::default().name("slow"),
+    ));
+    let (tx, rx) = unbounded();
+    let secondary = s.clone();
+    let c = Controller::builder(p.clone(), ())
+        .options(fast())
+        .watches(s.clone(), |_: &ConfigMap| Vec::new())
+        .build(move |_: &str, _: &Context<'_, ConfigMap, ()>| {
+            let _ = tx.send(secondary.has_synced());
+            Ok::<_, String>(Action::await_change())
+        })
+        .unwrap();
+    c.start().unwrap();
+    assert!(p.wait_synced(WAIT), "the primary syncs on its own");
+    eventually("the key queued", || c.metrics().queue.is_some_and(|q| q.depth == 1));
+    drop(release); // the secondary's list may now complete
+    assert!(
+        rx.recv_timeout(WAIT).unwrap(),
+        "the reconcile saw a synced secondary cache"
+    );
+    c.stop();
+    s.stop();
+}
+
+#[test]
+fn pause_joins_the_workers_and_start_requeues_every_key() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, "cms");
+    let (c, rx) = recording(inf, fast().workers(3), |_| Ok(Action::await_change()));
+    c.start().unwrap();
+    assert_eq!(recv(&rx).key, "ns/a");
+    assert_eq!(c.running_workers(), 3);
+    c.pause();
+    assert!(!c.is_running());
+    assert_eq!(c.running_workers(), 0);
+    assert!(c.metrics().queue.is_none());
+    c.start().unwrap();
+    assert_eq!(recv(&rx).key, "ns/a", "a new term reconciles every key again");
+    assert_eq!(c.metrics().terms, 2);
+    c.stop();
+    assert!(matches!(c.start(), Err(Error::Stopped)));
+}
+
+#[test]
+fn stop_leaves_a_stuck_reconcile_detached_and_returns() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("stuck", "1");
+    let inf = informer(&lw, "cms");
+    let (unstick, stuck) = unbounded::<()>();
+    let (entered_tx, entered) = unbounded::<()>();
+    let c = Controller::builder(inf, ())
+        .options(fast().shutdown_grace(Duration::from_millis(10)))
+        .build(move |_: &str, _: &Context<'_, ConfigMap, ()>| {
+            let _ = entered_tx.send(());
+            let _ = stuck.recv();
+            Ok::<_, String>(Action::await_change())
+        })
+        .unwrap();
+    c.start().unwrap();
+    entered.recv_timeout(WAIT).unwrap();
+    c.stop();
+    assert_eq!(c.running_workers(), 1, "the stuck worker is left detached");
+    drop(unstick);
+    eventually("the detached worker to end once unstuck", || c.running_workers() == 0);
+}
+
+#[test]
+fn the_context_splits_the_key_and_sees_stopping() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("x", "1");
+    let inf = informer(&lw, "cms");
+    let (tx, rx) = unbounded();
+    let (entered_tx, entered) = unbounded::<()>();
+    let c = Controller::builder(inf, ())
+        .options(fast())
+        .build(move |_: &str, ctx: &Context<'_, ConfigMap, ()>| {
+            let _ = entered_tx.send(());
+            // Busy until the controller stops: a long reconcile that checks `is_stopping`.
+            while !ctx.is_stopping() {
+                std::thread::yield_now();
+            }
+            let _ = tx.send((
+                ctx.namespace().map(str::to_owned),
+                ctx.name().to_owned(),
+                ctx.controller_name().to_owned(),
+            ));
+            Ok::<_, String>(Action::await_change())
+        })
+        .unwrap();
+    c.start().unwrap();
+    entered.recv_timeout(WAIT).unwrap();
+    c.stop();
+    assert_eq!(
+        rx.recv_timeout(WAIT).unwrap(),
+        (Some("ns".to_owned()), "x".to_owned(), "test".to_owned())
+    );
+    assert_eq!(c.running_workers(), 0);
+}
+
+/// A ListerWatcher of ConfigMaps owned by ConfigMaps in namespace `ns`; its first list can be held on a gate.
+#[derive(Default)]
+struct OwnedLw {
+    inner: MemoryLw,
+    /// (owned, owner) names.
+    owners: Arc<parking_lot::Mutex<Vec<(String, String)>>>,
+    gate: Option<Receiver<()>>,
+}
+
+impl OwnedLw {
+    fn add_owned(&self, name: &str, owner: &str) {
+        self.owners.lock().push((name.to_owned(), owner.to_owned()));
+        self.inner.put(name, "owned");
+    }
+}
+
+fn with_owner(owners: &parking_lot::Mutex<Vec<(String, String)>>, mut cm: ConfigMap) -> ConfigMap {
+    let name = cm.metadata.name.clone().unwrap_or_default();
+    if let Some((_, owner)) = owners.lock().iter().find(|(n, _)| *n == name) {
+        cm.metadata.owner_references.push(OwnerReference {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            name: owner.clone(),
+            uid: "uid".into(),
+            controller: Some(true),
+            block_owner_deletion: None,
+        });
+    }
+    cm
+}
+
+impl ListerWatcher<ConfigMap> for OwnedLw {
+    fn list_page(&self, params: &ListParams, on_item: &mut dyn FnMut(ConfigMap)) -> Result<ListMeta> {
+        if let Some(gate) = &self.gate {
+            let _ = gate.recv(); // released (disconnected) by the test
+        }
+        self.inner
+            .list_page(params, &mut |cm| on_item(with_owner(&self.owners, cm)))
+    }
+
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<ConfigMap>> {
+        let owners = self.owners.clone();
+        let stream = self.inner.watch(params)?.map(move |ev| {
+            ev.map(|ev| match ev {
+                WatchEvent::Added(o) => WatchEvent::Added(with_owner(&owners, o)),
+                WatchEvent::Modified(o) => WatchEvent::Modified(with_owner(&owners, o)),
+                WatchEvent::Deleted(o) => WatchEvent::Deleted(with_owner(&owners, o)),
+                other => other,
+            })
+        });
+        Ok(Box::new(stream))
+    }
+
+    fn interrupt(&self) {
+        self.inner.interrupt();
+    }
+}

@@ -1,0 +1,167 @@
+//! `Candidate`: client-go's `tryAcquireOrRenew` and `release` — one attempt at a time, no threads, no clock.
+
+use std::time::{Instant, SystemTime};
+
+use log::debug;
+
+use super::record::micro_time;
+use super::{LeaderElectionRecord, Lock};
+
+/// client-go's `tryAcquireOrRenew` and `release`, with the observed record and the local time it was observed.
+///
+/// Expiry is judged **only by the local clock**: a candidate remembers when it last saw the record change
+/// (`observed_time`) and considers the lease expired `lease_duration_seconds` (the holder's) after that. The
+/// timestamps inside the record are never compared with this clock, so clock skew between candidates does not
+/// matter (only their clock *rates* must roughly agree).
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    identity: String,
+    lease_seconds: i32,
+    /// The record as last read or written.
+    observed: LeaderElectionRecord,
+    /// Local time of the last change of `observed`; `None` before the first observation.
+    observed_time: Option<Instant>,
+    /// The holder last reported through `NewLeader` (empty: nobody yet).
+    reported: String,
+}
+
+impl Candidate {
+    pub(crate) fn new(identity: &str, lease_seconds: i32) -> Candidate {
+        Candidate {
+            identity: identity.to_owned(),
+            lease_seconds,
+            observed: LeaderElectionRecord::default(),
+            observed_time: None,
+            reported: String::new(),
+        }
+    }
+
+    /// True when the observed holder is this candidate.
+    pub(crate) fn is_leader(&self) -> bool {
+        !self.identity.is_empty() && self.observed.holder_identity == self.identity
+    }
+
+    pub(crate) fn observed(&self) -> &LeaderElectionRecord {
+        &self.observed
+    }
+
+    /// True while the observed lease has not expired by the local clock.
+    pub(crate) fn is_lease_valid(&self, now: Instant) -> bool {
+        self.observed_time
+            .is_some_and(|t| t + self.observed.lease_duration() > now)
+    }
+
+    pub(crate) fn set_observed(&mut self, record: LeaderElectionRecord, now: Instant) {
+        self.observed = record;
+        self.observed_time = Some(now);
+    }
+
+    /// One attempt to acquire the lock, or to renew it when held; true on success.
+    pub(crate) fn try_acquire_or_renew(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime) -> bool {
+        let wall = micro_time(wall);
+        let mut desired = LeaderElectionRecord {
+            holder_identity: self.identity.clone(),
+            lease_duration_seconds: self.lease_seconds,
+            acquire_time: Some(wall),
+            renew_time: Some(wall),
+            leader_transitions: 0,
+        };
+
+        // 1. Fast path: the leader renews assuming the record it wrote last is still current (the lock's
+        //    resourceVersion check catches it if not).
+        if self.is_leader() && self.is_lease_valid(now) {
+            desired.acquire_time = self.observed.acquire_time;
+            desired.leader_transitions = self.observed.leader_transitions;
+            match lock.update(&desired) {
+                Ok(()) => {
+                    self.set_observed(desired, now);
+                    return true;
+                }
+                Err(e) => debug!("{}: optimistic renewal failed ({e}); reading the lock", lock.describe()),
+            }
+        }
+
+        // 2. Read the record, or create the lock.
+        let current = match lock.get() {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return match lock.create(&desired) {
+                    Ok(()) => {
+                        self.set_observed(desired, now);
+                        true
+                    }
+                    Err(e) => {
+                        debug!("{}: cannot create the lock: {e}", lock.describe());
+                        false
+                    }
+                };
+            }
+            Err(e) => {
+                debug!("{}: cannot read the lock: {e}", lock.describe());
+                return false;
+            }
+        };
+
+        // 3. A record that changed restarts the holder's lease on the local clock.
+        if current != self.observed {
+            self.set_observed(current.clone(), now);
+        }
+        if !current.holder_identity.is_empty() && self.is_lease_valid(now) && !self.is_leader() {
+            return false; // held by another, not yet expired
+        }
+
+        // 4. Take it (or renew it through the slow path).
+        if self.is_leader() {
+            desired.acquire_time = current.acquire_time;
+            desired.leader_transitions = current.leader_transitions;
+        } else {
+            desired.leader_transitions = current.leader_transitions.saturating_add(1);
+        }
+        match lock.update(&desired) {
+            Ok(()) => {
+                self.set_observed(desired, now);
+                true
+            }
+            Err(e) => {
+                debug!("{}: cannot update the lock: {e}", lock.describe());
+                false
+            }
+        }
+    }
+
+    /// Gives the lock up if held (client-go's `release`): holder emptied, lease duration 1 s, times set to now,
+    /// transitions kept. True when released or not held.
+    pub(crate) fn release(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime) -> bool {
+        if !self.is_leader() {
+            return true;
+        }
+        let wall = micro_time(wall);
+        let record = LeaderElectionRecord {
+            holder_identity: String::new(),
+            lease_duration_seconds: 1,
+            acquire_time: Some(wall),
+            renew_time: Some(wall),
+            leader_transitions: self.observed.leader_transitions,
+        };
+        match lock.update(&record) {
+            Ok(()) => {
+                self.set_observed(record, now);
+                true
+            }
+            Err(e) => {
+                debug!("{}: cannot release the lock: {e}", lock.describe());
+                false
+            }
+        }
+    }
+
+    /// client-go's `maybeReportTransition`: the new holder (empty once released), when it changed since the last
+    /// report.
+    pub(crate) fn take_new_leader(&mut self) -> Option<String> {
+        if self.observed.holder_identity == self.reported {
+            return None;
+        }
+        self.reported = self.observed.holder_identity.clone();
+        Some(self.reported.clone())
+    }
+}

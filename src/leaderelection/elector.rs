@@ -1,0 +1,412 @@
+//! The elector's loop (client-go's `LeaderElector.Run`: acquire, renew, release) as a pure state machine, and the
+//! thread that runs it.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant, SystemTime};
+
+use log::{debug, info, warn};
+use parking_lot::{Condvar, Mutex};
+
+use super::Lock;
+use super::candidate::Candidate;
+use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
+use crate::cache::random_unit_interval;
+use crate::error::{Error, Result};
+use crate::worker::Worker;
+use crate::workqueue::{Clock, ClockWatcher};
+
+/// How long `stop` waits for the elector's thread (which may be releasing the lock) before leaving it detached.
+const STOP_BUDGET: Duration = Duration::from_millis(900);
+
+/// What a step of the machine reports, for the thread to act on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Transition {
+    NewLeader(String),
+    StartedLeading,
+    StoppedLeading,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Trying to acquire, every `retry_period · (1 + 1.2 · rand)`.
+    Candidate,
+    /// Leading: renewing every `retry_period`. `failing_since` is when the current run of failed renewals began;
+    /// leadership is lost when it is `renew_deadline` old.
+    Leading { failing_since: Option<Instant> },
+}
+
+/// The elector's loop as a pure state machine: `step` makes one attempt and says when to make the next.
+#[derive(Debug)]
+pub(crate) struct Machine {
+    candidate: Candidate,
+    phase: Phase,
+    renew_deadline: Duration,
+    retry_period: Duration,
+}
+
+impl Machine {
+    pub(crate) fn new(identity: &str, config: &LeaderElectionConfig) -> Machine {
+        Machine {
+            candidate: Candidate::new(identity, config.lease_seconds()),
+            phase: Phase::Candidate,
+            renew_deadline: config.renew_deadline,
+            retry_period: config.retry_period,
+        }
+    }
+
+    pub(crate) fn is_leading(&self) -> bool {
+        matches!(self.phase, Phase::Leading { .. })
+    }
+
+    pub(crate) fn candidate(&self) -> &Candidate {
+        &self.candidate
+    }
+
+    fn jittered_retry(&self) -> Duration {
+        self.retry_period + self.retry_period.mul_f64(JITTER_FACTOR * random_unit_interval())
+    }
+
+    /// One attempt at `clock`'s current time; pushes what changed onto `out` and returns when to step next.
+    pub(crate) fn step(&mut self, lock: &dyn Lock, clock: &dyn Clock, out: &mut Vec<Transition>) -> Instant {
+        let start = clock.now();
+        match self.phase {
+            Phase::Candidate => {
+                let ok = self.candidate.try_acquire_or_renew(lock, start, wall_time(start));
+                self.report(out);
+                let now = clock.now();
+                if ok {
+                    info!("{}: acquired the lock as {}", lock.describe(), lock.identity());
+                    self.phase = Phase::Leading { failing_since: None };
+                    out.push(Transition::StartedLeading);
+                    now + self.retry_period
+                } else {
+                    now + self.jittered_retry()
+                }
+            }
+            Phase::Leading { failing_since } => {
+                if failing_since.is_some_and(|since| start >= since + self.renew_deadline) {
+                    return self.lose(lock, start, out);
+                }
+                let ok = self.candidate.try_acquire_or_renew(lock, start, wall_time(start));
+                self.report(out);
+                let now = clock.now();
+                if ok {
+                    self.phase = Phase::Leading { failing_since: None };
+                    return now + self.retry_period;
+                }
+                let since = failing_since.unwrap_or(start);
+                let deadline = since + self.renew_deadline;
+                if now >= deadline {
+                    return self.lose(lock, now, out);
+                }
+                self.phase = Phase::Leading {
+                    failing_since: Some(since),
+                };
+                (now + self.retry_period).min(deadline)
+            }
+        }
+    }
+
+    fn lose(&mut self, lock: &dyn Lock, now: Instant, out: &mut Vec<Transition>) -> Instant {
+        info!(
+            "{}: failed to renew the lock for {:?}; stopped leading",
+            lock.describe(),
+            self.renew_deadline
+        );
+        self.phase = Phase::Candidate;
+        out.push(Transition::StoppedLeading);
+        now + self.jittered_retry()
+    }
+
+    /// Stopping: reports the end of leadership, if leading. The lock is released afterwards by
+    /// [`release`](Machine::release), once the guarded work has stopped.
+    pub(crate) fn stop_leading(&mut self, out: &mut Vec<Transition>) {
+        if self.is_leading() {
+            self.phase = Phase::Candidate;
+            out.push(Transition::StoppedLeading);
+        }
+    }
+
+    /// Releases the lock if this candidate holds it.
+    pub(crate) fn release(&mut self, lock: &dyn Lock, clock: &dyn Clock) -> bool {
+        let now = clock.now();
+        self.candidate.release(lock, now, wall_time(now))
+    }
+
+    fn report(&mut self, out: &mut Vec<Transition>) {
+        if let Some(leader) = self.candidate.take_new_leader() {
+            out.push(Transition::NewLeader(leader));
+        }
+    }
+}
+
+/// The wall time matching `at`, an instant of the elector's clock: the system time shifted by how far `at` is from
+/// the real clock's now (no shift for the real clock; a fake clock's steps move it).
+fn wall_time(at: Instant) -> SystemTime {
+    let real = Instant::now();
+    let sys = SystemTime::now();
+    if at >= real {
+        sys + (at - real)
+    } else {
+        sys.checked_sub(real - at).unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+}
+
+/// Sleeps on a clock until a deadline or a stop; a fake clock's steps wake it.
+#[derive(Default)]
+struct Sleeper {
+    /// Goes from false to true once.
+    stopped: Mutex<bool>,
+    cond: Condvar,
+}
+
+impl ClockWatcher for Sleeper {
+    fn clock_moved(&self) {
+        let _guard = self.stopped.lock();
+        self.cond.notify_all();
+    }
+}
+
+impl Sleeper {
+    fn stop(&self) {
+        *self.stopped.lock() = true;
+        self.cond.notify_all();
+    }
+
+    fn is_stopped(&self) -> bool {
+        *self.stopped.lock()
+    }
+
+    /// Sleeps until `clock` reaches `deadline` (false) or until stopped (true).
+    fn sleep_until(&self, clock: &dyn Clock, deadline: Instant) -> bool {
+        let mut stopped = self.stopped.lock();
+        loop {
+            if *stopped {
+                return true;
+            }
+            if clock.now() >= deadline {
+                return false;
+            }
+            match clock.real_wait(deadline) {
+                Some(d) => {
+                    self.cond.wait_for(&mut stopped, d);
+                }
+                None => self.cond.wait(&mut stopped),
+            }
+        }
+    }
+}
+
+/// What the elector's thread shares with its handle.
+struct ElectorShared {
+    name: String,
+    identity: String,
+    sleeper: Arc<Sleeper>,
+    /// Set just before `on_started_leading`, cleared just before `on_stopped_leading`.
+    leading: AtomicBool,
+    /// The holder last observed (`None`: nobody, or not observed yet).
+    leader: Mutex<Option<String>>,
+    /// Times this candidate started leading.
+    terms: AtomicU64,
+}
+
+/// A running leader election: one named thread (`kube-informer/leaderelection/<name>`) trying to acquire, then
+/// renewing, a [`Lock`], and calling [`LeaderCallbacks`] as leadership comes and goes.
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_informer::leaderelection::{
+///     LeaderCallbacks, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, Lock,
+/// };
+/// # use parking_lot::Mutex;
+///
+/// /// A lock in memory (the real one is `LeaseLock`).
+/// struct MemoryLock(Mutex<Option<LeaderElectionRecord>>);
+/// impl Lock for MemoryLock {
+///     fn get(&self) -> kube_informer::Result<Option<LeaderElectionRecord>> { Ok(self.0.lock().clone()) }
+///     fn create(&self, r: &LeaderElectionRecord) -> kube_informer::Result<()> { *self.0.lock() = Some(r.clone()); Ok(()) }
+///     fn update(&self, r: &LeaderElectionRecord) -> kube_informer::Result<()> { *self.0.lock() = Some(r.clone()); Ok(()) }
+///     fn identity(&self) -> &str { "replica-1" }
+///     fn describe(&self) -> String { "memory".into() }
+/// }
+///
+/// let (tx, rx) = crossbeam_channel::unbounded();
+/// let elector = LeaderElector::start(
+///     MemoryLock(Mutex::new(None)),
+///     LeaderElectionConfig::default(),
+///     LeaderCallbacks::new().on_started_leading(move || tx.send("leading").unwrap()),
+/// )?;
+/// assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), "leading");
+/// assert!(elector.is_leader());
+/// elector.stop(); // on_stopped_leading, then the lock is released
+/// # Ok::<(), kube_informer::Error>(())
+/// ```
+pub struct LeaderElector {
+    shared: Arc<ElectorShared>,
+    worker: Mutex<Option<Worker>>,
+    live: Arc<AtomicUsize>,
+}
+
+impl LeaderElector {
+    /// Validates `config` and starts electing on a new thread.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a bad config or an empty identity; an error when the thread cannot be spawned.
+    pub fn start(lock: impl Lock, config: LeaderElectionConfig, callbacks: LeaderCallbacks) -> Result<LeaderElector> {
+        config.validate()?;
+        if lock.identity().is_empty() {
+            return Err(Error::InvalidInput(
+                "leader election: the lock's identity is empty".into(),
+            ));
+        }
+        let name = config.name.clone().unwrap_or_else(|| lock.describe());
+        let sleeper = Arc::new(Sleeper::default());
+        let watcher: Weak<dyn ClockWatcher> = Arc::downgrade(&sleeper) as Weak<dyn ClockWatcher>;
+        config.clock.watch(watcher);
+        let shared = Arc::new(ElectorShared {
+            name: name.clone(),
+            identity: lock.identity().to_owned(),
+            sleeper,
+            leading: AtomicBool::new(false),
+            leader: Mutex::new(None),
+            terms: AtomicU64::new(0),
+        });
+        let live = Arc::new(AtomicUsize::new(0));
+        let machine = Machine::new(lock.identity(), &config);
+        let thread_shared = shared.clone();
+        let worker = Worker::spawn(format!("kube-informer/leaderelection/{name}"), &live, move || {
+            run(&thread_shared, &lock, machine, callbacks, &config)
+        })?;
+        Ok(LeaderElector {
+            shared,
+            worker: Mutex::new(Some(worker)),
+            live,
+        })
+    }
+
+    /// True while this candidate leads: set just before `on_started_leading`, cleared just before
+    /// `on_stopped_leading`.
+    pub fn is_leader(&self) -> bool {
+        self.shared.leading.load(Ordering::SeqCst)
+    }
+
+    /// The leader last observed (this candidate or another); `None` before the first observation or while the
+    /// lock is released.
+    pub fn leader(&self) -> Option<String> {
+        self.shared.leader.lock().clone()
+    }
+
+    /// This candidate's identity.
+    pub fn identity(&self) -> &str {
+        &self.shared.identity
+    }
+
+    /// How many times this candidate started leading.
+    pub fn terms(&self) -> u64 {
+        self.shared.terms.load(Ordering::SeqCst)
+    }
+
+    /// The elector's thread is running (1) or has ended (0).
+    pub fn running_threads(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// Stops electing: if leading, `on_stopped_leading` is called, then the lock released (when
+    /// [`release_on_cancel`](LeaderElectionConfig::release_on_cancel)); the thread is joined. Returns within about a
+    /// second: a thread still blocked past that (a slow API server, a slow callback) is left detached with a
+    /// warning, and finishes on its own. Idempotent.
+    pub fn stop(&self) {
+        let Some(worker) = self.worker.lock().take() else {
+            return;
+        };
+        self.shared.sleeper.stop();
+        worker.join_until(Instant::now() + STOP_BUDGET);
+    }
+}
+
+impl Drop for LeaderElector {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl fmt::Debug for LeaderElector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeaderElector")
+            .field("name", &self.shared.name)
+            .field("identity", &self.shared.identity)
+            .field("leading", &self.is_leader())
+            .finish()
+    }
+}
+
+/// The elector's thread.
+fn run(
+    shared: &ElectorShared,
+    lock: &dyn Lock,
+    mut machine: Machine,
+    mut callbacks: LeaderCallbacks,
+    config: &LeaderElectionConfig,
+) {
+    let clock = &*config.clock;
+    let mut out = Vec::new();
+    debug!("{}: candidate {} electing", shared.name, shared.identity);
+    while !shared.sleeper.is_stopped() {
+        let next = machine.step(lock, clock, &mut out);
+        deliver(shared, &mut callbacks, &mut out);
+        if shared.sleeper.sleep_until(clock, next) {
+            break;
+        }
+    }
+    machine.stop_leading(&mut out);
+    deliver(shared, &mut callbacks, &mut out);
+    if config.release_on_cancel && machine.candidate().is_leader() {
+        if machine.release(lock, clock) {
+            info!("{}: released the lock", shared.name);
+        } else {
+            debug!("{}: could not release the lock; it expires on its own", shared.name);
+        }
+    }
+    *shared.leader.lock() = Some(machine.candidate().observed().holder_identity.clone()).filter(|h| !h.is_empty());
+}
+
+/// Updates the shared state and calls the callbacks for each transition, in order.
+fn deliver(shared: &ElectorShared, callbacks: &mut LeaderCallbacks, out: &mut Vec<Transition>) {
+    for t in out.drain(..) {
+        match t {
+            Transition::NewLeader(leader) if leader.is_empty() => *shared.leader.lock() = None,
+            Transition::NewLeader(leader) => {
+                *shared.leader.lock() = Some(leader.clone());
+                call(
+                    &shared.name,
+                    "on_new_leader",
+                    callbacks.new_leader.as_mut().map(|f| move || f(&leader)),
+                );
+            }
+            Transition::StartedLeading => {
+                shared.leading.store(true, Ordering::SeqCst);
+                shared.terms.fetch_add(1, Ordering::SeqCst);
+                call(&shared.name, "on_started_leading", callbacks.started.as_mut());
+            }
+            Transition::StoppedLeading => {
+                shared.leading.store(false, Ordering::SeqCst);
+                call(&shared.name, "on_stopped_leading", callbacks.stopped.as_mut());
+            }
+        }
+    }
+}
+
+/// Calls a callback, catching a panic.
+fn call(name: &str, which: &str, f: Option<impl FnOnce()>) {
+    if let Some(f) = f
+        && std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
+    {
+        warn!("{name}: the {which} callback panicked");
+    }
+}
+
+#[cfg(test)]
+#[path = "elector_tests.rs"]
+mod tests;

@@ -1,0 +1,30 @@
+//! Leader election over a `coordination.k8s.io/v1` Lease, with client-go's algorithm and defaults.
+//!
+//! Several replicas of a controller run; one leads and does the work, the others wait, ready to take over. The
+//! leader holds a [`Lease`]: it writes its identity and renews the lease every `retry_period` (2 s); the others read
+//! it every `retry_period · (1 + 1.2 · rand)`, and take it over only when they have seen **no change** to it for the
+//! holder's `lease_duration` (15 s), measured on their own clock. Every write is conditional on the Lease's
+//! resourceVersion, so of two candidates racing for an expired lease exactly one wins. A leader that cannot renew
+//! for `renew_deadline` (10 s) stops leading — five seconds before anyone else may start — and a leader that stops
+//! gracefully releases the lease so that another takes over at once.
+//!
+//! This does not fence: a leader stalled (a long GC-like pause, a frozen VM) past the lease may still write after
+//! another took over. Keep `lease_duration − renew_deadline` larger than the time your work needs to stop.
+//!
+//! * [`LeaderElector`]: runs the election on a thread and calls [`LeaderCallbacks`].
+//! * [`Lock`]: where the record lives; [`LeaseLock`] is the real one (over [`Api<Lease>`](crate::client::Api)).
+//! * A [`Controller`](crate::controller::Controller) runs only while leading through
+//!   [`Controller::leader_callbacks`](crate::controller::Controller::leader_callbacks).
+
+mod candidate;
+mod config;
+mod elector;
+mod lease_lock;
+mod lock;
+mod record;
+
+pub use config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
+pub use elector::LeaderElector;
+pub use lease_lock::LeaseLock;
+pub use lock::Lock;
+pub use record::{LeaderElectionRecord, Lease, LeaseSpec};

@@ -1,0 +1,100 @@
+//! The examples run as their users run them: the compiled binaries (cargo builds examples for `cargo test`), against
+//! an embedded API server.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use common::*;
+use kube_informer::testing::ApiServer;
+
+/// `target/<profile>/examples/<name>`, next to this test binary's `deps` directory.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    dir.join("examples").join(name)
+}
+
+#[test]
+fn demo_runs_without_a_cluster_and_exits_0() {
+    let out = Command::new(example("demo"))
+        .output()
+        .expect("the demo example is built by cargo test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("-- synced: 3 objects cached --"), "{stdout}");
+    assert!(stdout.contains("DELETED  demo/gamma"), "{stdout}");
+    assert!(stdout.contains("-- final cache (6 objects) --"), "{stdout}");
+    assert!(stdout.contains("demo/beta colour=shade-5"), "{stdout}");
+}
+
+#[test]
+fn watch_sync_only_prints_one_json_line() {
+    let server = ApiServer::start().unwrap();
+    for i in 0..25 {
+        server
+            .create(&cm(&format!("ns{}", i % 3), &format!("c{i}"), "1"))
+            .unwrap();
+    }
+    let out = Command::new(example("watch"))
+        .args([
+            "configmaps",
+            "-A",
+            "--strip-managed-fields",
+            "--sync-only",
+            "--kubeconfig",
+        ])
+        .arg(server.kubeconfig_path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    assert_eq!(v["objects"], 25);
+    for key in ["seconds_to_synced", "cpu_seconds", "peak_rss_kb"] {
+        assert!(v[key].as_f64().is_some(), "{key} in {line}");
+    }
+}
+
+#[test]
+fn watch_prints_events_of_one_namespace() {
+    let server = ApiServer::start().unwrap();
+    server.create(&cm("a", "one", "1")).unwrap();
+    server.create(&cm("b", "other", "1")).unwrap();
+    let mut child = Command::new(example("watch"))
+        .args(["cm", "-n", "a", "--kubeconfig"])
+        .arg(server.kubeconfig_path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || lines.next().expect("a line").unwrap();
+    assert!(next().starts_with("ADDED a/one rv="));
+    assert!(next().starts_with("SYNCED objects=1 "));
+    server.create(&cm("a", "two", "1")).unwrap();
+    assert!(next().starts_with("ADDED a/two rv="));
+    server
+        .delete::<kube_informer::object::core::ConfigMap>(Some("a"), "one")
+        .unwrap();
+    assert!(next().starts_with("DELETED a/one rv="));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn watch_rejects_bad_arguments_with_usage() {
+    let out = Command::new(example("watch"))
+        .args(["-n", "x", "-A", "pods"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exclude each other"));
+    let out = Command::new(example("watch")).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("usage: watch RESOURCE"));
+}

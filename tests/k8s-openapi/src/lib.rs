@@ -1,0 +1,1 @@
+//! Empty: this crate only holds tests.
