@@ -74,8 +74,8 @@ mod procfs {
         // Fields after the command name (which may contain spaces) start at state (field 3).
         let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
         let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
-            + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let ticks: u64 =
+            f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0) + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
         ticks as f64 / clock_ticks() as f64
     }
 
@@ -98,12 +98,14 @@ fn object(i: usize, version: usize) -> Value {
         .map(|(k, key)| {
             (
                 key.clone(),
-                json!(format!("value-{i}-{k}-{version:06}: some setting = {}", "x".repeat(k * 3))),
+                json!(format!(
+                    "value-{i}-{k}-{version:06}: some setting = {}",
+                    "x".repeat(k * 3)
+                )),
             )
         })
         .collect();
-    let fields_data: serde_json::Map<String, Value> =
-        keys.iter().map(|key| (format!("f:{key}"), json!({}))).collect();
+    let fields_data: serde_json::Map<String, Value> = keys.iter().map(|key| (format!("f:{key}"), json!({}))).collect();
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -291,7 +293,9 @@ fn serve(args: &[String]) {
                 server.stop_listening();
                 let ns = ApiResource::new("", "v1", "Namespace", "namespaces", false);
                 let name = format!("relist-{}", server.revision());
-                server.create_json(&ns, None, json!({"metadata": {"name": name}})).unwrap();
+                server
+                    .create_json(&ns, None, json!({"metadata": {"name": name}}))
+                    .unwrap();
                 server.compact_to_latest();
                 server.start_listening().unwrap();
                 println!("OK");
@@ -363,9 +367,12 @@ fn sync_child(args: &[String]) {
     let client = client(kubeconfig);
     let opts = |o: InformerOptions<ConfigMap>| o.reflector(reflector_config(mode == Mode::TypedWatchList));
     match mode {
-        Mode::Typed | Mode::TypedWatchList => {
-            run_sync(Api::<ConfigMap>::all(client), opts(InformerOptions::default()), n, relist)
-        }
+        Mode::Typed | Mode::TypedWatchList => run_sync(
+            Api::<ConfigMap>::all(client),
+            opts(InformerOptions::default()),
+            n,
+            relist,
+        ),
         Mode::Stripped => run_sync(
             Api::<ConfigMap>::all(client),
             opts(InformerOptions::default()).transform(strip_managed_fields),
@@ -489,7 +496,10 @@ fn burst_child(args: &[String]) {
         rv0,
         opened: parking_lot::Mutex::new(None),
     });
-    let informer = SharedIndexInformer::from_arc(lw.clone(), InformerOptions::default().reflector(reflector_config(false)));
+    let informer = SharedIndexInformer::from_arc(
+        lw.clone(),
+        InformerOptions::default().reflector(reflector_config(false)),
+    );
     let (tx, rx) = crossbeam_channel::unbounded();
     for _ in 0..handlers {
         let tx = tx.clone();
@@ -847,7 +857,9 @@ fn report(
         println!();
         println!("Relist after 410 (compacted and watch cut), cache already full");
         println!();
-        println!("| objects | type | steady RSS (MB) | peak RSS during relist (MB) | peak ÷ steady | RSS after (MB) | CPU (s) |");
+        println!(
+            "| objects | type | steady RSS (MB) | peak RSS during relist (MB) | peak ÷ steady | RSS after (MB) | CPU (s) |"
+        );
         println!("|---:|---|---:|---:|---:|---:|---:|");
         for r in relists {
             let m = &r.m;

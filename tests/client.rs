@@ -460,7 +460,7 @@ fn bearer_token_from_the_servers_kubeconfig() {
     .unwrap();
     let api: Api<ConfigMap> = Api::default_namespaced(client);
     api.create(&PostParams::default(), &cm("a")).unwrap();
-    assert_eq!(api.get("a").unwrap().data["k"], "v");
+    assert_eq!(&api.get("a").unwrap().data["k"], "v");
     assert!(users_seen(&server).iter().all(|u| u.as_deref() == Some("alice")));
 }
 
@@ -738,7 +738,7 @@ fn writes_patches_deletes_and_status() {
             &Patch::Merge(serde_json::json!({"data": {"m": "1"}})),
         )
         .unwrap();
-    assert_eq!(merged.data["m"], "1");
+    assert_eq!(&merged.data["m"], "1");
     let json = api
         .patch(
             "p",
@@ -746,7 +746,7 @@ fn writes_patches_deletes_and_status() {
             &Patch::Json(serde_json::json!([{"op": "add", "path": "/data/j", "value": "2"}])),
         )
         .unwrap();
-    assert_eq!(json.data["j"], "2");
+    assert_eq!(&json.data["j"], "2");
     let strategic = api
         .patch(
             "p",
@@ -754,7 +754,7 @@ fn writes_patches_deletes_and_status() {
             &Patch::Strategic(serde_json::json!({"data": {"s": "3"}})),
         )
         .unwrap();
-    assert_eq!(strategic.data["s"], "3");
+    assert_eq!(&strategic.data["s"], "3");
     let applied = api
         .patch(
             "p",
@@ -762,7 +762,7 @@ fn writes_patches_deletes_and_status() {
             &Patch::Apply(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "4"}})),
         )
         .unwrap();
-    assert_eq!(applied.data["a"], "4");
+    assert_eq!(&applied.data["a"], "4");
     let mark = server.requests().mark();
     assert!(matches!(
         api.delete("p", &DeleteParams::default()).unwrap(),

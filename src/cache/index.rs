@@ -20,7 +20,7 @@ pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// use kube_informer::object::{core::ConfigMap, MetaAccessor, Object};
 ///
 /// let indexers = Indexers::<ConfigMap>::new()
-///     .with("by-app", |cm: &ConfigMap| cm.meta().labels().get("app").cloned().into_iter().collect());
+///     .with("by-app", |cm: &ConfigMap| cm.meta().labels().get("app").map(str::to_owned).into_iter().collect());
 /// assert_eq!(indexers.names().collect::<Vec<_>>(), ["by-app"]);
 /// ```
 pub struct Indexers<K> {

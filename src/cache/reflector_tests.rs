@@ -477,7 +477,11 @@ fn transform_runs_once_before_objects_enter_the_queue() {
     t.script.page(vec![cm("a", "3")], "10", None);
     assert!(r.step());
     let d = t.fifo.get("ns/a").unwrap();
-    assert_eq!(d.newest().object().data["seen"], "0", "transformed exactly once");
+    assert_eq!(
+        d.newest().object().data.get("seen"),
+        Some("0"),
+        "transformed exactly once"
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ enum Seen {
 }
 
 fn v(cm: &ConfigMap) -> String {
-    cm.data.get("v").cloned().unwrap_or_default()
+    cm.data.get("v").map(str::to_owned).unwrap_or_default()
 }
 
 fn n(cm: &ConfigMap) -> String {
@@ -456,10 +456,10 @@ fn transform_and_indexers_shape_the_cache() {
     lw.put("b", "blue");
     let opts = InformerOptions::default()
         .transform(|cm: &mut ConfigMap| {
-            let colour = cm.data["v"].clone();
+            let colour = cm.data["v"].to_owned();
             cm.metadata.labels.insert("colour".into(), colour);
         })
-        .indexer("by-colour", |cm: &ConfigMap| vec![cm.data["v"].clone()]);
+        .indexer("by-colour", |cm: &ConfigMap| vec![cm.data["v"].to_owned()]);
     let inf = informer(&lw, opts);
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));
