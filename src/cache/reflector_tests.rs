@@ -522,3 +522,102 @@ fn relists_after_410_are_jittered_and_wait_for_the_shared_budget() {
             == 1
     );
 }
+
+/// A watch stream in bursts: the events of a burst come without blocking (and `size_hint` counts those left, as
+/// `WatchStream` does); the next burst blocks on the channel.
+struct Bursts {
+    current: VecDeque<Result<WatchEvent<ConfigMap>>>,
+    rx: crossbeam_channel::Receiver<Vec<Result<WatchEvent<ConfigMap>>>>,
+}
+
+impl Iterator for Bursts {
+    type Item = Result<WatchEvent<ConfigMap>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.current.is_empty() {
+            self.current = self.rx.recv().ok()?.into();
+        }
+        self.current.pop_front()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.current.len(), None)
+    }
+}
+
+fn bookmark(rv: &str) -> Result<WatchEvent<ConfigMap>> {
+    Ok(WatchEvent::Bookmark(Bookmark {
+        resource_version: rv.into(),
+        annotations: Default::default(),
+    }))
+}
+
+#[test]
+fn a_burst_of_events_wakes_the_processing_side_once_after_its_last_event() {
+    let mut t = rig(false);
+    t.script.page(vec![], "1", None);
+    let (tx, rx) = unbounded();
+    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
+        current: VecDeque::new(),
+        rx,
+    })));
+    assert!(t.r.step()); // list
+    assert!(t.r.step()); // open the watch
+    tx.send(vec![
+        Ok(WatchEvent::Added(cm("a", "2"))),
+        Ok(WatchEvent::Modified(cm("b", "3"))),
+        Ok(WatchEvent::Added(cm("c", "4"))),
+        bookmark("5"),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken(), "more events were already decoded: no wake yet");
+    assert!(t.r.step());
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken(), "a bookmark is still ahead");
+    assert!(t.r.step());
+    assert!(
+        !t.fifo.has_unwoken(),
+        "the burst ended (the next read may block): woken"
+    );
+    assert_eq!(t.fifo.len(), 3);
+    assert_eq!(t.r.stats.last_sync_resource_version(), "5");
+
+    // A burst ending in an error wakes before the reflector leaves the watch.
+    tx.send(vec![
+        Ok(WatchEvent::Deleted(cm("a", "6"))),
+        Ok(WatchEvent::Error(Box::new(Status::failure(410, "Expired", "too old")))),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken());
+    assert!(t.r.step());
+    assert!(!t.fifo.has_unwoken());
+    assert_eq!(t.r.state_name(), "List");
+}
+
+#[test]
+fn a_streamed_initial_list_wakes_when_it_ends_or_fails() {
+    let mut t = rig(true);
+    let (tx, rx) = unbounded();
+    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
+        current: VecDeque::new(),
+        rx,
+    })));
+    let mut end = Bookmark {
+        resource_version: "9".into(),
+        annotations: Default::default(),
+    };
+    end.annotations
+        .insert(INITIAL_EVENTS_END_ANNOTATION.into(), "true".into());
+    tx.send(vec![
+        Ok(WatchEvent::Added(cm("a", "2"))),
+        Ok(WatchEvent::Added(cm("b", "3"))),
+        Ok(WatchEvent::Bookmark(end)),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert!(!t.fifo.has_unwoken());
+    assert_eq!(drain(&t.fifo).len(), 2);
+    assert!(t.fifo.has_synced());
+}

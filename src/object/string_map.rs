@@ -297,39 +297,46 @@ impl Builder {
         if self.ends.is_empty() {
             return Ok(StringMap::new());
         }
-        // (start, key_end, value_end) of each entry to keep, in key order.
+        if self.sorted {
+            // The common case (Kubernetes sorts map keys): the header straight from `ends`, then the entries.
+            let n = self.ends.len();
+            let mut text = String::with_capacity(DIGITS * (1 + 2 * n) + self.entries.len());
+            put_field(&mut text, n);
+            for &(k, e) in &self.ends {
+                put_field(&mut text, k as usize);
+                put_field(&mut text, e as usize);
+            }
+            text.push_str(&self.entries);
+            return Ok(StringMap {
+                text: text.into_boxed_str(),
+            });
+        }
+        // (start, key_end, value_end) of each entry to keep, in key order: a stable sort, then the last of each
+        // run of equal keys wins.
         let mut order: Vec<(usize, usize, usize)> = (0..self.ends.len())
             .map(|i| (self.start(i), self.ends[i].0 as usize, self.ends[i].1 as usize))
             .collect();
-        if !self.sorted {
-            // A stable sort, then the last of each run of equal keys wins.
-            let key = |e: &(usize, usize, usize)| &self.entries[e.0..e.1];
-            order.sort_by(|a, b| key(a).cmp(key(b)));
-            let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
-            for e in order {
-                match kept.last_mut() {
-                    Some(last) if key(last) == key(&e) => *last = e,
-                    _ => kept.push(e),
-                }
+        let key = |e: &(usize, usize, usize)| &self.entries[e.0..e.1];
+        order.sort_by(|a, b| key(a).cmp(key(b)));
+        let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
+        for e in order {
+            match kept.last_mut() {
+                Some(last) if key(last) == key(&e) => *last = e,
+                _ => kept.push(e),
             }
-            order = kept;
         }
-        let n = order.len();
-        let text_len: usize = order.iter().map(|e| e.2 - e.0).sum();
+        let n = kept.len();
+        let text_len: usize = kept.iter().map(|e| e.2 - e.0).sum();
         let mut text = String::with_capacity(DIGITS * (1 + 2 * n) + text_len);
         put_field(&mut text, n);
         let mut at = 0;
-        for &(s, k, e) in &order {
+        for &(s, k, e) in &kept {
             put_field(&mut text, at + (k - s));
             at += e - s;
             put_field(&mut text, at);
         }
-        if self.sorted {
-            text.push_str(&self.entries);
-        } else {
-            for &(s, _, e) in &order {
-                text.push_str(&self.entries[s..e]);
-            }
+        for &(s, _, e) in &kept {
+            text.push_str(&self.entries[s..e]);
         }
         Ok(StringMap {
             text: text.into_boxed_str(),
