@@ -411,8 +411,15 @@ impl<K: Object> Reflector<K> {
             let page = {
                 let transform = &self.transform;
                 let session: &mut ReplaceSession<'_, K> = &mut session;
-                self.lw
-                    .list_page(&params, &mut |obj| session.add(Self::prepare(transform, obj)))
+                // Items already decoded behind this one: wake the processing thread after the last of them.
+                let mut add = |obj, more: bool| {
+                    let wake = if more { Wake::Later } else { Wake::Now };
+                    session.add_waking(Self::prepare(transform, obj), wake);
+                };
+                let page = self.lw.list_page_hinted(&params, &mut add);
+                // Whatever a lister hinted, nothing stays unwoken past a page.
+                fifo.wake();
+                page
             };
             match page {
                 Ok(meta) => {

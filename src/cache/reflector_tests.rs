@@ -621,3 +621,60 @@ fn a_streamed_initial_list_wakes_when_it_ends_or_fails() {
     assert_eq!(drain(&t.fifo).len(), 2);
     assert!(t.fifo.has_synced());
 }
+
+/// Lists one page of three items, hinting that the first two have another behind them, and records what the queue
+/// looked like during the page.
+struct HintedList {
+    fifo: Mutex<Option<Arc<DeltaFifo<ConfigMap>>>>,
+    unwoken_during: Mutex<Vec<bool>>,
+}
+
+impl ListerWatcher<ConfigMap> for HintedList {
+    fn list_page(&self, _: &ListParams, _: &mut dyn FnMut(ConfigMap)) -> Result<ListMeta> {
+        unreachable!("the reflector lists through list_page_hinted")
+    }
+
+    fn list_page_hinted(&self, _: &ListParams, on_item: &mut dyn FnMut(ConfigMap, bool)) -> Result<ListMeta> {
+        let fifo = self.fifo.lock().clone().unwrap();
+        for (i, name) in ["a", "b", "c"].into_iter().enumerate() {
+            on_item(cm(name, "1"), i < 2);
+            self.unwoken_during.lock().push(fifo.has_unwoken());
+        }
+        Ok(ListMeta {
+            resource_version: Some("7".into()),
+            ..Default::default()
+        })
+    }
+
+    fn watch(&self, _: &WatchParams) -> Result<EventStream<ConfigMap>> {
+        Err(api_error(500, "InternalError"))
+    }
+
+    fn interrupt(&self) {}
+}
+
+#[test]
+fn a_hinted_list_wakes_after_each_burst_of_items() {
+    let lw = Arc::new(HintedList {
+        fifo: Mutex::new(None),
+        unwoken_during: Mutex::new(Vec::new()),
+    });
+    let fifo = Arc::new(DeltaFifo::new(None));
+    *lw.fifo.lock() = Some(fifo.clone());
+    let lw_dyn: Arc<dyn ListerWatcher<ConfigMap>> = lw.clone();
+    let mut r = Reflector::new(
+        "test".into(),
+        lw_dyn,
+        fifo.clone(),
+        ReflectorConfig {
+            streaming_list: false,
+            ..Default::default()
+        },
+        Arc::new(StopSignal::new()),
+    );
+    assert!(r.step());
+    assert_eq!(r.state_name(), "Watch");
+    assert_eq!(*lw.unwoken_during.lock(), [true, true, false]);
+    assert!(!fifo.has_unwoken());
+    assert_eq!(drain(&fifo).len(), 3);
+}
