@@ -111,10 +111,11 @@ impl ListenerStats {
         self.max_queued.fetch_max(n, Ordering::Relaxed);
     }
 
-    /// Marks `n` initial adds as done (handled or dropped); wakes sync waiters when none are left.
+    /// Marks `n` initial adds as done (handled or dropped); wakes sync waiters when none are left (and the cache
+    /// has synced: see [`SyncNotify::notify_if_synced`]).
     pub(crate) fn initial_done(&self, n: usize, sync: &SyncNotify) {
         if n > 0 && self.pending_initial.fetch_sub(n, Ordering::SeqCst) == n {
-            sync.notify();
+            sync.notify_if_synced();
         }
     }
 }

@@ -199,7 +199,10 @@ impl<K: Object> SharedIndexInformer<K> {
         let sync = Arc::new(SyncNotify::default());
         let known: Arc<dyn KnownObjects<K>> = store.clone();
         let hook_sync = sync.clone();
-        let fifo = Arc::new(DeltaFifo::new(Some(known)).with_sync_hook(Arc::new(move || hook_sync.notify())));
+        let fifo = Arc::new(DeltaFifo::new(Some(known)).with_sync_hook(Arc::new(move || {
+            hook_sync.mark_synced();
+            hook_sync.notify();
+        })));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         let resync = options.resync.map(|r| r.max(MINIMUM_RESYNC_PERIOD));
         SharedIndexInformer {
@@ -610,6 +613,7 @@ impl<K: Object> Shared<K> {
             self.distributed.store(seq, Ordering::SeqCst);
             if !synced_reported && self.has_synced() {
                 synced_reported = true;
+                self.sync.mark_synced();
                 self.sync.notify();
             }
         }
