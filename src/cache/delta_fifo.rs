@@ -296,7 +296,10 @@ impl<K> DeltaFifo<K> {
         }
         let deltas = st.items.remove(&key).expect("invariant: a queued key has deltas");
         match process(&key, deltas, is_in_initial_list) {
-            Ok(r) => Ok(r),
+            Ok(r) => {
+                st.shrink_if_drained();
+                Ok(r)
+            }
             Err((deltas, r)) => {
                 // Nothing else could have queued this key: the lock was held throughout.
                 st.items.insert(key.clone(), deltas);
@@ -334,6 +337,7 @@ impl<K> DeltaFifo<K> {
             process(&key, deltas, is_in_initial_list);
             n += 1;
         }
+        st.shrink_if_drained();
         Ok(n)
     }
 
@@ -412,9 +416,20 @@ impl<K> DeltaFifo<K> {
     }
 }
 
+/// Capacity (in objects) a drained queue keeps; a queue that grew past it during a burst (a list outpacing the
+/// processing thread) gives the rest back once empty, instead of holding its peak size for the informer's life.
+const KEEP_CAPACITY: usize = 1024;
+
 impl<K> FifoState<K> {
     fn has_synced(&self) -> bool {
         self.populated && self.initial_population_count == 0
+    }
+
+    fn shrink_if_drained(&mut self) {
+        if self.queue.is_empty() && self.items.capacity() > KEEP_CAPACITY {
+            self.items.shrink_to(KEEP_CAPACITY);
+            self.queue.shrink_to(KEEP_CAPACITY);
+        }
     }
 }
 

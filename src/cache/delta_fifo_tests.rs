@@ -615,3 +615,22 @@ fn queued_keys_share_the_stores_key_instead_of_allocating() {
     assert!(Arc::ptr_eq(&keys[0], &stored), "the store's Arc<str>, not a copy");
     assert_eq!(&*keys[1], "b");
 }
+
+#[test]
+fn a_drained_queue_gives_back_what_a_burst_grew() {
+    let f = fifo();
+    let names: Vec<&'static str> = (0..5000)
+        .map(|i| &*Box::leak(format!("o{i}").into_boxed_str()))
+        .collect();
+    for name in &names {
+        f.add(o(name, 1));
+    }
+    let grown = f.lock().items.capacity();
+    assert!(grown >= 5000);
+    while !f.is_empty() {
+        f.pop_batch(64, |_, _, _| {}).unwrap();
+    }
+    let st = f.lock();
+    assert!(st.items.capacity() < grown && st.items.capacity() <= 2 * KEEP_CAPACITY);
+    assert!(st.queue.capacity() <= 2 * KEEP_CAPACITY);
+}
