@@ -5,7 +5,8 @@
 //! Run: `cargo bench --bench informer` (prints a table; `harness = false`). Environment knobs:
 //! `INFORMER_BENCH_SIZES` (default `10000,50000,100000`), `INFORMER_BENCH_RUNS` (default 3; medians are reported),
 //! `INFORMER_BENCH_EVENTS` (default 200000), `INFORMER_BENCH_RELIST_AT` (default 50000), `INFORMER_BENCH_HTTP=1`
-//! (plain HTTP instead of HTTPS).
+//! (initial syncs over plain HTTP instead of HTTPS), `INFORMER_BENCH_BURST=https|http|none` (default: the watch burst
+//! over both).
 //!
 //! Every measurement runs in a process of its own, so RSS and CPU are the informer's alone: this binary re-executes
 //! itself as `serve` (the embedded API server, driven over stdin/stdout), `sync` (one informer's initial sync and
@@ -571,17 +572,22 @@ fn raw_child(args: &[String]) {
         "watch" => {
             let rv0 = &args[2];
             let events: usize = args[3].parse().unwrap();
+            let url = format!("{url}/api/v1/configmaps?watch=1&resourceVersion={rv0}&timeoutSeconds=600");
+            // The server and the transport alone: read the replay, count events, keep nothing.
             let t = Instant::now();
-            let mut reader = agent
-                .get(&format!(
-                    "{url}/api/v1/configmaps?watch=1&resourceVersion={rv0}&timeoutSeconds=600"
-                ))
-                .call()
-                .unwrap()
-                .into_body()
-                .into_reader();
-            let mut stream = Vec::with_capacity(events * 2200);
+            let mut reader = agent.get(&url).call().unwrap().into_body().into_reader();
             let mut buf = vec![0; 64 * 1024];
+            let mut lines = 0;
+            while lines < events {
+                let n = reader.read(&mut buf).unwrap();
+                assert!(n > 0, "watch ended after {lines} events");
+                lines += memchr::memchr_iter(b'\n', &buf[..n]).count();
+            }
+            let read_secs = t.elapsed().as_secs_f64();
+            drop(reader);
+            // The same replay kept in memory, for the decoder.
+            let mut reader = agent.get(&url).call().unwrap().into_body().into_reader();
+            let mut stream = Vec::with_capacity(events * 2200);
             let mut lines = 0;
             while lines < events {
                 let n = reader.read(&mut buf).unwrap();
@@ -589,10 +595,9 @@ fn raw_child(args: &[String]) {
                 lines += memchr::memchr_iter(b'\n', &buf[..n]).count();
                 stream.extend_from_slice(&buf[..n]);
             }
-            let read_secs = t.elapsed().as_secs_f64();
             drop(reader);
-            // The decoder alone, on exactly those bytes, fed as the client feeds it (64 KB reads).
-            let mut decode_secs = f64::MAX;
+            // The decoder alone, on exactly those bytes, fed as the client feeds it (64 KB reads); median of 3.
+            let mut decode_secs = Vec::new();
             for _ in 0..3 {
                 let t = Instant::now();
                 let mut dec = WatchDecoder::<ConfigMap>::new();
@@ -605,8 +610,9 @@ fn raw_child(args: &[String]) {
                     }
                 }
                 assert!(n >= events);
-                decode_secs = decode_secs.min(t.elapsed().as_secs_f64());
+                decode_secs.push(t.elapsed().as_secs_f64());
             }
+            let decode_secs = median(decode_secs);
             println!(
                 "RESULT read_rate={:.1} decode_rate={:.1} bytes_per_event={:.1}",
                 events as f64 / read_secs,
@@ -754,75 +760,111 @@ fn main() {
 
     let (rows, mut server_lines) = run_sizes(&sizes, runs, relist_at, https);
 
-    // Watch burst.
-    let mut burst = Vec::new();
-    let mut raw_watch = HashMap::new();
-    if events > 0 {
-        eprintln!("== watch burst: writing {events} updates of {BURST_OBJECTS} objects");
-        let mut server = Server::start(BURST_OBJECTS, events, https);
-        eprintln!("   setup {:.1} s", num(&server.ready, "setup"));
-        let rv0 = server.ready["rv0"].clone();
-        let mut raws = Vec::new();
-        for _ in 0..runs {
+    // Watch burst, over each transport.
+    let transports: Vec<bool> = match std::env::var("INFORMER_BENCH_BURST").as_deref() {
+        Ok("https") => vec![true],
+        Ok("http") => vec![false],
+        Ok("none") => vec![],
+        _ if events > 0 => vec![true, false],
+        _ => vec![],
+    };
+    let bursts: Vec<Burst> = transports
+        .into_iter()
+        .map(|https| run_burst(events, runs, https, &mut server_lines))
+        .collect();
+
+    report(&rows, &server_lines, &bursts, events, https, runs);
+}
+
+/// The watch burst over one transport: per run, the raw client and the decoder, then the informer with 1 and with
+/// 4 handlers, interleaved so that a change of load on the machine touches every figure alike.
+struct Burst {
+    https: bool,
+    /// Medians of the raw client's runs (`read_rate`, `decode_rate`, `bytes_per_event`, `server_cpu`).
+    raw: HashMap<String, f64>,
+    /// Medians per handler count (`rate`, `cpu_us`, `server_cpu`, and `vs_decoder`: the ratio within each run).
+    informer: Vec<(usize, HashMap<String, f64>)>,
+    /// Median over runs of (4 handlers ÷ 1 handler), within each run.
+    four_vs_one: f64,
+}
+
+fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<String>) -> Burst {
+    let transport = if https { "HTTPS" } else { "HTTP" };
+    eprintln!("== watch burst over {transport}: writing {events} updates of {BURST_OBJECTS} objects");
+    let mut server = Server::start(BURST_OBJECTS, events, https);
+    eprintln!("   setup {:.1} s", num(&server.ready, "setup"));
+    let rv0 = server.ready["rv0"].clone();
+    let mut raws = Vec::new();
+    let mut per_handlers: Vec<Vec<HashMap<String, String>>> = vec![Vec::new(), Vec::new()];
+    let mut four_vs_one = Vec::new();
+    for run in 0..runs {
+        eprintln!("   run {}", run + 1);
+        let cpu0 = server.cpu();
+        let mut p = Proc::spawn(&[
+            "raw".into(),
+            "watch".into(),
+            server.url.clone(),
+            rv0.clone(),
+            events.to_string(),
+        ]);
+        let mut raw = p.expect("RESULT ");
+        p.finish();
+        raw.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
+        let decode_rate = num(&raw, "decode_rate");
+        raws.push(raw);
+        let mut rates = Vec::new();
+        for (slot, handlers) in [1usize, 4].into_iter().enumerate() {
             let cpu0 = server.cpu();
             let mut p = Proc::spawn(&[
-                "raw".into(),
-                "watch".into(),
-                server.url.clone(),
+                "burst".into(),
+                server.kubeconfig.clone(),
                 rv0.clone(),
                 events.to_string(),
+                handlers.to_string(),
             ]);
             let mut r = p.expect("RESULT ");
             p.finish();
             r.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
-            raws.push(r);
+            let rate = num(&r, "rate");
+            r.insert("vs_decoder".into(), format!("{}", rate / decode_rate));
+            rates.push(rate);
+            per_handlers[slot].push(r);
         }
-        raw_watch = medians(&raws);
-        for handlers in [1usize, 4] {
-            let mut results = Vec::new();
-            for run in 0..runs {
-                eprintln!("   {handlers} handler(s) run {}", run + 1);
-                let cpu0 = server.cpu();
-                let mut p = Proc::spawn(&[
-                    "burst".into(),
-                    server.kubeconfig.clone(),
-                    rv0.clone(),
-                    events.to_string(),
-                    handlers.to_string(),
-                ]);
-                let mut r = p.expect("RESULT ");
-                p.finish();
-                r.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
-                results.push(r);
-            }
-            burst.push((handlers, medians(&results)));
-        }
-        server.proc.send("quit");
-        server.proc.finish();
-        server_lines.push(format!(
-            "| WATCH replay of {events} events (~{:.0} B), raw client | {:.0} events/s | server CPU {:.1} µs/event |",
-            raw_watch["bytes_per_event"],
-            raw_watch["read_rate"],
-            raw_watch["server_cpu"] * 1e6 / events as f64
-        ));
+        four_vs_one.push(rates[1] / rates[0]);
     }
-
-    report(&rows, &server_lines, &burst, &raw_watch, events, https, runs);
+    server.proc.send("quit");
+    server.proc.finish();
+    let raw = medians(&raws);
+    server_lines.push(format!(
+        "| WATCH replay of {events} events (~{:.0} B) over {transport}, raw client | {:.0} events/s | server CPU {:.1} µs/event |",
+        raw["bytes_per_event"],
+        raw["read_rate"],
+        raw["server_cpu"] * 1e6 / events as f64
+    ));
+    Burst {
+        https,
+        raw,
+        informer: [1usize, 4]
+            .into_iter()
+            .zip(per_handlers.iter().map(|r| medians(r)))
+            .collect(),
+        four_vs_one: median(four_vs_one),
+    }
 }
 
-fn report(
-    rows: &[SyncRow],
-    server_lines: &[String],
-    burst: &[(usize, HashMap<String, f64>)],
-    raw_watch: &HashMap<String, f64>,
-    events: usize,
-    https: bool,
-    runs: usize,
-) {
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: usize, https: bool, runs: usize) {
     println!();
     println!(
-        "kube-informer end-to-end ({}; medians of {runs} runs; each figure measured in a process of its own)",
-        if https { "HTTPS" } else { "HTTP" }
+        "kube-informer end-to-end (sync over {}; medians of {runs} runs; each figure measured in a process of its own; \
+         load average at the end {})",
+        if https { "HTTPS" } else { "HTTP" },
+        load_average()
     );
     println!();
     println!("Initial sync (LIST resourceVersion=0, streamed into the cache; one no-op handler)");
@@ -875,22 +917,28 @@ fn report(
             );
         }
     }
-    if !burst.is_empty() {
+    if !bursts.is_empty() {
         println!();
-        println!("Watch burst: {events} MODIFIED events (typed ConfigMap) replayed from the server's history");
+        println!(
+            "Watch burst: {events} MODIFIED events (typed ConfigMap, ~2 KB) replayed from the server's history \
+             (ratios taken within each run)"
+        );
         println!();
-        println!("| path | events/s | CPU/event (µs) | ÷ decoder | server CPU (s) |");
-        println!("|---|---:|---:|---:|---:|");
-        let dec = raw_watch["decode_rate"];
-        println!("| WatchDecoder alone, same bytes in memory | {dec:.0} | | 1.00 | |");
-        for (h, m) in burst {
+        println!("| transport | path | events/s | CPU/event (µs) | ÷ decoder | server CPU (s) |");
+        println!("|---|---|---:|---:|---:|---:|");
+        for b in bursts {
+            let t = if b.https { "HTTPS" } else { "HTTP" };
             println!(
-                "| informer, {h} handler(s) | {:.0} | {:.2} | {:.2} | {:.2} |",
-                m["rate"],
-                m["cpu_us"],
-                m["rate"] / dec,
-                m["server_cpu"]
+                "| {t} | WatchDecoder alone, same bytes in memory | {:.0} | {:.2} | 1.00 | |",
+                b.raw["decode_rate"],
+                1e6 / b.raw["decode_rate"]
             );
+            for (h, m) in &b.informer {
+                println!(
+                    "| {t} | informer, {h} handler(s) | {:.0} | {:.2} | {:.2} | {:.2} |",
+                    m["rate"], m["cpu_us"], m["vs_decoder"], m["server_cpu"]
+                );
+            }
         }
     }
     println!();
@@ -921,13 +969,12 @@ fn report(
                 .unwrap_or_default()
         );
     }
-    if burst.len() == 2 {
-        let one = burst[0].1["rate"];
-        let four = burst[1].1["rate"];
+    for b in bursts {
         println!(
-            "  watch burst: 1 handler ÷ decoder {:.2} (≥ 0.7) | 4 handlers ÷ 1 handler {:.2} (≥ 0.8)",
-            one / raw_watch["decode_rate"],
-            four / one
+            "  watch burst over {}: 1 handler ÷ decoder {:.2} (≥ 0.7) | 4 handlers ÷ 1 handler {:.2} (≥ 0.8)",
+            if b.https { "HTTPS" } else { "HTTP" },
+            b.informer[0].1["vs_decoder"],
+            b.four_vs_one
         );
     }
 }
