@@ -312,7 +312,7 @@ fn desired(app: &App, ns: &Namespace) -> ConfigMap {
         block_owner_deletion: Some(true),
     });
     let mut cm = ConfigMap::new(meta);
-    cm.data = app.data.clone();
+    cm.data = (&app.data).into();
     cm
 }
 
@@ -325,7 +325,7 @@ fn controlled_by(cm: &ConfigMap, ns: &Namespace) -> bool {
 
 /// Writes the result back to the Namespace (only when it changed, so the controller converges).
 fn set_synced(app: &App, ns: &Namespace, rv: Option<&str>) -> Result<()> {
-    if ns.metadata.annotations.get(SYNCED).map(String::as_str) == rv {
+    if ns.metadata.annotations.get(SYNCED) == rv {
         return Ok(());
     }
     let api: Api<Namespace> = Api::all(app.client.clone());
@@ -467,7 +467,7 @@ fn summary(client: &Client, args: &Args) -> Result<()> {
             Some(_) => format!("{} (not managed)", args.name),
             None => "-".into(),
         };
-        let synced = ns.metadata.annotations.get(SYNCED).map_or("-", String::as_str);
+        let synced = ns.metadata.annotations.get(SYNCED).unwrap_or("-");
         let selected = selector.matches(ns.metadata.labels());
         println!("  {name:<8} selected={selected:<5} {state}  synced-rv={synced}");
     }

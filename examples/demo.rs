@@ -102,5 +102,5 @@ fn configmap(name: &str, colour: &str) -> ConfigMap {
 }
 
 fn colour(cm: &ConfigMap) -> &str {
-    cm.data.get("colour").map(String::as_str).unwrap_or("?")
+    cm.data.get("colour").unwrap_or("?")
 }

@@ -54,7 +54,7 @@
 //! informer.start()?;
 //! assert!(informer.wait_synced(Duration::from_secs(30)));
 //! assert_eq!(rx.recv()?.as_deref(), Some("settings"));
-//! assert_eq!(informer.lister().namespace("default").get("settings").unwrap().data["mode"], "fast");
+//! assert_eq!(informer.lister().namespace("default").get("settings").unwrap().data.get("mode"), Some("fast"));
 //! informer.stop();
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -27,6 +27,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::object::StrMap;
 
 /// A parsed label selector: a conjunction of [`Requirement`]s, sorted by key. The empty selector matches everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -78,10 +79,10 @@ impl Selector {
     ///
     /// # Errors
     /// When a key or value is not a valid label key or value.
-    pub fn from_map(labels: &BTreeMap<String, String>) -> Result<Self, Error> {
+    pub fn from_map(labels: &(impl StrMap + ?Sized)) -> Result<Self, Error> {
         let mut reqs = Vec::with_capacity(labels.len());
-        for (k, v) in labels {
-            reqs.push(Requirement::new(k, Operator::Equals, [v.as_str()])?);
+        for (k, v) in labels.iter() {
+            reqs.push(Requirement::new(k, Operator::Equals, [v])?);
         }
         Ok(Selector::from_requirements(reqs))
     }
@@ -128,8 +129,9 @@ impl Selector {
         &self.requirements
     }
 
-    /// True when every requirement matches `labels`.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    /// True when every requirement matches `labels` (a [`StringMap`](crate::object::StringMap), a `BTreeMap`, or
+    /// what [`MetaAccessor::labels`](crate::object::MetaAccessor::labels) returns).
+    pub fn matches(&self, labels: &(impl StrMap + ?Sized)) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 }
@@ -195,13 +197,12 @@ impl Requirement {
     }
 
     /// True when `labels` satisfy this requirement.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &(impl StrMap + ?Sized)) -> bool {
         let got = labels.get(&self.key);
+        let listed = |v: &str| self.values.binary_search_by(|x| x.as_str().cmp(v)).is_ok();
         match self.operator {
-            Operator::Equals | Operator::DoubleEquals | Operator::In => {
-                got.is_some_and(|v| self.values.binary_search(v).is_ok())
-            }
-            Operator::NotEquals | Operator::NotIn => got.is_none_or(|v| self.values.binary_search(v).is_err()),
+            Operator::Equals | Operator::DoubleEquals | Operator::In => got.is_some_and(listed),
+            Operator::NotEquals | Operator::NotIn => got.is_none_or(|v| !listed(v)),
             Operator::Exists => got.is_some(),
             Operator::DoesNotExist => got.is_none(),
             Operator::GreaterThan | Operator::LessThan => {

@@ -1,5 +1,6 @@
 //! `StopSignal`: a one-way "stop now" flag that sleeping threads can wait on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -9,6 +10,8 @@ use parking_lot::{Condvar, Mutex};
 pub(crate) struct StopSignal {
     /// Invariant: goes from false to true once, never back.
     stopped: Mutex<bool>,
+    /// A copy of `stopped` that hot loops read without the lock (set after `stopped`).
+    fast: AtomicBool,
     cond: Condvar,
 }
 
@@ -20,11 +23,13 @@ impl StopSignal {
     /// Sets the flag and wakes every waiter.
     pub(crate) fn stop(&self) {
         *self.stopped.lock() = true;
+        self.fast.store(true, Ordering::Release);
         self.cond.notify_all();
     }
 
+    /// True once stopped (a single atomic load: cheap enough to check per event).
     pub(crate) fn is_stopped(&self) -> bool {
-        *self.stopped.lock()
+        self.fast.load(Ordering::Acquire)
     }
 
     /// Sleeps until `deadline` or until stopped; returns true when stopped.

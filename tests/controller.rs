@@ -104,7 +104,7 @@ fn copies(server: &ApiServer) -> BTreeMap<String, String> {
         .map(|cm| {
             (
                 format!("{}/{}", cm.metadata.namespace.unwrap(), cm.metadata.name.unwrap()),
-                cm.data.get("value").cloned().unwrap_or_default(),
+                cm.data.get("value").map(str::to_owned).unwrap_or_default(),
             )
         })
         .collect()

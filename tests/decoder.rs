@@ -75,7 +75,7 @@ fn decodes_every_event_type() {
         panic!("{:?}", evs[0])
     };
     assert_eq!(a.metadata.name.as_deref(), Some("café-é"));
-    assert_eq!(a.metadata.labels["app"], "日本");
+    assert_eq!(&a.metadata.labels["app"], "日本");
     let data: BTreeMap<String, String> = a.field("data").unwrap().unwrap();
     assert_eq!(
         (data["brace"].as_str(), data["quote"].as_str(), data["emoji"].as_str()),
@@ -358,7 +358,7 @@ fn object_before_type_decodes_the_same() {
     let ta = run_watch(&mut WatchDecoder::<ConfigMap>::new(), a.as_bytes(), &[]);
     let tb = run_watch(&mut WatchDecoder::<ConfigMap>::new(), b.as_bytes(), &[]);
     assert_eq!(ta, tb);
-    assert!(matches!(&ta.results[0], Ok(WatchEvent::Modified(cm)) if cm.data["k"] == "v"));
+    assert!(matches!(&ta.results[0], Ok(WatchEvent::Modified(cm)) if &cm.data["k"] == "v"));
     let bm = r#"{"object":{"metadata":{"resourceVersion":"3"}},"type":"BOOKMARK"}"#;
     let run = run_watch(&mut WatchDecoder::<ConfigMap>::new(), bm.as_bytes(), &[]);
     assert!(matches!(&run.results[0], Ok(WatchEvent::Bookmark(b)) if b.resource_version == "3"));

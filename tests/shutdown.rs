@@ -209,7 +209,8 @@ fn stop_returns_while_waiting_for_the_relist_budget() {
 #[test]
 fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
     let server = ApiServer::start().unwrap();
-    seed(&server, 10);
+    // More objects than the processing thread applies to the store in one batch (64) before notifying.
+    seed(&server, 100);
     let factory = SharedInformerFactory::new(server.client().unwrap(), FactoryOptions::default());
     let inf = factory.informer::<ConfigMap>();
     // A handler stuck on its first event, behind a queue of one: the processing thread waits to hand over the third.
@@ -226,7 +227,7 @@ fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
         .unwrap();
     factory.start().unwrap();
     eventually("the processing thread is held", || reg.pending() == 2);
-    assert!(inf.store().len() < 10, "the store waits too");
+    assert!(inf.store().len() < 100, "the store waits too");
     factory.shutdown();
     // Everything but the handler's thread, which is in user code, has been joined; it exits once released.
     assert_eq!(inf.running_threads(), 1);

@@ -19,6 +19,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -32,6 +33,11 @@ pub trait KnownObjects<K>: Send + Sync {
     fn known_keys(&self) -> Vec<Key>;
     /// The object known under `key`.
     fn known_object(&self, key: &str) -> Option<Arc<K>>;
+    /// The key as the store holds it, so that a queue can share it instead of allocating its own (optional).
+    fn known_key(&self, key: &str) -> Option<Key> {
+        let _ = key;
+        None
+    }
 }
 
 /// Computes an object's key into a reusable buffer (cleared by the caller).
@@ -69,8 +75,11 @@ pub struct Closed;
 /// ```
 pub struct DeltaFifo<K> {
     state: Mutex<FifoState<K>>,
-    /// Signalled when an item is queued or the queue is closed.
+    /// Signalled when an item is queued (at once, or by [`wake`](DeltaFifo::wake) after pushes with
+    /// [`Wake::Later`]) or the queue is closed.
     cond: Condvar,
+    /// Items were queued with [`Wake::Later`] and no waiter has been woken for them yet.
+    unwoken: AtomicBool,
     known: Option<Arc<dyn KnownObjects<K>>>,
     key_fn: KeyFunc<K>,
     /// Called (outside the lock) when a finished replace leaves the queue synced without any pop.
@@ -79,6 +88,20 @@ pub struct DeltaFifo<K> {
 
 /// Called when a replace completes the initial sync with nothing left to pop.
 pub type SyncHook = Arc<dyn Fn() + Send + Sync>;
+
+/// When a push wakes a blocked [`pop`](DeltaFifo::pop).
+///
+/// Waking a sleeping thread costs a system call and a context switch on each side, more than processing one delta.
+/// A producer that knows more items follow at once (a watch stream with events already decoded) pushes them with
+/// `Later` and calls [`wake`](DeltaFifo::wake) before it may block, so the consumer wakes once per burst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Wake a waiting pop now.
+    Now,
+    /// Leave it to the next `Now` push or [`DeltaFifo::wake`]; the caller must make sure one happens before it
+    /// blocks or goes away.
+    Later,
+}
 
 /// The queue's state; reachable only through the lock.
 struct FifoState<K> {
@@ -117,6 +140,7 @@ impl<K> DeltaFifo<K> {
                 key_buf: String::new(),
             }),
             cond: Condvar::new(),
+            unwoken: AtomicBool::new(false),
             known,
             key_fn,
             on_synced: None,
@@ -144,32 +168,57 @@ impl<K> DeltaFifo<K> {
 
     /// Queues an `Added` delta.
     pub fn add(&self, obj: Arc<K>) {
-        let mut st = self.lock();
-        st.populated = true;
-        let key = st.key_of(self.key_fn, &obj);
-        self.queue_action(&mut st, key, Delta::Added(obj));
+        self.add_waking(obj, Wake::Now);
     }
 
     /// Queues an `Updated` delta.
     pub fn update(&self, obj: Arc<K>) {
-        let mut st = self.lock();
-        st.populated = true;
-        let key = st.key_of(self.key_fn, &obj);
-        self.queue_action(&mut st, key, Delta::Updated(obj));
+        self.update_waking(obj, Wake::Now);
     }
 
     /// Queues a `Deleted` delta carrying the object's final state — unless neither the queue nor the known objects
     /// have the key: then a relist already reported this deletion, and it is not reported twice.
     pub fn delete(&self, obj: Arc<K>) {
+        self.delete_waking(obj, Wake::Now);
+    }
+
+    pub(crate) fn add_waking(&self, obj: Arc<K>, wake: Wake) {
         let mut st = self.lock();
         st.populated = true;
-        let key = st.key_of(self.key_fn, &obj);
+        let key = self.key_of(&mut st, &obj);
+        self.queue_action(&mut st, key, Delta::Added(obj), wake);
+    }
+
+    pub(crate) fn update_waking(&self, obj: Arc<K>, wake: Wake) {
+        let mut st = self.lock();
+        st.populated = true;
+        let key = self.key_of(&mut st, &obj);
+        self.queue_action(&mut st, key, Delta::Updated(obj), wake);
+    }
+
+    pub(crate) fn delete_waking(&self, obj: Arc<K>, wake: Wake) {
+        let mut st = self.lock();
+        st.populated = true;
+        let key = self.key_of(&mut st, &obj);
         let queued = st.items.contains_key(&key);
         let known = self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some());
         if !queued && !known {
             return;
         }
-        self.queue_action(&mut st, key, Delta::Deleted(DeletedObject::Object(obj)));
+        self.queue_action(&mut st, key, Delta::Deleted(DeletedObject::Object(obj)), wake);
+    }
+
+    /// Wakes the waiting pops for items queued with [`Wake::Later`], if any.
+    pub(crate) fn wake(&self) {
+        if self.unwoken.swap(false, Ordering::AcqRel) {
+            self.cond.notify_all();
+        }
+    }
+
+    /// True while items queued with [`Wake::Later`] wait for a [`wake`](DeltaFifo::wake).
+    #[cfg(test)]
+    pub(crate) fn has_unwoken(&self) -> bool {
+        self.unwoken.load(Ordering::Acquire)
     }
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, and a
@@ -202,7 +251,7 @@ impl<K> DeltaFifo<K> {
                 continue;
             }
             if let Some(obj) = known.known_object(&key) {
-                self.queue_action(&mut st, key, Delta::Sync(obj));
+                self.queue_action(&mut st, key, Delta::Sync(obj), Wake::Now);
             }
         }
     }
@@ -247,7 +296,10 @@ impl<K> DeltaFifo<K> {
         }
         let deltas = st.items.remove(&key).expect("invariant: a queued key has deltas");
         match process(&key, deltas, is_in_initial_list) {
-            Ok(r) => Ok(r),
+            Ok(r) => {
+                st.shrink_if_drained();
+                Ok(r)
+            }
             Err((deltas, r)) => {
                 // Nothing else could have queued this key: the lock was held throughout.
                 st.items.insert(key.clone(), deltas);
@@ -255,6 +307,38 @@ impl<K> DeltaFifo<K> {
                 Ok(r)
             }
         }
+    }
+
+    /// Like [`pop`](DeltaFifo::pop) for up to `max` objects at once: blocks until something is queued, then, under one
+    /// hold of the queue's lock, removes the deltas of up to `max` objects (at least one) in queue order and runs
+    /// `process` on each, as `pop` would. Returns how many were popped.
+    ///
+    /// # Errors
+    /// [`Closed`] when the queue is closed.
+    pub fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Deltas<K>, bool)) -> Result<usize, Closed> {
+        let mut st = self.lock();
+        loop {
+            if st.closed {
+                return Err(Closed);
+            }
+            if !st.queue.is_empty() {
+                break;
+            }
+            self.cond.wait(&mut st);
+        }
+        let mut n = 0;
+        while n < max.max(1) {
+            let Some(key) = st.queue.pop_front() else { break };
+            let is_in_initial_list = !st.has_synced();
+            if st.initial_population_count > 0 {
+                st.initial_population_count -= 1;
+            }
+            let deltas = st.items.remove(&key).expect("invariant: a queued key has deltas");
+            process(&key, deltas, is_in_initial_list);
+            n += 1;
+        }
+        st.shrink_if_drained();
+        Ok(n)
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
@@ -296,7 +380,7 @@ impl<K> DeltaFifo<K> {
 
     /// Appends `delta` to `key`'s deltas, queueing the key if new. A `Sync` for an object whose newest delta is a
     /// deletion is dropped: it would resurrect the object.
-    fn queue_action(&self, st: &mut FifoState<K>, key: Key, delta: Delta<K>) {
+    fn queue_action(&self, st: &mut FifoState<K>, key: Key, delta: Delta<K>, wake: Wake) {
         if let Some(deltas) = st.items.get_mut(&key) {
             if matches!(delta, Delta::Sync(_)) && matches!(deltas.newest(), Delta::Deleted(_)) {
                 return;
@@ -306,22 +390,45 @@ impl<K> DeltaFifo<K> {
             st.items.insert(key.clone(), Deltas::new(delta));
             st.queue.push_back(key);
         }
-        self.cond.notify_one();
+        match wake {
+            // Earlier unwoken items too: every waiter may have something to pop.
+            Wake::Now if self.unwoken.swap(false, Ordering::AcqRel) => {
+                self.cond.notify_all();
+            }
+            Wake::Now => {
+                self.cond.notify_one();
+            }
+            Wake::Later => self.unwoken.store(true, Ordering::Release),
+        }
+    }
+
+    /// The key of `obj`, sharing an existing `Arc` (the queue's, else the store's) rather than allocating one.
+    fn key_of(&self, st: &mut FifoState<K>, obj: &K) -> Key {
+        st.key_buf.clear();
+        (self.key_fn)(obj, &mut st.key_buf);
+        if let Some((k, _)) = st.items.get_key_value(st.key_buf.as_str()) {
+            return k.clone();
+        }
+        self.known
+            .as_ref()
+            .and_then(|known| known.known_key(&st.key_buf))
+            .unwrap_or_else(|| Key::from(st.key_buf.as_str()))
     }
 }
+
+/// Capacity (in objects) a drained queue keeps; a queue that grew past it during a burst (a list outpacing the
+/// processing thread) gives the rest back once empty, instead of holding its peak size for the informer's life.
+const KEEP_CAPACITY: usize = 1024;
 
 impl<K> FifoState<K> {
     fn has_synced(&self) -> bool {
         self.populated && self.initial_population_count == 0
     }
 
-    /// The key of `obj`, sharing the existing `Arc` when the key is already queued.
-    fn key_of(&mut self, key_fn: KeyFunc<K>, obj: &K) -> Key {
-        self.key_buf.clear();
-        key_fn(obj, &mut self.key_buf);
-        match self.items.get_key_value(self.key_buf.as_str()) {
-            Some((k, _)) => k.clone(),
-            None => Key::from(self.key_buf.as_str()),
+    fn shrink_if_drained(&mut self) {
+        if self.queue.is_empty() && self.items.capacity() > KEEP_CAPACITY {
+            self.items.shrink_to(KEEP_CAPACITY);
+            self.queue.shrink_to(KEEP_CAPACITY);
         }
     }
 }
@@ -336,10 +443,14 @@ pub struct ReplaceSession<'a, K> {
 impl<K> ReplaceSession<'_, K> {
     /// Queues a `Replaced` delta for one listed object.
     pub fn add(&mut self, obj: Arc<K>) {
+        self.add_waking(obj, Wake::Now);
+    }
+
+    pub(crate) fn add_waking(&mut self, obj: Arc<K>, wake: Wake) {
         let mut st = self.fifo.lock();
-        let key = st.key_of(self.fifo.key_fn, &obj);
+        let key = self.fifo.key_of(&mut st, &obj);
         self.seen.insert(key.clone());
-        self.fifo.queue_action(&mut st, key, Delta::Replaced(obj));
+        self.fifo.queue_action(&mut st, key, Delta::Replaced(obj), wake);
     }
 
     /// Forgets the keys listed so far: the list starts over (an expired continue token forces a full list). Items
@@ -372,7 +483,7 @@ impl<K> ReplaceSession<'_, K> {
                 key: key.clone(),
                 last_known,
             };
-            fifo.queue_action(&mut st, key, Delta::Deleted(tomb));
+            fifo.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
         }
         // Deletions of objects only the store knows.
         if let Some(known) = &fifo.known {
@@ -386,12 +497,14 @@ impl<K> ReplaceSession<'_, K> {
                             key: key.clone(),
                             last_known,
                         };
-                        fifo.queue_action(&mut st, key, Delta::Deleted(tomb));
+                        fifo.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
                     }
                     None => log::debug!("key {key} vanished from the store during replace"),
                 }
             }
         }
+        // Items listed with `Wake::Later` (a streamed list) are all queued now.
+        fifo.wake();
         if !st.populated {
             st.populated = true;
             st.initial_population_count = st.queue.len();

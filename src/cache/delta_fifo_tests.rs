@@ -522,7 +522,115 @@ fn sync_after_a_queued_delete_is_dropped() {
     f.delete(o("foo", 1));
     // A resync racing the delete (client-go's willObjectBeDeletedLocked).
     let mut st = f.lock();
-    f.queue_action(&mut st, "foo".into(), Delta::Sync(o("foo", 1)));
+    f.queue_action(&mut st, "foo".into(), Delta::Sync(o("foo", 1)), super::Wake::Now);
     drop(st);
     assert_eq!(pop(&f), deltas(vec![deleted(o("foo", 1))]));
+}
+
+#[test]
+fn pop_batch_takes_up_to_max_objects_in_queue_order_under_one_lock() {
+    let f = fifo();
+    for (i, name) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
+        f.add(o(name, i as i32));
+    }
+    f.update(o("a", 10));
+    let mut seen = Vec::new();
+    let n = f
+        .pop_batch(3, |k, d, initial| seen.push((k.to_string(), d.len(), initial)))
+        .unwrap();
+    assert_eq!(n, 3);
+    // Adds before any replace count as synced (client-go's populated rule): nothing is "initial".
+    assert_eq!(
+        seen,
+        [("a".into(), 2, false), ("b".into(), 1, false), ("c".into(), 1, false)]
+    );
+    assert_eq!(f.pop_batch(10, |_, _, _| {}).unwrap(), 2);
+    f.close();
+    assert_eq!(f.pop_batch(10, |_, _, _| {}), Err(Closed));
+}
+
+#[test]
+fn pop_batch_marks_the_first_replace_as_initial_until_it_is_popped() {
+    let f = fifo();
+    f.replace(vec![o("a", 1), o("b", 2)]);
+    f.add(o("c", 3));
+    let mut flags = Vec::new();
+    while !f.is_empty() {
+        f.pop_batch(2, |k, _, initial| flags.push((k.to_string(), initial)))
+            .unwrap();
+    }
+    assert_eq!(flags, [("a".into(), true), ("b".into(), true), ("c".into(), false)]);
+    assert!(f.has_synced());
+}
+
+#[test]
+fn later_pushes_wake_a_blocked_pop_only_when_woken() {
+    let f = Arc::new(fifo());
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let popper = {
+        let f = f.clone();
+        std::thread::spawn(move || {
+            while let Ok(n) = f.pop_batch(100, |k, _, _| tx.send(k.to_string()).unwrap()) {
+                assert!(n >= 1);
+            }
+        })
+    };
+    f.add_waking(o("a", 1), Wake::Later);
+    f.update_waking(o("b", 1), Wake::Later);
+    assert!(f.has_unwoken());
+    f.wake();
+    assert!(!f.has_unwoken());
+    let got: Vec<String> = (0..2)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(got, ["a", "b"]);
+    // A `Now` push after `Later` ones wakes for all of them.
+    f.add_waking(o("c", 1), Wake::Later);
+    f.add(o("d", 1));
+    assert!(!f.has_unwoken());
+    let got: Vec<String> = (0..2)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(got, ["c", "d"]);
+    // A streamed replace whose items were all `Later` wakes at `finish`.
+    let mut session = f.begin_replace();
+    session.add_waking(o("e", 1), Wake::Later);
+    session.finish();
+    assert!(!f.has_unwoken());
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), "e");
+    f.close();
+    popper.join().unwrap();
+}
+
+#[test]
+fn queued_keys_share_the_stores_key_instead_of_allocating() {
+    use crate::cache::Indexers;
+    let store: Arc<Store<Obj>> = Arc::new(Store::new(Indexers::new()));
+    let stored: Key = "a".into();
+    store.put(stored.clone(), o("a", 1));
+    let f = DeltaFifo::with_key_fn(name_key, Some(store.clone() as Arc<dyn KnownObjects<Obj>>));
+    f.update(o("a", 2));
+    f.add(o("b", 1));
+    let keys = f.list_keys();
+    assert!(Arc::ptr_eq(&keys[0], &stored), "the store's Arc<str>, not a copy");
+    assert_eq!(&*keys[1], "b");
+}
+
+#[test]
+fn a_drained_queue_gives_back_what_a_burst_grew() {
+    let f = fifo();
+    let names: Vec<&'static str> = (0..5000)
+        .map(|i| &*Box::leak(format!("o{i}").into_boxed_str()))
+        .collect();
+    for name in &names {
+        f.add(o(name, 1));
+    }
+    let grown = f.lock().items.capacity();
+    assert!(grown >= 5000);
+    while !f.is_empty() {
+        f.pop_batch(64, |_, _, _| {}).unwrap();
+    }
+    let st = f.lock();
+    assert!(st.items.capacity() < grown && st.items.capacity() <= 2 * KEEP_CAPACITY);
+    assert!(st.queue.capacity() <= 2 * KEEP_CAPACITY);
 }

@@ -20,11 +20,39 @@ pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// use kube_informer::object::{core::ConfigMap, MetaAccessor, Object};
 ///
 /// let indexers = Indexers::<ConfigMap>::new()
-///     .with("by-app", |cm: &ConfigMap| cm.meta().labels().get("app").cloned().into_iter().collect());
+///     .with("by-app", |cm: &ConfigMap| cm.meta().labels().get("app").map(str::to_owned).into_iter().collect());
 /// assert_eq!(indexers.names().collect::<Vec<_>>(), ["by-app"]);
 /// ```
 pub struct Indexers<K> {
-    funcs: BTreeMap<String, IndexFunc<K>>,
+    funcs: BTreeMap<String, IndexFn<K>>,
+}
+
+/// An index function as the store runs it.
+pub(crate) enum IndexFn<K> {
+    /// Exactly one value per object, borrowed from it (the namespace index): an update computes it without
+    /// allocating.
+    Single(for<'a> fn(&'a K) -> &'a str),
+    /// A user's function (none, one or several values).
+    Multi(IndexFunc<K>),
+}
+
+impl<K> IndexFn<K> {
+    /// The index values of `obj`.
+    pub(crate) fn values(&self, obj: &K) -> Vec<String> {
+        match self {
+            IndexFn::Single(f) => vec![f(obj).to_owned()],
+            IndexFn::Multi(f) => f(obj),
+        }
+    }
+}
+
+impl<K> Clone for IndexFn<K> {
+    fn clone(&self) -> Self {
+        match self {
+            IndexFn::Single(f) => IndexFn::Single(*f),
+            IndexFn::Multi(f) => IndexFn::Multi(f.clone()),
+        }
+    }
 }
 
 impl<K> Indexers<K> {
@@ -36,7 +64,7 @@ impl<K> Indexers<K> {
     /// Adds an index function under `name` (builder style; a later function with the same name replaces it).
     #[must_use]
     pub fn with(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self {
-        self.funcs.insert(name.into(), Arc::new(f));
+        self.funcs.insert(name.into(), IndexFn::Multi(Arc::new(f)));
         self
     }
 
@@ -50,11 +78,11 @@ impl<K> Indexers<K> {
         self.funcs.is_empty()
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &IndexFunc<K>)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &IndexFn<K>)> {
         self.funcs.iter()
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&IndexFunc<K>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&IndexFn<K>> {
         self.funcs.get(name)
     }
 
@@ -62,7 +90,7 @@ impl<K> Indexers<K> {
         self.funcs.contains_key(name)
     }
 
-    pub(crate) fn insert(&mut self, name: String, f: IndexFunc<K>) {
+    pub(crate) fn insert(&mut self, name: String, f: IndexFn<K>) {
         self.funcs.insert(name, f);
     }
 }
@@ -70,8 +98,22 @@ impl<K> Indexers<K> {
 impl<K: Object> Indexers<K> {
     /// The namespace indexer alone (what informer stores start with).
     pub fn namespace() -> Self {
-        Indexers::new().with(NAMESPACE_INDEX, namespace_index_func::<K>)
+        Indexers::new().with_namespace()
     }
+
+    /// Adds the namespace indexer under [`NAMESPACE_INDEX`] (the same values as [`namespace_index_func`], computed
+    /// without allocating on each update).
+    #[must_use]
+    pub fn with_namespace(mut self) -> Self {
+        self.funcs
+            .insert(NAMESPACE_INDEX.to_owned(), IndexFn::Single(namespace_of::<K>));
+        self
+    }
+}
+
+/// The namespace index value of an object: its namespace, or "" for a cluster-scoped one.
+fn namespace_of<K: Object>(obj: &K) -> &str {
+    obj.meta().namespace().unwrap_or("")
 }
 
 impl<K> Default for Indexers<K> {

@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
 use super::list_watch::{EventStream, ListerWatcher};
 use super::relist_budget::RelistBudget;
-use super::{DeltaFifo, ReplaceSession};
+use super::{DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::object::{MetaAccessor, Object};
@@ -411,8 +411,15 @@ impl<K: Object> Reflector<K> {
             let page = {
                 let transform = &self.transform;
                 let session: &mut ReplaceSession<'_, K> = &mut session;
-                self.lw
-                    .list_page(&params, &mut |obj| session.add(Self::prepare(transform, obj)))
+                // Items already decoded behind this one: wake the processing thread after the last of them.
+                let mut add = |obj, more: bool| {
+                    let wake = if more { Wake::Later } else { Wake::Now };
+                    session.add_waking(Self::prepare(transform, obj), wake);
+                };
+                let page = self.lw.list_page_hinted(&params, &mut add);
+                // Whatever a lister hinted, nothing stays unwoken past a page.
+                fifo.wake();
+                page
             };
             match page {
                 Ok(meta) => {
@@ -455,6 +462,13 @@ impl<K: Object> Reflector<K> {
     /// A streaming list: ADDED events for the current state, ended by the initial-events-end BOOKMARK; the same
     /// stream then carries on as a normal watch.
     fn streaming_list(&mut self) -> Result<EventStream<K>, StreamingListError> {
+        let result = self.streaming_list_events();
+        // Events queued with `Wake::Later` are woken for, whatever happened (an error leaves them queued).
+        self.fifo.wake();
+        result
+    }
+
+    fn streaming_list_events(&mut self) -> Result<EventStream<K>, StreamingListError> {
         let rv = if self.rv_unavailable {
             String::new()
         } else {
@@ -492,9 +506,15 @@ impl<K: Object> Reflector<K> {
                 }
             };
             self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
+            // Wake the processing thread once per burst of events already received, not once per event.
+            let wake = if stream.size_hint().0 > 0 {
+                Wake::Later
+            } else {
+                Wake::Now
+            };
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    session.add(Self::prepare(&self.transform, obj));
+                    session.add_waking(Self::prepare(&self.transform, obj), wake);
                 }
                 WatchEvent::Deleted(_) => {
                     return Err(StreamingListError::Failed(Error::InvalidInput(
@@ -548,7 +568,17 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    fn read_watch(&mut self, mut stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
+    fn read_watch(&mut self, stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
+        let next = self.read_watch_event(stream, opened, events);
+        // Events queued with `Wake::Later` are woken for before anything that may block: a read (no event decoded
+        // ahead), a back-off or a list.
+        if !matches!(&next, State::Watching { stream, .. } if stream.size_hint().0 > 0) {
+            self.fifo.wake();
+        }
+        next
+    }
+
+    fn read_watch_event(&mut self, mut stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
         let event = match stream.next() {
             Some(Ok(ev)) => ev,
             Some(Err(e)) => return self.watch_failed(e),
@@ -565,22 +595,26 @@ impl<K: Object> Reflector<K> {
             }
         };
         self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
-        let rv_of = |o: &K| o.meta().resource_version().unwrap_or("").to_owned();
+        // More events already decoded: the processing thread is woken after the last of them (see `read_watch`).
+        let wake = if stream.size_hint().0 > 0 {
+            Wake::Later
+        } else {
+            Wake::Now
+        };
+        // The resourceVersion as the server sent it (before any transform), copied without allocating.
+        let seen = |stats: &ReflectorStats, o: &K| stats.set_rv(o.meta().resource_version().unwrap_or(""));
         match event {
             WatchEvent::Added(obj) => {
-                let rv = rv_of(&obj);
-                self.fifo.add(Self::prepare(&self.transform, obj));
-                self.stats.set_rv(&rv);
+                seen(&self.stats, &obj);
+                self.fifo.add_waking(Self::prepare(&self.transform, obj), wake);
             }
             WatchEvent::Modified(obj) => {
-                let rv = rv_of(&obj);
-                self.fifo.update(Self::prepare(&self.transform, obj));
-                self.stats.set_rv(&rv);
+                seen(&self.stats, &obj);
+                self.fifo.update_waking(Self::prepare(&self.transform, obj), wake);
             }
             WatchEvent::Deleted(obj) => {
-                let rv = rv_of(&obj);
-                self.fifo.delete(Self::prepare(&self.transform, obj));
-                self.stats.set_rv(&rv);
+                seen(&self.stats, &obj);
+                self.fifo.delete_waking(Self::prepare(&self.transform, obj), wake);
             }
             WatchEvent::Bookmark(b) => self.stats.set_rv(&b.resource_version),
             WatchEvent::Error(status) => return self.watch_failed(Error::Api(status)),

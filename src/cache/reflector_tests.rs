@@ -477,7 +477,11 @@ fn transform_runs_once_before_objects_enter_the_queue() {
     t.script.page(vec![cm("a", "3")], "10", None);
     assert!(r.step());
     let d = t.fifo.get("ns/a").unwrap();
-    assert_eq!(d.newest().object().data["seen"], "0", "transformed exactly once");
+    assert_eq!(
+        d.newest().object().data.get("seen"),
+        Some("0"),
+        "transformed exactly once"
+    );
 }
 
 #[test]
@@ -517,4 +521,160 @@ fn relists_after_410_are_jittered_and_wait_for_the_shared_budget() {
             .count()
             == 1
     );
+}
+
+/// A watch stream in bursts: the events of a burst come without blocking (and `size_hint` counts those left, as
+/// `WatchStream` does); the next burst blocks on the channel.
+struct Bursts {
+    current: VecDeque<Result<WatchEvent<ConfigMap>>>,
+    rx: crossbeam_channel::Receiver<Vec<Result<WatchEvent<ConfigMap>>>>,
+}
+
+impl Iterator for Bursts {
+    type Item = Result<WatchEvent<ConfigMap>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.current.is_empty() {
+            self.current = self.rx.recv().ok()?.into();
+        }
+        self.current.pop_front()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.current.len(), None)
+    }
+}
+
+fn bookmark(rv: &str) -> Result<WatchEvent<ConfigMap>> {
+    Ok(WatchEvent::Bookmark(Bookmark {
+        resource_version: rv.into(),
+        annotations: Default::default(),
+    }))
+}
+
+#[test]
+fn a_burst_of_events_wakes_the_processing_side_once_after_its_last_event() {
+    let mut t = rig(false);
+    t.script.page(vec![], "1", None);
+    let (tx, rx) = unbounded();
+    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
+        current: VecDeque::new(),
+        rx,
+    })));
+    assert!(t.r.step()); // list
+    assert!(t.r.step()); // open the watch
+    tx.send(vec![
+        Ok(WatchEvent::Added(cm("a", "2"))),
+        Ok(WatchEvent::Modified(cm("b", "3"))),
+        Ok(WatchEvent::Added(cm("c", "4"))),
+        bookmark("5"),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken(), "more events were already decoded: no wake yet");
+    assert!(t.r.step());
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken(), "a bookmark is still ahead");
+    assert!(t.r.step());
+    assert!(
+        !t.fifo.has_unwoken(),
+        "the burst ended (the next read may block): woken"
+    );
+    assert_eq!(t.fifo.len(), 3);
+    assert_eq!(t.r.stats.last_sync_resource_version(), "5");
+
+    // A burst ending in an error wakes before the reflector leaves the watch.
+    tx.send(vec![
+        Ok(WatchEvent::Deleted(cm("a", "6"))),
+        Ok(WatchEvent::Error(Box::new(Status::failure(410, "Expired", "too old")))),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken());
+    assert!(t.r.step());
+    assert!(!t.fifo.has_unwoken());
+    assert_eq!(t.r.state_name(), "List");
+}
+
+#[test]
+fn a_streamed_initial_list_wakes_when_it_ends_or_fails() {
+    let mut t = rig(true);
+    let (tx, rx) = unbounded();
+    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
+        current: VecDeque::new(),
+        rx,
+    })));
+    let mut end = Bookmark {
+        resource_version: "9".into(),
+        annotations: Default::default(),
+    };
+    end.annotations
+        .insert(INITIAL_EVENTS_END_ANNOTATION.into(), "true".into());
+    tx.send(vec![
+        Ok(WatchEvent::Added(cm("a", "2"))),
+        Ok(WatchEvent::Added(cm("b", "3"))),
+        Ok(WatchEvent::Bookmark(end)),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert!(!t.fifo.has_unwoken());
+    assert_eq!(drain(&t.fifo).len(), 2);
+    assert!(t.fifo.has_synced());
+}
+
+/// Lists one page of three items, hinting that the first two have another behind them, and records what the queue
+/// looked like during the page.
+struct HintedList {
+    fifo: Mutex<Option<Arc<DeltaFifo<ConfigMap>>>>,
+    unwoken_during: Mutex<Vec<bool>>,
+}
+
+impl ListerWatcher<ConfigMap> for HintedList {
+    fn list_page(&self, _: &ListParams, _: &mut dyn FnMut(ConfigMap)) -> Result<ListMeta> {
+        unreachable!("the reflector lists through list_page_hinted")
+    }
+
+    fn list_page_hinted(&self, _: &ListParams, on_item: &mut dyn FnMut(ConfigMap, bool)) -> Result<ListMeta> {
+        let fifo = self.fifo.lock().clone().unwrap();
+        for (i, name) in ["a", "b", "c"].into_iter().enumerate() {
+            on_item(cm(name, "1"), i < 2);
+            self.unwoken_during.lock().push(fifo.has_unwoken());
+        }
+        Ok(ListMeta {
+            resource_version: Some("7".into()),
+            ..Default::default()
+        })
+    }
+
+    fn watch(&self, _: &WatchParams) -> Result<EventStream<ConfigMap>> {
+        Err(api_error(500, "InternalError"))
+    }
+
+    fn interrupt(&self) {}
+}
+
+#[test]
+fn a_hinted_list_wakes_after_each_burst_of_items() {
+    let lw = Arc::new(HintedList {
+        fifo: Mutex::new(None),
+        unwoken_during: Mutex::new(Vec::new()),
+    });
+    let fifo = Arc::new(DeltaFifo::new(None));
+    *lw.fifo.lock() = Some(fifo.clone());
+    let lw_dyn: Arc<dyn ListerWatcher<ConfigMap>> = lw.clone();
+    let mut r = Reflector::new(
+        "test".into(),
+        lw_dyn,
+        fifo.clone(),
+        ReflectorConfig {
+            streaming_list: false,
+            ..Default::default()
+        },
+        Arc::new(StopSignal::new()),
+    );
+    assert!(r.step());
+    assert_eq!(r.state_name(), "Watch");
+    assert_eq!(*lw.unwoken_during.lock(), [true, true, false]);
+    assert!(!fifo.has_unwoken());
+    assert_eq!(drain(&fifo).len(), 3);
 }

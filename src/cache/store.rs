@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::index::{Index, IndexFunc, Indexers};
+use super::index::{Index, IndexFn, Indexers};
 use super::{Key, KnownObjects};
 use crate::error::Error;
 use crate::object::{Object, key_of};
@@ -118,7 +118,7 @@ impl<K> Store<K> {
         let f = inner.indexer(name)?;
         let mut keys: HashSet<&Key> = HashSet::new();
         let index = &inner.indices[name];
-        for value in f(obj) {
+        for value in f.values(obj) {
             keys.extend(index.keys(&value));
         }
         Ok(keys.into_iter().map(|k| inner.items[k].clone()).collect())
@@ -169,7 +169,7 @@ impl<K> Store<K> {
         for (name, f) in indexers.iter() {
             let mut index = Index::default();
             for (k, obj) in &inner.items {
-                for value in f(obj) {
+                for value in f.values(obj) {
                     index.insert(&value, k);
                 }
             }
@@ -200,7 +200,7 @@ impl<K> Default for Store<K> {
 }
 
 impl<K> StoreInner<K> {
-    fn indexer(&self, name: &str) -> Result<&IndexFunc<K>, Error> {
+    fn indexer(&self, name: &str) -> Result<&IndexFn<K>, Error> {
         self.indexers
             .get(name)
             .ok_or_else(|| Error::InvalidInput(format!("index with name {name:?} does not exist")))
@@ -230,18 +230,34 @@ impl<K> StoreInner<K> {
 
     fn update_indices(&mut self, key: &Key, old: Option<&K>, new: Option<&K>) {
         for (name, f) in self.indexers.iter() {
-            let old_values = old.map(|o| f(o)).unwrap_or_default();
-            let new_values = new.map(|n| f(n)).unwrap_or_default();
-            // The common update keeps its index values: nothing to move.
-            if old_values == new_values && old.is_some() && new.is_some() {
-                continue;
-            }
             let index = self.indices.get_mut(name).expect("one index per indexer");
-            for v in old_values.iter().filter(|v| !new_values.contains(v)) {
-                index.remove(v, key);
-            }
-            for v in &new_values {
-                index.insert(v, key);
+            match f {
+                IndexFn::Single(f) => {
+                    let (old_value, new_value) = (old.map(f), new.map(f));
+                    // The common update keeps its value: nothing to move.
+                    if old_value == new_value {
+                        continue;
+                    }
+                    if let Some(v) = old_value {
+                        index.remove(v, key);
+                    }
+                    if let Some(v) = new_value {
+                        index.insert(v, key);
+                    }
+                }
+                IndexFn::Multi(f) => {
+                    let old_values = old.map(|o| f(o)).unwrap_or_default();
+                    let new_values = new.map(|n| f(n)).unwrap_or_default();
+                    if old_values == new_values && old.is_some() && new.is_some() {
+                        continue;
+                    }
+                    for v in old_values.iter().filter(|v| !new_values.contains(v)) {
+                        index.remove(v, key);
+                    }
+                    for v in &new_values {
+                        index.insert(v, key);
+                    }
+                }
             }
         }
     }
@@ -254,6 +270,10 @@ impl<K: Send + Sync> KnownObjects<K> for Store<K> {
 
     fn known_object(&self, key: &str) -> Option<Arc<K>> {
         self.get(key)
+    }
+
+    fn known_key(&self, key: &str) -> Option<Key> {
+        self.read().items.get_key_value(key).map(|(k, _)| k.clone())
     }
 }
 
@@ -352,6 +372,34 @@ mod tests {
         assert!(store.by_index(NAMESPACE_INDEX, "a").unwrap().is_empty());
         assert_eq!(store.index_keys(NAMESPACE_INDEX, "c").unwrap(), vec![Key::from("c/z")]);
         assert_eq!(sorted(store.list_index_func_values(NAMESPACE_INDEX)), ["c"]);
+    }
+
+    #[test]
+    fn the_built_in_namespace_index_matches_namespace_index_func() {
+        use crate::cache::namespace_index_func;
+        let fast = Store::new(Indexers::namespace());
+        let generic = Store::new(Indexers::new().with(NAMESPACE_INDEX, namespace_index_func::<ConfigMap>));
+        let cluster = || Arc::new(ConfigMap::new(ObjectMeta::named("c")));
+        for store in [&fast, &generic] {
+            store.add(cm("a", "x", &[]));
+            store.add(cm("a", "y", &[]));
+            store.add(cm("b", "x", &[]));
+            store.add(cluster());
+            store.add(cm("a", "x", &[("v", "2")]));
+            // The same key under another namespace (a custom key function could do this): the object moves.
+            store.put("a/y".into(), cm("b", "y", &[]));
+            store.delete("b/x");
+        }
+        for store in [&fast, &generic] {
+            assert_eq!(names(store.by_index(NAMESPACE_INDEX, "a").unwrap()), ["x"]);
+            assert_eq!(names(store.by_index(NAMESPACE_INDEX, "b").unwrap()), ["y"]);
+            assert_eq!(names(store.by_index(NAMESPACE_INDEX, "").unwrap()), ["c"]);
+            assert_eq!(sorted(store.list_index_func_values(NAMESPACE_INDEX)), ["", "a", "b"]);
+            assert_eq!(
+                names(store.index(NAMESPACE_INDEX, &cm("a", "probe", &[])).unwrap()),
+                ["x"]
+            );
+        }
     }
 
     #[test]

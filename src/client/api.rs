@@ -194,15 +194,22 @@ impl<K: Object> Api<K> {
     ///
     /// An error returned by `f` ends the listing (the connection is dropped) and is returned.
     pub fn list_each(&self, lp: &ListParams, mut f: impl FnMut(K) -> Result<()>) -> Result<ListMeta> {
+        self.list_each_hinted(lp, |item, _| f(item))
+    }
+
+    /// Like [`list_each`](Api::list_each), also telling `f` whether the next item is already decoded: `true`
+    /// means the following call to `f` comes without waiting for the network (the last item of each read gets
+    /// `false`). An informer uses this to wake its processing thread once per burst of items.
+    pub fn list_each_hinted(&self, lp: &ListParams, mut f: impl FnMut(K, bool) -> Result<()>) -> Result<ListMeta> {
         let req = self.target().list(lp)?;
         let what = req.describe();
         let (response, cancel) = self.client.request_stream(&req)?;
         let mut reader = response.into_body().into_reader();
         let mut decoder = ListDecoder::<K>::with_max_object_size(self.client.max_object_size());
+        // One item decoded ahead, so that `f` learns whether another follows at once.
+        let mut ahead: Option<K> = None;
         loop {
-            while let Some(item) = decoder.next_item() {
-                f(item?)?;
-            }
+            hand_over_buffered(&mut decoder, &mut ahead, &mut f)?;
             if cancel.is_cancelled() {
                 return Err(Error::Stopped);
             }
@@ -212,9 +219,7 @@ impl<K: Object> Api<K> {
                 Err(e) => return Err(self.client.map_io(e, &cancel, &what, None)),
             }
         }
-        while let Some(item) = decoder.next_item() {
-            f(item?)?;
-        }
+        hand_over_buffered(&mut decoder, &mut ahead, &mut f)?;
         Ok(decoder.finish()?)
     }
 
@@ -289,6 +294,36 @@ impl<K: Object> Api<K> {
     /// Patches the `status` subresource.
     pub fn patch_status<P: Serialize>(&self, name: &str, pp: &PatchParams, patch: &Patch<P>) -> Result<K> {
         self.call(&self.target().patch(name, pp, patch, Some("status"))?)
+    }
+}
+
+/// Hands every item the decoder holds to `f`, each with whether another one is already decoded; the last (or the
+/// one before an error) goes with `false`, before anything may read from the network.
+fn hand_over_buffered<K: DeserializeOwned>(
+    decoder: &mut ListDecoder<K>,
+    ahead: &mut Option<K>,
+    f: &mut impl FnMut(K, bool) -> Result<()>,
+) -> Result<()> {
+    loop {
+        match decoder.next_item() {
+            Some(Ok(item)) => {
+                if let Some(prev) = ahead.replace(item) {
+                    f(prev, true)?;
+                }
+            }
+            Some(Err(e)) => {
+                if let Some(prev) = ahead.take() {
+                    f(prev, false)?;
+                }
+                return Err(e.into());
+            }
+            None => {
+                if let Some(prev) = ahead.take() {
+                    f(prev, false)?;
+                }
+                return Ok(());
+            }
+        }
     }
 }
 

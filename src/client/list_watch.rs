@@ -55,13 +55,17 @@ impl<K: Object> ListWatch<K> {
 
 impl<K: Object> ListerWatcher<K> for ListWatch<K> {
     fn list_page(&self, params: &ListParams, on_item: &mut dyn FnMut(K)) -> Result<ListMeta> {
+        self.list_page_hinted(params, &mut |obj, _| on_item(obj))
+    }
+
+    fn list_page_hinted(&self, params: &ListParams, on_item: &mut dyn FnMut(K, bool)) -> Result<ListMeta> {
         let params = ListParams {
             label_selector: self.label_selector.clone(),
             field_selector: self.field_selector.clone(),
             ..params.clone()
         };
-        self.api.list_each(&params, |obj| {
-            on_item(obj);
+        self.api.list_each_hinted(&params, |obj, more| {
+            on_item(obj, more);
             Ok(())
         })
     }

@@ -22,6 +22,10 @@ use crate::{Error, Result};
 ///
 /// Each watch has its own connection: stopping it (from any thread, through [`WatchStream::stopper`]) closes that
 /// connection and nothing else. Dropping the stream closes it too.
+///
+/// The stream decodes one event ahead, from bytes already received (never reading for it), so that `size_hint()`
+/// is exact about what comes without blocking: a lower bound of 1 means the next `next()` returns at once. A
+/// reflector uses that to wake the informer's processing thread once per burst of events instead of once per event.
 pub struct WatchStream<K> {
     reader: ureq::BodyReader<'static>,
     decoder: WatchDecoder<K>,
@@ -30,8 +34,10 @@ pub struct WatchStream<K> {
     /// `GET /path` for messages.
     what: String,
     idle_limit: Duration,
-    /// Once true, `next` returns `None`.
+    /// Once true, `next` returns `None` (after `ahead`, if any).
     finished: bool,
+    /// The next item, decoded from buffered bytes without reading (an event, or the decoder's error).
+    ahead: Option<Result<WatchEvent<K>>>,
 }
 
 impl<K: DeserializeOwned> WatchStream<K> {
@@ -50,6 +56,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
             what,
             idle_limit,
             finished: false,
+            ahead: None,
         }
     }
 
@@ -69,23 +76,45 @@ impl<K: DeserializeOwned> WatchStream<K> {
         self.finished = true;
         Some(Err(e))
     }
+
+    /// Decodes the next event from the bytes already received, if they hold one (no read).
+    fn look_ahead(&mut self) {
+        self.ahead = match self.decoder.next_event() {
+            Some(Ok(ev)) => Some(Ok(ev)),
+            Some(Err(e)) => {
+                self.finished = true;
+                Some(Err(e.into()))
+            }
+            None => None,
+        };
+    }
 }
 
 impl<K: DeserializeOwned> Iterator for WatchStream<K> {
     type Item = Result<WatchEvent<K>>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        // A stopped watch reports it, even when the shutdown read looked like a clean end of stream.
+        if self.canceller.is_cancelled() && !(self.finished && self.ahead.is_none()) {
+            self.ahead = None;
+            return self.fail(Error::Stopped);
+        }
+        if let Some(item) = self.ahead.take() {
+            if item.is_ok() {
+                self.look_ahead();
+            }
+            return Some(item);
+        }
         loop {
             if self.finished {
                 return None;
             }
-            // A stopped watch reports it, even when the shutdown read looked like a clean end of stream.
-            if self.canceller.is_cancelled() {
-                return self.fail(Error::Stopped);
-            }
             if let Some(ev) = self.decoder.next_event() {
                 return match ev {
-                    Ok(ev) => Some(Ok(ev)),
+                    Ok(ev) => {
+                        self.look_ahead();
+                        Some(Ok(ev))
+                    }
                     Err(e) => self.fail(e.into()),
                 };
             }
@@ -97,7 +126,11 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
                     self.finished = true;
                     return self.decoder.finish().err().map(|e| Err(e.into()));
                 }
-                Ok(_) => {}
+                Ok(_) => {
+                    if self.canceller.is_cancelled() {
+                        return self.fail(Error::Stopped);
+                    }
+                }
                 Err(e) => {
                     let err = self
                         .client
@@ -106,6 +139,11 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
                 }
             }
         }
+    }
+
+    /// `(1, None)` when the next item is already decoded (`next` will not block), else `(0, None)`.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (usize::from(self.ahead.is_some()), None)
     }
 }
 

@@ -82,7 +82,7 @@ where
         .build(move |key: &str, ctx: &Context<'_, ConfigMap, ()>| {
             let seen = Seen {
                 key: key.to_owned(),
-                value: ctx.object().map(|o| o.data["v"].clone()),
+                value: ctx.object().map(|o| o.data["v"].to_owned()),
                 retries: ctx.retries(),
             };
             let r = decide(&seen);

@@ -240,7 +240,7 @@ mod tests {
     }
 
     fn describe(ev: &Event<ConfigMap>) -> String {
-        let v = |o: &Arc<ConfigMap>| format!("{}{}", o.metadata.name.as_deref().unwrap(), o.data["v"]);
+        let v = |o: &Arc<ConfigMap>| format!("{}{}", o.metadata.name.as_deref().unwrap(), &o.data["v"]);
         match ev {
             Event::Add {
                 obj,

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, TryRecvError, select};
+use crossbeam_channel::{Receiver, Sender, select};
 
 use super::coalesce::CoalesceQueue;
 use super::handler::{Event, ResourceEventHandler};
 use super::synced::SyncNotify;
 use crate::object::Object;
+use crate::stop::StopSignal;
 
 /// Warn when an unbounded handler queue passes this many pending events (and again at each doubling).
 pub const DEFAULT_BACKLOG_WARNING: usize = 10_000;
@@ -27,7 +28,9 @@ pub enum QueuePolicy {
     },
     /// At most `capacity` pending events; when full, the informer's processing thread waits for this handler
     /// (back-pressure: the store and every other handler wait too, and the DeltaFIFO grows instead). The handler's
-    /// `pending` then counts `capacity + 1`: the full queue and the event waiting to enter it.
+    /// `pending` then counts `capacity + 1`: the full queue and the event waiting to enter it. The processing thread
+    /// applies pops to the store in batches of up to 64 before notifying, so the store may be that many objects ahead
+    /// of what a blocked handler was given.
     Block {
         /// Maximum pending events.
         capacity: usize,
@@ -109,10 +112,11 @@ impl ListenerStats {
         self.max_queued.fetch_max(n, Ordering::Relaxed);
     }
 
-    /// Marks `n` initial adds as done (handled or dropped); wakes sync waiters when none are left.
+    /// Marks `n` initial adds as done (handled or dropped); wakes sync waiters when none are left (and the cache
+    /// has synced: see [`SyncNotify::notify_if_synced`]).
     pub(crate) fn initial_done(&self, n: usize, sync: &SyncNotify) {
         if n > 0 && self.pending_initial.fetch_sub(n, Ordering::SeqCst) == n {
-            sync.notify();
+            sync.notify_if_synced();
         }
     }
 }
@@ -239,20 +243,21 @@ impl<K: Object> Outbox<K> {
 }
 
 /// The listener thread: delivers the late-join snapshot (already counted in `queued` and `pending_initial` by the
-/// registration), then queued events, until the queue closes or `stop` disconnects. Handler panics are caught and
-/// logged; delivery continues.
+/// registration), then queued events, until the queue closes (the processor drops or closes its end when the
+/// handler is removed or the informer stops) or `stop` is set. Handler panics are caught and logged; delivery
+/// continues.
 pub(crate) fn run<K, H>(
     mut handler: H,
     snapshot: Vec<Arc<K>>,
     inbox: Inbox<K>,
     stats: Arc<ListenerStats>,
-    stop: Receiver<()>,
+    stop: Arc<StopSignal>,
     sync: Arc<SyncNotify>,
 ) where
     K: Object,
     H: ResourceEventHandler<K>,
 {
-    let stopped = || matches!(stop.try_recv(), Err(TryRecvError::Disconnected));
+    let stopped = || stop.is_stopped();
     for obj in snapshot {
         if stopped() {
             return;
@@ -271,12 +276,10 @@ pub(crate) fn run<K, H>(
     }
     loop {
         let ev = match &inbox {
-            Inbox::Channel(rx) => select! {
-                recv(rx) -> msg => match msg {
-                    Ok(ev) => ev,
-                    Err(_) => return,
-                },
-                recv(stop) -> _ => return,
+            // Disconnected once the processor dropped the sender (handler removed, informer stopped).
+            Inbox::Channel(rx) => match rx.recv() {
+                Ok(ev) => ev,
+                Err(_) => return,
             },
             Inbox::Coalesce(q) => match q.pop() {
                 Some(ev) => ev,

@@ -26,6 +26,14 @@ pub(crate) struct Entry<K> {
     pub(crate) start_after_seq: u64,
 }
 
+/// One notification for the listeners: the result of applying the deltas of pop number `seq`.
+pub(crate) struct Notification<K> {
+    pub(crate) event: Event<K>,
+    pub(crate) seq: u64,
+    /// An update that kept the resource version: only for listeners due for resync.
+    pub(crate) is_sync: bool,
+}
+
 /// The listeners of one informer.
 pub(crate) struct Processor<K> {
     entries: RwLock<Vec<Entry<K>>>,
@@ -61,16 +69,20 @@ impl<K: Object> Processor<K> {
         }
     }
 
-    /// Sends `ev` (the result of applying the deltas numbered `seq`) to every listener that should get it: resync
-    /// updates only to listeners due for resync; nothing to listeners whose snapshot already covers `seq`.
-    pub(crate) fn distribute(&self, ev: &Event<K>, seq: u64, is_sync: bool, sync: &SyncNotify, stop: &Receiver<()>) {
+    /// Sends each notification, in order, to every listener that should get it, and empties `batch`: resync
+    /// updates only to listeners due for resync; nothing to listeners whose snapshot already covers its `seq`.
+    pub(crate) fn distribute(&self, batch: &mut Vec<Notification<K>>, sync: &SyncNotify, stop: &Receiver<()>) {
         let entries = self.entries.read();
         for e in entries.iter() {
-            if seq <= e.start_after_seq || (is_sync && !e.syncing) {
-                continue;
+            for n in batch.iter() {
+                if n.seq <= e.start_after_seq || (n.is_sync && !e.syncing) {
+                    continue;
+                }
+                e.outbox.send(n.event.clone(), &e.stats, sync, stop);
             }
-            e.outbox.send(ev.clone(), &e.stats, sync, stop);
         }
+        drop(entries);
+        batch.clear();
     }
 
     /// Marks the listeners whose resync period has elapsed as syncing; true if any is (client-go's `shouldResync`).

@@ -10,12 +10,12 @@ use parking_lot::Mutex;
 
 use super::handler::{Event, ResourceEventHandler};
 use super::listener::{self, HandlerMetrics, HandlerOptions, ListenerStats};
-use super::processor::{Entry, Processor};
+use super::processor::{Entry, Notification, Processor};
 use super::synced::SyncNotify;
 use crate::cache::reflector::{Reflector, ReflectorStats};
 use crate::cache::{
     Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, ReflectorConfig,
-    ReflectorMetrics, Store, Transform, WatchErrorHandler, namespace_index_func,
+    ReflectorMetrics, Store, Transform, WatchErrorHandler,
 };
 use crate::error::{Error, Result};
 use crate::object::{MetaAccessor, Object};
@@ -24,6 +24,9 @@ use crate::worker::Worker;
 
 /// client-go's `minimumResyncPeriod`: shorter handler resync periods are raised to this.
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// Most objects the processing thread pops under one hold of the DeltaFIFO's lock (and then notifies at once).
+const POP_BATCH: usize = 64;
 
 /// How long `stop` waits for threads before leaving stragglers (a handler stuck in user code) detached.
 pub(crate) const STOP_BUDGET: Duration = Duration::from_millis(900);
@@ -190,13 +193,16 @@ impl<K: Object> SharedIndexInformer<K> {
     pub fn from_arc(lw: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Self {
         let mut indexers = options.indexers;
         if !indexers.names().any(|n| n == NAMESPACE_INDEX) {
-            indexers = indexers.with(NAMESPACE_INDEX, namespace_index_func::<K>);
+            indexers = indexers.with_namespace();
         }
         let store = Arc::new(Store::new(indexers));
         let sync = Arc::new(SyncNotify::default());
         let known: Arc<dyn KnownObjects<K>> = store.clone();
         let hook_sync = sync.clone();
-        let fifo = Arc::new(DeltaFifo::new(Some(known)).with_sync_hook(Arc::new(move || hook_sync.notify())));
+        let fifo = Arc::new(DeltaFifo::new(Some(known)).with_sync_hook(Arc::new(move || {
+            hook_sync.mark_synced();
+            hook_sync.notify();
+        })));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         let resync = options.resync.map(|r| r.max(MINIMUM_RESYNC_PERIOD));
         SharedIndexInformer {
@@ -355,11 +361,11 @@ impl<K: Object> SharedIndexInformer<K> {
             });
             snapshot
         });
-        let (thread_stats, stop_rx, sync) = (stats.clone(), s.stop_rx.clone(), s.sync.clone());
+        let (thread_stats, stop, sync) = (stats.clone(), s.stop.clone(), s.sync.clone());
         let worker = Worker::spawn(
             format!("kube-informer/{}/{}", s.name, stats.name),
             &s.live_threads,
-            move || listener::run(handler, snapshot, inbox, thread_stats, stop_rx, sync),
+            move || listener::run(handler, snapshot, inbox, thread_stats, stop, sync),
         );
         match worker {
             Ok(w) => {
@@ -554,12 +560,15 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    /// The processing thread: pop, apply to the store under the FIFO lock, then notify outside it.
+    /// The processing thread: pop (up to `POP_BATCH` objects at a time), apply to the store under the FIFO lock,
+    /// then notify outside it.
     fn process_loop(&self) {
-        let mut batch: Vec<(Event<K>, bool)> = Vec::new();
+        // Each event with the sequence number of its pop and whether it is a resync.
+        let mut batch: Vec<Notification<K>> = Vec::new();
         let mut synced_reported = false;
         loop {
-            let popped = self.fifo.pop(|key, deltas, is_in_initial_list| {
+            let popped = self.fifo.pop_batch(POP_BATCH, |key, deltas, is_in_initial_list| {
+                let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
                 let mut store = self.store.write();
                 for delta in deltas {
                     match delta {
@@ -568,32 +577,43 @@ impl<K: Object> Shared<K> {
                                 Some(old) => {
                                     // client-go: an update that keeps the resource version is a resync.
                                     let is_sync = old.meta().resource_version() == obj.meta().resource_version();
-                                    batch.push((Event::Update { old, new: obj }, is_sync));
+                                    batch.push(Notification {
+                                        event: Event::Update { old, new: obj },
+                                        seq,
+                                        is_sync,
+                                    });
                                 }
-                                None => batch.push((
-                                    Event::Add {
+                                None => batch.push(Notification {
+                                    event: Event::Add {
                                         obj,
                                         is_in_initial_list,
                                     },
-                                    false,
-                                )),
+                                    seq,
+                                    is_sync: false,
+                                }),
                             }
                         }
                         Delta::Deleted(d) => {
                             store.delete(key);
-                            batch.push((Event::Delete(d), false));
+                            batch.push(Notification {
+                                event: Event::Delete(d),
+                                seq,
+                                is_sync: false,
+                            });
                         }
                     }
                 }
-                self.seq.fetch_add(1, Ordering::SeqCst) + 1
             });
-            let Ok(seq) = popped else { break };
-            for (ev, is_sync) in batch.drain(..) {
-                self.processor.distribute(&ev, seq, is_sync, &self.sync, &self.stop_rx);
+            if popped.is_err() {
+                break;
             }
+            // Read after the pops: every pop so far has its notifications in `batch`.
+            let seq = self.seq.load(Ordering::SeqCst);
+            self.processor.distribute(&mut batch, &self.sync, &self.stop_rx);
             self.distributed.store(seq, Ordering::SeqCst);
             if !synced_reported && self.has_synced() {
                 synced_reported = true;
+                self.sync.mark_synced();
                 self.sync.notify();
             }
         }

@@ -25,7 +25,7 @@ enum Seen {
 }
 
 fn v(cm: &ConfigMap) -> String {
-    cm.data.get("v").cloned().unwrap_or_default()
+    cm.data.get("v").map(str::to_owned).unwrap_or_default()
 }
 
 fn n(cm: &ConfigMap) -> String {
@@ -322,12 +322,13 @@ fn block_policy_applies_back_pressure_and_stop_still_returns() {
         .unwrap();
     inf.start().unwrap();
     eventually("cache synced", || inf.has_synced());
-    for i in 0..20 {
+    for i in 0..200 {
         lw.put(&format!("o{i}"), "1");
     }
-    // The handler holds one event and its queue two; the processing thread waits, the FIFO holds the rest.
+    // The handler holds one event and its queue two; the processing thread waits (with at most one batch of pops
+    // applied to the store beyond what the handler has), the FIFO holds the rest.
     eventually("back-pressure reaches the FIFO", || inf.metrics().fifo_depth > 0);
-    assert!(inf.store().len() < 20);
+    assert!(inf.store().len() < 200);
     inf.stop();
     // Only the handler thread, stuck in its own code, may still run; it exits once released.
     drop(open);
@@ -456,10 +457,10 @@ fn transform_and_indexers_shape_the_cache() {
     lw.put("b", "blue");
     let opts = InformerOptions::default()
         .transform(|cm: &mut ConfigMap| {
-            let colour = cm.data["v"].clone();
+            let colour = cm.data["v"].to_owned();
             cm.metadata.labels.insert("colour".into(), colour);
         })
-        .indexer("by-colour", |cm: &ConfigMap| vec![cm.data["v"].clone()]);
+        .indexer("by-colour", |cm: &ConfigMap| vec![cm.data["v"].to_owned()]);
     let inf = informer(&lw, opts);
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));

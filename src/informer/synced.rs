@@ -1,5 +1,6 @@
 //! `SyncNotify`: lets `wait_synced` sleep until something that may complete a sync happens.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -9,9 +10,30 @@ use parking_lot::{Condvar, Mutex};
 pub(crate) struct SyncNotify {
     generation: Mutex<u64>,
     cond: Condvar,
+    /// Set (before the notify that reports it) once the informer's cache has synced.
+    synced: AtomicBool,
 }
 
 impl SyncNotify {
+    /// Records that the cache synced; call before the `notify` that reports it.
+    pub(crate) fn mark_synced(&self) {
+        self.synced.store(true, Ordering::SeqCst);
+    }
+
+    /// Wakes waiters only once the cache has synced. Handlers finishing their initial adds before that cannot
+    /// satisfy anyone (every waiter also needs the sync, whose own notify comes later); during an initial list,
+    /// where a handler keeping up drains its queue after every batch, this saves a wake-up of every waiter per
+    /// batch.
+    ///
+    /// A handler that empties its queue reads the flag after its (SeqCst) count reaches zero; the sync sets the
+    /// flag before notifying: either the handler sees the flag and notifies, or the sync's notify comes after the
+    /// count reached zero, and the waiter sees it.
+    pub(crate) fn notify_if_synced(&self) {
+        if self.synced.load(Ordering::SeqCst) {
+            self.notify();
+        }
+    }
+
     /// Wakes every waiter.
     pub(crate) fn notify(&self) {
         *self.generation.lock() += 1;
@@ -45,6 +67,16 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
+
+    #[test]
+    fn notify_if_synced_wakes_nobody_before_the_sync() {
+        let n = SyncNotify::default();
+        n.notify_if_synced();
+        assert_eq!(*n.generation.lock(), 0, "no wake-up before the sync");
+        n.mark_synced();
+        n.notify_if_synced();
+        assert_eq!(*n.generation.lock(), 1);
+    }
 
     #[test]
     fn a_waiter_wakes_when_the_condition_becomes_true() {

@@ -102,7 +102,7 @@ impl MemoryLw {
             .lock()
             .objects
             .iter()
-            .map(|(k, v)| (format!("ns/{k}"), v.data["v"].clone()))
+            .map(|(k, v)| (format!("ns/{k}"), v.data["v"].to_owned()))
             .collect()
     }
 

@@ -3,11 +3,9 @@
 //! These are deliberately minimal. For the full Kubernetes API, enable the `k8s-openapi` feature and use its types,
 //! or define your own structs with [`object!`](crate::object!), or use [`DynamicObject`](super::DynamicObject).
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
-use super::ObjectMeta;
+use super::{ObjectMeta, StringMap};
 
 /// A core/v1 `ConfigMap`.
 ///
@@ -15,7 +13,7 @@ use super::ObjectMeta;
 /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
 ///
 /// let cm = ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("color", "blue");
-/// assert_eq!(cm.data["color"], "blue");
+/// assert_eq!(cm.data.get("color"), Some("blue"));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -24,11 +22,11 @@ pub struct ConfigMap {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// UTF-8 data.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub data: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
+    pub data: StringMap,
     /// Base64-encoded binary data, kept as the server sends it.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub binary_data: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
+    pub binary_data: StringMap,
     /// When true, the data can no longer change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,

@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta as K8sMeta;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{ApiResource, EMPTY_MAP, MetaAccessor, Object, OwnerReference, Resource};
+use super::{ApiResource, EMPTY_MAP, MetaAccessor, Object, OwnerReference, Resource, StrMap};
 
 impl<T> Object for T
 where
@@ -55,10 +55,10 @@ impl MetaAccessor for K8sMeta {
     fn generation(&self) -> Option<i64> {
         self.generation
     }
-    fn labels(&self) -> &BTreeMap<String, String> {
+    fn labels(&self) -> &dyn StrMap {
         self.labels.as_ref().unwrap_or(&EMPTY_MAP)
     }
-    fn annotations(&self) -> &BTreeMap<String, String> {
+    fn annotations(&self) -> &dyn StrMap {
         self.annotations.as_ref().unwrap_or(&EMPTY_MAP)
     }
     fn owner_references(&self) -> Cow<'_, [OwnerReference]> {
@@ -91,10 +91,10 @@ impl MetaAccessor for K8sMeta {
     fn set_resource_version(&mut self, rv: Option<String>) {
         self.resource_version = rv;
     }
-    fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {
+    fn labels_mut(&mut self) -> &mut dyn StrMap {
         self.labels.get_or_insert_with(BTreeMap::new)
     }
-    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+    fn annotations_mut(&mut self) -> &mut dyn StrMap {
         self.annotations.get_or_insert_with(BTreeMap::new)
     }
     fn clear_managed_fields(&mut self) {

@@ -3,7 +3,8 @@
 //! `ObjectMeta` has a hand-written `Deserialize`: it matches known keys without allocating, keeps `managedFields` as
 //! raw JSON text (it is ~40% of a typical object and nobody reads it in a cache), and preserves unknown keys in
 //! [`ObjectMeta::extra`] so an object read, modified and written back loses nothing. `#[serde(flatten)]` would do the
-//! last part too, but it buffers every field through serde's `Content` and halves decode speed.
+//! last part too, but it buffers every field through serde's `Content` and halves decode speed. Labels and
+//! annotations are [`StringMap`]s: one allocation per map instead of a tree node plus two strings per entry.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,7 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::RawJson;
+use super::{RawJson, StringMap};
 
 /// Standard object metadata (`metadata` of every Kubernetes object).
 ///
@@ -25,7 +26,7 @@ use super::RawJson;
 ///     r#"{"name":"web","namespace":"prod","labels":{"app":"web"},"futureField":{"x":1}}"#,
 /// ).unwrap();
 /// assert_eq!(meta.name.as_deref(), Some("web"));
-/// assert_eq!(meta.labels["app"], "web");
+/// assert_eq!(meta.labels.get("app"), Some("web"));
 /// // Unknown fields survive a round trip.
 /// assert!(serde_json::to_string(&meta).unwrap().contains(r#""futureField":{"x":1}"#));
 /// ```
@@ -50,9 +51,9 @@ pub struct ObjectMeta {
     /// `deletionGracePeriodSeconds`.
     pub deletion_grace_period_seconds: Option<i64>,
     /// `labels`.
-    pub labels: BTreeMap<String, String>,
+    pub labels: StringMap,
     /// `annotations`.
-    pub annotations: BTreeMap<String, String>,
+    pub annotations: StringMap,
     /// `ownerReferences`.
     pub owner_references: Vec<OwnerReference>,
     /// `finalizers`.
@@ -204,8 +205,9 @@ impl<'de> Deserialize<'de> for ObjectMeta {
                         Field::CreationTimestamp => m.creation_timestamp = map.next_value()?,
                         Field::DeletionTimestamp => m.deletion_timestamp = map.next_value()?,
                         Field::DeletionGracePeriodSeconds => m.deletion_grace_period_seconds = map.next_value()?,
-                        Field::Labels => m.labels = map.next_value::<Option<_>>()?.unwrap_or_default(),
-                        Field::Annotations => m.annotations = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                        // `null` reads as an empty map.
+                        Field::Labels => m.labels = map.next_value()?,
+                        Field::Annotations => m.annotations = map.next_value()?,
                         Field::OwnerReferences => {
                             m.owner_references = map.next_value::<Option<_>>()?.unwrap_or_default()
                         }

@@ -29,7 +29,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -43,6 +42,7 @@ mod list;
 mod meta;
 mod raw;
 mod status;
+mod string_map;
 pub mod time;
 
 pub use api_resource::ApiResource;
@@ -51,6 +51,7 @@ pub use list::ObjectList;
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
 pub use raw::RawJson;
 pub use status::{Status, StatusCause, StatusDetails};
+pub use string_map::{Iter as StringMapIter, StrMap, StringMap};
 
 /// A Kubernetes object: serde-readable and -writable, with standard metadata.
 ///
@@ -85,9 +86,9 @@ pub trait MetaAccessor {
     /// `metadata.generation`.
     fn generation(&self) -> Option<i64>;
     /// `metadata.labels` (empty when absent).
-    fn labels(&self) -> &BTreeMap<String, String>;
+    fn labels(&self) -> &dyn StrMap;
     /// `metadata.annotations` (empty when absent).
-    fn annotations(&self) -> &BTreeMap<String, String>;
+    fn annotations(&self) -> &dyn StrMap;
     /// `metadata.ownerReferences`.
     fn owner_references(&self) -> Cow<'_, [OwnerReference]>;
     /// `metadata.finalizers`.
@@ -101,16 +102,16 @@ pub trait MetaAccessor {
     /// Sets `metadata.resourceVersion`.
     fn set_resource_version(&mut self, rv: Option<String>);
     /// `metadata.labels`, mutably (created when absent).
-    fn labels_mut(&mut self) -> &mut BTreeMap<String, String>;
+    fn labels_mut(&mut self) -> &mut dyn StrMap;
     /// `metadata.annotations`, mutably (created when absent).
-    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String>;
+    fn annotations_mut(&mut self) -> &mut dyn StrMap;
     /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object).
     fn clear_managed_fields(&mut self);
 }
 
 /// The empty map returned for absent labels and annotations (k8s-openapi metadata keeps them as `Option`).
 #[cfg(feature = "k8s-openapi")]
-static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
+static EMPTY_MAP: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
 
 impl MetaAccessor for ObjectMeta {
     fn name(&self) -> Option<&str> {
@@ -128,10 +129,10 @@ impl MetaAccessor for ObjectMeta {
     fn generation(&self) -> Option<i64> {
         self.generation
     }
-    fn labels(&self) -> &BTreeMap<String, String> {
+    fn labels(&self) -> &dyn StrMap {
         &self.labels
     }
-    fn annotations(&self) -> &BTreeMap<String, String> {
+    fn annotations(&self) -> &dyn StrMap {
         &self.annotations
     }
     fn owner_references(&self) -> Cow<'_, [OwnerReference]> {
@@ -152,10 +153,10 @@ impl MetaAccessor for ObjectMeta {
     fn set_resource_version(&mut self, rv: Option<String>) {
         self.resource_version = rv;
     }
-    fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {
+    fn labels_mut(&mut self) -> &mut dyn StrMap {
         &mut self.labels
     }
-    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+    fn annotations_mut(&mut self) -> &mut dyn StrMap {
         &mut self.annotations
     }
     fn clear_managed_fields(&mut self) {

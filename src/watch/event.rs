@@ -229,7 +229,7 @@ impl<'de, K: Deserialize<'de>> de::DeserializeSeed<'de> for ObjectSeed<K> {
 /// let ev: WatchEvent<ConfigMap> = serde_json::from_str(
 ///     r#"{"type":"ADDED","object":{"metadata":{"name":"a"},"data":{"k":"v"}}}"#,
 /// ).unwrap();
-/// assert!(matches!(ev, WatchEvent::Added(cm) if cm.data["k"] == "v"));
+/// assert!(matches!(ev, WatchEvent::Added(cm) if cm.data.get("k") == Some("v")));
 ///
 /// // A bookmark's object lacks the kind's fields; only the resourceVersion matters.
 /// let ev: WatchEvent<ConfigMap> = serde_json::from_str(

@@ -102,7 +102,7 @@ pub fn in_alpha_tier_a(cm: &ConfigMap) -> bool {
 pub fn state_of<'a>(objects: impl IntoIterator<Item = &'a ConfigMap>) -> State {
     objects
         .into_iter()
-        .map(|cm| (key_of(cm), (rv(cm), cm.data.clone())))
+        .map(|cm| (key_of(cm), (rv(cm), cm.data.to_btree_map())))
         .collect()
 }
 

@@ -23,7 +23,7 @@ pub enum Seen {
 }
 
 pub fn value(cm: &ConfigMap) -> String {
-    cm.data.get("v").cloned().unwrap_or_default()
+    cm.data.get("v").map(str::to_owned).unwrap_or_default()
 }
 
 pub fn name(cm: &ConfigMap) -> String {
