@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, unreachable_pub)]
 
+mod base64;
 pub mod cache;
 pub mod client;
 pub mod controller;

@@ -73,103 +73,11 @@ impl<'de> serde::Deserialize<'de> for Secret {
     }
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding (RFC 4648 §4), as Go's `base64.StdEncoding` writes it.
-pub(crate) fn base64_encode(input: &[u8]) -> String {
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Decodes standard base64. Whitespace (line breaks in hand-edited kubeconfigs) is ignored and padding is optional;
-/// anything else outside the alphabet is an error. The error message names the problem, never the content.
-pub(crate) fn base64_decode(input: &str) -> Result<Vec<u8>, String> {
-    fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let mut out = Vec::with_capacity(input.len() / 4 * 3);
-    let mut acc = 0u32;
-    let mut bits = 0u32;
-    let mut padding = 0usize;
-    for (i, c) in input.bytes().enumerate() {
-        if c.is_ascii_whitespace() {
-            continue;
-        }
-        if c == b'=' {
-            padding += 1;
-            continue;
-        }
-        if padding > 0 {
-            return Err(format!("not valid base64: data after padding at byte {i}"));
-        }
-        let Some(v) = value(c) else {
-            return Err(format!("not valid base64: unexpected character at byte {i}"));
-        };
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    if bits >= 6 || padding > 2 {
-        return Err("not valid base64: truncated input".into());
-    }
-    Ok(out)
-}
+pub(crate) use crate::base64::{decode as base64_decode, encode_std as base64_encode};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_round_trips_rfc4648_vectors() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64_encode(plain.as_bytes()), encoded);
-            assert_eq!(base64_decode(encoded).unwrap(), plain.as_bytes());
-        }
-        assert_eq!(base64_decode("Zm9v\nYmE").unwrap(), b"fooba");
-        let all: Vec<u8> = (0..=255).collect();
-        assert_eq!(base64_decode(&base64_encode(&all)).unwrap(), all);
-    }
-
-    #[test]
-    fn base64_rejects_garbage_without_echoing_it() {
-        let err = base64_decode("c2VjcmV0*").unwrap_err();
-        assert!(
-            err.contains("unexpected character at byte 8") && !err.contains('*'),
-            "{err}"
-        );
-        assert!(base64_decode("Zg==Zg").is_err());
-        assert!(base64_decode("Z").is_err());
-    }
 
     #[test]
     fn secret_debug_is_redacted() {
