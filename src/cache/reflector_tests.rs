@@ -645,7 +645,7 @@ fn a_long_burst_is_queued_in_batches_and_its_end_at_once() {
     assert_eq!(t.r.stats.last_sync_resource_version(), format!("{}", burst + 1));
     // In order, each once.
     let mut popped = Vec::new();
-    while !t.fifo.is_empty() {
+    while t.fifo.len() > 0 {
         t.fifo.pop(|key, _, _| popped.push(key.to_string())).unwrap();
     }
     assert_eq!(popped, (0..burst).map(|i| format!("ns/o{i}")).collect::<Vec<_>>());
