@@ -103,16 +103,6 @@ pub(crate) enum Wake {
     Later,
 }
 
-/// A change the reflector saw on a watch, for [`DeltaFifo::push_batch`].
-pub(crate) enum Change<K> {
-    /// An `ADDED` event.
-    Added(Arc<K>),
-    /// A `MODIFIED` event.
-    Updated(Arc<K>),
-    /// A `DELETED` event, with the object's final state.
-    Deleted(Arc<K>),
-}
-
 /// The queue's state; reachable only through the lock.
 struct FifoState<K> {
     /// Pending deltas per key.
@@ -193,52 +183,29 @@ impl<K> DeltaFifo<K> {
     }
 
     pub(crate) fn add_waking(&self, obj: Arc<K>, wake: Wake) {
-        self.push_locked(&mut self.lock(), Change::Added(obj), wake);
+        let mut st = self.lock();
+        st.populated = true;
+        let key = self.key_of(&mut st, &obj);
+        self.queue_action(&mut st, key, Delta::Added(obj), wake);
     }
 
     pub(crate) fn update_waking(&self, obj: Arc<K>, wake: Wake) {
-        self.push_locked(&mut self.lock(), Change::Updated(obj), wake);
+        let mut st = self.lock();
+        st.populated = true;
+        let key = self.key_of(&mut st, &obj);
+        self.queue_action(&mut st, key, Delta::Updated(obj), wake);
     }
 
     pub(crate) fn delete_waking(&self, obj: Arc<K>, wake: Wake) {
-        self.push_locked(&mut self.lock(), Change::Deleted(obj), wake);
-    }
-
-    /// Queues every change of `batch` in order under one acquisition of the lock, empties `batch`, and wakes the
-    /// waiting pops (once). The reflector hands over a burst of watch events this way: taking the lock once per event
-    /// made it contend with the processing thread, which holds the lock while it applies a popped batch.
-    pub(crate) fn push_batch(&self, batch: &mut Vec<Change<K>>) {
-        if batch.is_empty() {
-            return self.wake();
-        }
         let mut st = self.lock();
-        let last = batch.len() - 1;
-        for (i, change) in batch.drain(..).enumerate() {
-            self.push_locked(&mut st, change, if i == last { Wake::Now } else { Wake::Later });
-        }
-    }
-
-    fn push_locked(&self, st: &mut FifoState<K>, change: Change<K>, wake: Wake) {
         st.populated = true;
-        let delta = match change {
-            Change::Added(obj) => Delta::Added(obj),
-            Change::Updated(obj) => Delta::Updated(obj),
-            Change::Deleted(obj) => Delta::Deleted(DeletedObject::Object(obj)),
-        };
-        let key = self.key_of(st, delta.object());
-        if let Delta::Deleted(_) = delta {
-            let queued = st.items.contains_key(&key);
-            let known = self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some());
-            if !queued && !known {
-                // A relist already reported this deletion: it is not reported twice. Earlier items queued without a
-                // wake still get theirs.
-                if wake == Wake::Now {
-                    self.wake();
-                }
-                return;
-            }
+        let key = self.key_of(&mut st, &obj);
+        let queued = st.items.contains_key(&key);
+        let known = self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some());
+        if !queued && !known {
+            return;
         }
-        self.queue_action(st, key, delta, wake);
+        self.queue_action(&mut st, key, Delta::Deleted(DeletedObject::Object(obj)), wake);
     }
 
     /// Wakes the waiting pops for items queued with [`Wake::Later`], if any.

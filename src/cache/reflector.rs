@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
 use super::list_watch::{EventStream, ListerWatcher};
 use super::relist_budget::RelistBudget;
-use super::{Change, DeltaFifo, ReplaceSession, Wake};
+use super::{DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::object::{MetaAccessor, Object};
@@ -205,17 +205,7 @@ pub(crate) struct Reflector<K> {
     backoff: Backoff,
     stop: Arc<StopSignal>,
     on_error: Option<WatchErrorHandler>,
-    /// Watch events decoded but not yet queued, oldest first: gathered while more events are already decoded, so the
-    /// FIFO's lock is taken once per burst rather than once per event.
-    /// Invariant: empty whenever the reflector may block (a read with nothing decoded ahead, a back-off, a list) or
-    /// leaves the `Watching` state; at most [`WATCH_BATCH`] long.
-    batch: Vec<Change<K>>,
-    /// The resourceVersion of the newest event in `batch`; it becomes the last synced one once `batch` is queued.
-    batch_rv: String,
 }
-
-/// Most watch events queued under one acquisition of the FIFO's lock.
-const WATCH_BATCH: usize = 64;
 
 impl<K: Object> Reflector<K> {
     /// A reflector feeding `fifo` from `lw`. `name` appears in logs and thread names.
@@ -241,8 +231,6 @@ impl<K: Object> Reflector<K> {
             failed_lists: 0,
             stop,
             on_error: None,
-            batch: Vec::new(),
-            batch_rv: String::new(),
         }
     }
 
@@ -582,23 +570,12 @@ impl<K: Object> Reflector<K> {
 
     fn read_watch(&mut self, stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
         let next = self.read_watch_event(stream, opened, events);
-        // Gathered events are queued (and the processing thread woken) before anything that may block: a read (no
-        // event decoded ahead), a back-off or a list.
-        if self.batch.len() >= WATCH_BATCH
-            || !matches!(&next, State::Watching { stream, .. } if stream.size_hint().0 > 0)
-        {
-            self.flush_batch();
+        // Events queued with `Wake::Later` are woken for before anything that may block: a read (no event decoded
+        // ahead), a back-off or a list.
+        if !matches!(&next, State::Watching { stream, .. } if stream.size_hint().0 > 0) {
+            self.fifo.wake();
         }
         next
-    }
-
-    /// Queues the gathered watch events, wakes the processing thread, and records the newest resourceVersion.
-    fn flush_batch(&mut self) {
-        self.fifo.push_batch(&mut self.batch);
-        if !self.batch_rv.is_empty() {
-            self.stats.set_rv(&self.batch_rv);
-            self.batch_rv.clear();
-        }
     }
 
     fn read_watch_event(&mut self, mut stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
@@ -618,30 +595,28 @@ impl<K: Object> Reflector<K> {
             }
         };
         self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
-        // The resourceVersion as the server sent it (before any transform), copied without allocating; it is
-        // recorded once the event is queued (see `read_watch`).
-        let mut seen = |o: &K| {
-            self.batch_rv.clear();
-            self.batch_rv.push_str(o.meta().resource_version().unwrap_or(""));
+        // More events already decoded: the processing thread is woken after the last of them (see `read_watch`).
+        let wake = if stream.size_hint().0 > 0 {
+            Wake::Later
+        } else {
+            Wake::Now
         };
+        // The resourceVersion as the server sent it (before any transform), copied without allocating.
+        let seen = |stats: &ReflectorStats, o: &K| stats.set_rv(o.meta().resource_version().unwrap_or(""));
         match event {
             WatchEvent::Added(obj) => {
-                seen(&obj);
-                self.batch.push(Change::Added(Self::prepare(&self.transform, obj)));
+                seen(&self.stats, &obj);
+                self.fifo.add_waking(Self::prepare(&self.transform, obj), wake);
             }
             WatchEvent::Modified(obj) => {
-                seen(&obj);
-                self.batch.push(Change::Updated(Self::prepare(&self.transform, obj)));
+                seen(&self.stats, &obj);
+                self.fifo.update_waking(Self::prepare(&self.transform, obj), wake);
             }
             WatchEvent::Deleted(obj) => {
-                seen(&obj);
-                self.batch.push(Change::Deleted(Self::prepare(&self.transform, obj)));
+                seen(&self.stats, &obj);
+                self.fifo.delete_waking(Self::prepare(&self.transform, obj), wake);
             }
-            WatchEvent::Bookmark(b) => {
-                // Events before the bookmark are queued first: its resourceVersion covers them.
-                self.flush_batch();
-                self.stats.set_rv(&b.resource_version);
-            }
+            WatchEvent::Bookmark(b) => self.stats.set_rv(&b.resource_version),
             WatchEvent::Error(status) => return self.watch_failed(Error::Api(status)),
         }
         State::Watching {

@@ -553,7 +553,7 @@ fn bookmark(rv: &str) -> Result<WatchEvent<ConfigMap>> {
 }
 
 #[test]
-fn a_burst_of_events_is_queued_at_once_after_its_last_event() {
+fn a_burst_of_events_wakes_the_processing_side_once_after_its_last_event() {
     let mut t = rig(false);
     t.script.page(vec![], "1", None);
     let (tx, rx) = unbounded();
@@ -570,85 +570,30 @@ fn a_burst_of_events_is_queued_at_once_after_its_last_event() {
         bookmark("5"),
     ])
     .unwrap();
-    for _ in 0..3 {
-        assert!(t.r.step());
-        assert_eq!(
-            t.fifo.len(),
-            0,
-            "more events were already decoded: gathered, not queued yet"
-        );
-        assert_eq!(
-            t.r.stats.last_sync_resource_version(),
-            "1",
-            "nothing queued, nothing synced"
-        );
-    }
     assert!(t.r.step());
-    assert_eq!(t.fifo.len(), 3, "the bookmark queues what came before it");
-    assert!(!t.fifo.has_unwoken(), "and wakes the processing side");
+    assert!(t.fifo.has_unwoken(), "more events were already decoded: no wake yet");
+    assert!(t.r.step());
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken(), "a bookmark is still ahead");
+    assert!(t.r.step());
+    assert!(
+        !t.fifo.has_unwoken(),
+        "the burst ended (the next read may block): woken"
+    );
+    assert_eq!(t.fifo.len(), 3);
     assert_eq!(t.r.stats.last_sync_resource_version(), "5");
 
-    // A burst ending in an error is queued before the reflector leaves the watch.
+    // A burst ending in an error wakes before the reflector leaves the watch.
     tx.send(vec![
-        Ok(WatchEvent::Added(cm("d", "6"))),
+        Ok(WatchEvent::Deleted(cm("a", "6"))),
         Ok(WatchEvent::Error(Box::new(Status::failure(410, "Expired", "too old")))),
     ])
     .unwrap();
     assert!(t.r.step());
-    assert_eq!(t.fifo.len(), 3);
+    assert!(t.fifo.has_unwoken());
     assert!(t.r.step());
-    assert_eq!(t.fifo.len(), 4);
     assert!(!t.fifo.has_unwoken());
-    assert_eq!(t.r.stats.last_sync_resource_version(), "6");
     assert_eq!(t.r.state_name(), "List");
-}
-
-#[test]
-fn a_long_burst_is_queued_in_batches_and_its_end_at_once() {
-    let mut t = rig(false);
-    t.script.page(vec![], "1", None);
-    let (tx, rx) = unbounded();
-    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
-        current: VecDeque::new(),
-        rx,
-    })));
-    assert!(t.r.step()); // list
-    assert!(t.r.step()); // open the watch
-    let burst = WATCH_BATCH + 10;
-    tx.send(
-        (0..burst)
-            .map(|i| Ok(WatchEvent::Added(cm(&format!("o{i}"), &format!("{}", i + 2)))))
-            .collect(),
-    )
-    .unwrap();
-    for _ in 0..WATCH_BATCH - 1 {
-        assert!(t.r.step());
-    }
-    assert_eq!(t.fifo.len(), 0);
-    assert!(t.r.step());
-    assert_eq!(
-        t.fifo.len(),
-        WATCH_BATCH,
-        "a full batch is queued without waiting for the burst's end"
-    );
-    assert_eq!(t.r.stats.last_sync_resource_version(), format!("{}", WATCH_BATCH + 1));
-    for _ in 0..9 {
-        assert!(t.r.step());
-    }
-    assert_eq!(t.fifo.len(), WATCH_BATCH);
-    assert!(t.r.step());
-    assert_eq!(
-        t.fifo.len(),
-        burst,
-        "the burst's last event: nothing decoded ahead, queued before the next read"
-    );
-    assert_eq!(t.r.stats.last_sync_resource_version(), format!("{}", burst + 1));
-    // In order, each once.
-    let mut popped = Vec::new();
-    while t.fifo.len() > 0 {
-        t.fifo.pop(|key, _, _| popped.push(key.to_string())).unwrap();
-    }
-    assert_eq!(popped, (0..burst).map(|i| format!("ns/o{i}")).collect::<Vec<_>>());
 }
 
 #[test]
