@@ -156,7 +156,9 @@ fn coalesce_by_key_keeps_a_stuck_handlers_backlog_within_the_number_of_objects()
         (!done).then(|| format!("{m:?}"))
     });
     let m = reg.metrics();
-    assert_eq!(m.pending as u64, OBJECTS, "{m:?}");
+    // One entry per object; one fewer if the handler thread took its first event only after later events for that
+    // object had merged into it.
+    assert!((OBJECTS - 1..=OBJECTS).contains(&(m.pending as u64)), "{m:?}");
     assert!(
         m.max_pending as u64 <= OBJECTS,
         "memory O(objects), not O(events): {m:?}"

@@ -215,9 +215,11 @@ fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
     let inf = factory.informer::<ConfigMap>();
     // A handler stuck on its first event, behind a queue of one: the processing thread waits to hand over the third.
     let (release, gate): (_, Receiver<()>) = crossbeam_channel::bounded(0);
+    let (entered_tx, entered) = crossbeam_channel::unbounded();
     let reg = inf
         .add_event_handler_with(
             move |_: &Event<ConfigMap>| {
+                let _ = entered_tx.send(());
                 let _ = gate.recv();
             },
             HandlerOptions::default()
@@ -226,6 +228,9 @@ fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
         )
         .unwrap();
     factory.start().unwrap();
+    // The handler thread is inside the handler (not merely about to take its first event)...
+    entered.recv_timeout(WAIT).expect("the handler was called");
+    // ...and the processing thread waits to hand over the third event.
     eventually("the processing thread is held", || reg.pending() == 2);
     assert!(inf.store().len() < 100, "the store waits too");
     factory.shutdown();
