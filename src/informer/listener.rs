@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, select};
@@ -98,6 +98,8 @@ pub(crate) struct ListenerStats {
     pub(crate) delivered: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) coalesced: AtomicU64,
+    /// Set when the handler is removed (or the informer stops): nothing more is queued for it or delivered to it.
+    pub(crate) removed: AtomicBool,
 }
 
 impl ListenerStats {
@@ -257,7 +259,7 @@ pub(crate) fn run<K, H>(
     K: Object,
     H: ResourceEventHandler<K>,
 {
-    let stopped = || stop.is_stopped();
+    let stopped = || stop.is_stopped() || stats.removed.load(Ordering::SeqCst);
     for obj in snapshot {
         if stopped() {
             return;

@@ -350,15 +350,7 @@ impl<K: Object> SharedIndexInformer<K> {
             stats.pending_initial.store(snapshot.len(), Ordering::SeqCst);
             stats.queued.store(snapshot.len(), Ordering::Relaxed);
             stats.note_queued(snapshot.len());
-            s.processor.add(Entry {
-                id,
-                outbox,
-                stats: stats.clone(),
-                resync,
-                next_resync: Instant::now() + resync.unwrap_or_default(),
-                syncing: false,
-                start_after_seq: seq,
-            });
+            s.processor.add(Entry::new(id, outbox, stats.clone(), resync, seq));
             snapshot
         });
         let (thread_stats, stop, sync) = (stats.clone(), s.stop.clone(), s.sync.clone());

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, unbounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use parking_lot::Mutex;
 
 use super::super::test_support::MemoryLw;
@@ -409,9 +409,57 @@ fn removed_handlers_get_nothing_more_and_their_thread_exits() {
     reg.remove();
     assert_eq!(inf.running_threads(), threads - 1);
     lw.put("a", "2");
-    // The handler was dropped with its thread: its channel is disconnected.
-    assert!(rx.recv_timeout(WAIT).is_err());
+    // The handler was dropped with its thread: its channel is disconnected (not merely quiet).
+    assert_eq!(rx.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
     reg.remove();
+}
+
+#[test]
+fn a_blocked_handler_can_remove_itself_while_the_processing_thread_waits_for_it() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (entered_tx, entered) = unbounded();
+    let (go_tx, go) = unbounded::<()>();
+    let own: Arc<Mutex<Option<Registration<ConfigMap>>>> = Arc::default();
+    let slot = own.clone();
+    let reg = inf
+        .add_event_handler_with(
+            move |_: &Event<ConfigMap>| {
+                let _ = entered_tx.send(());
+                let _ = go.recv();
+                if let Some(me) = slot.lock().take() {
+                    me.remove();
+                }
+            },
+            HandlerOptions::default()
+                .name("leaving")
+                .queue(QueuePolicy::Block { capacity: 1 }),
+        )
+        .unwrap();
+    *own.lock() = Some(reg);
+    let (h, rx) = recorder();
+    inf.add_event_handler(h).unwrap();
+    inf.start().unwrap();
+    for i in 0..5 {
+        lw.put(&format!("o{i}"), "1");
+    }
+    // The leaving handler holds its first event, its queue holds the second, and the processing thread waits to
+    // hand over the third (pending = capacity + 1).
+    entered.recv_timeout(WAIT).expect("the handler was called");
+    eventually("the processing thread waits for the leaving handler", || {
+        inf.metrics()
+            .handlers
+            .iter()
+            .any(|h| h.name == "leaving" && h.pending == 2)
+    });
+    // Now it removes itself: that must not wait for the processing thread, which waits for it.
+    go_tx.send(()).unwrap();
+    assert_eq!(recv_n(&rx, 5).len(), 5, "the other handler got every event");
+    lw.put("after", "1");
+    assert_eq!(recv(&rx), Seen::Add("after".into(), "1".into(), false));
+    assert_eq!(inf.metrics().handlers.len(), 1);
+    // Nothing more reached the removed handler: it was dropped after its first event.
+    assert_eq!(entered.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
 }
 
 #[test]
@@ -447,7 +495,11 @@ fn stop_works_from_every_state() {
     .unwrap();
     inf.start().unwrap();
     drop(inf);
-    assert!(rx.recv_timeout(WAIT).is_err(), "handler dropped with its thread");
+    assert_eq!(
+        rx.recv_timeout(WAIT),
+        Err(RecvTimeoutError::Disconnected),
+        "handler dropped with its thread"
+    );
 }
 
 #[test]
