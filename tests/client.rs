@@ -405,12 +405,13 @@ fn exec_failures_are_readable_auth_errors() {
 fn abort_does_not_wait_for_a_slow_exec_plugin() {
     let server = token_checking_server();
     let dir = TempDir::new("exec-slow");
-    // The plugin waits for `release` to exist, so it is still running when the request is aborted.
+    // The plugin waits for `release` to exist, so it is still running when the request is aborted (and ends when
+    // the folder goes, should the test fail first).
     let (started, release) = (dir.path("started"), dir.path("release"));
     let script = format!(
-        "touch '{}'; while [ ! -f '{}' ]; do sleep 0.02; done",
-        started.display(),
-        release.display()
+        "touch '{s}'; while [ ! -f '{r}' ] && [ -f '{s}' ]; do sleep 0.02; done",
+        s = started.display(),
+        r = release.display()
     );
     let slow = kube_informer::client::ExecConfig::new("sh").args(["-c", script.as_str()]);
     let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(slow)).unwrap();

@@ -10,14 +10,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::{WAIT, cm};
 use kube_informer::client::params::{ListParams, PostParams, WatchParams};
 use kube_informer::client::{Api, Client, Config, ExecConfig, Kubeconfig, Secret};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
-use kube_informer::testing::{AccessRule, ApiServer};
+use kube_informer::testing::{AccessRule, ApiServer, Verb};
 use parking_lot::Mutex;
 
 // ---- capturing every log line ---------------------------------------------------------------------------------------
@@ -189,8 +188,15 @@ fn no_credential_reaches_a_log_line_or_an_error() {
         &Api::all_with(bob, &secrets),
         InformerOptions::default(),
     );
+    let mark = server.requests().mark();
     refused.start().unwrap();
-    assert!(!refused.wait_synced(Duration::from_millis(500)));
+    assert!(
+        server.requests().wait_for(mark, WAIT, |r| r
+            .iter()
+            .any(|x| (x.is(Verb::List, "secrets") || x.is(Verb::Watch, "secrets")) && x.code == 403)),
+        "the informer's first request was refused"
+    );
+    assert!(!refused.has_synced());
     refused.stop();
 
     // 401: a wrong token; basic auth (the server knows none).

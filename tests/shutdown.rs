@@ -161,9 +161,9 @@ fn stop_returns_while_the_exec_plugin_is_still_running() {
     std::fs::create_dir_all(&dir).unwrap();
     let (started, release) = (dir.join("started"), dir.join("release"));
     let script = format!(
-        "touch '{}'; while [ ! -f '{}' ]; do sleep 0.02; done; exit 1",
-        started.display(),
-        release.display()
+        "touch '{s}'; while [ ! -f '{r}' ] && [ -f '{s}' ]; do sleep 0.02; done; exit 1",
+        s = started.display(),
+        r = release.display()
     );
     let config = Config::new(server.url())
         .proxy(None)
