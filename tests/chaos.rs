@@ -422,6 +422,22 @@ fn informers_survive_the_fault_schedule() {
         })
     });
 
+    // A handler records an event (and counts a deliberate panic) before the listener counts what it did with it:
+    // wait until the counters have caught up with the replays.
+    converge("the handlers' counters", Duration::from_secs(60), || {
+        watched.iter().find_map(|(i, w)| {
+            let m = informers[*i].metrics();
+            let hm = m.handlers.iter().find(|h| w.name.ends_with(&format!("/{}", h.name)))?;
+            let deliberate = w.deliberate_panics.load(Ordering::Relaxed);
+            (hm.pending != 0 || hm.panics != deliberate).then(|| {
+                format!(
+                    "{}: pending {}, panics {} of {deliberate}",
+                    w.name, hm.pending, hm.panics
+                )
+            })
+        })
+    });
+
     // Report, then check the details.
     let records = server.requests().records();
     let mut served: BTreeMap<String, u64> = BTreeMap::new();

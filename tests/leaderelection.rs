@@ -251,10 +251,10 @@ fn a_killed_leader_is_replaced_once_its_lease_expires() {
     // Kill the leader's connection to the server: no renewal, no write, no release.
     dead.client.abort_handle().abort();
     eventually("the killed leader to stop leading", WAIT, || !dead.elector.is_leader());
-    assert!(
-        !dead.controller.is_running(),
-        "a leader that lost the lease stops its workers"
-    );
+    // `is_leader` turns false just before `on_stopped_leading` stops the workers.
+    eventually("a leader that lost the lease stops its workers", WAIT, || {
+        !dead.controller.is_running()
+    });
     eventually("the other replica to take over", WAIT, || alive.elector.is_leader());
     let mark = server.requests().mark();
     let l = lease(&server);
