@@ -51,8 +51,11 @@ fn decode_segment(s: &str) -> Option<String> {
     while i < b.len() {
         if b[i] == b'%' {
             let hex = b.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            // Two hex digits exactly (`from_str_radix` alone would take "+f").
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(b[i]);
@@ -176,6 +179,15 @@ mod tests {
         match route(path, &s.lock()) {
             Route::Resource(r) => Some((r.spec.id(), r.namespace, r.name, r.subresource, r.watch_prefix)),
             _ => None,
+        }
+    }
+
+    #[test]
+    fn path_segments_decode_percent_escapes_of_two_hex_digits_only() {
+        assert_eq!(decode_segment("a%2Eb%2e").as_deref(), Some("a.b."));
+        assert_eq!(decode_segment("a+b").as_deref(), Some("a+b"));
+        for bad in ["%+f", "%-1", "% f", "%g0", "%2", "%"] {
+            assert_eq!(decode_segment(bad), None, "{bad}");
         }
     }
 

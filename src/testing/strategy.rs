@@ -479,10 +479,7 @@ pub(crate) fn patch(
     }
     let obj = as_object(&mut doc)?;
     check_type(spec, obj)?;
-    let meta = meta_mut(obj)?;
-    if text(meta, "resourceVersion") != current.rev.to_string() && !text(meta, "resourceVersion").is_empty() {
-        return Err(errors::stale(&spec.api, name));
-    }
+    // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
     let new = prepare_update(spec, &current, doc, status_only)?;
