@@ -46,11 +46,7 @@ pub type KeyFunc<K> = fn(&K, &mut String);
 /// The default key function: `namespace/name`, or `name` when there is no namespace.
 pub fn object_key_into<K: Object>(obj: &K, buf: &mut String) {
     let m = obj.meta();
-    if let Some(ns) = m.namespace().filter(|ns| !ns.is_empty()) {
-        buf.push_str(ns);
-        buf.push('/');
-    }
-    buf.push_str(m.name().unwrap_or(""));
+    crate::object::push_key(buf, m.namespace(), m.name().unwrap_or(""));
 }
 
 /// The queue was closed: no more items will be popped.

@@ -21,6 +21,7 @@ use crate::leaderelection::LeaderCallbacks;
 use crate::object::{ApiResource, Object, Resource, key_of};
 use crate::stop::StopSignal;
 use crate::worker::Worker;
+use crate::worker::panic_message;
 use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter};
 
 type Queue = RateLimitingQueue<QueueKey>;
@@ -647,15 +648,6 @@ impl<K: Object, D> Shared<K, D> {
             }
         }
     }
-}
-
-/// The text of a panic payload (`&str` or `String`), or a placeholder.
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
 }
 
 impl<K: Object, D> fmt::Debug for Controller<K, D> {

@@ -1,6 +1,5 @@
 //! A processor listener: one handler, its queue, and the OS thread that calls it (client-go's `processorListener`).
 
-use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -13,6 +12,7 @@ use super::handler::{Event, ResourceEventHandler};
 use super::synced::SyncNotify;
 use crate::object::Object;
 use crate::stop::StopSignal;
+use crate::worker::panic_message;
 
 /// Warn when an unbounded handler queue passes this many pending events (and again at each doubling).
 pub const DEFAULT_BACKLOG_WARNING: usize = 10_000;
@@ -311,13 +311,4 @@ fn deliver<K, H: ResourceEventHandler<K>>(handler: &mut H, ev: &Event<K>, stats:
     if ev.is_initial_add() {
         stats.initial_done(1, sync);
     }
-}
-
-/// The text of a panic payload, when it has one.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
 }

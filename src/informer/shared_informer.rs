@@ -537,7 +537,7 @@ impl<K: Object> Shared<K> {
             log::warn!(
                 "{}: the {what} thread panicked ({}); the informer has halted",
                 self.name,
-                listener::panic_message(&*p)
+                crate::worker::panic_message(&*p)
             );
             self.halt();
         }

@@ -401,9 +401,12 @@ fn deliver(shared: &ElectorShared, callbacks: &mut LeaderCallbacks, out: &mut Ve
 /// Calls a callback, catching a panic.
 fn call(name: &str, which: &str, f: Option<impl FnOnce()>) {
     if let Some(f) = f
-        && std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
+        && let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
     {
-        warn!("{name}: the {which} callback panicked");
+        warn!(
+            "{name}: the {which} callback panicked: {}",
+            crate::worker::panic_message(&*payload)
+        );
     }
 }
 

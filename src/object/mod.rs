@@ -182,16 +182,18 @@ pub fn key_of<K: Object>(obj: &K) -> String {
 
 /// Builds a cache key from a namespace and a name.
 pub fn make_key(namespace: Option<&str>, name: &str) -> String {
-    match namespace.filter(|ns| !ns.is_empty()) {
-        Some(ns) => {
-            let mut k = String::with_capacity(ns.len() + 1 + name.len());
-            k.push_str(ns);
-            k.push('/');
-            k.push_str(name);
-            k
-        }
-        None => name.to_owned(),
+    let mut k = String::with_capacity(namespace.map_or(0, |ns| ns.len() + 1) + name.len());
+    push_key(&mut k, namespace, name);
+    k
+}
+
+/// Appends the key of `namespace` and `name` to `buf`: `namespace/name`, or `name` without a namespace.
+pub(crate) fn push_key(buf: &mut String, namespace: Option<&str>, name: &str) {
+    if let Some(ns) = namespace.filter(|ns| !ns.is_empty()) {
+        buf.push_str(ns);
+        buf.push('/');
     }
+    buf.push_str(name);
 }
 
 /// Splits a key made by [`key_of`] into `(namespace, name)` (client-go's `SplitMetaNamespaceKey`).
