@@ -275,22 +275,8 @@ impl<K> DeltaFifo<K> {
         &self,
         process: impl FnOnce(&Key, Deltas<K>, bool) -> Result<R, (Deltas<K>, R)>,
     ) -> Result<R, Closed> {
-        let mut st = self.lock();
-        loop {
-            if st.closed {
-                return Err(Closed);
-            }
-            if !st.queue.is_empty() {
-                break;
-            }
-            self.cond.wait(&mut st);
-        }
-        let is_in_initial_list = !st.has_synced();
-        let key = st.queue.pop_front().expect("queue checked non-empty");
-        if st.initial_population_count > 0 {
-            st.initial_population_count -= 1;
-        }
-        let deltas = st.items.remove(&key).expect("invariant: a queued key has deltas");
+        let mut st = self.wait_for_items()?;
+        let (key, deltas, is_in_initial_list) = st.pop_one().expect("wait_for_items: the queue is not empty");
         match process(&key, deltas, is_in_initial_list) {
             Ok(r) => {
                 st.shrink_if_drained();
@@ -312,29 +298,29 @@ impl<K> DeltaFifo<K> {
     /// # Errors
     /// [`Closed`] when the queue is closed.
     pub fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Deltas<K>, bool)) -> Result<usize, Closed> {
+        let mut st = self.wait_for_items()?;
+        let mut n = 0;
+        while n < max.max(1) {
+            let Some((key, deltas, is_in_initial_list)) = st.pop_one() else { break };
+            process(&key, deltas, is_in_initial_list);
+            n += 1;
+        }
+        st.shrink_if_drained();
+        Ok(n)
+    }
+
+    /// Blocks until something is queued; the lock is held on return.
+    fn wait_for_items(&self) -> Result<MutexGuard<'_, FifoState<K>>, Closed> {
         let mut st = self.lock();
         loop {
             if st.closed {
                 return Err(Closed);
             }
             if !st.queue.is_empty() {
-                break;
+                return Ok(st);
             }
             self.cond.wait(&mut st);
         }
-        let mut n = 0;
-        while n < max.max(1) {
-            let Some(key) = st.queue.pop_front() else { break };
-            let is_in_initial_list = !st.has_synced();
-            if st.initial_population_count > 0 {
-                st.initial_population_count -= 1;
-            }
-            let deltas = st.items.remove(&key).expect("invariant: a queued key has deltas");
-            process(&key, deltas, is_in_initial_list);
-            n += 1;
-        }
-        st.shrink_if_drained();
-        Ok(n)
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
@@ -419,6 +405,17 @@ const KEEP_CAPACITY: usize = 1024;
 impl<K> FifoState<K> {
     fn has_synced(&self) -> bool {
         self.populated && self.initial_population_count == 0
+    }
+
+    /// Takes the first queued key and its deltas, and whether they belong to the initial list.
+    fn pop_one(&mut self) -> Option<(Key, Deltas<K>, bool)> {
+        let is_in_initial_list = !self.has_synced();
+        let key = self.queue.pop_front()?;
+        if self.initial_population_count > 0 {
+            self.initial_population_count -= 1;
+        }
+        let deltas = self.items.remove(&key).expect("invariant: a queued key has deltas");
+        Some((key, deltas, is_in_initial_list))
     }
 
     fn shrink_if_drained(&mut self) {
