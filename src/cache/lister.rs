@@ -46,13 +46,8 @@ impl<K: Object> Lister<K> {
 
     /// Every cached object matching `selector`, in any namespace.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        let inner = self.store.read();
-        inner
-            .keys()
-            .filter_map(|k| inner.get(k))
-            .filter(|o| selector.is_empty() || selector.matches(o.meta().labels()))
-            .cloned()
-            .collect()
+        self.store
+            .filtered(|o| selector.is_empty() || selector.matches(o.meta().labels()))
     }
 
     /// The object named `name` of a cluster-scoped resource (or the object with that full key).
@@ -83,17 +78,12 @@ impl<K: Object> NamespaceLister<K> {
 
     /// The objects of this namespace matching `selector` (through the namespace index when present).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        let matches = |o: &Arc<K>| selector.is_empty() || selector.matches(o.meta().labels());
-        match self.store.by_index(NAMESPACE_INDEX, &self.namespace) {
-            Ok(objs) => objs.into_iter().filter(matches).collect(),
-            Err(_) => {
+        let matches = |o: &K| selector.is_empty() || selector.matches(o.meta().labels());
+        self.store
+            .by_index_filtered(NAMESPACE_INDEX, &self.namespace, matches)
+            .unwrap_or_else(|_| {
                 let ns = Some(self.namespace.as_str());
-                self.store
-                    .list()
-                    .into_iter()
-                    .filter(|o| o.meta().namespace() == ns && matches(o))
-                    .collect()
-            }
-        }
+                self.store.filtered(|o| o.meta().namespace() == ns && matches(o))
+            })
     }
 }

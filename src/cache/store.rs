@@ -129,12 +129,30 @@ impl<K> Store<K> {
     /// # Errors
     /// When no index is named `name`.
     pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
+        self.by_index_filtered(name, value, |_| true)
+    }
+
+    /// Like [`by_index`](Store::by_index), keeping only the objects `keep` accepts (tested under the lock, so only
+    /// those are cloned out).
+    pub(crate) fn by_index_filtered(
+        &self,
+        name: &str,
+        value: &str,
+        keep: impl Fn(&K) -> bool,
+    ) -> Result<Vec<Arc<K>>, Error> {
         let inner = self.read();
         inner.indexer(name)?;
         Ok(inner.indices[name]
             .keys(value)
-            .map(|k| inner.items[k].clone())
+            .map(|k| &inner.items[k])
+            .filter(|o| keep(o))
+            .cloned()
             .collect())
+    }
+
+    /// The objects `keep` accepts, in any order.
+    pub(crate) fn filtered(&self, keep: impl Fn(&K) -> bool) -> Vec<Arc<K>> {
+        self.read().items.values().filter(|o| keep(o)).cloned().collect()
     }
 
     /// Keys of the objects whose index `name` includes `value`.
@@ -218,14 +236,6 @@ impl<K> StoreInner<K> {
         let (key, old) = self.items.remove_entry(key)?;
         self.update_indices(&key, Some(&old), None);
         Some(old)
-    }
-
-    pub(crate) fn get(&self, key: &str) -> Option<&Arc<K>> {
-        self.items.get(key)
-    }
-
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &Key> {
-        self.items.keys()
     }
 
     fn update_indices(&mut self, key: &Key, old: Option<&K>, new: Option<&K>) {
