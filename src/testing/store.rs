@@ -530,6 +530,12 @@ impl Store {
         self.changed.notify_all();
     }
 
+    /// Wakes the threads waiting for a change of the store as a whole (`wait_for_watchers`), not the watchers: for a
+    /// watcher registering or leaving, which no watcher needs to hear of. Call without the lock.
+    pub(crate) fn watchers_changed(&self) {
+        self.changed.notify_all();
+    }
+
     /// Releases the lock after a write to `id` and wakes that resource's watchers and the revision waiters (not
     /// the watchers of other resources).
     pub(crate) fn written(&self, g: MutexGuard<'_, StoreInner>, id: &str) {

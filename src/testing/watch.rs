@@ -229,7 +229,7 @@ struct Registration<'a> {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         self.ctx.shared.store.lock().track_watcher(&self.id, false);
-        self.ctx.shared.store.notify();
+        self.ctx.shared.store.watchers_changed();
     }
 }
 
@@ -309,7 +309,7 @@ pub(crate) fn serve(
             }
         }
     };
-    store.notify();
+    store.watchers_changed();
 
     let body = if http10 {
         ResponseBody::UntilClose
