@@ -3,11 +3,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 
 use crate::error::{Error, Result};
+
+/// How long a component's `stop` waits for its threads before leaving stragglers (a thread stuck in user code)
+/// detached, so that stop returns within a second from any state.
+pub(crate) const STOP_BUDGET: Duration = Duration::from_millis(900);
 
 /// A named thread plus a token that drops when it exits, so `join_until` can wait with a deadline instead of
 /// blocking forever on a thread stuck in user code.

@@ -301,7 +301,9 @@ impl<K> DeltaFifo<K> {
         let mut st = self.wait_for_items()?;
         let mut n = 0;
         while n < max.max(1) {
-            let Some((key, deltas, is_in_initial_list)) = st.pop_one() else { break };
+            let Some((key, deltas, is_in_initial_list)) = st.pop_one() else {
+                break;
+            };
             process(&key, deltas, is_in_initial_list);
             n += 1;
         }

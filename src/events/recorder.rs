@@ -16,11 +16,9 @@ use crate::cache::random_unit_interval;
 use crate::error::{Error, Result};
 use crate::object::Resource;
 use crate::stop::StopSignal;
-use crate::worker::Worker;
+use crate::worker::{STOP_BUDGET, Worker};
 
-/// How long `stop` waits for the writer thread before leaving it detached.
-const STOP_BUDGET: Duration = Duration::from_millis(900);
-/// Of that, how long the writer spends writing the events still queued at stop (one attempt each).
+/// Of [`STOP_BUDGET`], how long the writer spends writing the events still queued at stop (one attempt each).
 const DRAIN_BUDGET: Duration = Duration::from_millis(500);
 
 /// Where events are written: the API server ([`ApiEventSink`](super::ApiEventSink)), or a fake in tests. Called

@@ -28,8 +28,7 @@ pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 /// Most objects the processing thread pops under one hold of the DeltaFIFO's lock (and then notifies at once).
 const POP_BATCH: usize = 64;
 
-/// How long `stop` waits for threads before leaving stragglers (a handler stuck in user code) detached.
-pub(crate) const STOP_BUDGET: Duration = Duration::from_millis(900);
+pub(crate) use crate::worker::STOP_BUDGET;
 
 /// Informer settings.
 ///

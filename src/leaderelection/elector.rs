@@ -14,11 +14,8 @@ use super::candidate::Candidate;
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
 use crate::cache::random_unit_interval;
 use crate::error::{Error, Result};
-use crate::worker::Worker;
+use crate::worker::{STOP_BUDGET, Worker};
 use crate::workqueue::{Clock, ClockWatcher};
-
-/// How long `stop` waits for the elector's thread (which may be releasing the lock) before leaving it detached.
-const STOP_BUDGET: Duration = Duration::from_millis(900);
 
 /// What a step of the machine reports, for the thread to act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
