@@ -6,65 +6,16 @@
 use kube_informer::object::{DynamicObject, ListMeta, ObjectMeta, Status};
 use kube_informer::watch::ListDecoder;
 use kube_informer::{DecodeError, DecodeErrorKind};
-use kube_informer_fuzz::{Input, chunks, cuts};
+use kube_informer_fuzz::{Input, arbitrary_bytes, cuts, run};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     match input.byte() % 2 {
-        0 => arbitrary_bytes(input),
+        0 => arbitrary_bytes::<ListDecoder<DynamicObject>>(input),
         _ => recipe(input),
     }
 });
-
-#[derive(Debug, PartialEq)]
-struct Run {
-    items: Vec<Result<DynamicObject, DecodeError>>,
-    finish: Result<ListMeta, DecodeError>,
-}
-
-/// Decodes `body` cut at `cuts`, checking the memory bound and the stickiness of errors on the way.
-fn run(limit: usize, body: &[u8], cuts: &[usize]) -> Run {
-    let mut dec = ListDecoder::<DynamicObject>::with_max_object_size(limit);
-    let mut items = Vec::new();
-    'chunks: for chunk in chunks(body, cuts) {
-        dec.push(chunk);
-        assert!(
-            dec.buffered() <= limit + chunk.len(),
-            "{} > {limit} + {}",
-            dec.buffered(),
-            chunk.len()
-        );
-        while let Some(r) = dec.next_item() {
-            if let Err(e) = &r {
-                assert_eq!(
-                    dec.next_item().as_ref().map(|r| r.as_ref().err()),
-                    Some(Some(e)),
-                    "errors are sticky"
-                );
-                assert_eq!(dec.buffered(), 0);
-                items.push(r);
-                break 'chunks;
-            }
-            items.push(r);
-        }
-        assert!(dec.buffered() <= limit, "{} > {limit} after draining", dec.buffered());
-    }
-    Run {
-        items,
-        finish: dec.finish(),
-    }
-}
-
-fn arbitrary_bytes(mut input: Input<'_>) {
-    let limit = 16 + input.byte() as usize * 8;
-    let n = input.below(8) + 1;
-    let seed = input.take(n);
-    let body = input.rest();
-    let whole = run(limit, body, &[]);
-    let split = run(limit, body, &cuts(seed, body.len()));
-    assert_eq!(whole, split);
-}
 
 fn recipe(mut input: Input<'_>) {
     let pretty = input.byte() % 4 == 0;
@@ -82,7 +33,7 @@ fn recipe(mut input: Input<'_>) {
     if is_status {
         let st = Status::failure(500 + input.below(10) as u16, "InternalError", input.string());
         let text = serde_json::to_string(&st).unwrap();
-        let whole = run(1 << 20, text.as_bytes(), &[]);
+        let whole = run::<ListDecoder<DynamicObject>>(1 << 20, text.as_bytes(), &[]);
         assert!(whole.items.is_empty());
         match whole.finish {
             Err(DecodeError {
@@ -91,7 +42,7 @@ fn recipe(mut input: Input<'_>) {
             }) => assert_eq!(**got, st),
             other => panic!("{other:?}"),
         }
-        let split = run(1 << 20, text.as_bytes(), &cuts(input.rest(), text.len()));
+        let split = run::<ListDecoder<DynamicObject>>(1 << 20, text.as_bytes(), &cuts(input.rest(), text.len()));
         assert_eq!(split.finish, whole.finish);
         return;
     }
@@ -141,7 +92,7 @@ fn recipe(mut input: Input<'_>) {
     }
     let body = format!("{{{}}}\n", fields.join([",", " ,\n  "][input.below(2)]));
     let body = body.as_bytes();
-    let whole = run(1 << 20, body, &[]);
+    let whole = run::<ListDecoder<DynamicObject>>(1 << 20, body, &[]);
     assert_eq!(whole.finish, Ok(expected_meta), "{}", String::from_utf8_lossy(body));
     let got: Vec<serde_json::Value> = whole
         .items
@@ -149,6 +100,6 @@ fn recipe(mut input: Input<'_>) {
         .map(|r| serde_json::to_value(r.as_ref().unwrap()).unwrap())
         .collect();
     assert_eq!(got, expected_items);
-    let split = run(1 << 20, body, &cuts(input.rest(), body.len()));
+    let split = run::<ListDecoder<DynamicObject>>(1 << 20, body, &cuts(input.rest(), body.len()));
     assert_eq!(whole, split);
 }

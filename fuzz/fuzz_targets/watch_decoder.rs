@@ -3,68 +3,18 @@
 
 #![no_main]
 
-use kube_informer::DecodeError;
 use kube_informer::object::{DynamicObject, ObjectMeta, Status};
 use kube_informer::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, WatchDecoder, WatchEvent};
-use kube_informer_fuzz::{Input, chunks, cuts};
+use kube_informer_fuzz::{Input, arbitrary_bytes, cuts, run};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     match input.byte() % 2 {
-        0 => arbitrary_bytes(input),
+        0 => arbitrary_bytes::<WatchDecoder<DynamicObject>>(input),
         _ => recipe(input),
     }
 });
-
-#[derive(Debug, PartialEq)]
-struct Run {
-    results: Vec<Result<WatchEvent<DynamicObject>, DecodeError>>,
-    finish: Result<(), DecodeError>,
-}
-
-/// Decodes `stream` cut at `cuts`, checking the memory bound and the stickiness of errors on the way.
-fn run(limit: usize, stream: &[u8], cuts: &[usize]) -> Run {
-    let mut dec = WatchDecoder::<DynamicObject>::with_max_object_size(limit);
-    let mut results = Vec::new();
-    'chunks: for chunk in chunks(stream, cuts) {
-        dec.push(chunk);
-        assert!(
-            dec.buffered() <= limit + chunk.len(),
-            "{} > {limit} + {}",
-            dec.buffered(),
-            chunk.len()
-        );
-        while let Some(r) = dec.next_event() {
-            if let Err(e) = &r {
-                assert_eq!(
-                    dec.next_event().as_ref().map(|r| r.as_ref().err()),
-                    Some(Some(e)),
-                    "errors are sticky"
-                );
-                assert_eq!(dec.buffered(), 0);
-                results.push(r);
-                break 'chunks;
-            }
-            results.push(r);
-        }
-        assert!(dec.buffered() <= limit, "{} > {limit} after draining", dec.buffered());
-    }
-    Run {
-        results,
-        finish: dec.finish(),
-    }
-}
-
-fn arbitrary_bytes(mut input: Input<'_>) {
-    let limit = 16 + input.byte() as usize * 8;
-    let n = input.below(8) + 1;
-    let seed = input.take(n);
-    let stream = input.rest();
-    let whole = run(limit, stream, &[]);
-    let split = run(limit, stream, &cuts(seed, stream.len()));
-    assert_eq!(whole, split);
-}
 
 fn recipe(mut input: Input<'_>) {
     let n = input.below(8) + 1;
@@ -121,14 +71,14 @@ fn recipe(mut input: Input<'_>) {
     }
     let limit = kube_informer::watch::DEFAULT_MAX_OBJECT_SIZE;
     let stream = stream.as_bytes();
-    let whole = run(limit, stream, &[]);
+    let whole = run::<WatchDecoder<DynamicObject>>(limit, stream, &[]);
     assert_eq!(whole.finish, Ok(()));
     let got: Vec<serde_json::Value> = whole
-        .results
+        .items
         .iter()
         .map(|r| serde_json::to_value(r.as_ref().unwrap()).unwrap())
         .collect();
     assert_eq!(got, expected);
-    let split = run(limit, stream, &cuts(input.rest(), stream.len()));
+    let split = run::<WatchDecoder<DynamicObject>>(limit, stream, &cuts(input.rest(), stream.len()));
     assert_eq!(whole, split);
 }

@@ -1,5 +1,9 @@
 //! Helpers shared by the fuzz targets: reading a recipe out of the fuzzer's bytes, splitting a stream, generating
-//! awkward strings.
+//! awkward strings, and driving the stream decoders.
+
+use kube_informer::DecodeError;
+use kube_informer::object::{DynamicObject, ListMeta};
+use kube_informer::watch::{ListDecoder, WatchDecoder, WatchEvent};
 
 /// A cursor over the fuzzer's input; reads past the end give zeros.
 pub struct Input<'a> {
@@ -82,4 +86,116 @@ pub fn chunks<'a>(stream: &'a [u8], cuts: &'a [usize]) -> impl Iterator<Item = &
         from = to;
         c
     })
+}
+
+/// A streaming decoder as the decoder targets drive it: bytes in, items out, a result at the end.
+pub trait ChunkDecoder {
+    /// What it decodes: watch events or list items.
+    type Item: std::fmt::Debug + PartialEq;
+    /// What `finish` reports: nothing for a watch, the list's metadata for a list.
+    type End: std::fmt::Debug + PartialEq;
+    /// A decoder holding at most `limit` bytes per object.
+    fn with_limit(limit: usize) -> Self;
+    /// Appends received bytes.
+    fn push(&mut self, bytes: &[u8]);
+    /// The next complete item, `None` when more bytes are needed.
+    fn next(&mut self) -> Option<Result<Self::Item, DecodeError>>;
+    /// Bytes held.
+    fn buffered(&self) -> usize;
+    /// The end of the input.
+    fn finish(self) -> Result<Self::End, DecodeError>;
+}
+
+impl ChunkDecoder for WatchDecoder<DynamicObject> {
+    type Item = WatchEvent<DynamicObject>;
+    type End = ();
+    fn with_limit(limit: usize) -> Self {
+        WatchDecoder::with_max_object_size(limit)
+    }
+    fn push(&mut self, bytes: &[u8]) {
+        WatchDecoder::push(self, bytes);
+    }
+    fn next(&mut self) -> Option<Result<Self::Item, DecodeError>> {
+        self.next_event()
+    }
+    fn buffered(&self) -> usize {
+        WatchDecoder::buffered(self)
+    }
+    fn finish(self) -> Result<(), DecodeError> {
+        WatchDecoder::finish(&self)
+    }
+}
+
+impl ChunkDecoder for ListDecoder<DynamicObject> {
+    type Item = DynamicObject;
+    type End = ListMeta;
+    fn with_limit(limit: usize) -> Self {
+        ListDecoder::with_max_object_size(limit)
+    }
+    fn push(&mut self, bytes: &[u8]) {
+        ListDecoder::push(self, bytes);
+    }
+    fn next(&mut self) -> Option<Result<Self::Item, DecodeError>> {
+        self.next_item()
+    }
+    fn buffered(&self) -> usize {
+        ListDecoder::buffered(self)
+    }
+    fn finish(self) -> Result<ListMeta, DecodeError> {
+        ListDecoder::finish(self)
+    }
+}
+
+/// What decoding one input gave: every item (up to and including the first error) and the end result.
+#[derive(Debug, PartialEq)]
+pub struct Run<I, E> {
+    /// Items and the first error, in order.
+    pub items: Vec<Result<I, DecodeError>>,
+    /// What `finish` said.
+    pub finish: Result<E, DecodeError>,
+}
+
+/// Decodes `stream` cut at `cuts` with a `D` holding at most `limit` bytes per object, checking the memory bound and
+/// the stickiness of errors on the way.
+pub fn run<D: ChunkDecoder>(limit: usize, stream: &[u8], cuts: &[usize]) -> Run<D::Item, D::End> {
+    let mut dec = D::with_limit(limit);
+    let mut items = Vec::new();
+    'chunks: for chunk in chunks(stream, cuts) {
+        dec.push(chunk);
+        assert!(
+            dec.buffered() <= limit + chunk.len(),
+            "{} > {limit} + {}",
+            dec.buffered(),
+            chunk.len()
+        );
+        while let Some(r) = dec.next() {
+            if let Err(e) = &r {
+                assert_eq!(
+                    dec.next().as_ref().map(|r| r.as_ref().err()),
+                    Some(Some(e)),
+                    "errors are sticky"
+                );
+                assert_eq!(dec.buffered(), 0);
+                items.push(r);
+                break 'chunks;
+            }
+            items.push(r);
+        }
+        assert!(dec.buffered() <= limit, "{} > {limit} after draining", dec.buffered());
+    }
+    Run {
+        items,
+        finish: dec.finish(),
+    }
+}
+
+/// Arbitrary bytes under an arbitrary limit and chunking decode as they do in one piece.
+pub fn arbitrary_bytes<D: ChunkDecoder>(mut input: Input<'_>) {
+    let limit = 16 + input.byte() as usize * 8;
+    let n = input.below(8) + 1;
+    let seed = input.take(n);
+    let stream = input.rest();
+    let whole = run::<D>(limit, stream, &[]);
+    let split = run::<D>(limit, stream, &cuts(seed, stream.len()));
+    assert_eq!(whole, split);
 }
