@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::workqueue::{Clock, ClockWatcher};
+
 /// A flag set once; threads sleep on it with a deadline and wake at once when it is set.
 #[derive(Debug, Default)]
 pub(crate) struct StopSignal {
@@ -46,6 +48,33 @@ impl StopSignal {
     /// Sleeps for `d` or until stopped; returns true when stopped.
     pub(crate) fn wait_for(&self, d: Duration) -> bool {
         self.wait_until(Instant::now() + d)
+    }
+
+    /// Sleeps until `clock` reaches `deadline` (false) or until stopped (true). With a fake clock, register this
+    /// signal as the clock's watcher so that its steps wake the sleeper.
+    pub(crate) fn wait_until_on(&self, clock: &dyn Clock, deadline: Instant) -> bool {
+        let mut stopped = self.stopped.lock();
+        loop {
+            if *stopped {
+                return true;
+            }
+            if clock.now() >= deadline {
+                return false;
+            }
+            match clock.real_wait(deadline) {
+                Some(d) => {
+                    self.cond.wait_for(&mut stopped, d);
+                }
+                None => self.cond.wait(&mut stopped),
+            }
+        }
+    }
+}
+
+impl ClockWatcher for StopSignal {
+    fn clock_moved(&self) {
+        let _guard = self.stopped.lock();
+        self.cond.notify_all();
     }
 }
 

@@ -7,13 +7,14 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use log::{debug, info, warn};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::Lock;
 use super::candidate::Candidate;
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
 use crate::cache::random_unit_interval;
 use crate::error::{Error, Result};
+use crate::stop::StopSignal;
 use crate::worker::{STOP_BUDGET, Worker};
 use crate::workqueue::{Clock, ClockWatcher};
 
@@ -151,56 +152,11 @@ fn wall_time(at: Instant) -> SystemTime {
     }
 }
 
-/// Sleeps on a clock until a deadline or a stop; a fake clock's steps wake it.
-#[derive(Default)]
-struct Sleeper {
-    /// Goes from false to true once.
-    stopped: Mutex<bool>,
-    cond: Condvar,
-}
-
-impl ClockWatcher for Sleeper {
-    fn clock_moved(&self) {
-        let _guard = self.stopped.lock();
-        self.cond.notify_all();
-    }
-}
-
-impl Sleeper {
-    fn stop(&self) {
-        *self.stopped.lock() = true;
-        self.cond.notify_all();
-    }
-
-    fn is_stopped(&self) -> bool {
-        *self.stopped.lock()
-    }
-
-    /// Sleeps until `clock` reaches `deadline` (false) or until stopped (true).
-    fn sleep_until(&self, clock: &dyn Clock, deadline: Instant) -> bool {
-        let mut stopped = self.stopped.lock();
-        loop {
-            if *stopped {
-                return true;
-            }
-            if clock.now() >= deadline {
-                return false;
-            }
-            match clock.real_wait(deadline) {
-                Some(d) => {
-                    self.cond.wait_for(&mut stopped, d);
-                }
-                None => self.cond.wait(&mut stopped),
-            }
-        }
-    }
-}
-
 /// What the elector's thread shares with its handle.
 struct ElectorShared {
     name: String,
     identity: String,
-    sleeper: Arc<Sleeper>,
+    sleeper: Arc<StopSignal>,
     /// Set just before `on_started_leading`, cleared just before `on_stopped_leading`.
     leading: AtomicBool,
     /// The holder last observed (`None`: nobody, or not observed yet).
@@ -259,7 +215,7 @@ impl LeaderElector {
             ));
         }
         let name = config.name.clone().unwrap_or_else(|| lock.describe());
-        let sleeper = Arc::new(Sleeper::default());
+        let sleeper = Arc::new(StopSignal::new());
         let watcher: Weak<dyn ClockWatcher> = Arc::downgrade(&sleeper) as Weak<dyn ClockWatcher>;
         config.clock.watch(watcher);
         let shared = Arc::new(ElectorShared {
@@ -353,7 +309,7 @@ fn run(
     while !shared.sleeper.is_stopped() {
         let next = machine.step(lock, clock, &mut out);
         deliver(shared, &mut callbacks, &mut out);
-        if shared.sleeper.sleep_until(clock, next) {
+        if shared.sleeper.wait_until_on(clock, next) {
             break;
         }
     }
