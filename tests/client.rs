@@ -12,6 +12,9 @@ use kube_informer::client::{Api, Client, Config};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::{Error, TransportErrorKind};
 
+mod common;
+use common::eventually;
+
 // ---- a raw HTTP/1.1 server ------------------------------------------------------------------------------------------
 
 /// Accepts connections one at a time and hands each request (head, connection) to `handler`.
@@ -113,15 +116,6 @@ fn respond(conn: &mut TcpStream, status: &str, headers: &[(&str, &str)], body: &
 fn wait_for_close(conn: &mut TcpStream) {
     let mut buf = [0u8; 64];
     while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
-}
-
-/// Polls `condition` until it holds; fails the test after 10 s.
-fn wait_until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !condition() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 fn transport_kind(e: &Error) -> Option<TransportErrorKind> {
@@ -419,7 +413,7 @@ fn abort_does_not_wait_for_a_slow_exec_plugin() {
         let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
         std::thread::spawn(move || api.get("x"))
     };
-    wait_until("the plugin started", || started.exists());
+    eventually("the plugin started", || started.exists());
     client.abort_handle().abort();
     let result = request.join().unwrap();
     assert!(matches!(result, Err(Error::Stopped)), "{result:?}");
@@ -975,7 +969,7 @@ fn client_abort_stops_watches_and_lists() {
     let watch = std::thread::spawn(move || stream.next().map(|r| r.map(|_| ())));
     assert!(server.wait_for_watchers("configmaps", 1, Duration::from_secs(10)));
     // The stalled LIST took its fault: it is blocked in the server.
-    wait_until("the stalled list reached the server", || server.pending_faults() == 0);
+    eventually("the stalled list reached the server", || server.pending_faults() == 0);
     client.abort_handle().abort();
     assert!(matches!(list.join().unwrap(), Err(Error::Stopped)));
     assert!(matches!(watch.join().unwrap(), Some(Err(Error::Stopped))));
@@ -1000,7 +994,7 @@ fn an_informer_syncs_through_list_watch_and_stops() {
     assert!(informer.wait_synced(Duration::from_secs(20)) && web.wait_synced(Duration::from_secs(20)));
     assert_eq!((informer.store().len(), web.store().len()), (1_002, 1));
     api.create(&PostParams::default(), &cm("late")).unwrap();
-    wait_until("the watch delivered the new object", || informer.store().len() == 1_003);
+    eventually("the watch delivered the new object", || informer.store().len() == 1_003);
     informer.stop();
     web.stop();
     assert!(informer.is_stopped() && web.is_stopped());

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use parking_lot::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube_informer::client::params::{DeleteParams, PostParams};
 use kube_informer::client::{Api, Client, Config, ListWatch};
@@ -21,7 +21,8 @@ use kube_informer::testing::{ApiServer, Verb};
 use kube_informer::workqueue::ItemExponentialFailureRateLimiter;
 use kube_informer::{Error, Result};
 
-const WAIT: Duration = Duration::from_secs(30);
+mod common;
+use common::eventually;
 
 fn client(server: &ApiServer) -> Client {
     Client::new(Config::new(server.url()).proxy(None)).unwrap()
@@ -108,14 +109,6 @@ fn copies(server: &ApiServer) -> BTreeMap<String, String> {
             )
         })
         .collect()
-}
-
-fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        std::thread::sleep(Duration::from_millis(5)); // polling the server's state, with a deadline
-    }
 }
 
 fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

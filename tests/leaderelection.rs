@@ -2,7 +2,7 @@
 //! server's request log tells who wrote what.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -16,16 +16,10 @@ use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
 use kube_informer::testing::{ApiServer, LogMark, RequestRecord, Verb};
 
-const WAIT: Duration = Duration::from_secs(30);
-const LEASE: &str = "copier";
+mod common;
+use common::eventually;
 
-fn eventually(what: &str, deadline: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + deadline;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        std::thread::sleep(Duration::from_millis(5)); // polling with a deadline
-    }
-}
+const LEASE: &str = "copier";
 
 fn server(replicas: usize) -> ApiServer {
     (0..replicas)
@@ -180,17 +174,17 @@ fn one_of_three_replicas_leads_only_it_writes_and_a_clean_stop_hands_over_at_onc
     let leaders = Arc::new(Mutex::new(Leaders::default()));
     let start = server.requests().mark();
     let mut replicas: Vec<Replica> = (0..3).map(|i| Replica::start(&server, i, &config, &leaders)).collect();
-    eventually("a leader", WAIT, || leading(&replicas).len() == 1);
+    eventually("a leader", || leading(&replicas).len() == 1);
     let first = leading(&replicas)[0].to_owned();
     for r in &replicas {
-        eventually("every replica to see the leader", WAIT, || {
+        eventually("every replica to see the leader", || {
             r.elector.leader().as_deref() == Some(first.as_str())
         });
     }
 
     server.create(&source("one")).unwrap();
     server.create(&source("two")).unwrap();
-    eventually("both sources copied", WAIT, || {
+    eventually("both sources copied", || {
         copied(&server, "one") && copied(&server, "two")
     });
     assert_eq!(
@@ -212,7 +206,7 @@ fn one_of_three_replicas_leads_only_it_writes_and_a_clean_stop_hands_over_at_onc
     old.stop();
     assert!(!old.controller.is_running());
     let mark = server.requests().mark();
-    eventually("a new leader before the old lease could expire", WAIT, || {
+    eventually("a new leader before the old lease could expire", || {
         leading(&replicas).len() == 1
     });
     let second = leading(&replicas)[0].to_owned();
@@ -222,7 +216,7 @@ fn one_of_three_replicas_leads_only_it_writes_and_a_clean_stop_hands_over_at_onc
     assert_eq!(l.spec.lease_transitions, Some(1));
 
     server.create(&source("three")).unwrap();
-    eventually("the new source copied", WAIT, || copied(&server, "three"));
+    eventually("the new source copied", || copied(&server, "three"));
     assert_eq!(writers(&server, mark, "configmaps"), [second.as_str()]);
     assert!(!writers(&server, mark, "configmaps").contains(&old.id));
     for r in &replicas {
@@ -240,7 +234,7 @@ fn a_killed_leader_is_replaced_once_its_lease_expires() {
         .retry_period(Duration::from_millis(100));
     let leaders = Arc::new(Mutex::new(Leaders::default()));
     let replicas: Vec<Replica> = (0..2).map(|i| Replica::start(&server, i, &config, &leaders)).collect();
-    eventually("a leader", WAIT, || leading(&replicas).len() == 1);
+    eventually("a leader", || leading(&replicas).len() == 1);
     let first = leading(&replicas)[0].to_owned();
     let (dead, alive) = if replicas[0].id == first {
         (&replicas[0], &replicas[1])
@@ -250,19 +244,19 @@ fn a_killed_leader_is_replaced_once_its_lease_expires() {
 
     // Kill the leader's connection to the server: no renewal, no write, no release.
     dead.client.abort_handle().abort();
-    eventually("the killed leader to stop leading", WAIT, || !dead.elector.is_leader());
+    eventually("the killed leader to stop leading", || !dead.elector.is_leader());
     // `is_leader` turns false just before `on_stopped_leading` stops the workers.
-    eventually("a leader that lost the lease stops its workers", WAIT, || {
+    eventually("a leader that lost the lease stops its workers", || {
         !dead.controller.is_running()
     });
-    eventually("the other replica to take over", WAIT, || alive.elector.is_leader());
+    eventually("the other replica to take over", || alive.elector.is_leader());
     let mark = server.requests().mark();
     let l = lease(&server);
     assert_eq!(l.spec.holder_identity.as_deref(), Some(alive.id.as_str()));
     assert_eq!(l.spec.lease_transitions, Some(1), "taken over, not released");
 
     server.create(&source("after")).unwrap();
-    eventually("the source copied by the new leader", WAIT, || copied(&server, "after"));
+    eventually("the source copied by the new leader", || copied(&server, "after"));
     assert_eq!(writers(&server, mark, "configmaps"), [alive.id.as_str()]);
     dead.stop();
     alive.stop();

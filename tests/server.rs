@@ -1,6 +1,7 @@
 //! The embedded API server over real HTTP: storage semantics, the list and watch protocol, and writes. Auth,
 //! discovery, faults, restart and shutdown are in `server_faults.rs`.
 
+mod common;
 #[path = "common/raw_http.rs"]
 mod raw_http;
 
@@ -282,7 +283,7 @@ fn watch_without_resource_version_starts_with_synthetic_added() {
         }
         make(&server, "default", "a", json!({}));
         drop(w);
-        wait_until("the watcher to go", || server.watchers("configmaps") == 0);
+        eventually("the watcher to go", || server.watchers("configmaps") == 0);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The embedded API server over real HTTP: auth, discovery, the kubeconfig it writes, fault injection,
 //! connections, restart and shutdown. Storage, list, watch and writes are in `server.rs`.
 
+mod common;
 #[path = "common/raw_http.rs"]
 mod raw_http;
 
@@ -308,7 +309,7 @@ fn stalls_last_until_cleared() {
     server.inject(Fault::list("configmaps").stall());
     let url = cms(&server, "default");
     let client = std::thread::spawn(move || get(&url).0);
-    wait_until("the stall to begin", || server.pending_faults() == 0);
+    eventually("the stall to begin", || server.pending_faults() == 0);
     server.clear_faults();
     assert_eq!(client.join().unwrap(), 200);
     // A stall for a time ends by itself.
@@ -389,7 +390,7 @@ fn restart_cuts_connections_and_keeps_state() {
 
     // Down for a while, back by itself on the same port.
     server.restart_refusing_for(Duration::from_millis(50)).unwrap();
-    wait_until("the server to listen again", || {
+    eventually("the server to listen again", || {
         TcpStream::connect(server.addr()).is_ok()
     });
     assert_eq!(get(&format!("{}/kept", cms(&server, "default"))).0, 200);

@@ -7,13 +7,16 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use kube_informer::workqueue::{
     DelayingQueue, FakeClock, GetTimeoutError, ItemExponentialFailureRateLimiter, Queue, QueueConfig, RateLimiter,
     RateLimitingQueue, TryGetError,
 };
+
+mod common;
+use common::eventually;
 
 const MS: Duration = Duration::from_millis(1);
 const US: Duration = Duration::from_micros(1);
@@ -33,15 +36,6 @@ fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T 
             value
         }
         Err(_) => panic!("{what} did not return within {limit:?}"),
-    }
-}
-
-/// Polls until `cond` holds, failing with `what` after 10 s.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(MS);
     }
 }
 
@@ -868,7 +862,7 @@ fn stop_returns_within_one_second_from_any_state() {
         let queue = Arc::clone(&queue);
         thread::spawn(move || queue.shut_down_with_drain())
     };
-    wait_for("the drain to begin", || queue.is_shutting_down());
+    eventually("the drain to begin", || queue.is_shutting_down());
 
     let q = Arc::clone(&queue);
     within(Duration::from_secs(1), "shut_down", move || q.shut_down());

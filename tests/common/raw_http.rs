@@ -5,14 +5,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
 
 use kube_informer::object::ApiResource;
 use kube_informer::testing::ApiServer;
 use serde_json::{Value, json};
 
-/// Upper bound on any wait; reaching it fails the test (never a synchronisation device).
-pub const WAIT: Duration = Duration::from_secs(20);
+pub use crate::common::{WAIT, eventually};
 
 pub fn cm() -> ApiResource {
     ApiResource::new("", "v1", "ConfigMap", "configmaps", true)
@@ -220,12 +218,4 @@ pub fn summary(e: &Value) -> (String, String) {
 
 pub fn ev(t: &str, name: &str) -> (String, String) {
     (t.to_owned(), name.to_owned())
-}
-
-pub fn wait_until(what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::yield_now();
-    }
 }

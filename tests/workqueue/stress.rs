@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kube_informer::workqueue::{ItemExponentialFailureRateLimiter, Queue, QueueConfig, RateLimitingQueue};
 
-use super::{MS, Rng, wait_for};
+use super::{MS, Rng, eventually};
 
 /// Shared bookkeeping of a stress run: a global tick, per-key last accepted add and last processing start, and a
 /// concurrent "being processed" set.
@@ -200,7 +200,7 @@ fn stress_drain_while_producers_add() {
             })
         })
         .collect();
-    wait_for("some work", || ledger.processed.load(Ordering::SeqCst) > 10_000);
+    eventually("some work", || ledger.processed.load(Ordering::SeqCst) > 10_000);
     assert!(queue.shut_down_with_drain());
     let accepted: u64 = producers.into_iter().map(|p| p.join().unwrap()).sum();
     for w in workers {
@@ -248,7 +248,7 @@ fn stress_delayed_and_rate_limited_re_adds() {
     for key in 0..KEYS {
         ledger.add(key, |k| queue.add(k));
     }
-    wait_for("the re-adds to run out and every delayed key to be processed", || {
+    eventually("the re-adds to run out and every delayed key to be processed", || {
         let m = queue.metrics();
         budget.load(Ordering::SeqCst) <= 0 && m.waiting == 0 && m.depth == 0 && m.processing == 0
     });
