@@ -13,7 +13,7 @@ use kube_informer::object::core::ConfigMap;
 use kube_informer::{Error, TransportErrorKind};
 
 mod common;
-use common::eventually;
+use common::{TempDir, eventually, fixture, plugin};
 
 // ---- a raw HTTP/1.1 server ------------------------------------------------------------------------------------------
 
@@ -281,48 +281,6 @@ fn abort_interrupts_a_blocked_request_and_spares_isolated_copies() {
 }
 
 // ---- credentials that rotate ----------------------------------------------------------------------------------------
-
-/// A scratch folder removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "kube-informer-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self, file: &str) -> std::path::PathBuf {
-        self.0.join(file)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn fixture(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
-}
-
-/// The fixture plugin, counting its runs in `dir/count`.
-fn plugin(dir: &TempDir, tokens: &str, expires: &str) -> kube_informer::client::ExecConfig {
-    kube_informer::client::ExecConfig::new("sh")
-        .args([fixture("exec/credential-plugin.sh").display().to_string()])
-        .env("COUNT_FILE", dir.path("count").display().to_string())
-        .env("INFO_FILE", dir.path("info").display().to_string())
-        .env("TOKENS", tokens)
-        .env("EXPIRES", expires)
-}
 
 fn runs(dir: &TempDir) -> usize {
     std::fs::read_to_string(dir.path("count")).map_or(0, |s| s.trim().parse().unwrap())

@@ -8,10 +8,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{WAIT, cm};
+use common::{TempDir, WAIT, cm, fixture, plugin};
 use kube_informer::client::params::{ListParams, PostParams, WatchParams};
 use kube_informer::client::{Api, Client, Config, ExecConfig, Kubeconfig, Secret};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
@@ -69,10 +68,6 @@ const FILE_TOKEN: &str = "file-token-2b4d6f8a0c1e3579b2d4f6a8c0e1";
 const WRONG_TOKEN: &str = "wrong-token-7a9c1e3b5d0f2468a7c9e1b3d5f0";
 const PASSWORD: &str = "basic-password-6c8e0a2d4f1b3579c6e8a0d2f4b1";
 
-fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path)
-}
-
 /// The PEM body lines of a private key (what would leak).
 fn key_lines(pem: &str) -> Vec<String> {
     pem.lines()
@@ -96,32 +91,6 @@ fn base64(input: &[u8]) -> String {
         }
     }
     out
-}
-
-/// A scratch folder removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("kube-informer-security-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The fixture exec plugin (see tests/fixtures/exec/credential-plugin.sh).
-fn plugin(dir: &TempDir) -> ExecConfig {
-    ExecConfig::new("sh")
-        .args([fixture("exec/credential-plugin.sh").display().to_string()])
-        .env("COUNT_FILE", dir.0.join("count").display().to_string())
-        .env("TOKENS", EXEC_TOKEN)
-        .env("EXPIRES", "")
 }
 
 // ---- the session ---------------------------------------------------------------------------------------------------
@@ -212,7 +181,7 @@ fn no_credential_reaches_a_log_line_or_an_error() {
     );
 
     // A token file.
-    let token_file = dir.0.join("token");
+    let token_file = dir.path("token");
     std::fs::write(&token_file, FILE_TOKEN).unwrap();
     Api::<ConfigMap>::all(Client::new(base().token_file(&token_file)).unwrap())
         .list(&ListParams::default())
@@ -227,18 +196,18 @@ fn no_credential_reaches_a_log_line_or_an_error() {
     inf.stop();
 
     // Exec plugins: a token, a certificate, a failure.
-    let exec_api = Api::<ConfigMap>::all(Client::new(base().exec(plugin(&dir))).unwrap());
+    let exec_api = Api::<ConfigMap>::all(Client::new(base().exec(plugin(&dir, EXEC_TOKEN, ""))).unwrap());
     exec_api.list(&ListParams::default()).unwrap();
-    let (cert_file, key_file) = (dir.0.join("carol.crt"), dir.0.join("carol.key"));
+    let (cert_file, key_file) = (dir.path("carol.crt"), dir.path("carol.key"));
     std::fs::write(&cert_file, &carol.cert_pem).unwrap();
     std::fs::write(&key_file, &carol.key_pem).unwrap();
-    let cert_plugin = plugin(&dir)
+    let cert_plugin = plugin(&dir, EXEC_TOKEN, "")
         .env("CERT", cert_file.display().to_string())
         .env("KEY", key_file.display().to_string());
     Api::<ConfigMap>::all(Client::new(base().exec(cert_plugin)).unwrap())
         .list(&ListParams::default())
         .unwrap();
-    let failing = plugin(&dir).env("FAIL", "the plugin could not log in");
+    let failing = plugin(&dir, EXEC_TOKEN, "").env("FAIL", "the plugin could not log in");
     note(
         Api::<ConfigMap>::all(Client::new(base().exec(failing)).unwrap())
             .list(&ListParams::default())

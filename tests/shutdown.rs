@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{WAIT, cm, eventually};
+use common::{TempDir, WAIT, cm, eventually};
 use crossbeam_channel::Receiver;
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::{Api, Client, Config, ExecConfig};
@@ -157,9 +157,8 @@ fn stop_returns_while_waiting_out_the_relist_jitter() {
 #[test]
 fn stop_returns_while_the_exec_plugin_is_still_running() {
     let server = ApiServer::start().unwrap();
-    let dir = std::env::temp_dir().join(format!("kube-informer-shutdown-exec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (started, release) = (dir.join("started"), dir.join("release"));
+    let dir = TempDir::new("shutdown-exec");
+    let (started, release) = (dir.path("started"), dir.path("release"));
     let script = format!(
         "touch '{s}'; while [ ! -f '{r}' ] && [ -f '{s}' ]; do sleep 0.02; done; exit 1",
         s = started.display(),
@@ -173,7 +172,6 @@ fn stop_returns_while_the_exec_plugin_is_still_running() {
     eventually("the plugin started", || started.exists());
     stops("waiting for a credential", &inf);
     std::fs::write(&release, "").unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

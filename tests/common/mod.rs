@@ -84,3 +84,48 @@ pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
 pub fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
     ConfigMap::new(ObjectMeta::namespaced(ns, name)).with("v", value)
 }
+
+/// A scratch folder removed on drop; unique per process and call.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "kube-informer-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self, file: &str) -> std::path::PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file under `tests/fixtures/`.
+pub fn fixture(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+/// The fixture exec plugin (`tests/fixtures/exec/credential-plugin.sh`), counting its runs in `dir/count`: it hands
+/// out `tokens` (space-separated, one per run, the last repeating) expiring at `expires` (RFC 3339, or "" for
+/// never).
+pub fn plugin(dir: &TempDir, tokens: &str, expires: &str) -> kube_informer::client::ExecConfig {
+    kube_informer::client::ExecConfig::new("sh")
+        .args([fixture("exec/credential-plugin.sh").display().to_string()])
+        .env("COUNT_FILE", dir.path("count").display().to_string())
+        .env("INFO_FILE", dir.path("info").display().to_string())
+        .env("TOKENS", tokens)
+        .env("EXPIRES", expires)
+}
