@@ -22,7 +22,7 @@ use kube_informer::workqueue::ItemExponentialFailureRateLimiter;
 use kube_informer::{Error, Result};
 
 mod common;
-use common::eventually;
+use common::{eventually, example};
 
 fn client(server: &ApiServer) -> Client {
     Client::new(Config::new(server.url()).proxy(None)).unwrap()
@@ -264,14 +264,6 @@ fn stop_returns_with_every_thread_joined() {
     sources.stop();
     copies_inf.stop();
     assert_eq!(sources.running_threads() + copies_inf.running_threads(), 0);
-}
-
-/// `target/<profile>/examples/<name>`, next to this test binary's `deps` directory (cargo builds the examples
-/// for `cargo test`).
-fn example(name: &str) -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    dir.join("examples").join(name)
 }
 
 #[test]

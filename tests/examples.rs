@@ -4,18 +4,10 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::*;
 use kube_informer::testing::ApiServer;
-
-/// `target/<profile>/examples/<name>`, next to this test binary's `deps` directory.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    dir.join("examples").join(name)
-}
 
 #[test]
 fn demo_runs_without_a_cluster_and_exits_0() {
@@ -67,13 +59,15 @@ fn watch_prints_events_of_one_namespace() {
     let server = ApiServer::start().unwrap();
     server.create(&cm("a", "one", "1")).unwrap();
     server.create(&cm("b", "other", "1")).unwrap();
-    let mut child = Command::new(example("watch"))
-        .args(["cm", "-n", "a", "--kubeconfig"])
-        .arg(server.kubeconfig_path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut child = KillOnDrop(
+        Command::new(example("watch"))
+            .args(["cm", "-n", "a", "--kubeconfig"])
+            .arg(server.kubeconfig_path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
     let mut next = || lines.next().expect("a line").unwrap();
     assert!(next().starts_with("ADDED a/one rv="));
     assert!(next().starts_with("SYNCED objects=1 "));
@@ -83,8 +77,16 @@ fn watch_prints_events_of_one_namespace() {
         .delete::<kube_informer::object::core::ConfigMap>(Some("a"), "one")
         .unwrap();
     assert!(next().starts_with("DELETED a/one rv="));
-    child.kill().unwrap();
-    child.wait().unwrap();
+}
+
+/// Kills and reaps the child when dropped, so a failing assertion leaves no process behind.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]

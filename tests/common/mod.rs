@@ -129,3 +129,11 @@ pub fn plugin(dir: &TempDir, tokens: &str, expires: &str) -> kube_informer::clie
         .env("TOKENS", tokens)
         .env("EXPIRES", expires)
 }
+
+/// An example binary, `target/<profile>/examples/<name>`, next to this test binary's `deps` folder (cargo builds the
+/// examples for `cargo test`).
+pub fn example(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    dir.join("examples").join(name)
+}
