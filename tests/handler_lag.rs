@@ -203,8 +203,10 @@ fn block_applies_back_pressure_then_delivers_every_event() {
         "a full queue and one event being handed over: {pending}"
     );
     let delivered_meanwhile = fast_replay.lock().events();
+    // The processing thread hands a batch (at most 64 pops) to each handler in turn and waits at the blocked one:
+    // the other handler got at most what came before that batch.
     assert!(
-        delivered_meanwhile < EVENTS,
+        delivered_meanwhile <= 64,
         "the other handler waits too (back-pressure): {delivered_meanwhile}"
     );
     drop(open);
