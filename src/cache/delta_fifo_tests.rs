@@ -564,7 +564,7 @@ fn pop_batch_marks_the_first_replace_as_initial_until_it_is_popped() {
 }
 
 #[test]
-fn later_pushes_wake_a_blocked_pop_only_when_woken() {
+fn later_pushes_stay_unwoken_until_a_wake_or_a_now_push_and_then_reach_a_blocked_pop() {
     let f = Arc::new(fifo());
     let (tx, rx) = crossbeam_channel::unbounded();
     let popper = {
