@@ -38,6 +38,14 @@ pub trait KnownObjects<K>: Send + Sync {
         let _ = key;
         None
     }
+    /// Every known key with its object. The default asks for each key's object in turn; a store can answer in one
+    /// pass.
+    fn known_objects(&self) -> Vec<(Key, Arc<K>)> {
+        self.known_keys()
+            .into_iter()
+            .filter_map(|k| self.known_object(&k).map(|o| (k, o)))
+            .collect()
+    }
 }
 
 /// Computes an object's key into a reusable buffer (cleared by the caller).
@@ -242,11 +250,8 @@ impl<K> DeltaFifo<K> {
     pub fn resync(&self) {
         let Some(known) = &self.known else { return };
         let mut st = self.lock();
-        for key in known.known_keys() {
-            if st.items.contains_key(&key) {
-                continue;
-            }
-            if let Some(obj) = known.known_object(&key) {
+        for (key, obj) in known.known_objects() {
+            if !st.items.contains_key(&key) {
                 self.queue_action(&mut st, key, Delta::Sync(obj), Wake::Now);
             }
         }
@@ -482,20 +487,15 @@ impl<K> ReplaceSession<'_, K> {
         }
         // Deletions of objects only the store knows.
         if let Some(known) = &fifo.known {
-            for key in known.known_keys() {
+            for (key, last_known) in known.known_objects() {
                 if self.seen.contains(&key) || st.items.contains_key(&key) {
                     continue;
                 }
-                match known.known_object(&key) {
-                    Some(last_known) => {
-                        let tomb = DeletedObject::FinalStateUnknown {
-                            key: key.clone(),
-                            last_known,
-                        };
-                        fifo.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
-                    }
-                    None => log::debug!("key {key} vanished from the store during replace"),
-                }
+                let tomb = DeletedObject::FinalStateUnknown {
+                    key: key.clone(),
+                    last_known,
+                };
+                fifo.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
             }
         }
         // Items listed with `Wake::Later` (a streamed list) are all queued now.

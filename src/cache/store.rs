@@ -285,6 +285,10 @@ impl<K: Send + Sync> KnownObjects<K> for Store<K> {
     fn known_key(&self, key: &str) -> Option<Key> {
         self.read().items.get_key_value(key).map(|(k, _)| k.clone())
     }
+
+    fn known_objects(&self) -> Vec<(Key, Arc<K>)> {
+        self.read().items.iter().map(|(k, o)| (k.clone(), o.clone())).collect()
+    }
 }
 
 #[cfg(test)]
