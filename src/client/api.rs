@@ -11,8 +11,8 @@ use super::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Wa
 use super::request::{Request, Target};
 use super::watch_stream::WatchStream;
 use crate::object::{ApiResource, ListMeta, Object, ObjectList, Resource, Status};
-use crate::watch::ListDecoder;
-use crate::{DecodeError, DecodeErrorKind, Error, Result};
+use crate::watch::{ListDecoder, json_error};
+use crate::{Error, Result};
 
 /// Typed access to one resource: `K` is the object type, the `Api` knows its [`ApiResource`] and namespace.
 ///
@@ -394,25 +394,7 @@ impl<K: Object> Iterator for ListPages<K> {
 
 /// Parses a JSON response body; errors carry the byte offset.
 pub(crate) fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        let offset = offset_of(bytes, e.line(), e.column());
-        Error::from(DecodeError {
-            offset,
-            kind: DecodeErrorKind::Json(e.to_string()),
-        })
-    })
-}
-
-/// The byte offset of a 1-based line and column.
-fn offset_of(bytes: &[u8], line: usize, column: usize) -> u64 {
-    let mut start = 0usize;
-    for _ in 1..line {
-        match memchr::memchr(b'\n', &bytes[start..]) {
-            Some(i) => start += i + 1,
-            None => break,
-        }
-    }
-    (start + column.saturating_sub(1)).min(bytes.len()) as u64
+    serde_json::from_slice(bytes).map_err(|e| Error::from(json_error(0, bytes, &e)))
 }
 
 #[cfg(test)]

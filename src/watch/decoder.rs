@@ -243,7 +243,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             Some(n) if n > self.limit => Err(self.too_large()),
             Some(n) => {
                 let text = utf8(offset, &data[..n])?;
-                let ev = serde_json::from_str(text).map_err(|e| json_error(offset, text, &e))?;
+                let ev = serde_json::from_str(text).map_err(|e| json_error(offset, text.as_bytes(), &e))?;
                 Ok(Some(self.complete(ev, n)))
             }
             None if data.len() > self.limit => Err(self.too_large()),

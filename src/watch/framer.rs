@@ -283,16 +283,17 @@ pub(crate) fn try_decode<T: DeserializeOwned>(data: &[u8], end: usize) -> Option
 ///
 /// serde_json reports a line and column inside `text`; they are turned back into a stream offset (of the byte where
 /// serde_json stopped), and dropped from the message.
-pub(crate) fn json_error(offset: u64, text: &str, e: &serde_json::Error) -> DecodeError {
+pub(crate) fn json_error(offset: u64, text: &[u8], e: &serde_json::Error) -> DecodeError {
     let (line, column) = (e.line(), e.column());
     let line_start = if line > 1 {
-        memchr::memchr_iter(b'\n', text.as_bytes())
+        memchr::memchr_iter(b'\n', text)
             .nth(line - 2)
             .map_or(text.len(), |p| p + 1)
     } else {
         0
     };
-    let at = (line_start + column).saturating_sub(1).min(text.len());
+    // Columns count from 1; column 0 is serde_json's "at the start of the line" (it stopped just after a newline).
+    let at = (line_start + column.saturating_sub(1)).min(text.len());
     let mut msg = e.to_string();
     let suffix = format!(" at line {line} column {column}");
     if msg.ends_with(&suffix) {
@@ -419,7 +420,7 @@ mod tests {
     fn json_errors_point_into_the_stream() {
         let text = "{\"a\":\n  tru}";
         let e = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
-        let d = json_error(100, text, &e);
+        let d = json_error(100, text.as_bytes(), &e);
         assert_eq!(d.offset, 100 + text.find('}').unwrap() as u64, "{d:?}");
         assert!(
             matches!(&d.kind, DecodeErrorKind::Json(m) if !m.contains("line")),

@@ -280,10 +280,11 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                 let item = match slot {
                     Slot::Item => {
                         self.hint.record(n);
-                        Some(serde_json::from_str::<K>(text).map_err(|e| json_error(offset, text, &e))?)
+                        Some(serde_json::from_str::<K>(text).map_err(|e| json_error(offset, text.as_bytes(), &e))?)
                     }
                     Slot::Key => {
-                        let name: String = serde_json::from_str(text).map_err(|e| json_error(offset, text, &e))?;
+                        let name: String =
+                            serde_json::from_str(text).map_err(|e| json_error(offset, text.as_bytes(), &e))?;
                         self.key = Key::of(&name);
                         None
                     }
@@ -394,7 +395,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
 impl TopLevel {
     /// A complete top-level value other than `items`.
     fn field(&mut self, key: Key, offset: u64, text: &str) -> Result<(), DecodeError> {
-        let err = |e: serde_json::Error| json_error(offset, text, &e);
+        let err = |e: serde_json::Error| json_error(offset, text.as_bytes(), &e);
         match key {
             Key::Kind => self.kind = Some(serde_json::from_str(text).map_err(err)?),
             Key::Metadata => self.metadata = Some(serde_json::from_str(text).map_err(err)?),
@@ -420,7 +421,7 @@ impl TopLevel {
         };
         for (key, offset, raw) in &self.status_fields {
             let text = raw.get();
-            let err = |e: serde_json::Error| json_error(*offset, text, &e);
+            let err = |e: serde_json::Error| json_error(*offset, text.as_bytes(), &e);
             match key {
                 Key::ApiVersion => st.api_version = serde_json::from_str(text).map_err(err)?,
                 Key::Status => st.status = serde_json::from_str(text).map_err(err)?,

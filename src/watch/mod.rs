@@ -8,6 +8,7 @@
 mod decoder;
 mod event;
 mod framer;
+pub(crate) use framer::json_error;
 mod list_decoder;
 
 pub use decoder::{DEFAULT_MAX_OBJECT_SIZE, WatchDecoder};
