@@ -129,8 +129,7 @@ impl Error {
     pub fn is_retriable(&self) -> bool {
         match self {
             Error::Api(s) => s.code == 429 || s.code >= 500,
-            Error::Transport(_) | Error::WatchIdle(_) => true,
-            Error::Decode(_) => true,
+            Error::Transport(_) | Error::WatchIdle(_) | Error::Decode(_) => true,
             _ => false,
         }
     }

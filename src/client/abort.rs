@@ -86,17 +86,7 @@ impl Canceller {
     /// Registers the agent whose connections `cancel` shuts down. An agent set after cancellation is shut down
     /// straight away.
     pub(crate) fn set_agent(&self, agent: ureq::Agent) {
-        if self.is_cancelled() {
-            agent.shutdown();
-        } else {
-            *self.agent.lock() = Some(agent);
-            // cancel() may have run between the check and the store.
-            if self.is_cancelled() {
-                if let Some(a) = self.agent.lock().take() {
-                    a.shutdown();
-                }
-            }
-        }
+        self.replace_agent(agent);
     }
 
     /// Replaces the registered agent (after a client-certificate rotation); returns the previous one. An agent

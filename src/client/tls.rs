@@ -159,7 +159,7 @@ pub(crate) fn build(config: &Config, host: &str) -> Result<TlsSetup> {
     let mut tls = builder.with_client_cert_resolver(Arc::clone(&identity) as Arc<dyn ResolvesClientCert>);
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
 
-    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    let bare_host = super::transport::bare_host(host);
     let server_name = match &config.tls_server_name {
         Some(name) => ServerName::try_from(name.value.clone())
             .map_err(|_| config.error_at(&name.origin, format!("{:?} is not a valid server name", name.value)))?,

@@ -78,12 +78,7 @@ impl Resolver for AbortableResolver {
         if self.cancel.is_cancelled() {
             return Err(aborted());
         }
-        let literal = uri.host().is_some_and(|h| {
-            h.trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<IpAddr>()
-                .is_ok()
-        });
+        let literal = uri.host().is_some_and(|h| bare_host(h).parse::<IpAddr>().is_ok());
         let untimed = NextTimeout {
             after: UreqDuration::NotHappening,
             ..timeout
@@ -191,13 +186,7 @@ impl<In: Transport> Connector<In> for KubeTls {
         if !details.needs_tls() || transport.is_tls() {
             return Ok(Some(Either::A(transport)));
         }
-        let host = details
-            .uri
-            .host()
-            .unwrap_or_default()
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
+        let host = bare_host(details.uri.host().unwrap_or_default()).to_ascii_lowercase();
         let (config, name) = if host == self.tls.cluster_host {
             (Arc::clone(&self.tls.config), self.tls.server_name.clone())
         } else {
@@ -392,14 +381,15 @@ pub(crate) fn redirect_error(code: u16, location: Option<&str>, what: &str) -> E
     ))
 }
 
+/// A URI host without the brackets of an IPv6 literal (`[::1]` → `::1`).
+pub(crate) fn bare_host(host: &str) -> &str {
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
 /// The proxy Go's `http.ProxyFromEnvironment` would pick for `uri` (client-go's default): `HTTPS_PROXY` for https,
 /// `HTTP_PROXY` for http, none for `localhost`, loopback addresses and `NO_PROXY` matches.
 pub(crate) fn proxy_from_env(uri: &ureq::http::Uri, getenv: impl Fn(&str) -> Option<String>) -> Option<String> {
-    let host = uri
-        .host()?
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase();
+    let host = bare_host(uri.host()?).to_ascii_lowercase();
     if host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
         return None;
     }
@@ -445,10 +435,7 @@ fn no_proxy_matches(no_proxy: &str, host: &str, port: u16) -> bool {
             }
             continue;
         }
-        if let (Some(ip), Ok(e)) = (
-            ip,
-            entry.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>(),
-        ) {
+        if let (Some(ip), Ok(e)) = (ip, bare_host(&entry).parse::<IpAddr>()) {
             if ip == e {
                 return true;
             }
