@@ -9,6 +9,7 @@ mod delta_fifo;
 mod index;
 mod list_watch;
 mod lister;
+mod recycler;
 pub(crate) mod reflector;
 mod relist_budget;
 mod store;
@@ -21,6 +22,7 @@ pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, S
 pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
 pub use list_watch::{EventStream, ListerWatcher};
 pub use lister::{Lister, NamespaceLister};
+pub(crate) use recycler::Recycler;
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};
 pub use relist_budget::RelistBudget;
 pub use store::Store;

@@ -31,6 +31,7 @@ use parking_lot::Mutex;
 
 use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
 use super::list_watch::{EventStream, ListerWatcher};
+use super::recycler::Recycler;
 use super::relist_budget::RelistBudget;
 use super::{DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
@@ -205,6 +206,8 @@ pub(crate) struct Reflector<K> {
     backoff: Backoff,
     stop: Arc<StopSignal>,
     on_error: Option<WatchErrorHandler>,
+    /// Objects the cache let go of, freed on this thread between events (see [`Recycler`]).
+    recycler: Option<Arc<Recycler<K>>>,
 }
 
 impl<K: Object> Reflector<K> {
@@ -231,6 +234,7 @@ impl<K: Object> Reflector<K> {
             failed_lists: 0,
             stop,
             on_error: None,
+            recycler: None,
         }
     }
 
@@ -247,6 +251,12 @@ impl<K: Object> Reflector<K> {
 
     pub(crate) fn with_error_handler(mut self, handler: Option<WatchErrorHandler>) -> Self {
         self.on_error = handler;
+        self
+    }
+
+    /// Frees, between watch events, the objects retired into `recycler`.
+    pub(crate) fn with_recycler(mut self, recycler: Arc<Recycler<K>>) -> Self {
+        self.recycler = Some(recycler);
         self
     }
 
@@ -293,7 +303,12 @@ impl<K: Object> Reflector<K> {
         if last.is_empty() { "0".to_owned() } else { last }
     }
 
-    fn prepare(transform: &Option<Transform<K>>, mut obj: K) -> Arc<K> {
+    /// Transforms a decoded object and shares it; first frees what the cache retired since the last one, so that
+    /// the next decode reuses that memory.
+    fn prepare(transform: &Option<Transform<K>>, recycler: &Option<Arc<Recycler<K>>>, mut obj: K) -> Arc<K> {
+        if let Some(r) = recycler {
+            r.drain();
+        }
         if let Some(t) = transform {
             t(&mut obj);
         }
@@ -409,12 +424,12 @@ impl<K: Object> Reflector<K> {
         let mut fell_back = false;
         let final_rv = loop {
             let page = {
-                let transform = &self.transform;
+                let (transform, recycler) = (&self.transform, &self.recycler);
                 let session: &mut ReplaceSession<'_, K> = &mut session;
                 // Items already decoded behind this one: wake the processing thread after the last of them.
                 let mut add = |obj, more: bool| {
                     let wake = if more { Wake::Later } else { Wake::Now };
-                    session.add_waking(Self::prepare(transform, obj), wake);
+                    session.add_waking(Self::prepare(transform, recycler, obj), wake);
                 };
                 let page = self.lw.list_page_hinted(&params, &mut add);
                 // Whatever a lister hinted, nothing stays unwoken past a page.
@@ -514,7 +529,7 @@ impl<K: Object> Reflector<K> {
             };
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    session.add_waking(Self::prepare(&self.transform, obj), wake);
+                    session.add_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
                 }
                 WatchEvent::Deleted(_) => {
                     return Err(StreamingListError::Failed(Error::InvalidInput(
@@ -606,15 +621,18 @@ impl<K: Object> Reflector<K> {
         match event {
             WatchEvent::Added(obj) => {
                 seen(&self.stats, &obj);
-                self.fifo.add_waking(Self::prepare(&self.transform, obj), wake);
+                self.fifo
+                    .add_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
             }
             WatchEvent::Modified(obj) => {
                 seen(&self.stats, &obj);
-                self.fifo.update_waking(Self::prepare(&self.transform, obj), wake);
+                self.fifo
+                    .update_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
             }
             WatchEvent::Deleted(obj) => {
                 seen(&self.stats, &obj);
-                self.fifo.delete_waking(Self::prepare(&self.transform, obj), wake);
+                self.fifo
+                    .delete_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
             }
             WatchEvent::Bookmark(b) => self.stats.set_rv(&b.resource_version),
             WatchEvent::Error(status) => return self.watch_failed(Error::Api(status)),

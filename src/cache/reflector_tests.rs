@@ -485,6 +485,41 @@ fn transform_runs_once_before_objects_enter_the_queue() {
 }
 
 #[test]
+fn objects_the_cache_retired_are_freed_on_the_reflector_thread_as_it_queues_the_next() {
+    let mut t = rig(false);
+    let recycler = Arc::new(Recycler::new());
+    let mut r = std::mem::replace(
+        &mut t.r,
+        Reflector::new(
+            "x".into(),
+            t.script.clone(),
+            t.fifo.clone(),
+            Default::default(),
+            t.stop.clone(),
+        ),
+    )
+    .with_recycler(recycler.clone());
+    let retire = |name: &str| {
+        let obj = Arc::new(cm(name, "1"));
+        let weak = Arc::downgrade(&obj);
+        recycler.retire(obj);
+        weak
+    };
+    let before_list = retire("old-1");
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(r.step());
+    assert_eq!(before_list.strong_count(), 0, "freed while listing");
+    let events = t.script.open_watch();
+    assert!(r.step());
+    let before_event = retire("old-2");
+    assert_eq!(before_event.strong_count(), 1);
+    events.send(Ok(WatchEvent::Modified(cm("a", "11")))).unwrap();
+    assert!(r.step());
+    assert_eq!(before_event.strong_count(), 0, "freed while queueing a watch event");
+    assert_eq!(recycler.len(), 0);
+}
+
+#[test]
 fn stop_is_seen_between_steps() {
     let mut t = rig(false);
     t.stop.stop();

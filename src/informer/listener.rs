@@ -10,6 +10,7 @@ use crossbeam_channel::{Receiver, Sender, select};
 use super::coalesce::CoalesceQueue;
 use super::handler::{Event, ResourceEventHandler};
 use super::synced::SyncNotify;
+use crate::cache::{DeletedObject, Recycler};
 use crate::object::Object;
 use crate::stop::StopSignal;
 use crate::worker::panic_message;
@@ -255,6 +256,7 @@ pub(crate) fn run<K, H>(
     stats: Arc<ListenerStats>,
     stop: Arc<StopSignal>,
     sync: Arc<SyncNotify>,
+    recycler: Arc<Recycler<K>>,
 ) where
     K: Object,
     H: ResourceEventHandler<K>,
@@ -295,6 +297,18 @@ pub(crate) fn run<K, H>(
             return;
         }
         deliver(&mut handler, &ev, &stats, &sync);
+        retire(&recycler, ev);
+    }
+}
+
+/// Lets go of a delivered event, handing the object the cache no longer holds (an update's old version, a deleted
+/// object) to `recycler`.
+pub(crate) fn retire<K>(recycler: &Recycler<K>, ev: Event<K>) {
+    match ev {
+        Event::Update { old, .. } => recycler.retire(old),
+        Event::Delete(DeletedObject::Object(obj)) => recycler.retire(obj),
+        Event::Delete(DeletedObject::FinalStateUnknown { last_known, .. }) => recycler.retire(last_known),
+        Event::Add { .. } => {}
     }
 }
 

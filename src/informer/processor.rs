@@ -99,9 +99,9 @@ impl<K: Object> Processor<K> {
         }
     }
 
-    /// Sends each notification, in order, to every listener that should get it, and empties `batch`: resync
-    /// updates only to listeners due for resync; nothing to listeners whose snapshot already covers its `seq`.
-    pub(crate) fn distribute(&self, batch: &mut Vec<Notification<K>>, sync: &SyncNotify, stop: &Receiver<()>) {
+    /// Sends each notification, in order, to every listener that should get it: resync updates only to listeners
+    /// due for resync; nothing to listeners whose snapshot already covers its `seq`.
+    pub(crate) fn distribute(&self, batch: &[Notification<K>], sync: &SyncNotify, stop: &Receiver<()>) {
         // The lock is held only to clone the list (an `Arc`), never across a send.
         let entries = self.entries.read().clone();
         for e in entries.iter() {
@@ -116,7 +116,6 @@ impl<K: Object> Processor<K> {
                 e.outbox.send(n.event.clone(), &e.stats, sync, stop);
             }
         }
-        batch.clear();
     }
 
     /// Marks the listeners whose resync period has elapsed as syncing; true if any is (client-go's `shouldResync`).

@@ -14,7 +14,7 @@ use super::processor::{Entry, Notification, Processor};
 use super::synced::SyncNotify;
 use crate::cache::reflector::{Reflector, ReflectorStats};
 use crate::cache::{
-    Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, ReflectorConfig,
+    Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, Recycler, ReflectorConfig,
     ReflectorMetrics, Store, Transform, WatchErrorHandler,
 };
 use crate::error::{Error, Result};
@@ -169,6 +169,8 @@ pub(crate) struct Shared<K: Object> {
     transform: Option<Transform<K>>,
     watch_error_handler: Option<WatchErrorHandler>,
     reflector_stats: Arc<ReflectorStats>,
+    /// Old versions and deleted objects that handlers let go of, freed on the reflector thread.
+    recycler: Arc<Recycler<K>>,
     /// Threads of this informer currently running.
     live_threads: Arc<AtomicUsize>,
 }
@@ -232,6 +234,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 transform: options.transform,
                 watch_error_handler: options.watch_error_handler,
                 reflector_stats: Arc::new(ReflectorStats::default()),
+                recycler: Arc::new(Recycler::new()),
                 live_threads: Arc::new(AtomicUsize::new(0)),
             }),
         }
@@ -264,7 +267,8 @@ impl<K: Object> SharedIndexInformer<K> {
         )
         .with_stats(s.reflector_stats.clone())
         .with_transform(s.transform.clone())
-        .with_error_handler(s.watch_error_handler.clone());
+        .with_error_handler(s.watch_error_handler.clone())
+        .with_recycler(s.recycler.clone());
         let spawned = (|| -> Result<()> {
             let live = &s.live_threads;
             let shared = s.clone();
@@ -352,11 +356,11 @@ impl<K: Object> SharedIndexInformer<K> {
             s.processor.add(Entry::new(id, outbox, stats.clone(), resync, seq));
             snapshot
         });
-        let (thread_stats, stop, sync) = (stats.clone(), s.stop.clone(), s.sync.clone());
+        let (thread_stats, stop, sync, recycler) = (stats.clone(), s.stop.clone(), s.sync.clone(), s.recycler.clone());
         let worker = Worker::spawn(
             format!("kube-informer/{}/{}", s.name, stats.name),
             &s.live_threads,
-            move || listener::run(handler, snapshot, inbox, thread_stats, stop, sync),
+            move || listener::run(handler, snapshot, inbox, thread_stats, stop, sync, recycler),
         );
         match worker {
             Ok(w) => {
@@ -600,7 +604,10 @@ impl<K: Object> Shared<K> {
             }
             // Read after the pops: every pop so far has its notifications in `batch`.
             let seq = self.seq.load(Ordering::SeqCst);
-            self.processor.distribute(&mut batch, &self.sync, &self.stop_rx);
+            self.processor.distribute(&batch, &self.sync, &self.stop_rx);
+            for n in batch.drain(..) {
+                listener::retire(&self.recycler, n.event);
+            }
             self.distributed.store(seq, Ordering::SeqCst);
             if !synced_reported && self.has_synced() {
                 synced_reported = true;

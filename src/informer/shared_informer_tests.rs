@@ -283,6 +283,50 @@ fn resync_goes_only_to_handlers_that_asked_for_it() {
     assert_eq!(recv(&rx_plain), Seen::Update("a".into(), "1".into(), "2".into()));
 }
 
+/// Keeps a weak reference to the old version of each update, after a gate opens for each event.
+struct OldVersions {
+    gate: Receiver<()>,
+    olds: Sender<std::sync::Weak<ConfigMap>>,
+}
+
+impl ResourceEventHandler<ConfigMap> for OldVersions {
+    fn handle(&mut self, ev: &Event<ConfigMap>) {
+        let _ = self.gate.recv();
+        if let Event::Update { old, .. } = ev {
+            let _ = self.olds.send(Arc::downgrade(old));
+        }
+    }
+}
+
+#[test]
+fn old_versions_handlers_let_go_of_are_freed_on_the_reflector_thread() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, InformerOptions::default());
+    let (open, gate) = unbounded();
+    let (olds_tx, olds) = unbounded();
+    inf.add_event_handler(OldVersions { gate, olds: olds_tx }).unwrap();
+    inf.start().unwrap();
+    open.send(()).unwrap();
+    assert!(inf.wait_synced(WAIT));
+    let s = &inf.shared;
+    let popped = s.seq.load(Ordering::SeqCst);
+    lw.put("a", "2");
+    // The processing thread has queued the update and dropped its own references; the handler holds the rest.
+    eventually("update distributed", || s.distributed.load(Ordering::SeqCst) > popped);
+    open.send(()).unwrap();
+    let old = olds.recv_timeout(WAIT).expect("the update");
+    eventually("old version retired by the handler thread", || s.recycler.len() == 1);
+    assert_eq!(old.strong_count(), 1, "waiting for the reflector thread");
+    open.send(()).unwrap();
+    lw.put("b", "1");
+    eventually("old version freed", || old.strong_count() == 0);
+    assert_eq!(s.recycler.len(), 0);
+    drop(open);
+    inf.stop();
+    assert_eq!(inf.running_threads(), 0);
+}
+
 #[test]
 fn a_slow_handler_delays_only_itself() {
     let lw = Arc::new(MemoryLw::default());
