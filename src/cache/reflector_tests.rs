@@ -112,6 +112,18 @@ fn rig(streaming: bool) -> Rig {
     Rig { script, fifo, stop, r }
 }
 
+/// Takes the rig's reflector, to be configured further (an unused one takes its place).
+fn take_reflector(t: &mut Rig) -> Reflector<ConfigMap> {
+    let unused = Reflector::new(
+        "x".into(),
+        t.script.clone(),
+        t.fifo.clone(),
+        Default::default(),
+        t.stop.clone(),
+    );
+    std::mem::replace(&mut t.r, unused)
+}
+
 /// Pops everything queued: (key, delta types, newest rv).
 fn drain(fifo: &DeltaFifo<ConfigMap>) -> Vec<(String, Vec<DeltaType>, String)> {
     let mut out = Vec::new();
@@ -461,17 +473,7 @@ fn a_server_ignoring_send_initial_events_is_detected_by_its_plain_bookmark() {
 #[test]
 fn transform_runs_once_before_objects_enter_the_queue() {
     let mut t = rig(false);
-    let mut r = std::mem::replace(
-        &mut t.r,
-        Reflector::new(
-            "x".into(),
-            t.script.clone(),
-            t.fifo.clone(),
-            Default::default(),
-            t.stop.clone(),
-        ),
-    )
-    .with_transform(Some(Arc::new(|cm: &mut ConfigMap| {
+    let mut r = take_reflector(&mut t).with_transform(Some(Arc::new(|cm: &mut ConfigMap| {
         cm.data.insert("seen".into(), format!("{}", cm.data.len()));
     })));
     t.script.page(vec![cm("a", "3")], "10", None);
@@ -488,17 +490,7 @@ fn transform_runs_once_before_objects_enter_the_queue() {
 fn objects_the_cache_retired_are_freed_on_the_reflector_thread_as_it_queues_the_next() {
     let mut t = rig(false);
     let recycler = Arc::new(Recycler::new());
-    let mut r = std::mem::replace(
-        &mut t.r,
-        Reflector::new(
-            "x".into(),
-            t.script.clone(),
-            t.fifo.clone(),
-            Default::default(),
-            t.stop.clone(),
-        ),
-    )
-    .with_recycler(recycler.clone());
+    let mut r = take_reflector(&mut t).with_recycler(recycler.clone());
     let retire = |name: &str| {
         let obj = Arc::new(cm(name, "1"));
         let weak = Arc::downgrade(&obj);
