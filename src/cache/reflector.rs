@@ -206,8 +206,9 @@ pub(crate) struct Reflector<K> {
     backoff: Backoff,
     stop: Arc<StopSignal>,
     on_error: Option<WatchErrorHandler>,
-    /// Objects the cache let go of, freed on this thread between events (see [`Recycler`]).
-    recycler: Option<Arc<Recycler<K>>>,
+    /// Objects the cache let go of, freed on this thread between events (see [`Recycler`]); the informer's, or
+    /// one nobody retires into.
+    recycler: Arc<Recycler<K>>,
 }
 
 impl<K: Object> Reflector<K> {
@@ -234,7 +235,7 @@ impl<K: Object> Reflector<K> {
             failed_lists: 0,
             stop,
             on_error: None,
-            recycler: None,
+            recycler: Arc::new(Recycler::new()),
         }
     }
 
@@ -256,7 +257,7 @@ impl<K: Object> Reflector<K> {
 
     /// Frees, between watch events, the objects retired into `recycler`.
     pub(crate) fn with_recycler(mut self, recycler: Arc<Recycler<K>>) -> Self {
-        self.recycler = Some(recycler);
+        self.recycler = recycler;
         self
     }
 
@@ -305,11 +306,9 @@ impl<K: Object> Reflector<K> {
 
     /// Transforms a decoded object and shares it; first frees what the cache retired since the last one, so that
     /// the next decode reuses that memory.
-    fn prepare(transform: &Option<Transform<K>>, recycler: &Option<Arc<Recycler<K>>>, mut obj: K) -> Arc<K> {
-        if let Some(r) = recycler {
-            r.drain();
-        }
-        if let Some(t) = transform {
+    fn prepare(&self, mut obj: K) -> Arc<K> {
+        self.recycler.drain();
+        if let Some(t) = &self.transform {
             t(&mut obj);
         }
         Arc::new(obj)
@@ -424,12 +423,12 @@ impl<K: Object> Reflector<K> {
         let mut fell_back = false;
         let final_rv = loop {
             let page = {
-                let (transform, recycler) = (&self.transform, &self.recycler);
+                let this = &*self;
                 let session: &mut ReplaceSession<'_, K> = &mut session;
                 // Items already decoded behind this one: wake the processing thread after the last of them.
                 let mut add = |obj, more: bool| {
                     let wake = if more { Wake::Later } else { Wake::Now };
-                    session.add_waking(Self::prepare(transform, recycler, obj), wake);
+                    session.add_waking(this.prepare(obj), wake);
                 };
                 let page = self.lw.list_page_hinted(&params, &mut add);
                 // Whatever a lister hinted, nothing stays unwoken past a page.
@@ -529,7 +528,7 @@ impl<K: Object> Reflector<K> {
             };
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    session.add_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
+                    session.add_waking(self.prepare(obj), wake);
                 }
                 WatchEvent::Deleted(_) => {
                     return Err(StreamingListError::Failed(Error::InvalidInput(
@@ -621,18 +620,15 @@ impl<K: Object> Reflector<K> {
         match event {
             WatchEvent::Added(obj) => {
                 seen(&self.stats, &obj);
-                self.fifo
-                    .add_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
+                self.fifo.add_waking(self.prepare(obj), wake);
             }
             WatchEvent::Modified(obj) => {
                 seen(&self.stats, &obj);
-                self.fifo
-                    .update_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
+                self.fifo.update_waking(self.prepare(obj), wake);
             }
             WatchEvent::Deleted(obj) => {
                 seen(&self.stats, &obj);
-                self.fifo
-                    .delete_waking(Self::prepare(&self.transform, &self.recycler, obj), wake);
+                self.fifo.delete_waking(self.prepare(obj), wake);
             }
             WatchEvent::Bookmark(b) => self.stats.set_rv(&b.resource_version),
             WatchEvent::Error(status) => return self.watch_failed(Error::Api(status)),
