@@ -12,10 +12,13 @@
 //!   [`ReplaceSession::finish`]. The old and new full lists are never held at once, so a relist has no 2× memory peak.
 //!   Items popped while a replace is still streaming are in the store by the time `finish` looks at it, so deletion
 //!   detection sees them.
-//! * **Processing under the lock, notification outside it.** As in client-go, [`DeltaFifo::pop`] runs its closure
-//!   under the queue's lock, so a concurrent replace or resync never sees an object that was popped but not yet
-//!   written to the store. Unlike client-go, the informer only updates its store there; handlers are called after
-//!   `pop` returns, so a slow handler never holds the lock.
+//! * **Processing outside the lock, and notification after it.** As in client-go, [`DeltaFifo::pop`] runs its
+//!   closure under the queue's lock, so a concurrent replace or resync never sees an object that was popped but not
+//!   yet written to the store. The informer pops with [`DeltaFifo::pop_batch`] instead: it takes up to 64 objects
+//!   under the lock and writes them to the store after releasing it, so the Reflector keeps queueing meanwhile
+//!   instead of sleeping on the lock; a replace, resync or delete that must see the store as the popped objects
+//!   leave it waits for the batch (or, for a delete, looks at what the batch holds). Handlers are called after the
+//!   pop returns, so a slow handler never holds anything.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -82,6 +85,11 @@ pub struct DeltaFifo<K> {
     /// Signalled when an item is queued (at once, or by [`wake`](DeltaFifo::wake) after pushes with
     /// [`Wake::Later`]) or the queue is closed.
     cond: Condvar,
+    /// Signalled when a batch taken by [`pop_batch`](DeltaFifo::pop_batch) has been processed.
+    batch_done: Condvar,
+    /// Threads waiting in `settled` for a batch (tests watch it to know a waiter is blocked, without timing).
+    #[cfg(test)]
+    settling: std::sync::atomic::AtomicUsize,
     /// Items were queued with [`Wake::Later`] and no waiter has been woken for them yet.
     unwoken: AtomicBool,
     known: Option<Arc<dyn KnownObjects<K>>>,
@@ -119,6 +127,8 @@ struct FifoState<K> {
     populated: bool,
     /// Items of the first replace not popped yet. Invariant: 0 unless `populated`.
     initial_population_count: usize,
+    /// The batch [`DeltaFifo::pop_batch`] took and is processing outside the lock.
+    in_flight: InFlight<K>,
     closed: bool,
     /// Scratch buffer for key computation (avoids an allocation per event for keys already queued).
     key_buf: String,
@@ -140,10 +150,19 @@ impl<K> DeltaFifo<K> {
                 queue: VecDeque::new(),
                 populated: false,
                 initial_population_count: 0,
+                in_flight: InFlight {
+                    active: false,
+                    keys: Vec::new(),
+                    initial: 0,
+                    spare: Vec::new(),
+                },
                 closed: false,
                 key_buf: String::new(),
             }),
             cond: Condvar::new(),
+            batch_done: Condvar::new(),
+            #[cfg(test)]
+            settling: std::sync::atomic::AtomicUsize::new(0),
             unwoken: AtomicBool::new(false),
             known,
             key_fn,
@@ -159,15 +178,30 @@ impl<K> DeltaFifo<K> {
         self
     }
 
-    /// Runs `f` while holding the queue's lock: no replace, resync or pop-processing runs meanwhile. The informer
+    /// Runs `f` while holding the queue's lock, once no popped batch is being processed: no replace, resync or
+    /// pop-processing runs meanwhile. The informer
     /// uses this to take a consistent snapshot of its store when a handler joins late.
     pub(crate) fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _st = self.lock();
+        let _st = self.settled();
         f()
     }
 
     fn lock(&self) -> MutexGuard<'_, FifoState<K>> {
         self.state.lock()
+    }
+
+    /// The lock, once no popped batch is still being processed: the known objects are then exactly what the
+    /// popped items left them.
+    fn settled(&self) -> MutexGuard<'_, FifoState<K>> {
+        let mut st = self.lock();
+        while st.in_flight.active {
+            #[cfg(test)]
+            self.settling.fetch_add(1, Ordering::SeqCst);
+            self.batch_done.wait(&mut st);
+            #[cfg(test)]
+            self.settling.fetch_sub(1, Ordering::SeqCst);
+        }
+        st
     }
 
     /// Queues an `Added` delta.
@@ -204,9 +238,13 @@ impl<K> DeltaFifo<K> {
         let mut st = self.lock();
         st.populated = true;
         let key = self.key_of(&mut st, &obj);
-        let queued = st.items.contains_key(&key);
-        let known = self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some());
-        if !queued && !known {
+        let present = st.items.contains_key(&key)
+            || match st.in_flight.keys.iter().find(|(k, _)| *k == key) {
+                // Popped and being written to the store: present unless that batch deletes it.
+                Some(&(_, exists)) => exists,
+                None => self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some()),
+            };
+        if !present {
             return;
         }
         self.queue_action(&mut st, key, Delta::Deleted(DeletedObject::Object(obj)), wake);
@@ -249,7 +287,7 @@ impl<K> DeltaFifo<K> {
     /// pending change are skipped, since the store still holds their previous state.
     pub fn resync(&self) {
         let Some(known) = &self.known else { return };
-        let mut st = self.lock();
+        let mut st = self.settled();
         for (key, obj) in known.known_objects() {
             if !st.items.contains_key(&key) {
                 self.queue_action(&mut st, key, Delta::Sync(obj), Wake::Now);
@@ -296,32 +334,52 @@ impl<K> DeltaFifo<K> {
         }
     }
 
-    /// Like [`pop`](DeltaFifo::pop) for up to `max` objects at once: blocks until something is queued, then, under one
-    /// hold of the queue's lock, removes the deltas of up to `max` objects (at least one) in queue order and runs
-    /// `process` on each, as `pop` would. Returns how many were popped.
+    /// Like [`pop`](DeltaFifo::pop) for up to `max` objects at once, but `process` runs **outside** the lock: blocks
+    /// until something is queued, removes the deltas of up to `max` objects (at least one) in queue order under one
+    /// hold of the lock, releases it, and runs `process` on each in turn. Returns how many were popped.
+    ///
+    /// Pushes go on meanwhile. Whatever must see the known objects as the batch leaves them — a replace's deletion
+    /// detection, a resync, [`has_synced`](DeltaFifo::has_synced), another pop — waits until `process` has run on the
+    /// whole batch; a delete of an object in the batch is judged by the batch. `process` should therefore write the
+    /// store (the known objects) and nothing slow.
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.
     pub fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Deltas<K>, bool)) -> Result<usize, Closed> {
-        let mut st = self.wait_for_items()?;
-        let mut n = 0;
-        while n < max.max(1) {
-            let Some((key, deltas, is_in_initial_list)) = st.pop_one() else {
-                break;
-            };
+        let mut batch = {
+            let mut st = self.wait_for_items()?;
+            let mut batch = std::mem::take(&mut st.in_flight.spare);
+            let unsynced_before = st.initial_population_count;
+            while batch.len() < max.max(1) {
+                let Some((key, deltas, is_in_initial_list)) = st.pop_one() else {
+                    break;
+                };
+                let exists = !matches!(deltas.newest(), Delta::Deleted(_));
+                st.in_flight.keys.push((key.clone(), exists));
+                batch.push((key, deltas, is_in_initial_list));
+            }
+            st.in_flight.initial = unsynced_before - st.initial_population_count;
+            st.in_flight.active = true;
+            st.shrink_if_drained();
+            BatchGuard { fifo: self, batch }
+        };
+        let n = batch.batch.len();
+        for (key, deltas, is_in_initial_list) in batch.batch.drain(..) {
             process(&key, deltas, is_in_initial_list);
-            n += 1;
         }
-        st.shrink_if_drained();
         Ok(n)
     }
 
-    /// Blocks until something is queued; the lock is held on return.
+    /// Blocks until something is queued and no batch is in flight; the lock is held on return.
     fn wait_for_items(&self) -> Result<MutexGuard<'_, FifoState<K>>, Closed> {
         let mut st = self.lock();
         loop {
             if st.closed {
                 return Err(Closed);
+            }
+            if st.in_flight.active {
+                self.batch_done.wait(&mut st);
+                continue;
             }
             if !st.queue.is_empty() {
                 return Ok(st);
@@ -410,12 +468,15 @@ impl<K> DeltaFifo<K> {
 const KEEP_CAPACITY: usize = 1024;
 
 impl<K> FifoState<K> {
+    /// Synced: populated, and every item of the first replace popped and processed.
     fn has_synced(&self) -> bool {
-        self.populated && self.initial_population_count == 0
+        self.populated && self.initial_population_count == 0 && self.in_flight.initial == 0
     }
 
     /// Takes the first queued key and its deltas, and whether they belong to the initial list.
     fn pop_one(&mut self) -> Option<(Key, Deltas<K>, bool)> {
+        // `in_flight.initial` is 0 here: pops wait for the previous batch, and a batch counts its own initial items
+        // only once all are taken.
         let is_in_initial_list = !self.has_synced();
         let key = self.queue.pop_front()?;
         if self.initial_population_count > 0 {
@@ -430,6 +491,44 @@ impl<K> FifoState<K> {
             self.items.shrink_to(KEEP_CAPACITY);
             self.queue.shrink_to(KEEP_CAPACITY);
         }
+    }
+}
+
+/// One popped item: key, deltas, and whether it belongs to the initial list.
+type Popped<K> = (Key, Deltas<K>, bool);
+
+/// The batch [`DeltaFifo::pop_batch`] is processing outside the lock.
+struct InFlight<K> {
+    /// True from taking a batch until `process` has run on all of it. Invariant: `keys` and `initial` are empty
+    /// and 0 unless `active`.
+    active: bool,
+    /// Each key of the batch, and whether its object exists once processed (its newest delta is not a deletion).
+    keys: Vec<(Key, bool)>,
+    /// How many of the batch's items belong to the initial list: the queue has not synced until they are processed.
+    initial: usize,
+    /// The batch's buffer between batches, kept to save an allocation per batch.
+    spare: Vec<Popped<K>>,
+}
+
+/// Ends a batch when dropped, even if `process` panicked: the batch's state is cleared and its waiters woken.
+struct BatchGuard<'a, K> {
+    fifo: &'a DeltaFifo<K>,
+    /// The popped items not yet processed.
+    batch: Vec<Popped<K>>,
+}
+
+impl<K> Drop for BatchGuard<'_, K> {
+    fn drop(&mut self) {
+        // Items left by a panicking `process` are dropped: the queue no longer holds them either.
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        let mut st = self.fifo.lock();
+        st.in_flight.active = false;
+        st.in_flight.keys.clear();
+        st.in_flight.initial = 0;
+        st.in_flight.spare = batch;
+        drop(st);
+        self.fifo.batch_done.notify_all();
     }
 }
 
@@ -474,7 +573,7 @@ impl<K> ReplaceSession<'_, K> {
     /// populated; it has synced once everything queued so far is popped.
     pub fn finish(self) {
         let fifo = self.fifo;
-        let mut st = fifo.lock();
+        let mut st = fifo.settled();
         // Deletions of objects still in the queue.
         let queued_missing: Vec<Key> = st.items.keys().filter(|k| !self.seen.contains(*k)).cloned().collect();
         for key in queued_missing {

@@ -150,7 +150,8 @@ pub(crate) struct Shared<K: Object> {
     store: Arc<Store<K>>,
     fifo: Arc<DeltaFifo<K>>,
     processor: Processor<K>,
-    /// Number of pops applied to the store. Written only inside the FIFO lock, by the processing thread.
+    /// Number of pops applied to the store. Written only by the processing thread while it applies a popped batch,
+    /// so it is stable under [`DeltaFifo::exclusive`], which excludes batches.
     seq: AtomicU64,
     /// The highest `seq` whose notifications are all queued to listeners. Invariant: `distributed <= seq`.
     distributed: AtomicU64,
@@ -337,12 +338,13 @@ impl<K: Object> SharedIndexInformer<K> {
         let resync = self.handler_resync(options.resync);
 
         // The late-join protocol (client-go blocks all deltas instead; we need no global pause):
-        //  1. Take the FIFO lock. The store is written only by the processing thread, inside that lock, and each
-        //     pop it applies gets the next sequence number `seq` under the same lock; so while we hold the lock the
-        //     store is exactly the result of pops 1..=seq.
+        //  1. Take the FIFO lock with no popped batch in flight (`exclusive`). The store is written only by the
+        //     processing thread while it applies a popped batch, and each pop it applies gets the next sequence
+        //     number `seq`; no batch can start while we hold the lock, so the store is exactly the result of pops
+        //     1..=seq.
         //  2. Snapshot the store and read `seq`.
         //  3. Register the listener, still under the lock, with `start_after_seq = seq`. The processing thread
-        //     distributes the events of pop n after releasing the lock, to the listeners registered at that time,
+        //     distributes the events of pop n after its batch ends, to the listeners registered at that time,
         //     skipping listeners with n <= start_after_seq: pops already in the snapshot are not sent again, and
         //     every later pop is sent, since its distribution starts after we registered.
         //  4. Release the lock and start the listener thread: it delivers the snapshot as adds first, then its
@@ -555,8 +557,8 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    /// The processing thread: pop (up to `POP_BATCH` objects at a time), apply to the store under the FIFO lock,
-    /// then notify outside it.
+    /// The processing thread: pop (up to `POP_BATCH` objects at a time), apply them to the store (outside the FIFO
+    /// lock, while pushes go on; see [`DeltaFifo::pop_batch`]), then notify.
     fn process_loop(&self) {
         // Each event with the sequence number of its pop and whether it is a resync.
         let mut batch: Vec<Notification<K>> = Vec::new();
