@@ -179,8 +179,8 @@ impl<K> DeltaFifo<K> {
     }
 
     /// Runs `f` while holding the queue's lock, once no popped batch is being processed: no replace, resync or
-    /// pop-processing runs meanwhile. The informer
-    /// uses this to take a consistent snapshot of its store when a handler joins late.
+    /// pop-processing runs meanwhile. The informer uses this to take a consistent snapshot of its store when a
+    /// handler joins late.
     pub(crate) fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
         let _st = self.settled();
         f()
