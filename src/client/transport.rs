@@ -242,7 +242,10 @@ impl Transport for TlsTransport {
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         self.stream.get_mut().set_timeout(timeout);
         let input = self.buffers.input_append_buf();
-        let amount = self.stream.read(input)?;
+        let mut amount = self.stream.read(input)?;
+        if amount > 0 {
+            amount += take_received(&mut self.stream, &mut input[amount..]);
+        }
         self.buffers.input_appended(amount);
         Ok(amount > 0)
     }
@@ -254,6 +257,36 @@ impl Transport for TlsTransport {
     fn is_tls(&self) -> bool {
         true
     }
+}
+
+/// Moves into `buf` the plaintext of TLS records already received — decrypted by rustls, or still sealed in the
+/// transport's buffer — without reading the socket; returns how many bytes.
+///
+/// A rustls read yields one record (16 KB) at most, while a watch burst arrives many records per socket read. Each
+/// read that returns less than what has arrived costs the watch's reader a round through the HTTP layer and, worse,
+/// a wake-up of the informer's processing thread (it is woken whenever the reader may block). Errors are left for
+/// the next read, which reports them: rustls keeps a connection's error.
+fn take_received(stream: &mut StreamOwned<ClientConnection, TransportAdapter>, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match stream.conn.reader().read(&mut buf[n..]) {
+            Ok(0) => break, // close_notify: the next read reports the end
+            Ok(k) => {
+                n += k;
+                continue;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {} // nothing decrypted is left
+            Err(_) => break,
+        }
+        // Open the next record only if its bytes are here already: reading the socket could block.
+        if stream.sock.get_mut().buffers().input().is_empty() {
+            break;
+        }
+        if stream.conn.read_tls(&mut stream.sock).is_err() || stream.conn.process_new_packets().is_err() {
+            break;
+        }
+    }
+    n
 }
 
 /// What a request was doing when it failed; shapes the error.
@@ -586,5 +619,137 @@ mod tests {
                 "{no_proxy} vs {host}:{port}"
             );
         }
+    }
+
+    /// A client connection whose socket is an in-memory buffer, and its server, after a handshake done in memory.
+    #[cfg(feature = "testing")]
+    fn tls_pair() -> (
+        TlsTransport,
+        rustls::ServerConnection,
+        Arc<std::sync::atomic::AtomicUsize>,
+    ) {
+        use rustls::pki_types::pem::PemObject;
+        let pki = crate::testing::tls::Pki::new(&[]).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let config = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut client = ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap()).unwrap();
+        let mut server = rustls::ServerConnection::new(pki.config.clone()).unwrap();
+        while client.is_handshaking() || server.is_handshaking() {
+            let mut wire = Vec::new();
+            while client.wants_write() {
+                client.write_tls(&mut wire).unwrap();
+            }
+            server.read_tls(&mut &wire[..]).unwrap();
+            server.process_new_packets().unwrap();
+            wire.clear();
+            while server.wants_write() {
+                server.write_tls(&mut wire).unwrap();
+            }
+            client.read_tls(&mut &wire[..]).unwrap();
+            client.process_new_packets().unwrap();
+        }
+        let mem = MemTransport {
+            buffers: LazyBuffers::new(256 * 1024, 1024),
+            socket_reads: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        };
+        let socket_reads = mem.socket_reads.clone();
+        let now: Arc<dyn Fn() -> ureq::unversioned::transport::time::Instant + Send + Sync> =
+            Arc::new(ureq::unversioned::transport::time::Instant::now);
+        let sock = TransportAdapter::new(Box::new(mem) as Box<dyn Transport>, now);
+        let transport = TlsTransport {
+            buffers: LazyBuffers::new(256 * 1024, 1024),
+            stream: StreamOwned { conn: client, sock },
+        };
+        (transport, server, socket_reads)
+    }
+
+    /// A socket whose bytes are put in its buffer by the test; waiting for more counts a (would-be blocking) read
+    /// and finds the end of the stream.
+    #[derive(Debug)]
+    struct MemTransport {
+        buffers: LazyBuffers,
+        socket_reads: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Transport for MemTransport {
+        fn buffers(&mut self) -> &mut dyn Buffers {
+            &mut self.buffers
+        }
+        fn transmit_output(&mut self, _: usize, _: NextTimeout) -> Result<(), ureq::Error> {
+            Ok(())
+        }
+        fn await_input(&mut self, _: NextTimeout) -> Result<bool, ureq::Error> {
+            self.socket_reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(false)
+        }
+        fn is_open(&mut self) -> bool {
+            true
+        }
+    }
+
+    /// Seals `records` records of `size` bytes each (one write each, so one TLS record each): what the server
+    /// sends.
+    #[cfg(feature = "testing")]
+    fn seal(server: &mut rustls::ServerConnection, records: usize, size: usize) -> Vec<u8> {
+        let mut wire = Vec::new();
+        for i in 0..records {
+            server.writer().write_all(&vec![b'a' + (i % 26) as u8; size]).unwrap();
+            while server.wants_write() {
+                server.write_tls(&mut wire).unwrap();
+            }
+        }
+        wire
+    }
+
+    /// `bytes` arrive in the client's transport buffer, as from one socket read.
+    #[cfg(feature = "testing")]
+    fn deliver(transport: &mut TlsTransport, bytes: &[u8]) {
+        let sock = transport.stream.sock.get_mut();
+        sock.buffers().input_append_buf()[..bytes.len()].copy_from_slice(bytes);
+        sock.buffers().input_appended(bytes.len());
+    }
+
+    #[cfg(feature = "testing")]
+    #[test]
+    fn one_read_takes_every_tls_record_already_received() {
+        let (mut transport, mut server, _) = tls_pair();
+        let wire = seal(&mut server, 10, 10_000);
+        deliver(&mut transport, &wire);
+        assert!(transport.await_input(NextTimeout::default()).unwrap());
+        let got = transport.buffers().input().to_vec();
+        assert_eq!(got.len(), 100_000, "all ten records, not the first one");
+        for (i, record) in got.chunks(10_000).enumerate() {
+            assert!(record.iter().all(|&b| b == b'a' + i as u8), "record {i} in order");
+        }
+    }
+
+    #[cfg(feature = "testing")]
+    #[test]
+    fn a_record_not_wholly_received_is_left_for_the_next_read_without_waiting_for_it() {
+        let (mut transport, mut server, socket_reads) = tls_pair();
+        let wire = seal(&mut server, 3, 10_000);
+        // The last 10 bytes of the third record have not arrived yet.
+        let (now, later) = wire.split_at(wire.len() - 10);
+        deliver(&mut transport, now);
+        let mut buf = vec![0; 65536];
+        // The first read is rustls's own (it may wait on the socket: nothing was decrypted yet).
+        let first = transport.stream.read(&mut buf).unwrap();
+        let waited = socket_reads.load(std::sync::atomic::Ordering::SeqCst);
+        let more = take_received(&mut transport.stream, &mut buf[first..]);
+        assert_eq!(first + more, 20_000, "the two whole records, not the partial third");
+        assert_eq!(
+            socket_reads.load(std::sync::atomic::Ordering::SeqCst),
+            waited,
+            "no wait on the socket"
+        );
+        // The rest arrives: the next read completes the third record.
+        deliver(&mut transport, later);
+        assert!(transport.await_input(NextTimeout::default()).unwrap());
+        assert_eq!(transport.buffers().input(), &[b'c'; 10_000][..]);
     }
 }

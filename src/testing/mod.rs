@@ -88,7 +88,7 @@ mod router;
 mod server;
 mod store;
 mod strategy;
-mod tls;
+pub(crate) mod tls;
 mod util;
 mod watch;
 
