@@ -6,14 +6,15 @@
 //! * every popped `Deltas` is non-empty and never holds two deletions in a row;
 //! * the queue never lists a key twice, and its length is its number of keys;
 //! * a `Sync` is never queued behind a pending deletion;
-//! * after the queue is drained, the store equals the model (nothing lost, nothing resurrected);
+//! * after the queue is drained (in batches, as the informer's processing thread does), the store equals the model
+//!   (nothing lost, nothing resurrected);
 //! * once the first replace has finished and everything is popped, the queue reports synced, and pops before that are
 //!   flagged as part of the initial list.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use crate::cache::{Delta, DeltaFifo, KnownObjects, Store};
+use crate::cache::{Delta, DeltaFifo, Deltas, Key, KnownObjects, Store};
 
 /// One operation on the queue. Keys and values are small integers so generated sequences collide often.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,8 +125,9 @@ pub fn check(ops: &[FifoOp]) -> Result<(), String> {
             return Err(at(format!("a key is queued twice: {keys:?}")));
         }
     }
+    // The informer's way: batches, written to the store outside the queue's lock.
     while !fifo.is_empty() {
-        pop(&fifo, &store)?;
+        pop_batch(&fifo, &store, 3)?;
     }
     let cached: BTreeMap<u8, u32> = store.list().iter().map(|o| (o.key, o.value)).collect();
     if cached != truth {
@@ -158,28 +160,61 @@ fn pop(fifo: &DeltaFifo<Obj>, store: &Store<Obj>) -> Result<(), String> {
         if initial == synced_before {
             return Err(format!("is_in_initial_list={initial} while has_synced={synced_before}"));
         }
-        let mut prev_deleted = false;
-        for d in deltas.iter() {
-            let deleted = matches!(d, Delta::Deleted(_));
-            if deleted && prev_deleted {
-                return Err(format!("two deletions in a row for {key}: {deltas:?}"));
-            }
-            if matches!(d, Delta::Sync(_)) && prev_deleted {
-                return Err(format!("a sync after a deletion for {key}: {deltas:?}"));
-            }
-            prev_deleted = deleted;
-        }
-        for d in deltas {
-            match d {
-                Delta::Deleted(_) => {
-                    store.delete(key);
-                }
-                other => {
-                    store.put(key.clone(), other.object().clone());
-                }
-            }
-        }
+        check_deltas(key, &deltas)?;
+        apply(store, key, deltas);
         Ok(())
     })
     .map_err(|_| "closed".to_string())?
+}
+
+/// Pops up to `max` items at once; the initial-list items of a batch come before the others, and none is initial
+/// once the queue has synced.
+fn pop_batch(fifo: &DeltaFifo<Obj>, store: &Store<Obj>, max: usize) -> Result<(), String> {
+    let synced_before = fifo.has_synced();
+    let mut result = Ok(());
+    let mut seen_later = false;
+    fifo.pop_batch(max, |key, deltas, initial| {
+        if initial && (synced_before || seen_later) {
+            result = Err(format!(
+                "{key} is_in_initial_list after the queue synced or a later item"
+            ));
+        }
+        seen_later |= !initial;
+        if let Err(e) = check_deltas(key, &deltas) {
+            result = Err(e);
+        }
+        apply(store, key, deltas);
+    })
+    .map_err(|_| "closed".to_string())?;
+    result
+}
+
+/// Every popped `Deltas` holds no two deletions in a row and no sync after a deletion.
+fn check_deltas(key: &str, deltas: &Deltas<Obj>) -> Result<(), String> {
+    let mut prev_deleted = false;
+    for d in deltas.iter() {
+        let deleted = matches!(d, Delta::Deleted(_));
+        if deleted && prev_deleted {
+            return Err(format!("two deletions in a row for {key}: {deltas:?}"));
+        }
+        if matches!(d, Delta::Sync(_)) && prev_deleted {
+            return Err(format!("a sync after a deletion for {key}: {deltas:?}"));
+        }
+        prev_deleted = deleted;
+    }
+    Ok(())
+}
+
+/// The informer's processing step: the store takes each delta in order.
+fn apply(store: &Store<Obj>, key: &Key, deltas: Deltas<Obj>) {
+    for d in deltas {
+        match d {
+            Delta::Deleted(_) => {
+                store.delete(key);
+            }
+            other => {
+                store.put(key.clone(), other.object().clone());
+            }
+        }
+    }
 }
