@@ -339,9 +339,10 @@ impl<K> DeltaFifo<K> {
     /// hold of the lock, releases it, and runs `process` on each in turn. Returns how many were popped.
     ///
     /// Pushes go on meanwhile. Whatever must see the known objects as the batch leaves them — a replace's deletion
-    /// detection, a resync, [`has_synced`](DeltaFifo::has_synced), another pop — waits until `process` has run on the
-    /// whole batch; a delete of an object in the batch is judged by the batch. `process` should therefore write the
-    /// store (the known objects) and nothing slow.
+    /// detection, a resync, another pop — waits until `process` has run on the whole batch; a delete of an object in
+    /// the batch is judged by the batch, and [`has_synced`](DeltaFifo::has_synced) stays false until the batch's
+    /// initial-list items are processed. `process` should therefore write the store (the known objects) and nothing
+    /// slow.
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.

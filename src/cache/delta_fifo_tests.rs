@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::cache::{DeltaType, Store};
+use crate::testing::fifo_model::apply;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Obj {
@@ -642,20 +643,6 @@ fn fifo_with_store() -> (Arc<DeltaFifo<Obj>>, Arc<Store<Obj>>) {
     let store: Arc<Store<Obj>> = Arc::new(Store::new(crate::cache::Indexers::new()));
     let f = DeltaFifo::with_key_fn(name_key, Some(store.clone() as Arc<dyn KnownObjects<Obj>>));
     (Arc::new(f), store)
-}
-
-/// Writes popped deltas to `store` as the informer does.
-fn apply(store: &Store<Obj>, key: &Key, deltas: Deltas<Obj>) {
-    for d in deltas {
-        match d {
-            Delta::Deleted(_) => {
-                store.delete(key);
-            }
-            other => {
-                store.put(key.clone(), other.object().clone());
-            }
-        }
-    }
 }
 
 const WAIT: Duration = Duration::from_secs(10);

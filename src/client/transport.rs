@@ -262,9 +262,10 @@ impl Transport for TlsTransport {
 /// Moves into `buf` the plaintext of TLS records already received — decrypted by rustls, or still sealed in the
 /// transport's buffer — without reading the socket; returns how many bytes.
 ///
-/// A rustls read yields one record (16 KB) at most, while a watch burst arrives many records per socket read. Each
-/// read that returns less than what has arrived costs the watch's reader a round through the HTTP layer and, worse,
-/// a wake-up of the informer's processing thread (it is woken whenever the reader may block). Errors are left for
+/// A rustls read decrypts what one `read_tls` takes in, about one full record (16 KB) at most, while a watch burst
+/// brings many records per socket read. Each read that returns less than what has arrived costs the watch's reader a
+/// round through the HTTP layer and, worse, a wake-up of the informer's processing thread (it is woken whenever the
+/// reader may block). Errors are left for
 /// the next read, which reports them: rustls keeps a connection's error.
 fn take_received(stream: &mut StreamOwned<ClientConnection, TransportAdapter>, buf: &mut [u8]) -> usize {
     let mut n = 0;
@@ -670,12 +671,14 @@ mod tests {
 
     /// A socket whose bytes are put in its buffer by the test; waiting for more counts a (would-be blocking) read
     /// and finds the end of the stream.
+    #[cfg(feature = "testing")]
     #[derive(Debug)]
     struct MemTransport {
         buffers: LazyBuffers,
         socket_reads: Arc<std::sync::atomic::AtomicUsize>,
     }
 
+    #[cfg(feature = "testing")]
     impl Transport for MemTransport {
         fn buffers(&mut self) -> &mut dyn Buffers {
             &mut self.buffers

@@ -206,7 +206,7 @@ fn check_deltas(key: &str, deltas: &Deltas<Obj>) -> Result<(), String> {
 }
 
 /// The informer's processing step: the store takes each delta in order.
-fn apply(store: &Store<Obj>, key: &Key, deltas: Deltas<Obj>) {
+pub(crate) fn apply<K>(store: &Store<K>, key: &Key, deltas: Deltas<K>) {
     for d in deltas {
         match d {
             Delta::Deleted(_) => {
