@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chaos_kit::{
-    Behaviour, Replay, ReplayHandler, Rng, State, Writer, converge, diff, in_alpha_tier_a, seed_from_env, state_of,
+    Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, seed_from_env,
 };
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::{Api, Client, ListWatch};
@@ -40,8 +40,6 @@ use kube_informer::testing::{ApiServer, Fault, Verb};
 use parking_lot::Mutex;
 
 const NAMESPACES: [&str; 3] = ["alpha", "beta", "gamma"];
-/// The informer that sees only namespace `alpha`, label `tier=a`.
-const FILTERED: &str = "alpha-tier-a";
 const NAMES_PER_NAMESPACE: u64 = 60;
 /// Faults (served faults, compactions, restarts) a run injects at least.
 const MIN_FAULTS: u64 = 1_000;
@@ -402,22 +400,12 @@ fn informers_survive_the_fault_schedule() {
     server.clear_faults();
     server.start_listening().unwrap();
     let everything = server.list::<ConfigMap>(None).unwrap();
-    let want: State = state_of(&everything);
-    let want_filtered: State = state_of(everything.iter().filter(|o| in_alpha_tier_a(o)));
-    let want_for = |inf: &SharedIndexInformer<ConfigMap>| {
-        if inf.name() == FILTERED { &want_filtered } else { &want }
-    };
-    converge("the informers' stores", Duration::from_secs(60), || {
-        informers.iter().find_map(|inf| {
-            let got = state_of(inf.store().list().iter().map(|o| &**o));
-            let want = want_for(inf);
-            (got != *want).then(|| format!("{}: {}", inf.name(), diff(want, &got)))
-        })
-    });
+    let expected = Expected::of(&everything);
+    converge_stores(&informers, &expected);
     converge("the handlers' replayed states", Duration::from_secs(120), || {
         watched.iter().find_map(|(i, w)| {
             let got = w.replay.lock().state();
-            let want = want_for(&informers[*i]);
+            let want = expected.for_informer(informers[*i].name());
             (got != *want).then(|| format!("{}: {}", w.name, diff(want, &got)))
         })
     });
@@ -453,7 +441,7 @@ fn informers_survive_the_fault_schedule() {
          {served:?}; server-side: {:?}); {} writes, {} objects at the end; {} lists, {} watches",
         tally.0,
         writer.ops,
-        want.len(),
+        expected.all.len(),
         records.iter().filter(|r| r.verb == Verb::List).count(),
         records.iter().filter(|r| r.verb == Verb::Watch).count(),
     );

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chaos_kit::{
-    Behaviour, Replay, ReplayHandler, Rng, State, Writer, converge, diff, in_alpha_tier_a, seed_from_env, state_of,
+    Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, seed_from_env,
 };
 use common::WAIT;
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
@@ -28,8 +28,6 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 const NAMESPACES: [&str; 3] = ["alpha", "beta", "gamma"];
-/// The informer that sees only namespace `alpha`, label `tier=a`.
-const FILTERED: &str = "alpha-tier-a";
 const NAMES_PER_NAMESPACE: u64 = 40;
 
 fn reflector(streaming_list: bool, page_size: u32) -> ReflectorConfig {
@@ -178,26 +176,16 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     server.clear_faults();
     server.start_listening().unwrap();
     let everything = server.list::<ConfigMap>(None).unwrap();
-    let want: State = state_of(&everything);
-    let want_filtered: State = state_of(everything.iter().filter(|o| in_alpha_tier_a(o)));
-    let want_for = |inf: &SharedIndexInformer<ConfigMap>| {
-        if inf.name() == FILTERED { &want_filtered } else { &want }
-    };
+    let expected = Expected::of(&everything);
     assert_eq!(
-        want.keys().cloned().collect::<Vec<_>>(),
+        expected.all.keys().cloned().collect::<Vec<_>>(),
         writer.objects.keys().cloned().collect::<Vec<_>>()
     );
-    converge("the informers' stores", Duration::from_secs(60), || {
-        informers.iter().find_map(|inf| {
-            let got = state_of(inf.store().list().iter().map(|o| &**o));
-            let want = want_for(inf);
-            (got != *want).then(|| format!("{}: {}", inf.name(), diff(want, &got)))
-        })
-    });
+    converge_stores(&informers, &expected);
     converge("the handlers' replayed states", Duration::from_secs(60), || {
         handlers.iter().find_map(|(name, i, r)| {
             let got = r.lock().state();
-            let want = want_for(&informers[*i]);
+            let want = expected.for_informer(informers[*i].name());
             (got != *want).then(|| format!("{name}: {}", diff(want, &got)))
         })
     });
@@ -213,7 +201,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
         "convergence: seed {seed}, {} writes, {} objects at the end, {lists} lists, {watches} watches, {faults} \
          faults served; disruptions {tally:?}",
         writer.ops,
-        want.len()
+        expected.all.len()
     );
     for inf in &informers {
         eprintln!("  {}: {:?}", inf.name(), inf.metrics().reflector);
@@ -222,7 +210,9 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     }
     // Keys are `namespace/name`, as the writer computed them.
     assert!(
-        want.keys()
+        expected
+            .all
+            .keys()
             .all(|k| writer.objects.get(k).is_some_and(|o| key_of(o) == *k))
     );
 }

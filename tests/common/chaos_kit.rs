@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use kube_informer::cache::DeletedObject;
-use kube_informer::informer::{Event, ResourceEventHandler};
+use kube_informer::informer::{Event, ResourceEventHandler, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ObjectMeta, key_of};
 use kube_informer::testing::ApiServer;
@@ -356,6 +356,41 @@ impl Writer {
             }
         }
     }
+}
+
+/// The informer (in both suites) whose list is filtered to the objects [`in_alpha_tier_a`].
+pub const FILTERED: &str = "alpha-tier-a";
+
+/// What each informer must end up holding: the server's objects, or, for the [`FILTERED`] informer, those in alpha
+/// tier a.
+pub struct Expected {
+    pub all: State,
+    pub filtered: State,
+}
+
+impl Expected {
+    pub fn of(everything: &[ConfigMap]) -> Expected {
+        Expected {
+            all: state_of(everything),
+            filtered: state_of(everything.iter().filter(|o| in_alpha_tier_a(o))),
+        }
+    }
+
+    /// The state the informer called `name` must hold.
+    pub fn for_informer(&self, name: &str) -> &State {
+        if name == FILTERED { &self.filtered } else { &self.all }
+    }
+}
+
+/// Waits until every informer's store holds what `expected` says.
+pub fn converge_stores(informers: &[SharedIndexInformer<ConfigMap>], expected: &Expected) {
+    converge("the informers' stores", Duration::from_secs(60), || {
+        informers.iter().find_map(|inf| {
+            let got = state_of(inf.store().list().iter().map(|o| &**o));
+            let want = expected.for_informer(inf.name());
+            (got != *want).then(|| format!("{}: {}", inf.name(), diff(want, &got)))
+        })
+    });
 }
 
 /// Polls `check` until it returns `None` (converged) or `timeout` passes; fails with its last explanation.
