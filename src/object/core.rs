@@ -3,8 +3,12 @@
 //! These are deliberately minimal. For the full Kubernetes API, enable the `k8s-openapi` feature and use its types,
 //! or define your own structs with [`object!`](crate::object!), or use [`DynamicObject`](super::DynamicObject).
 
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use super::meta::InPlace;
 use super::{ObjectMeta, StringMap};
 
 /// A core/v1 `ConfigMap`.
@@ -15,7 +19,10 @@ use super::{ObjectMeta, StringMap};
 /// let cm = ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("color", "blue");
 /// assert_eq!(cm.data.get("color"), Some("blue"));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// It decodes in place (`Deserialize::deserialize_in_place`), reusing the strings and maps of the object decoded
+/// over: the informer decodes watch events into the objects its cache let go of.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigMap {
     /// Standard metadata.
@@ -46,6 +53,111 @@ impl ConfigMap {
     pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.data.insert(key.into(), value.into());
         self
+    }
+}
+
+/// The keys of a ConfigMap; the others (`apiVersion`, `kind`, unknown ones) are skipped.
+enum ConfigMapKey {
+    Metadata,
+    Data,
+    BinaryData,
+    Immutable,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ConfigMapKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = ConfigMapKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("field identifier")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ConfigMapKey, E> {
+                Ok(match v {
+                    "metadata" => ConfigMapKey::Metadata,
+                    "data" => ConfigMapKey::Data,
+                    "binaryData" => ConfigMapKey::BinaryData,
+                    "immutable" => ConfigMapKey::Immutable,
+                    _ => ConfigMapKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// Reads a ConfigMap over `self.0` (a default one for a fresh decode), reusing its allocations field by field.
+struct ConfigMapVisitor<'a>(&'a mut ConfigMap);
+
+impl<'de> Visitor<'de> for ConfigMapVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct ConfigMap")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let cm = self.0;
+        let mut seen = [false; 4];
+        let mut first = |i: usize, name: &'static str| {
+            if std::mem::replace(&mut seen[i], true) {
+                Err(de::Error::duplicate_field(name))
+            } else {
+                Ok(())
+            }
+        };
+        while let Some(key) = map.next_key::<ConfigMapKey>()? {
+            match key {
+                ConfigMapKey::Metadata => {
+                    first(0, "metadata")?;
+                    map.next_value_seed(InPlace(&mut cm.metadata))?;
+                }
+                ConfigMapKey::Data => {
+                    first(1, "data")?;
+                    map.next_value_seed(InPlace(&mut cm.data))?;
+                }
+                ConfigMapKey::BinaryData => {
+                    first(2, "binaryData")?;
+                    map.next_value_seed(InPlace(&mut cm.binary_data))?;
+                }
+                ConfigMapKey::Immutable => {
+                    first(3, "immutable")?;
+                    cm.immutable = map.next_value()?;
+                }
+                ConfigMapKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        // What the object did not mention takes its default, as in a fresh decode.
+        if !seen[0] {
+            cm.metadata = ObjectMeta::default();
+        }
+        if !seen[1] {
+            cm.data = StringMap::new();
+        }
+        if !seen[2] {
+            cm.binary_data = StringMap::new();
+        }
+        if !seen[3] {
+            cm.immutable = None;
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for ConfigMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut cm = ConfigMap::default();
+        d.deserialize_map(ConfigMapVisitor(&mut cm))?;
+        Ok(cm)
+    }
+
+    /// Decodes into `place`, reusing its strings and maps; the result is the same as
+    /// [`deserialize`](Self::deserialize)'s. On an error `place` holds a mix of old and new fields.
+    fn deserialize_in_place<D: Deserializer<'de>>(d: D, place: &mut Self) -> Result<(), D::Error> {
+        d.deserialize_map(ConfigMapVisitor(place))
     }
 }
 

@@ -6,9 +6,13 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::meta::InPlace;
 use super::{ApiResource, Object, ObjectMeta, RawJson};
 
 /// An object of any kind: parsed metadata plus every other top-level field kept as raw JSON text.
+///
+/// It decodes in place (`Deserialize::deserialize_in_place`), reusing the strings, metadata and field list of the
+/// object decoded over: the informer decodes watch events into the objects its cache let go of.
 ///
 /// Keeping `spec`, `status`, `data`… as text makes a cached `DynamicObject` about as large as its JSON instead of the
 /// ~3× a `serde_json::Value` tree costs; fields are parsed only when read ([`DynamicObject::field`]).
@@ -136,35 +140,68 @@ impl Serialize for DynamicObject {
     }
 }
 
-impl<'de> Deserialize<'de> for DynamicObject {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct DynVisitor;
-        impl<'de> Visitor<'de> for DynVisitor {
-            type Value = DynamicObject;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a Kubernetes object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DynamicObject, A::Error> {
-                let mut o = DynamicObject::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*key {
-                        "apiVersion" => o.api_version = map.next_value()?,
-                        "kind" => o.kind = map.next_value()?,
-                        "metadata" => o.metadata = map.next_value()?,
-                        _ => {
-                            let v: RawJson = map.next_value()?;
-                            match o.fields.iter_mut().find(|(k, _)| *k == *key) {
-                                // Duplicate keys: the last one wins, as in serde_json::Value.
-                                Some(slot) => slot.1 = v,
-                                None => o.fields.push((key.into_owned(), v)),
-                            }
-                        }
+/// Reads a DynamicObject over `self.0` (a default one for a fresh decode), reusing its `apiVersion`, `kind`,
+/// metadata and field list allocations.
+struct DynVisitor<'a>(&'a mut DynamicObject);
+
+impl<'de> Visitor<'de> for DynVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let o = self.0;
+        o.fields.clear();
+        let (mut api_version, mut kind, mut metadata) = (false, false, false);
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "apiVersion" => {
+                    api_version = true;
+                    map.next_value_seed(InPlace(&mut o.api_version))?;
+                }
+                "kind" => {
+                    kind = true;
+                    map.next_value_seed(InPlace(&mut o.kind))?;
+                }
+                "metadata" => {
+                    metadata = true;
+                    map.next_value_seed(InPlace(&mut o.metadata))?;
+                }
+                _ => {
+                    let v: RawJson = map.next_value()?;
+                    match o.fields.iter_mut().find(|(k, _)| *k == *key) {
+                        // Duplicate keys: the last one wins, as in serde_json::Value.
+                        Some(slot) => slot.1 = v,
+                        None => o.fields.push((key.into_owned(), v)),
                     }
                 }
-                Ok(o)
             }
         }
-        d.deserialize_map(DynVisitor)
+        // What the object did not mention takes its default, as in a fresh decode.
+        if !api_version {
+            o.api_version.clear();
+        }
+        if !kind {
+            o.kind.clear();
+        }
+        if !metadata {
+            o.metadata = ObjectMeta::default();
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for DynamicObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut o = DynamicObject::default();
+        d.deserialize_map(DynVisitor(&mut o))?;
+        Ok(o)
+    }
+
+    /// Decodes into `place`, reusing its strings, metadata and field list; the result is the same as
+    /// [`deserialize`](Self::deserialize)'s. On an error `place` holds a mix of old and new fields.
+    fn deserialize_in_place<D: Deserializer<'de>>(d: D, place: &mut Self) -> Result<(), D::Error> {
+        d.deserialize_map(DynVisitor(place))
     }
 }
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
@@ -181,52 +181,140 @@ impl<'de> Deserialize<'de> for Field {
     }
 }
 
-impl<'de> Deserialize<'de> for ObjectMeta {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct MetaVisitor;
-        impl<'de> Visitor<'de> for MetaVisitor {
-            type Value = ObjectMeta;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("object metadata")
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<ObjectMeta, E> {
-                Ok(ObjectMeta::default())
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ObjectMeta, A::Error> {
-                let mut m = ObjectMeta::default();
-                while let Some(key) = map.next_key::<Field>()? {
-                    match key {
-                        Field::Name => m.name = map.next_value()?,
-                        Field::GenerateName => m.generate_name = map.next_value()?,
-                        Field::Namespace => m.namespace = map.next_value()?,
-                        Field::Uid => m.uid = map.next_value()?,
-                        Field::ResourceVersion => m.resource_version = map.next_value()?,
-                        Field::Generation => m.generation = map.next_value()?,
-                        Field::CreationTimestamp => m.creation_timestamp = map.next_value()?,
-                        Field::DeletionTimestamp => m.deletion_timestamp = map.next_value()?,
-                        Field::DeletionGracePeriodSeconds => m.deletion_grace_period_seconds = map.next_value()?,
-                        // `null` reads as an empty map.
-                        Field::Labels => m.labels = map.next_value()?,
-                        Field::Annotations => m.annotations = map.next_value()?,
-                        Field::OwnerReferences => {
-                            m.owner_references = map.next_value::<Option<_>>()?.unwrap_or_default()
-                        }
-                        Field::Finalizers => m.finalizers = map.next_value::<Option<_>>()?.unwrap_or_default(),
-                        Field::ManagedFields => {
-                            // `null` and `[]` both mean "none"; anything else is kept verbatim.
-                            let raw: Option<RawJson> = map.next_value()?;
-                            m.managed_fields = raw.filter(|r| r.get() != "[]");
-                        }
-                        Field::Other(k) => {
-                            let v: serde_json::Value = map.next_value()?;
-                            m.extra.insert(k, v);
-                        }
-                    }
+/// Reads an optional string into the allocation of `self.0` (the value of the field being decoded over) when one is
+/// given: what `Option<String>` reads, with the same errors.
+struct ReuseStr(Option<String>);
+
+impl<'de> DeserializeSeed<'de> for ReuseStr {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ReuseStr {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_string(self)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
+        let mut s = self.0.unwrap_or_default();
+        s.clear();
+        s.push_str(v);
+        Ok(Some(s))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Option<String>, E> {
+        Ok(Some(v))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Option<String>, E> {
+        match std::str::from_utf8(v) {
+            Ok(s) => self.visit_str(s),
+            Err(_) => Err(de::Error::invalid_value(de::Unexpected::Bytes(v), &self)),
+        }
+    }
+}
+
+/// Reads `ObjectMeta`; `old` is the metadata being decoded over, whose strings and maps are reused for the same
+/// fields (empty for a fresh decode).
+struct MetaVisitor {
+    old: ObjectMeta,
+}
+
+impl<'de> Visitor<'de> for MetaVisitor {
+    type Value = ObjectMeta;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("object metadata")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<ObjectMeta, E> {
+        Ok(ObjectMeta::default())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ObjectMeta, A::Error> {
+        let mut old = self.old;
+        let mut m = ObjectMeta::default();
+        while let Some(key) = map.next_key::<Field>()? {
+            match key {
+                Field::Name => m.name = map.next_value_seed(ReuseStr(old.name.take()))?,
+                Field::GenerateName => m.generate_name = map.next_value_seed(ReuseStr(old.generate_name.take()))?,
+                Field::Namespace => m.namespace = map.next_value_seed(ReuseStr(old.namespace.take()))?,
+                Field::Uid => m.uid = map.next_value_seed(ReuseStr(old.uid.take()))?,
+                Field::ResourceVersion => {
+                    m.resource_version = map.next_value_seed(ReuseStr(old.resource_version.take()))?
                 }
-                Ok(m)
+                Field::Generation => m.generation = map.next_value()?,
+                Field::CreationTimestamp => {
+                    m.creation_timestamp = map.next_value_seed(ReuseStr(old.creation_timestamp.take()))?
+                }
+                Field::DeletionTimestamp => {
+                    m.deletion_timestamp = map.next_value_seed(ReuseStr(old.deletion_timestamp.take()))?
+                }
+                Field::DeletionGracePeriodSeconds => m.deletion_grace_period_seconds = map.next_value()?,
+                // `null` reads as an empty map.
+                Field::Labels => {
+                    m.labels = std::mem::take(&mut old.labels);
+                    map.next_value_seed(InPlace(&mut m.labels))?;
+                }
+                Field::Annotations => {
+                    m.annotations = std::mem::take(&mut old.annotations);
+                    map.next_value_seed(InPlace(&mut m.annotations))?;
+                }
+                Field::OwnerReferences => m.owner_references = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                Field::Finalizers => m.finalizers = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                Field::ManagedFields => {
+                    // `null` and `[]` both mean "none"; anything else is kept verbatim.
+                    let raw: Option<RawJson> = map.next_value()?;
+                    m.managed_fields = raw.filter(|r| r.get() != "[]");
+                }
+                Field::Other(k) => {
+                    let v: serde_json::Value = map.next_value()?;
+                    m.extra.insert(k, v);
+                }
             }
         }
-        d.deserialize_map(MetaVisitor)
+        Ok(m)
+    }
+}
+
+/// Decodes a value over `self.0` with `Deserialize::deserialize_in_place`.
+pub(crate) struct InPlace<'a, T>(pub(crate) &'a mut T);
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for InPlace<'_, T> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        T::deserialize_in_place(d, self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ObjectMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(MetaVisitor {
+            old: ObjectMeta::default(),
+        })
+    }
+
+    /// Decodes into `place`, reusing its strings and maps for the same fields; the result is the same as
+    /// [`deserialize`](Self::deserialize)'s. On an error `place` is left empty.
+    fn deserialize_in_place<D: Deserializer<'de>>(d: D, place: &mut Self) -> Result<(), D::Error> {
+        let old = std::mem::take(place);
+        *place = d.deserialize_map(MetaVisitor { old })?;
+        Ok(())
     }
 }
 

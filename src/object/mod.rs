@@ -36,6 +36,8 @@ use serde::de::DeserializeOwned;
 mod api_resource;
 pub mod core;
 mod dynamic;
+#[cfg(test)]
+mod in_place_tests;
 #[cfg(feature = "k8s-openapi")]
 mod k8s_openapi_impl;
 mod list;

@@ -288,6 +288,11 @@ impl Builder {
 
     /// The map: its header, then the entries in key order (already so when `sorted`).
     fn finish(&self) -> Result<StringMap, String> {
+        self.finish_into(String::new())
+    }
+
+    /// [`finish`](Self::finish), writing the map's text into `buf`'s allocation (reused when it is large enough).
+    fn finish_into(&self, buf: String) -> Result<StringMap, String> {
         if self.overflow || self.ends.len() > MAX_FIELD {
             return Err(format!(
                 "a string map holds at most {MAX_FIELD} bytes of keys and values (got {} or more)",
@@ -300,7 +305,9 @@ impl Builder {
         if self.sorted {
             // The common case (Kubernetes sorts map keys): the header straight from `ends`, then the entries.
             let n = self.ends.len();
-            let mut text = String::with_capacity(DIGITS * (1 + 2 * n) + self.entries.len());
+            let mut text = buf;
+            text.clear();
+            text.reserve(DIGITS * (1 + 2 * n) + self.entries.len());
             put_field(&mut text, n);
             for &(k, e) in &self.ends {
                 put_field(&mut text, k as usize);
@@ -327,7 +334,9 @@ impl Builder {
         }
         let n = kept.len();
         let text_len: usize = kept.iter().map(|e| e.2 - e.0).sum();
-        let mut text = String::with_capacity(DIGITS * (1 + 2 * n) + text_len);
+        let mut text = buf;
+        text.clear();
+        text.reserve(DIGITS * (1 + 2 * n) + text_len);
         put_field(&mut text, n);
         let mut at = 0;
         for &(s, k, e) in &kept {
@@ -500,6 +509,14 @@ impl Serialize for StringMap {
     }
 }
 
+#[cfg(test)]
+impl StringMap {
+    /// Address of the map's text, to tell whether a decode reused the allocation.
+    pub(crate) fn text_ptr(&self) -> *const u8 {
+        self.text.as_ptr()
+    }
+}
+
 thread_local! {
     /// Reused by every decode on this thread, so decoding a map allocates only the result.
     static SCRATCH: RefCell<Builder> = RefCell::new(Builder::default());
@@ -532,7 +549,10 @@ impl Visitor<'_> for Append<'_> {
     }
 }
 
-struct MapVisitor;
+/// Reads a map; `old` is the text of a map being decoded over, whose allocation the result reuses when it fits.
+struct MapVisitor {
+    old: Box<str>,
+}
 
 impl<'de> Visitor<'de> for MapVisitor {
     type Value = StringMap;
@@ -563,7 +583,7 @@ impl<'de> Visitor<'de> for MapVisitor {
                 map.next_value_seed(Append(&mut b.entries))?;
                 b.close_entry(key_end);
             }
-            b.finish().map_err(de::Error::custom)
+            b.finish_into(self.old.into_string()).map_err(de::Error::custom)
         })();
         if b.entries.capacity() > SCRATCH_KEEP || b.ends.capacity() > SCRATCH_KEEP / 8 {
             b = Builder::default();
@@ -576,7 +596,16 @@ impl<'de> Visitor<'de> for MapVisitor {
 impl<'de> Deserialize<'de> for StringMap {
     /// Reads a JSON object of strings; `null` is an empty map.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_option(MapVisitor)
+        d.deserialize_option(MapVisitor { old: Box::default() })
+    }
+
+    /// Decodes into `place`, reusing its allocation when the new text fits in it (the informer decodes watch events
+    /// into the objects its cache let go of). The result is the same as [`deserialize`](Self::deserialize)'s; on
+    /// an error `place` is left empty.
+    fn deserialize_in_place<D: Deserializer<'de>>(d: D, place: &mut Self) -> Result<(), D::Error> {
+        let old = std::mem::take(&mut place.text);
+        *place = d.deserialize_option(MapVisitor { old })?;
+        Ok(())
     }
 }
 

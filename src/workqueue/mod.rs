@@ -82,7 +82,7 @@
 mod clock;
 mod delaying;
 mod metrics;
-mod queue;
+pub(crate) mod queue;
 mod rate_limiter;
 mod rate_limiting;
 

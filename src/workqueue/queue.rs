@@ -829,3 +829,5 @@ impl StdError for GetTimeoutError {}
 #[cfg(test)]
 #[path = "queue_tests.rs"]
 pub(super) mod tests;
+#[cfg(test)]
+pub(crate) use tests::Rng;
