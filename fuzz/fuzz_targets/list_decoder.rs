@@ -12,7 +12,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     match input.byte() % 2 {
-        0 => arbitrary_bytes::<ListDecoder<DynamicObject>>(input),
+        0 => {
+            arbitrary_bytes::<ListDecoder<DynamicObject>>(input);
+        }
         _ => recipe(input),
     }
 });

@@ -1,17 +1,22 @@
 //! The watch decoder never panics, holds at most limit + one chunk, and decodes a stream the same however it is
-//! split; a stream serialised from a recipe of events decodes back to those events.
+//! split, and the same when given back each object it decoded to decode the next into; a stream serialised from a
+//! recipe of events decodes back to those events.
 
 #![no_main]
 
 use kube_informer::object::{DynamicObject, ObjectMeta, Status};
 use kube_informer::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, WatchDecoder, WatchEvent};
-use kube_informer_fuzz::{Input, arbitrary_bytes, cuts, run};
+use kube_informer_fuzz::{Input, Recycling, arbitrary_bytes, cuts, run};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     match input.byte() % 2 {
-        0 => arbitrary_bytes::<WatchDecoder<DynamicObject>>(input),
+        0 => {
+            let split = arbitrary_bytes::<WatchDecoder<DynamicObject>>(input);
+            let recycled = run::<Recycling>(split.limit, split.stream, &split.cuts);
+            assert_eq!(split.run, recycled);
+        }
         _ => recipe(input),
     }
 });
@@ -79,6 +84,8 @@ fn recipe(mut input: Input<'_>) {
         .map(|r| serde_json::to_value(r.as_ref().unwrap()).unwrap())
         .collect();
     assert_eq!(got, expected);
-    let split = run::<WatchDecoder<DynamicObject>>(limit, stream, &cuts(input.rest(), stream.len()));
+    let cuts = cuts(input.rest(), stream.len());
+    let split = run::<WatchDecoder<DynamicObject>>(limit, stream, &cuts);
     assert_eq!(whole, split);
+    assert_eq!(run::<Recycling>(limit, stream, &cuts), whole);
 }

@@ -106,6 +106,35 @@ pub trait ChunkDecoder {
     fn finish(self) -> Result<Self::End, DecodeError>;
 }
 
+/// A watch decoder given back a copy of every object it decodes, to decode the next object event into
+/// (`WatchDecoder::recycle`, as the informer does with what its cache lets go of). It must decode exactly what a
+/// plain decoder decodes.
+pub struct Recycling(WatchDecoder<DynamicObject>);
+
+impl ChunkDecoder for Recycling {
+    type Item = WatchEvent<DynamicObject>;
+    type End = ();
+    fn with_limit(limit: usize) -> Self {
+        Recycling(WatchDecoder::with_max_object_size(limit))
+    }
+    fn push(&mut self, bytes: &[u8]) {
+        self.0.push(bytes);
+    }
+    fn next(&mut self) -> Option<Result<Self::Item, DecodeError>> {
+        let item = self.0.next_event();
+        if let Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o))) = &item {
+            self.0.recycle(o.clone());
+        }
+        item
+    }
+    fn buffered(&self) -> usize {
+        self.0.buffered()
+    }
+    fn finish(self) -> Result<(), DecodeError> {
+        self.0.finish()
+    }
+}
+
 impl ChunkDecoder for WatchDecoder<DynamicObject> {
     type Item = WatchEvent<DynamicObject>;
     type End = ();
@@ -190,12 +219,31 @@ pub fn run<D: ChunkDecoder>(limit: usize, stream: &[u8], cuts: &[usize]) -> Run<
 }
 
 /// Arbitrary bytes under an arbitrary limit and chunking decode as they do in one piece.
-pub fn arbitrary_bytes<D: ChunkDecoder>(mut input: Input<'_>) {
+pub fn arbitrary_bytes<D: ChunkDecoder>(mut input: Input<'_>) -> Split<'_, D> {
     let limit = 16 + input.byte() as usize * 8;
     let n = input.below(8) + 1;
     let seed = input.take(n);
     let stream = input.rest();
     let whole = run::<D>(limit, stream, &[]);
-    let split = run::<D>(limit, stream, &cuts(seed, stream.len()));
+    let cuts = cuts(seed, stream.len());
+    let split = run::<D>(limit, stream, &cuts);
     assert_eq!(whole, split);
+    Split {
+        limit,
+        stream,
+        cuts,
+        run: split,
+    }
+}
+
+/// What [`arbitrary_bytes`] decoded, for a target to decode again another way.
+pub struct Split<'a, D: ChunkDecoder> {
+    /// The decoder's object size limit.
+    pub limit: usize,
+    /// The stream.
+    pub stream: &'a [u8],
+    /// Where it was split.
+    pub cuts: Vec<usize>,
+    /// What the decoder made of it.
+    pub run: Run<D::Item, D::End>,
 }

@@ -2,13 +2,16 @@
 
 use std::fmt;
 use std::io::{self, Read};
-use std::marker::PhantomData;
 
 use memchr::memchr;
 use serde::de::DeserializeOwned;
 
 use super::WatchEvent;
-use super::framer::{SizeHint, StreamBuf, ValueScan, describe, is_ws, json_error, syntax_error, try_decode, utf8};
+use super::event::EventSeed;
+use super::framer::{
+    SizeHint, StreamBuf, ValueScan, decode_exact, describe, is_ws, json_error, syntax_error, try_decode,
+    try_decode_line, utf8,
+};
 use crate::error::{DecodeError, DecodeErrorKind};
 
 /// The default largest event (or list item) the decoders accept: 64 MiB. Objects stored in etcd are limited to about
@@ -74,7 +77,8 @@ pub struct WatchDecoder<K> {
     hint: SizeHint,
     /// Set by the first error; returned by every later call.
     error: Option<DecodeError>,
-    _k: PhantomData<fn() -> K>,
+    /// An object given back by [`recycle`](WatchDecoder::recycle), which the next object event is decoded over.
+    spare: Option<K>,
 }
 
 /// Scan state of one event being framed.
@@ -120,7 +124,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             nl_searched: 0,
             hint: SizeHint::default(),
             error: None,
-            _k: PhantomData,
+            spare: None,
         }
     }
 
@@ -139,6 +143,43 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             self.buf.discard();
         }
         Ok(n)
+    }
+
+    /// Gives the decoder an object to decode the next ADDED, MODIFIED or DELETED event's object into, so that the
+    /// decode reuses that object's allocations instead of making new ones (and the old object is not freed either).
+    ///
+    /// The decoded event is exactly what it would have been without this: what the spare held is overwritten or
+    /// reset, never mixed in. How much is reused depends on `K`'s `Deserialize::deserialize_in_place` — the
+    /// strings and maps of this crate's [`ObjectMeta`](crate::object::ObjectMeta),
+    /// [`ConfigMap`](crate::object::core::ConfigMap) and [`DynamicObject`](crate::object::DynamicObject); for a type
+    /// without it (serde's default), the spare is simply dropped when the next object is decoded. The informer
+    /// hands the decoder the objects its cache let go of. A second call before the spare is used replaces it.
+    ///
+    /// The spare is used for an event that starts a line and whose line was whole when decoded (as API servers send
+    /// events, and as they arrive in a burst); any other event is decoded fresh and the spare kept for the next.
+    ///
+    /// ```
+    /// use kube_informer::object::core::ConfigMap;
+    /// use kube_informer::watch::{WatchDecoder, WatchEvent};
+    ///
+    /// let mut dec = WatchDecoder::<ConfigMap>::new();
+    /// dec.push(br#"{"type":"ADDED","object":{"metadata":{"name":"a"},"data":{"k":"v"}}}"#);
+    /// dec.push(b"\n");
+    /// let Some(Ok(WatchEvent::Added(old))) = dec.next_event() else { panic!() };
+    /// dec.recycle(old);
+    /// dec.push(br#"{"type":"MODIFIED","object":{"metadata":{"name":"b"}}}"#);
+    /// dec.push(b"\n");
+    /// let Some(Ok(WatchEvent::Modified(cm))) = dec.next_event() else { panic!() };
+    /// assert_eq!(cm.metadata.name.as_deref(), Some("b"));
+    /// assert!(cm.data.is_empty()); // nothing of the recycled object shows through
+    /// ```
+    pub fn recycle(&mut self, obj: K) {
+        self.spare = Some(obj);
+    }
+
+    /// True when the decoder holds an object given by [`recycle`](WatchDecoder::recycle) that is not used yet.
+    pub fn has_spare(&self) -> bool {
+        self.spare.is_some()
     }
 
     /// The next complete event, `None` when more bytes are needed, or the decoder's error (sticky).
@@ -230,7 +271,27 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             };
             if let Some(end) = end {
                 frame.try_fast = false;
-                if let Some((ev, n)) = try_decode(self.buf.pending(), end.min(self.limit)) {
+                let decoded = match nl {
+                    // A whole line: decoded with the seed that reuses a recycled object.
+                    Some(nl) if frame.line_start => {
+                        let seed = EventSeed { spare: &mut self.spare };
+                        match try_decode_line(self.buf.pending(), nl.min(self.limit), seed) {
+                            Ok(decoded) => Some(decoded),
+                            Err(first) => {
+                                // More than this event on the line: keep its object as the spare for the exact
+                                // decode that follows.
+                                if let Some(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) =
+                                    first
+                                {
+                                    self.spare = Some(o);
+                                }
+                                None
+                            }
+                        }
+                    }
+                    _ => try_decode(self.buf.pending(), end.min(self.limit)),
+                };
+                if let Some((ev, n)) = decoded {
                     return Ok(Some(self.complete(ev, n)));
                 }
                 // Otherwise (an event over several lines, bad UTF-8, a decode error, a window too small): the scanner
@@ -243,7 +304,8 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             Some(n) if n > self.limit => Err(self.too_large()),
             Some(n) => {
                 let text = utf8(offset, &data[..n])?;
-                let ev = serde_json::from_str(text).map_err(|e| json_error(offset, text.as_bytes(), &e))?;
+                let seed = EventSeed { spare: &mut self.spare };
+                let ev = decode_exact(text, seed).map_err(|e| json_error(offset, text.as_bytes(), &e))?;
                 Ok(Some(self.complete(ev, n)))
             }
             None if data.len() > self.limit => Err(self.too_large()),
@@ -299,6 +361,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
 mod tests {
     use super::*;
     use crate::object::DynamicObject;
+    use crate::object::core::ConfigMap;
 
     #[test]
     fn scan_state_survives_pushes_so_no_byte_is_scanned_twice() {
@@ -334,5 +397,81 @@ mod tests {
         assert!(dec.next_event().is_none());
         assert!(dec.at_line_start);
         dec.finish().unwrap();
+    }
+
+    /// Decodes `stream` fed in `chunk`-byte pieces; with `recycle`, every decoded object goes back to the decoder.
+    /// Returns the events and how many objects were decoded into the one given back before them.
+    fn decode_all(stream: &[u8], chunk: usize, recycle: bool) -> (Vec<WatchEvent<ConfigMap>>, usize) {
+        let mut dec = WatchDecoder::<ConfigMap>::new();
+        let (mut out, mut reused) = (Vec::new(), 0);
+        // Address of the name of the object last given back.
+        let mut spare_name: Option<*const u8> = None;
+        for piece in stream.chunks(chunk) {
+            dec.push(piece);
+            while let Some(ev) = dec.next_event() {
+                let ev = ev.unwrap();
+                out.push(ev.clone());
+                if let WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) = ev {
+                    let name = o.metadata.name.as_ref().map(|n| n.as_ptr());
+                    if name.is_some() && name == spare_name.take() {
+                        reused += 1;
+                    }
+                    if recycle {
+                        spare_name = name;
+                        dec.recycle(o);
+                    }
+                }
+            }
+        }
+        dec.finish().unwrap();
+        (out, reused)
+    }
+
+    #[test]
+    fn recycled_objects_are_decoded_into_and_events_are_unchanged() {
+        // Object events of every kind and length, in both key orders, between bookmarks, errors and blank lines.
+        let stream = concat!(
+            r#"{"type":"ADDED","object":{"metadata":{"name":"a-long-name","labels":{"x":"1"}},"data":{"k":"v"}}}"#,
+            "\n",
+            r#"{"type":"MODIFIED","object":{"metadata":{"name":"b-long-name"},"immutable":true}}"#,
+            "\n",
+            r#"{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}}"#,
+            "\n\n",
+            r#"{"object":{"metadata":{"name":"c-long-name","namespace":"ns"}},"type":"MODIFIED"}"#,
+            "\r\n",
+            r#"{"type":"DELETED","object":{"metadata":{"name":"d-long-name"},"binaryData":{"b":"AA=="}}}"#,
+            " ",
+            r#"{"type":"ADDED","object":{"metadata":{"name":"e"}}}"#,
+            "\n",
+            r#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}"#,
+            "\n",
+        )
+        .as_bytes();
+        for chunk in [1, 7, 64, stream.len()] {
+            let (plain, _) = decode_all(stream, chunk, false);
+            let (recycled, reused) = decode_all(stream, chunk, true);
+            assert_eq!(plain.len(), 7);
+            assert_eq!(recycled, plain, "chunks of {chunk}");
+            if chunk == stream.len() {
+                // Every object event on a line of its own after the first decodes into the object before it (the
+                // last one does not start a line: it is decoded fresh, the spare kept).
+                assert_eq!(reused, 3);
+            }
+        }
+    }
+
+    #[test]
+    fn a_spare_waits_for_the_next_object_event() {
+        let mut dec = WatchDecoder::<ConfigMap>::new();
+        dec.recycle(ConfigMap::new(crate::object::ObjectMeta::named("spare")));
+        dec.push(b"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"7\"}}}\n");
+        assert!(matches!(dec.next_event(), Some(Ok(WatchEvent::Bookmark(_)))));
+        assert!(dec.has_spare(), "a bookmark does not use the spare");
+        dec.push(b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n");
+        let Some(Ok(WatchEvent::Added(cm))) = dec.next_event() else {
+            panic!()
+        };
+        assert_eq!(cm, ConfigMap::new(crate::object::ObjectMeta::named("a")));
+        assert!(!dec.has_spare());
     }
 }

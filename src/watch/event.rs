@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -192,12 +191,21 @@ impl From<WireBookmark> for Bookmark {
 }
 
 impl EventType {
-    /// Decodes an event's object once its type is known.
-    fn decode_object<'de, K: Deserialize<'de>, D: Deserializer<'de>>(self, d: D) -> Result<WatchEvent<K>, D::Error> {
+    /// Decodes an event's object once its type is known; an object event is decoded over `spare` when there is one
+    /// (which is used up either way).
+    fn decode_object<'de, K: Deserialize<'de>, D: Deserializer<'de>>(
+        self,
+        d: D,
+        spare: &mut Option<K>,
+    ) -> Result<WatchEvent<K>, D::Error> {
+        let object = |d: D, spare: &mut Option<K>| match spare.take() {
+            Some(mut obj) => K::deserialize_in_place(d, &mut obj).map(|()| obj),
+            None => K::deserialize(d),
+        };
         Ok(match self {
-            EventType::Added => WatchEvent::Added(K::deserialize(d)?),
-            EventType::Modified => WatchEvent::Modified(K::deserialize(d)?),
-            EventType::Deleted => WatchEvent::Deleted(K::deserialize(d)?),
+            EventType::Added => WatchEvent::Added(object(d, spare)?),
+            EventType::Modified => WatchEvent::Modified(object(d, spare)?),
+            EventType::Deleted => WatchEvent::Deleted(object(d, spare)?),
             EventType::Bookmark => WatchEvent::Bookmark(WireBookmark::deserialize(d)?.into()),
             EventType::Error => WatchEvent::Error(Box::new(Status::deserialize(d)?)),
         })
@@ -205,12 +213,75 @@ impl EventType {
 }
 
 /// Seeds `next_value` with the event type, so the object is decoded straight into its final type.
-struct ObjectSeed<K>(EventType, PhantomData<fn() -> K>);
+struct ObjectSeed<'a, K>(EventType, &'a mut Option<K>);
 
-impl<'de, K: Deserialize<'de>> de::DeserializeSeed<'de> for ObjectSeed<K> {
+impl<'de, K: Deserialize<'de>> de::DeserializeSeed<'de> for ObjectSeed<'_, K> {
     type Value = WatchEvent<K>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<WatchEvent<K>, D::Error> {
-        self.0.decode_object(d)
+        self.0.decode_object(d, self.1)
+    }
+}
+
+/// Decodes a [`WatchEvent`] whose object (of an ADDED, MODIFIED or DELETED event) is decoded over `spare` when it
+/// holds one: `Deserialize::deserialize_in_place` then reuses that object's allocations. The result is what
+/// `WatchEvent::deserialize` gives; `spare` is used up whenever an object is decoded, successfully or not.
+pub(crate) struct EventSeed<'a, K> {
+    pub(crate) spare: &'a mut Option<K>,
+}
+
+impl<'de, K: DeserializeOwned> de::DeserializeSeed<'de> for EventSeed<'_, K> {
+    type Value = WatchEvent<K>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<WatchEvent<K>, D::Error> {
+        d.deserialize_map(EventVisitor { spare: self.spare })
+    }
+}
+
+struct EventVisitor<'a, K> {
+    spare: &'a mut Option<K>,
+}
+
+impl<'de, K: DeserializeOwned> Visitor<'de> for EventVisitor<'_, K> {
+    type Value = WatchEvent<K>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a watch event {\"type\": …, \"object\": …}")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WatchEvent<K>, A::Error> {
+        let mut ty: Option<EventType> = None;
+        let mut event: Option<WatchEvent<K>> = None;
+        let mut raw: Option<Box<RawValue>> = None;
+        while let Some(key) = map.next_key::<EventKey>()? {
+            match key {
+                EventKey::Type => {
+                    if ty.is_some() {
+                        return Err(de::Error::duplicate_field("type"));
+                    }
+                    ty = Some(map.next_value()?);
+                }
+                EventKey::Object => {
+                    if event.is_some() || raw.is_some() {
+                        return Err(de::Error::duplicate_field("object"));
+                    }
+                    match ty {
+                        Some(t) => event = Some(map.next_value_seed(ObjectSeed(t, &mut *self.spare))?),
+                        None => raw = Some(map.next_value()?),
+                    }
+                }
+                EventKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let Some(ty) = ty else {
+            return Err(de::Error::missing_field("type"));
+        };
+        if let Some(event) = event {
+            return Ok(event);
+        }
+        let Some(raw) = raw else {
+            return Err(de::Error::missing_field("object"));
+        };
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        ty.decode_object(&mut de, self.spare).map_err(de::Error::custom)
     }
 }
 
@@ -239,51 +310,6 @@ impl<'de, K: Deserialize<'de>> de::DeserializeSeed<'de> for ObjectSeed<K> {
 /// ```
 impl<'de, K: DeserializeOwned> Deserialize<'de> for WatchEvent<K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct EventVisitor<K>(PhantomData<fn() -> K>);
-        impl<'de, K: DeserializeOwned> Visitor<'de> for EventVisitor<K> {
-            type Value = WatchEvent<K>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a watch event {\"type\": …, \"object\": …}")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WatchEvent<K>, A::Error> {
-                let mut ty: Option<EventType> = None;
-                let mut event: Option<WatchEvent<K>> = None;
-                let mut raw: Option<Box<RawValue>> = None;
-                while let Some(key) = map.next_key::<EventKey>()? {
-                    match key {
-                        EventKey::Type => {
-                            if ty.is_some() {
-                                return Err(de::Error::duplicate_field("type"));
-                            }
-                            ty = Some(map.next_value()?);
-                        }
-                        EventKey::Object => {
-                            if event.is_some() || raw.is_some() {
-                                return Err(de::Error::duplicate_field("object"));
-                            }
-                            match ty {
-                                Some(t) => event = Some(map.next_value_seed(ObjectSeed(t, PhantomData))?),
-                                None => raw = Some(map.next_value()?),
-                            }
-                        }
-                        EventKey::Other => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                let Some(ty) = ty else {
-                    return Err(de::Error::missing_field("type"));
-                };
-                if let Some(event) = event {
-                    return Ok(event);
-                }
-                let Some(raw) = raw else {
-                    return Err(de::Error::missing_field("object"));
-                };
-                let mut de = serde_json::Deserializer::from_str(raw.get());
-                ty.decode_object(&mut de).map_err(de::Error::custom)
-            }
-        }
-        d.deserialize_map(EventVisitor(PhantomData))
+        de::DeserializeSeed::deserialize(EventSeed { spare: &mut None }, d)
     }
 }

@@ -7,7 +7,7 @@
 use std::io::{self, Read};
 
 use memchr::memchr2;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
@@ -277,6 +277,32 @@ pub(crate) fn try_decode<T: DeserializeOwned>(data: &[u8], end: usize) -> Option
         Some(Ok(v)) => Some((v, values.byte_offset())),
         _ => None,
     }
+}
+
+/// [`try_decode`] for a value that ends a line: decodes `data[..end]` (`end` being the index of a newline) with
+/// `seed` as one value followed by nothing but whitespace, and returns it with `end`. Taking a seed, it can decode
+/// into a recycled object. Fails as `try_decode` does, which includes a line holding more than one value: then the
+/// first value, decoded, comes back with the failure (for the caller to take back what the seed put in it).
+pub(crate) fn try_decode_line<'a, S: DeserializeSeed<'a>>(
+    data: &'a [u8],
+    end: usize,
+    seed: S,
+) -> Result<(S::Value, usize), Option<S::Value>> {
+    let text = data.get(..end).and_then(|d| std::str::from_utf8(d).ok()).ok_or(None)?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let v = seed.deserialize(&mut de).map_err(|_| None)?;
+    match de.end() {
+        Ok(()) => Ok((v, end)),
+        Err(_) => Err(Some(v)),
+    }
+}
+
+/// What `serde_json::from_str` does, with a seed: exactly one value in `text`, whitespace around it allowed.
+pub(crate) fn decode_exact<'a, S: DeserializeSeed<'a>>(text: &'a str, seed: S) -> serde_json::Result<S::Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let v = seed.deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
 }
 
 /// A [`DecodeError`] for a serde_json error in `text`, which starts at stream offset `offset`.
