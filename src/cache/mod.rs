@@ -9,7 +9,7 @@ mod delta_fifo;
 mod index;
 mod list_watch;
 mod lister;
-mod recycler;
+pub(crate) mod recycler;
 pub(crate) mod reflector;
 mod relist_budget;
 mod store;

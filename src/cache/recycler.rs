@@ -1,10 +1,18 @@
-//! `Recycler`: objects replaced or deleted in the cache go back to the thread that decoded them, to be freed there.
+//! `Recycler`: objects replaced or deleted in the cache go back to the thread that decoded them, to be decoded into
+//! or freed there.
 //!
 //! The reflector thread allocates every object it decodes; without this, the old versions are freed on handler
 //! threads. With glibc's malloc (Rust's default on Linux) frees from another thread bypass the decoding thread's
 //! per-thread cache and contend for its arena's lock, so every allocation of the next decode takes the slow path.
-//! Freed on the decoding thread instead, their memory is reused at once, from that thread's cache.
+//! Back on the decoding thread, a retired object is first offered to the watch decoder, which decodes the next
+//! event over it (`WatchDecoder::recycle`), reusing its strings and maps; what the decoder does not take is freed
+//! there, where its memory is reused at once from that thread's cache.
+//!
+//! The watch stream finds its thread's recycler through a thread-local set by [`Recycler::enter`]: the stream is
+//! made by a user-supplied `ListerWatcher`, on the reflector thread, and nothing else connects the two.
 
+use std::any::Any;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -13,7 +21,16 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 /// keeps little garbage, large enough to hold what handlers retire while the reflector decodes one read's events.
 const CAPACITY: usize = 256;
 
-/// A bounded queue of last references, freed by the thread that calls [`Recycler::drain`].
+/// Retired objects kept for the decoder at most; beyond that [`Recycler::trim`] frees them.
+pub(crate) const KEEP: usize = 192;
+
+thread_local! {
+    /// The recycler of the reflector running on this thread (see [`Recycler::enter`]).
+    static CURRENT: RefCell<Option<Arc<dyn Any + Send + Sync>>> = const { RefCell::new(None) };
+}
+
+/// A bounded queue of last references, taken by the decoder ([`Recycler::take`]) or freed ([`Recycler::trim`]) by
+/// the thread that decodes.
 pub(crate) struct Recycler<K> {
     tx: Sender<Arc<K>>,
     rx: Receiver<Arc<K>>,
@@ -33,11 +50,50 @@ impl<K> Recycler<K> {
         }
     }
 
-    /// Frees what was retired so far.
-    pub(crate) fn drain(&self) {
-        while let Ok(obj) = self.rx.try_recv() {
-            drop(obj);
+    /// Frees what was retired beyond `keep` objects.
+    pub(crate) fn trim(&self, keep: usize) {
+        while self.rx.len() > keep {
+            match self.rx.try_recv() {
+                Ok(obj) => drop(obj),
+                Err(_) => break,
+            }
         }
+    }
+
+    /// A retired object, owned: for the decoder to decode the next event into.
+    pub(crate) fn take(&self) -> Option<K> {
+        while let Ok(obj) = self.rx.try_recv() {
+            // Always the last reference (`retire` checks), unless the object was shared again since, which a
+            // retired object cannot be: nobody else holds it.
+            if let Ok(obj) = Arc::try_unwrap(obj) {
+                return Some(obj);
+            }
+        }
+        None
+    }
+}
+
+impl<K: Send + Sync + 'static> Recycler<K> {
+    /// Makes this the recycler that watch streams created on this thread find with [`current`](Recycler::current),
+    /// until the guard is dropped.
+    pub(crate) fn enter(self: &Arc<Self>) -> Entered {
+        let this: Arc<dyn Any + Send + Sync> = self.clone();
+        Entered(CURRENT.with(|c| c.borrow_mut().replace(this)))
+    }
+
+    /// The recycler entered on this thread, if it recycles `K`.
+    pub(crate) fn current() -> Option<Arc<Self>> {
+        CURRENT.with(|c| c.borrow().clone()).and_then(|r| r.downcast().ok())
+    }
+}
+
+/// Restores the thread's previous recycler when dropped (see [`Recycler::enter`]).
+pub(crate) struct Entered(Option<Arc<dyn Any + Send + Sync>>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
     }
 }
 
@@ -68,7 +124,7 @@ mod tests {
         assert_eq!(r.len(), 1, "an object somebody else holds is not queued");
         assert_eq!(Arc::strong_count(&kept), 1, "the retired reference was released");
 
-        r.drain();
+        r.trim(0);
         assert_eq!(r.len(), 0);
         assert_eq!(last_weak.strong_count(), 0, "freed by the draining thread");
         assert_eq!(*kept, 2);
@@ -89,7 +145,51 @@ mod tests {
             "the one over capacity was freed at once"
         );
         assert!(weaks[..CAPACITY].iter().all(|w| w.strong_count() == 1));
-        r.drain();
+        r.trim(0);
         assert!(weaks.iter().all(|w| w.strong_count() == 0));
+    }
+
+    #[test]
+    fn take_hands_out_owned_objects_and_trim_frees_beyond_what_is_kept() {
+        let r = Recycler::new();
+        let objs: Vec<Arc<String>> = (0..5).map(|i| Arc::new(format!("o{i}"))).collect();
+        let weaks: Vec<_> = objs.iter().map(Arc::downgrade).collect();
+        for o in objs {
+            r.retire(o);
+        }
+        assert_eq!(r.take().as_deref(), Some("o0"), "oldest first, owned");
+        r.trim(2);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            weaks[1].strong_count() + weaks[2].strong_count(),
+            0,
+            "the oldest beyond two were freed"
+        );
+        assert_eq!(r.take().as_deref(), Some("o3"));
+        assert_eq!(r.take().as_deref(), Some("o4"));
+        assert_eq!(r.take(), None);
+    }
+
+    #[test]
+    fn entering_makes_the_recycler_current_on_this_thread_until_the_guard_drops() {
+        let (a, b) = (Arc::new(Recycler::<u8>::new()), Arc::new(Recycler::<u8>::new()));
+        assert!(Recycler::<u8>::current().is_none());
+        let outer = a.enter();
+        assert!(Arc::ptr_eq(&Recycler::<u8>::current().unwrap(), &a));
+        assert!(Recycler::<u16>::current().is_none(), "only for its own type");
+        {
+            let _inner = b.enter();
+            assert!(Arc::ptr_eq(&Recycler::<u8>::current().unwrap(), &b));
+            let other = std::thread::spawn(|| Recycler::<u8>::current().is_none())
+                .join()
+                .unwrap();
+            assert!(other, "only on this thread");
+        }
+        assert!(
+            Arc::ptr_eq(&Recycler::<u8>::current().unwrap(), &a),
+            "the previous one is back"
+        );
+        drop(outer);
+        assert!(Recycler::<u8>::current().is_none());
     }
 }

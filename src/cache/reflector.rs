@@ -31,7 +31,7 @@ use parking_lot::Mutex;
 
 use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
 use super::list_watch::{EventStream, ListerWatcher};
-use super::recycler::Recycler;
+use super::recycler::{KEEP, Recycler};
 use super::relist_budget::RelistBudget;
 use super::{DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
@@ -304,10 +304,10 @@ impl<K: Object> Reflector<K> {
         if last.is_empty() { "0".to_owned() } else { last }
     }
 
-    /// Transforms a decoded object and shares it; first frees what the cache retired since the last one, so that
-    /// the next decode reuses that memory.
+    /// Transforms a decoded object and shares it; first frees what the cache retired beyond what the watch decoder
+    /// may decode into (`recycler::KEEP`), so that the next decode reuses that memory.
     fn prepare(&self, mut obj: K) -> Arc<K> {
-        self.recycler.drain();
+        self.recycler.trim(KEEP);
         if let Some(t) = &self.transform {
             t(&mut obj);
         }
@@ -569,7 +569,11 @@ impl<K: Object> Reflector<K> {
             timeout_seconds: Some(self.watch_timeout_seconds()),
             ..Default::default()
         };
-        match self.lw.watch(&params) {
+        // The stream finds the recycler through the thread, to decode events into what the cache let go of.
+        let entered = self.recycler.enter();
+        let opened = self.lw.watch(&params);
+        drop(entered);
+        match opened {
             Ok(stream) => {
                 self.stats.watches.fetch_add(1, Ordering::Relaxed);
                 State::Watching {

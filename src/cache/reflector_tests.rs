@@ -487,7 +487,7 @@ fn transform_runs_once_before_objects_enter_the_queue() {
 }
 
 #[test]
-fn objects_the_cache_retired_are_freed_on_the_reflector_thread_as_it_queues_the_next() {
+fn objects_the_cache_retired_beyond_what_the_decoder_keeps_are_freed_on_the_reflector_thread() {
     let mut t = rig(false);
     let recycler = Arc::new(Recycler::new());
     let mut r = take_reflector(&mut t).with_recycler(recycler.clone());
@@ -497,18 +497,20 @@ fn objects_the_cache_retired_are_freed_on_the_reflector_thread_as_it_queues_the_
         recycler.retire(obj);
         weak
     };
-    let before_list = retire("old-1");
+    // Up to KEEP wait for the watch decoder to decode into (this scripted watch does not decode).
+    let retired: Vec<_> = (0..=KEEP).map(|i| retire(&format!("old-{i}"))).collect();
     t.script.page(vec![cm("a", "3")], "10", None);
     assert!(r.step());
-    assert_eq!(before_list.strong_count(), 0, "freed while listing");
+    assert_eq!(retired[0].strong_count(), 0, "the oldest freed while listing");
+    assert!(retired[1..].iter().all(|w| w.strong_count() == 1), "the rest kept");
     let events = t.script.open_watch();
     assert!(r.step());
-    let before_event = retire("old-2");
-    assert_eq!(before_event.strong_count(), 1);
+    let one_more = retire("old-last");
     events.send(Ok(WatchEvent::Modified(cm("a", "11")))).unwrap();
     assert!(r.step());
-    assert_eq!(before_event.strong_count(), 0, "freed while queueing a watch event");
-    assert_eq!(recycler.len(), 0);
+    assert_eq!(retired[1].strong_count(), 0, "freed while queueing a watch event");
+    assert_eq!(one_more.strong_count(), 1);
+    assert_eq!(recycler.len(), KEEP);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::Client;
 use super::abort::{Canceller, WatchStopper};
+use crate::cache::Recycler;
 use crate::watch::{WatchDecoder, WatchEvent};
 use crate::{Error, Result};
 
@@ -38,9 +39,12 @@ pub struct WatchStream<K> {
     finished: bool,
     /// The next item, decoded from buffered bytes without reading (an event, or the decoder's error).
     ahead: Option<Result<WatchEvent<K>>>,
+    /// The recycler of the reflector that opened this watch, if any: objects its cache let go of, which the decoder
+    /// decodes the next events into.
+    recycler: Option<Arc<Recycler<K>>>,
 }
 
-impl<K: DeserializeOwned> WatchStream<K> {
+impl<K: DeserializeOwned + Send + Sync + 'static> WatchStream<K> {
     pub(crate) fn new(
         response: ureq::http::Response<ureq::Body>,
         canceller: Arc<Canceller>,
@@ -57,9 +61,12 @@ impl<K: DeserializeOwned> WatchStream<K> {
             idle_limit,
             finished: false,
             ahead: None,
+            recycler: Recycler::current(),
         }
     }
+}
 
+impl<K: DeserializeOwned> WatchStream<K> {
     /// A handle that ends this watch from any thread.
     pub fn stopper(&self) -> WatchStopper {
         WatchStopper {
@@ -77,8 +84,18 @@ impl<K: DeserializeOwned> WatchStream<K> {
         Some(Err(e))
     }
 
+    /// Gives the decoder a retired object to decode into, when it has none and the recycler has one.
+    fn refill(&mut self) {
+        if !self.decoder.has_spare()
+            && let Some(obj) = self.recycler.as_ref().and_then(|r| r.take())
+        {
+            self.decoder.recycle(obj);
+        }
+    }
+
     /// Decodes the next event from the bytes already received, if they hold one (no read).
     fn look_ahead(&mut self) {
+        self.refill();
         self.ahead = match self.decoder.next_event() {
             Some(Ok(ev)) => Some(Ok(ev)),
             Some(Err(e)) => {
@@ -109,6 +126,7 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
             if self.finished {
                 return None;
             }
+            self.refill();
             if let Some(ev) = self.decoder.next_event() {
                 return match ev {
                     Ok(ev) => {
@@ -161,5 +179,51 @@ impl<K> fmt::Debug for WatchStream<K> {
             .field("idle_limit", &self.idle_limit)
             .field("finished", &self.finished)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Api;
+    use crate::client::params::{PostParams, WatchParams};
+    use crate::object::ObjectMeta;
+    use crate::object::core::ConfigMap;
+    use crate::testing::ApiServer;
+
+    #[test]
+    fn a_watch_opened_by_a_reflector_decodes_into_what_its_cache_retired() {
+        let server = ApiServer::start().unwrap();
+        let api = Api::<ConfigMap>::namespaced(server.client().unwrap(), "default");
+        let pp = PostParams::default();
+        let created = api.create(&pp, &ConfigMap::new(ObjectMeta::named("a"))).unwrap();
+        let wp = WatchParams {
+            resource_version: created.metadata.resource_version.clone(),
+            ..Default::default()
+        };
+
+        // A watch opened outside a reflector has no recycler; one opened while a recycler is entered keeps it.
+        assert!(api.watch(&wp).unwrap().recycler.is_none());
+        let recycler = Arc::new(Recycler::new());
+        let mut stream = {
+            let _entered = recycler.enter();
+            api.watch(&wp).unwrap()
+        };
+        assert!(
+            Recycler::<ConfigMap>::current().is_none(),
+            "the guard restored the thread"
+        );
+
+        // What the cache lets go of is decoded into: the next event's object has the retired one's name buffer.
+        let retired = Arc::new(ConfigMap::new(ObjectMeta::named("a-retired-object-with-a-long-name")));
+        let name = retired.metadata.name.as_ref().unwrap().as_ptr();
+        recycler.retire(retired);
+        api.replace("a", &pp, &created.clone().with("k", "v")).unwrap();
+        let Some(Ok(WatchEvent::Modified(cm))) = stream.next() else {
+            panic!("expected the update")
+        };
+        assert_eq!(cm.metadata.name.as_deref(), Some("a"));
+        assert_eq!(cm.data.get("k"), Some("v"));
+        assert_eq!(cm.metadata.name.as_ref().unwrap().as_ptr(), name);
     }
 }
