@@ -36,7 +36,8 @@ pub trait KnownObjects<K>: Send + Sync {
     fn known_keys(&self) -> Vec<Key>;
     /// The object known under `key`.
     fn known_object(&self, key: &str) -> Option<Arc<K>>;
-    /// The key as the store holds it, so that a queue can share it instead of allocating its own (optional).
+    /// The key as the store holds it, so that a queue can share it instead of allocating its own (optional: `None`
+    /// is always correct, and an implementation should answer `None` rather than wait for a lock).
     fn known_key(&self, key: &str) -> Option<Key> {
         let _ = key;
         None

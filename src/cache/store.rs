@@ -282,8 +282,12 @@ impl<K: Send + Sync> KnownObjects<K> for Store<K> {
         self.get(key)
     }
 
+    /// `None` also while a writer holds the store: the queue calls this under its own lock, for every event, and
+    /// waiting there for the processing thread to finish writing a batch would hold up that thread's next pop (a
+    /// key of its own only costs the queue an allocation).
     fn known_key(&self, key: &str) -> Option<Key> {
-        self.read().items.get_key_value(key).map(|(k, _)| k.clone())
+        let inner = self.inner.try_read()?;
+        inner.items.get_key_value(key).map(|(k, _)| k.clone())
     }
 
     fn known_objects(&self) -> Vec<(Key, Arc<K>)> {
@@ -321,6 +325,24 @@ mod tests {
 
     fn names(objs: Vec<Arc<ConfigMap>>) -> Vec<String> {
         sorted(objs.iter().map(|o| o.metadata.name.clone().unwrap()).collect())
+    }
+
+    #[test]
+    fn known_key_shares_the_stored_key_and_never_waits_for_a_writer() {
+        let store = Arc::new(Store::new(Indexers::new()));
+        store.add(cm("ns", "a", &[]));
+        let stored = store.known_key("ns/a").unwrap();
+        assert!(Arc::ptr_eq(&stored, &store.list_keys()[0]), "the store's own key");
+        assert!(store.known_key("ns/b").is_none());
+        // While a writer holds the store (the processing thread writing a batch), the queue gets `None` at once.
+        let writing = store.write();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let asker = Arc::clone(&store);
+        std::thread::spawn(move || tx.send(asker.known_key("ns/a")));
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(10));
+        drop(writing);
+        assert_eq!(answer, Ok(None), "answered without waiting for the writer");
+        assert!(store.known_key("ns/a").is_some());
     }
 
     // Cases from client-go's thread_safe_store_test.go and index_test.go: updates move an object between index
