@@ -629,31 +629,10 @@ mod tests {
         rustls::ServerConnection,
         Arc<std::sync::atomic::AtomicUsize>,
     ) {
-        use rustls::pki_types::pem::PemObject;
         let pki = crate::testing::tls::Pki::new(&[]).unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
-            roots.add(cert.unwrap()).unwrap();
-        }
-        let config = rustls::ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let mut client = ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap()).unwrap();
+        let mut client = crate::testing::tls::client_for(&pki);
         let mut server = rustls::ServerConnection::new(pki.config.clone()).unwrap();
-        while client.is_handshaking() || server.is_handshaking() {
-            let mut wire = Vec::new();
-            while client.wants_write() {
-                client.write_tls(&mut wire).unwrap();
-            }
-            server.read_tls(&mut &wire[..]).unwrap();
-            server.process_new_packets().unwrap();
-            wire.clear();
-            while server.wants_write() {
-                server.write_tls(&mut wire).unwrap();
-            }
-            client.read_tls(&mut &wire[..]).unwrap();
-            client.process_new_packets().unwrap();
-        }
+        crate::testing::tls::handshake(&mut client, &mut server);
         let mem = MemTransport {
             buffers: LazyBuffers::new(256 * 1024, 1024),
             socket_reads: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
