@@ -11,7 +11,7 @@ use divan::Bencher;
 use divan::counter::BytesCount;
 use kube_informer::object::DynamicObject;
 use kube_informer::object::core::ConfigMap;
-use kube_informer::watch::{ListDecoder, WatchDecoder};
+use kube_informer::watch::{ListDecoder, WatchDecoder, WatchEvent};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -137,6 +137,29 @@ fn b_watch_decoder<K: DeserializeOwned>(b: Bencher<'_, '_>) {
             dec.push(chunk);
             while let Some(ev) = dec.next_event() {
                 divan::black_box(ev.unwrap());
+                n += 1;
+            }
+        }
+        dec.finish().unwrap();
+        assert_eq!(n, N);
+    });
+}
+
+/// (b'') `WatchDecoder` given back each object it decoded, to decode the next into (`recycle`, as the informer does
+/// with the objects its cache lets go of).
+#[divan::bench(types = [DynamicObject, ConfigMap])]
+fn b_watch_decoder_recycling<K: DeserializeOwned>(b: Bencher<'_, '_>) {
+    let d = data();
+    b.counter(BytesCount::new(d.stream.len())).bench(|| {
+        let mut dec = WatchDecoder::<K>::new();
+        let mut n = 0;
+        for chunk in d.stream.chunks(CHUNK) {
+            dec.push(chunk);
+            while let Some(ev) = dec.next_event() {
+                match divan::black_box(ev.unwrap()) {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => dec.recycle(o),
+                    _ => {}
+                }
                 n += 1;
             }
         }
