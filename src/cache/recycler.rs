@@ -63,8 +63,8 @@ impl<K> Recycler<K> {
     /// A retired object, owned: for the decoder to decode the next event into.
     pub(crate) fn take(&self) -> Option<K> {
         while let Ok(obj) = self.rx.try_recv() {
-            // Always the last reference (`retire` checks), unless the object was shared again since, which a
-            // retired object cannot be: nobody else holds it.
+            // The last reference (`retire` checks), unless a `Weak` somebody kept was upgraded since: then the
+            // object lives on with that holder, and this reference is dropped.
             if let Ok(obj) = Arc::try_unwrap(obj) {
                 return Some(obj);
             }
