@@ -265,8 +265,7 @@ impl Transport for TlsTransport {
 /// A rustls read decrypts what one `read_tls` takes in, about one full record (16 KB) at most, while a watch burst
 /// brings many records per socket read. Each read that returns less than what has arrived costs the watch's reader a
 /// round through the HTTP layer and, worse, a wake-up of the informer's processing thread (it is woken whenever the
-/// reader may block). Errors are left for
-/// the next read, which reports them: rustls keeps a connection's error.
+/// reader may block). Errors are left for the next read, which reports them: rustls keeps a connection's error.
 fn take_received(stream: &mut StreamOwned<ClientConnection, TransportAdapter>, buf: &mut [u8]) -> usize {
     let mut n = 0;
     while n < buf.len() {
