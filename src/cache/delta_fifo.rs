@@ -91,6 +91,9 @@ pub struct DeltaFifo<K> {
     /// Threads waiting in `settled` for a batch (tests watch it to know a waiter is blocked, without timing).
     #[cfg(test)]
     settling: std::sync::atomic::AtomicUsize,
+    /// Batches queued by [`push_all`](DeltaFifo::push_all) (tests count lock acquisitions with it).
+    #[cfg(test)]
+    batches_pushed: std::sync::atomic::AtomicUsize,
     /// Items were queued with [`Wake::Later`] and no waiter has been woken for them yet.
     unwoken: AtomicBool,
     known: Option<Arc<dyn KnownObjects<K>>>,
@@ -164,6 +167,8 @@ impl<K> DeltaFifo<K> {
             batch_done: Condvar::new(),
             #[cfg(test)]
             settling: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(test)]
+            batches_pushed: std::sync::atomic::AtomicUsize::new(0),
             unwoken: AtomicBool::new(false),
             known,
             key_fn,
@@ -222,33 +227,53 @@ impl<K> DeltaFifo<K> {
     }
 
     pub(crate) fn add_waking(&self, obj: Arc<K>, wake: Wake) {
-        let mut st = self.lock();
-        st.populated = true;
-        let key = self.key_of(&mut st, &obj);
-        self.queue_action(&mut st, key, Delta::Added(obj), wake);
+        self.push_locked(&mut self.lock(), Delta::Added(obj), wake);
     }
 
     pub(crate) fn update_waking(&self, obj: Arc<K>, wake: Wake) {
-        let mut st = self.lock();
-        st.populated = true;
-        let key = self.key_of(&mut st, &obj);
-        self.queue_action(&mut st, key, Delta::Updated(obj), wake);
+        self.push_locked(&mut self.lock(), Delta::Updated(obj), wake);
     }
 
     pub(crate) fn delete_waking(&self, obj: Arc<K>, wake: Wake) {
-        let mut st = self.lock();
-        st.populated = true;
-        let key = self.key_of(&mut st, &obj);
-        let present = st.items.contains_key(&key)
-            || match st.in_flight.keys.iter().find(|(k, _)| *k == key) {
-                // Popped and being written to the store: present unless that batch deletes it.
-                Some(&(_, exists)) => exists,
-                None => self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some()),
-            };
-        if !present {
+        self.push_locked(&mut self.lock(), Delta::Deleted(DeletedObject::Object(obj)), wake);
+    }
+
+    /// Queues `deltas` in order, as [`add`](DeltaFifo::add), [`update`](DeltaFifo::update) and
+    /// [`delete`](DeltaFifo::delete) would one by one, under one acquisition of the lock; leaves the vector empty
+    /// (its capacity kept for the next batch). `wake` applies to the batch as a whole.
+    ///
+    /// A watching reflector queues the events it has already decoded this way: one lock per burst instead of one per
+    /// event, so the processing thread, popping meanwhile, rarely finds the queue locked and sleeps until it is
+    /// released (which costs the releasing thread a system call to wake it).
+    pub(crate) fn push_all(&self, deltas: &mut Vec<Delta<K>>, wake: Wake) {
+        let Some(last) = deltas.len().checked_sub(1) else {
             return;
+        };
+        #[cfg(test)]
+        self.batches_pushed.fetch_add(1, Ordering::Relaxed);
+        let mut st = self.lock();
+        for (i, delta) in deltas.drain(..).enumerate() {
+            self.push_locked(&mut st, delta, if i == last { wake } else { Wake::Later });
         }
-        self.queue_action(&mut st, key, Delta::Deleted(DeletedObject::Object(obj)), wake);
+    }
+
+    /// Queues one delta under the lock. A deletion is dropped when neither the queue nor the known objects have the
+    /// key: a relist already reported it.
+    fn push_locked(&self, st: &mut FifoState<K>, delta: Delta<K>, wake: Wake) {
+        st.populated = true;
+        let key = self.key_of(st, delta.object());
+        if let Delta::Deleted(_) = delta {
+            let present = st.items.contains_key(&key)
+                || match st.in_flight.keys.iter().find(|(k, _)| *k == key) {
+                    // Popped and being written to the store: present unless that batch deletes it.
+                    Some(&(_, exists)) => exists,
+                    None => self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some()),
+                };
+            if !present {
+                return;
+            }
+        }
+        self.queue_action(st, key, delta, wake);
     }
 
     /// Wakes the waiting pops for items queued with [`Wake::Later`], if any.
@@ -256,6 +281,12 @@ impl<K> DeltaFifo<K> {
         if self.unwoken.swap(false, Ordering::AcqRel) {
             self.cond.notify_all();
         }
+    }
+
+    /// How many batches [`push_all`](DeltaFifo::push_all) queued (each under one lock).
+    #[cfg(test)]
+    pub(crate) fn batches_pushed(&self) -> usize {
+        self.batches_pushed.load(Ordering::Relaxed)
     }
 
     /// True while items queued with [`Wake::Later`] wait for a [`wake`](DeltaFifo::wake).

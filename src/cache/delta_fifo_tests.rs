@@ -853,3 +853,32 @@ fn a_panic_while_processing_a_batch_ends_the_batch() {
     after.join().unwrap();
     assert_eq!(store.list_keys().iter().map(|k| &**k).collect::<Vec<_>>(), ["b"]);
 }
+
+#[test]
+fn a_pushed_batch_is_queued_as_its_changes_one_by_one() {
+    let f = fifo_known(vec![o("k", 1)]);
+    let mut batch = vec![
+        Delta::Added(o("a", 1)),
+        Delta::Updated(o("a", 2)),
+        // Neither queued nor known: a relist already reported this deletion.
+        deleted(o("gone", 1)),
+        deleted(o("k", 2)),
+        deleted(o("a", 3)),
+    ];
+    f.push_all(&mut batch, Wake::Later);
+    assert!(batch.is_empty() && batch.capacity() >= 5, "emptied, its capacity kept");
+    assert!(f.has_unwoken(), "`Later` applies to the whole batch");
+    let keys: Vec<_> = f.list_keys().iter().map(|k| k.to_string()).collect();
+    assert_eq!(keys, ["a", "k"]);
+    let kinds: Vec<_> = f.get("a").unwrap().iter().map(|d| d.delta_type()).collect();
+    assert_eq!(kinds, [DeltaType::Added, DeltaType::Updated, DeltaType::Deleted]);
+    assert_eq!(f.get("k").unwrap().newest(), &deleted(o("k", 2)));
+
+    batch.push(Delta::Added(o("b", 1)));
+    f.push_all(&mut batch, Wake::Now);
+    assert!(
+        !f.has_unwoken(),
+        "a `Now` batch wakes for what was queued before it too"
+    );
+    assert_eq!(f.batches_pushed(), 2);
+}

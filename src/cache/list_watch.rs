@@ -9,6 +9,10 @@ use crate::object::ListMeta;
 use crate::watch::WatchEvent;
 
 /// A blocking stream of watch events as a reflector consumes it; `None` is a clean close by the server.
+///
+/// The lower bound of its `size_hint` must count only events that `next` returns without blocking (0 is always
+/// correct): the reflector queues those together with the event before them, and wakes the informer's processing
+/// thread once they are queued.
 pub type EventStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>;
 
 /// Lists and watches one resource (already scoped to a namespace and selectors by the implementation).

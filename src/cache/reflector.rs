@@ -33,7 +33,7 @@ use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interva
 use super::list_watch::{EventStream, ListerWatcher};
 use super::recycler::{KEEP, Recycler};
 use super::relist_budget::RelistBudget;
-use super::{DeltaFifo, ReplaceSession, Wake};
+use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::object::{MetaAccessor, Object};
@@ -150,7 +150,7 @@ enum State<K> {
     List,
     /// Next: open a watch from the last synced resource version.
     Watch,
-    /// Reading a watch: one event per step.
+    /// Reading a watch: one event per step, with those decoded ahead after it.
     Watching {
         stream: EventStream<K>,
         opened: Instant,
@@ -161,6 +161,17 @@ enum State<K> {
     /// Done: stop was requested.
     Stopped,
 }
+
+/// How a watch ended.
+enum WatchEnd {
+    /// An error: the stream's, or an ERROR event's.
+    Failed(Error),
+    /// The server closed the stream cleanly.
+    Closed,
+}
+
+/// Most watch events queued under one lock of the queue (the stream decodes up to 64 ahead; see `WatchStream`).
+const BATCH: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Next {
@@ -209,6 +220,11 @@ pub(crate) struct Reflector<K> {
     /// Objects the cache let go of, freed on this thread between events (see [`Recycler`]); the informer's, or
     /// one nobody retires into.
     recycler: Arc<Recycler<K>>,
+    /// Changes of the watch events being read, queued together ([`DeltaFifo::push_all`]). Invariant: empty between
+    /// steps (the vector is kept for its capacity).
+    batch: Vec<Delta<K>>,
+    /// The resourceVersion of the last of those events, set once they are queued. Invariant: empty between steps.
+    batch_rv: String,
 }
 
 impl<K: Object> Reflector<K> {
@@ -236,6 +252,8 @@ impl<K: Object> Reflector<K> {
             stop,
             on_error: None,
             recycler: Arc::new(Recycler::new()),
+            batch: Vec::new(),
+            batch_rv: String::new(),
         }
     }
 
@@ -586,9 +604,11 @@ impl<K: Object> Reflector<K> {
         }
     }
 
+    /// Reads the next event (which may block) and every event the stream has already decoded after it (which does
+    /// not), up to [`BATCH`]; queues their changes under one lock of the queue.
     fn read_watch(&mut self, stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
-        let next = self.read_watch_event(stream, opened, events);
-        // Events queued with `Wake::Later` are woken for before anything that may block: a read (no event decoded
+        let next = self.read_watch_batch(stream, opened, events);
+        // Changes queued with `Wake::Later` are woken for before anything that may block: a read (no event decoded
         // ahead), a back-off or a list.
         if !matches!(&next, State::Watching { stream, .. } if stream.size_hint().0 > 0) {
             self.fifo.wake();
@@ -596,11 +616,32 @@ impl<K: Object> Reflector<K> {
         next
     }
 
-    fn read_watch_event(&mut self, mut stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
-        let event = match stream.next() {
-            Some(Ok(ev)) => ev,
-            Some(Err(e)) => return self.watch_failed(e),
-            None => {
+    fn read_watch_batch(&mut self, mut stream: EventStream<K>, opened: Instant, mut events: u64) -> State<K> {
+        let end = loop {
+            match self.read_watch_event(&mut stream) {
+                Some(end) => break Some(end),
+                None => events += 1,
+            }
+            if stream.size_hint().0 == 0 || self.batch.len() >= BATCH {
+                break None;
+            }
+        };
+        // The changes read, then the resourceVersion of the last of them (a bookmark's included), so that a re-watch
+        // never starts after a change that was not queued; then how the watch ended, if it did.
+        let wake = if end.is_none() && stream.size_hint().0 > 0 {
+            Wake::Later
+        } else {
+            Wake::Now
+        };
+        self.fifo.push_all(&mut self.batch, wake);
+        if !self.batch_rv.is_empty() {
+            self.stats.set_rv(&self.batch_rv);
+            self.batch_rv.clear();
+        }
+        match end {
+            None => State::Watching { stream, opened, events },
+            Some(WatchEnd::Failed(e)) => self.watch_failed(e),
+            Some(WatchEnd::Closed) => {
                 self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
                 // client-go's "very short watch": a server closing at once must not make us spin.
                 if events == 0 && opened.elapsed() < Duration::from_secs(1) {
@@ -609,39 +650,44 @@ impl<K: Object> Reflector<K> {
                     return self.back_off(&e, Next::Watch);
                 }
                 log::debug!("{}: watch closed after {events} events; re-watching", self.name);
-                return State::Watch;
+                State::Watch
             }
+        }
+    }
+
+    /// Reads one event into the batch, or how the watch ended.
+    fn read_watch_event(&mut self, stream: &mut EventStream<K>) -> Option<WatchEnd> {
+        let event = match stream.next() {
+            Some(Ok(ev)) => ev,
+            Some(Err(e)) => return Some(WatchEnd::Failed(e)),
+            None => return Some(WatchEnd::Closed),
         };
         self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
-        // More events already decoded: the processing thread is woken after the last of them (see `read_watch`).
-        let wake = if stream.size_hint().0 > 0 {
-            Wake::Later
-        } else {
-            Wake::Now
+        let delta = match event {
+            WatchEvent::Added(obj) => Delta::Added(self.seen(obj)),
+            WatchEvent::Modified(obj) => Delta::Updated(self.seen(obj)),
+            WatchEvent::Deleted(obj) => Delta::Deleted(DeletedObject::Object(self.seen(obj))),
+            WatchEvent::Bookmark(b) => {
+                if !b.resource_version.is_empty() {
+                    self.batch_rv.clear();
+                    self.batch_rv.push_str(&b.resource_version);
+                }
+                return None;
+            }
+            WatchEvent::Error(status) => return Some(WatchEnd::Failed(Error::Api(status))),
         };
-        // The resourceVersion as the server sent it (before any transform), copied without allocating.
-        let seen = |stats: &ReflectorStats, o: &K| stats.set_rv(o.meta().resource_version().unwrap_or(""));
-        match event {
-            WatchEvent::Added(obj) => {
-                seen(&self.stats, &obj);
-                self.fifo.add_waking(self.prepare(obj), wake);
-            }
-            WatchEvent::Modified(obj) => {
-                seen(&self.stats, &obj);
-                self.fifo.update_waking(self.prepare(obj), wake);
-            }
-            WatchEvent::Deleted(obj) => {
-                seen(&self.stats, &obj);
-                self.fifo.delete_waking(self.prepare(obj), wake);
-            }
-            WatchEvent::Bookmark(b) => self.stats.set_rv(&b.resource_version),
-            WatchEvent::Error(status) => return self.watch_failed(Error::Api(status)),
+        self.batch.push(delta);
+        None
+    }
+
+    /// Notes the resourceVersion of a watched object as the server sent it (before any transform; copied without
+    /// allocating), and prepares the object for the queue.
+    fn seen(&mut self, obj: K) -> Arc<K> {
+        if let Some(rv) = obj.meta().resource_version().filter(|rv| !rv.is_empty()) {
+            self.batch_rv.clear();
+            self.batch_rv.push_str(rv);
         }
-        State::Watching {
-            stream,
-            opened,
-            events: events + 1,
-        }
+        self.prepare(obj)
     }
 
     fn watch_failed(&mut self, e: Error) -> State<K> {

@@ -582,7 +582,7 @@ fn bookmark(rv: &str) -> Result<WatchEvent<ConfigMap>> {
 }
 
 #[test]
-fn a_burst_of_events_wakes_the_processing_side_once_after_its_last_event() {
+fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once() {
     let mut t = rig(false);
     t.script.page(vec![], "1", None);
     let (tx, rx) = unbounded();
@@ -600,28 +600,44 @@ fn a_burst_of_events_wakes_the_processing_side_once_after_its_last_event() {
     ])
     .unwrap();
     assert!(t.r.step());
-    assert!(t.fifo.has_unwoken(), "more events were already decoded: no wake yet");
-    assert!(t.r.step());
-    assert!(t.r.step());
-    assert!(t.fifo.has_unwoken(), "a bookmark is still ahead");
-    assert!(t.r.step());
+    assert_eq!(t.fifo.batches_pushed(), 1, "the burst's three changes under one lock");
+    let keys: Vec<_> = t.fifo.list_keys().iter().map(|k| k.to_string()).collect();
+    assert_eq!(keys, ["ns/a", "ns/b", "ns/c"]);
     assert!(
         !t.fifo.has_unwoken(),
         "the burst ended (the next read may block): woken"
     );
-    assert_eq!(t.fifo.len(), 3);
     assert_eq!(t.r.stats.last_sync_resource_version(), "5");
 
-    // A burst ending in an error wakes before the reflector leaves the watch.
+    // A longer burst is queued 64 events at a time, woken for after its last; the resource version follows each
+    // batch.
+    tx.send(
+        (0..70)
+            .map(|i| Ok(WatchEvent::Added(cm(&format!("x{i}"), &format!("{}", 10 + i)))))
+            .collect(),
+    )
+    .unwrap();
+    assert!(t.r.step());
+    assert_eq!((t.fifo.batches_pushed(), t.fifo.len()), (2, 3 + 64));
+    assert!(t.fifo.has_unwoken(), "more events were already decoded: no wake yet");
+    assert_eq!(t.r.stats.last_sync_resource_version(), "73");
+    assert!(t.r.step());
+    assert_eq!((t.fifo.batches_pushed(), t.fifo.len()), (3, 3 + 70));
+    assert!(!t.fifo.has_unwoken());
+    assert_eq!(t.r.stats.last_sync_resource_version(), "79");
+
+    // A burst ending in an error queues the changes before it, then leaves the watch, woken for.
     tx.send(vec![
-        Ok(WatchEvent::Deleted(cm("a", "6"))),
+        Ok(WatchEvent::Deleted(cm("a", "90"))),
         Ok(WatchEvent::Error(Box::new(Status::failure(410, "Expired", "too old")))),
     ])
     .unwrap();
     assert!(t.r.step());
-    assert!(t.fifo.has_unwoken());
-    assert!(t.r.step());
+    assert_eq!(t.fifo.batches_pushed(), 4);
+    let kinds: Vec<_> = t.fifo.get("ns/a").unwrap().iter().map(|d| d.delta_type()).collect();
+    assert_eq!(kinds, [DeltaType::Added, DeltaType::Deleted]);
     assert!(!t.fifo.has_unwoken());
+    assert_eq!(t.r.stats.last_sync_resource_version(), "90");
     assert_eq!(t.r.state_name(), "List");
 }
 

@@ -1,5 +1,6 @@
 //! `WatchStream`: the events of one WATCH, decoded as the chunked body arrives.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,9 +25,11 @@ use crate::{Error, Result};
 /// Each watch has its own connection: stopping it (from any thread, through [`WatchStream::stopper`]) closes that
 /// connection and nothing else. Dropping the stream closes it too.
 ///
-/// The stream decodes one event ahead, from bytes already received (never reading for it), so that `size_hint()`
-/// is exact about what comes without blocking: a lower bound of 1 means the next `next()` returns at once. A
-/// reflector uses that to wake the informer's processing thread once per burst of events instead of once per event.
+/// After each read the stream decodes the events in the bytes received (up to 64 ahead, never reading for them), so
+/// that `size_hint()` is exact about what comes without blocking: its lower bound is how many `next()` calls return
+/// at once. A reflector uses that to queue a burst of events under one lock and to wake the informer's processing
+/// thread once per burst instead of once per event; decoding a burst back to back is also faster than alternating
+/// each decode with queueing.
 pub struct WatchStream<K> {
     reader: ureq::BodyReader<'static>,
     decoder: WatchDecoder<K>,
@@ -37,8 +40,9 @@ pub struct WatchStream<K> {
     idle_limit: Duration,
     /// Once true, `next` returns `None` (after `ahead`, if any).
     finished: bool,
-    /// The next item, decoded from buffered bytes without reading (an event, or the decoder's error).
-    ahead: Option<Result<WatchEvent<K>>>,
+    /// The next items, decoded from buffered bytes without reading: events, possibly ending with the decoder's error.
+    /// Invariant: empty only when the decoder holds no complete event, or once `finished`.
+    ahead: VecDeque<Result<WatchEvent<K>>>,
     /// The recycler of the reflector that opened this watch, if any: objects its cache let go of, which the decoder
     /// decodes the next events into.
     recycler: Option<Arc<Recycler<K>>>,
@@ -60,7 +64,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> WatchStream<K> {
             what,
             idle_limit,
             finished: false,
-            ahead: None,
+            ahead: VecDeque::new(),
             recycler: Recycler::current(),
         }
     }
@@ -84,27 +88,41 @@ impl<K: DeserializeOwned> WatchStream<K> {
         Some(Err(e))
     }
 
-    /// Gives the decoder a retired object to decode into, when it has none and the recycler has one.
-    fn refill(&mut self) {
-        if !self.decoder.has_spare()
-            && let Some(obj) = self.recycler.as_ref().and_then(|r| r.take())
-        {
-            self.decoder.recycle(obj);
+    /// Decodes what the buffered bytes hold into `ahead` (see [`decode_ahead`]).
+    fn look_ahead(&mut self) {
+        if decode_ahead(&mut self.decoder, self.recycler.as_deref(), &mut self.ahead) {
+            self.finished = true;
         }
     }
+}
 
-    /// Decodes the next event from the bytes already received, if they hold one (no read).
-    fn look_ahead(&mut self) {
-        self.refill();
-        self.ahead = match self.decoder.next_event() {
-            Some(Ok(ev)) => Some(Ok(ev)),
+/// Most events a stream decodes ahead of its consumer.
+const AHEAD: usize = 64;
+
+/// Decodes the complete events `decoder` holds into `ahead`, until it holds [`AHEAD`]; before each decode, gives the
+/// decoder a retired object from `recycler` to decode into if it has none. True when decoding failed: the error is
+/// then the last item of `ahead`, and nothing more may be decoded.
+fn decode_ahead<K: DeserializeOwned>(
+    decoder: &mut WatchDecoder<K>,
+    recycler: Option<&Recycler<K>>,
+    ahead: &mut VecDeque<Result<WatchEvent<K>>>,
+) -> bool {
+    while ahead.len() < AHEAD {
+        if !decoder.has_spare()
+            && let Some(obj) = recycler.and_then(Recycler::take)
+        {
+            decoder.recycle(obj);
+        }
+        match decoder.next_event() {
+            Some(Ok(ev)) => ahead.push_back(Ok(ev)),
             Some(Err(e)) => {
-                self.finished = true;
-                Some(Err(e.into()))
+                ahead.push_back(Err(e.into()));
+                return true;
             }
-            None => None,
-        };
+            None => break,
+        }
     }
+    false
 }
 
 impl<K: DeserializeOwned> Iterator for WatchStream<K> {
@@ -112,30 +130,21 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
 
     fn next(&mut self) -> Option<Self::Item> {
         // A stopped watch reports it, even when the shutdown read looked like a clean end of stream.
-        if self.canceller.is_cancelled() && !(self.finished && self.ahead.is_none()) {
-            self.ahead = None;
+        if self.canceller.is_cancelled() && !(self.finished && self.ahead.is_empty()) {
+            self.ahead.clear();
             return self.fail(Error::Stopped);
         }
-        if let Some(item) = self.ahead.take() {
-            if item.is_ok() {
-                self.look_ahead();
-            }
-            return Some(item);
-        }
         loop {
+            if let Some(item) = self.ahead.pop_front() {
+                if self.ahead.is_empty() && !self.finished {
+                    self.look_ahead();
+                }
+                return Some(item);
+            }
             if self.finished {
                 return None;
             }
-            self.refill();
-            if let Some(ev) = self.decoder.next_event() {
-                return match ev {
-                    Ok(ev) => {
-                        self.look_ahead();
-                        Some(Ok(ev))
-                    }
-                    Err(e) => self.fail(e.into()),
-                };
-            }
+            // Nothing decoded ahead: the decoder holds no complete event (the invariant on `ahead`).
             match self.decoder.read_from(&mut self.reader) {
                 Ok(0) => {
                     if self.canceller.is_cancelled() {
@@ -148,6 +157,7 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
                     if self.canceller.is_cancelled() {
                         return self.fail(Error::Stopped);
                     }
+                    self.look_ahead();
                 }
                 Err(e) => {
                     let err = self
@@ -159,9 +169,9 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
         }
     }
 
-    /// `(1, None)` when the next item is already decoded (`next` will not block), else `(0, None)`.
+    /// `(n, None)`: the next `n` calls of `next` return at once (events already decoded, maybe ending with an error).
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (usize::from(self.ahead.is_some()), None)
+        (self.ahead.len(), None)
     }
 }
 
@@ -225,5 +235,89 @@ mod tests {
         assert_eq!(cm.metadata.name.as_deref(), Some("a"));
         assert_eq!(cm.data.get("k"), Some("v"));
         assert_eq!(cm.metadata.name.as_ref().unwrap().as_ptr(), name);
+    }
+
+    fn modified(name: &str) -> String {
+        format!(
+            "{{\"type\":\"MODIFIED\",\"object\":{{\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"{name}\",\
+             \"resourceVersion\":\"1\"}}}}}}\n"
+        )
+    }
+
+    fn names(ahead: &VecDeque<Result<WatchEvent<ConfigMap>>>) -> Vec<String> {
+        ahead
+            .iter()
+            .map(|item| match item {
+                Ok(WatchEvent::Modified(cm)) => cm.metadata.name.clone().unwrap(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn decoding_ahead_takes_every_complete_event_received_up_to_64() {
+        let mut decoder = WatchDecoder::<ConfigMap>::new();
+        for i in 0..100 {
+            decoder.push(modified(&format!("cm-{i}")).as_bytes());
+        }
+        decoder.push(&modified("partial").as_bytes()[..20]);
+        let mut ahead = VecDeque::new();
+
+        assert!(!decode_ahead(&mut decoder, None, &mut ahead));
+        assert_eq!(names(&ahead), (0..64).map(|i| format!("cm-{i}")).collect::<Vec<_>>());
+        // A full queue is left as it is; once consumed, the rest of what was received follows, then nothing: the
+        // partial line waits for its bytes.
+        assert!(!decode_ahead(&mut decoder, None, &mut ahead));
+        assert_eq!(ahead.len(), 64);
+        ahead.clear();
+        assert!(!decode_ahead(&mut decoder, None, &mut ahead));
+        assert_eq!(names(&ahead), (64..100).map(|i| format!("cm-{i}")).collect::<Vec<_>>());
+        ahead.clear();
+        assert!(!decode_ahead(&mut decoder, None, &mut ahead));
+        assert!(ahead.is_empty());
+    }
+
+    #[test]
+    fn decoding_ahead_stops_at_an_error_after_the_events_before_it() {
+        let mut decoder = WatchDecoder::<ConfigMap>::new();
+        decoder.push(modified("a").as_bytes());
+        decoder.push(b"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":7}}\n");
+        decoder.push(modified("b").as_bytes());
+        let mut ahead = VecDeque::new();
+        assert!(decode_ahead(&mut decoder, None, &mut ahead));
+        assert_eq!(ahead.len(), 2);
+        assert!(matches!(&ahead[0], Ok(WatchEvent::Modified(cm)) if cm.metadata.name.as_deref() == Some("a")));
+        assert!(matches!(ahead[1], Err(Error::Decode(_))));
+    }
+
+    #[test]
+    fn decoding_ahead_gives_each_decode_a_retired_object() {
+        let recycler = Recycler::new();
+        let mut retired = Vec::new();
+        for i in 0..3 {
+            let obj = Arc::new(ConfigMap::new(ObjectMeta::named(format!(
+                "retired-with-a-long-name-{i}"
+            ))));
+            retired.push(obj.metadata.name.as_ref().unwrap().as_ptr());
+            recycler.retire(obj);
+        }
+        let mut decoder = WatchDecoder::<ConfigMap>::new();
+        for name in ["a", "b", "c"] {
+            decoder.push(modified(name).as_bytes());
+        }
+        let mut ahead = VecDeque::new();
+        assert!(!decode_ahead(&mut decoder, Some(&recycler), &mut ahead));
+        let reused: Vec<_> = ahead
+            .iter()
+            .map(|item| match item {
+                Ok(WatchEvent::Modified(cm)) => cm.metadata.name.as_ref().unwrap().as_ptr(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(names(&ahead), ["a", "b", "c"]);
+        assert_eq!(
+            reused, retired,
+            "each event decoded into the next retired object, in order"
+        );
     }
 }
