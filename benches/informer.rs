@@ -11,7 +11,8 @@
 //! Every measurement runs in a process of its own, so RSS and CPU are the informer's alone: this binary re-executes
 //! itself as `serve` (the embedded API server, driven over stdin/stdout), `sync` (one informer's initial sync and
 //! relist), `burst` (the watch burst) and `raw` (the server's own list and watch rates read by a client that only
-//! counts bytes, and the decoder's own rate on the same bytes). RSS and CPU come from `/proc/self/status` (VmRSS,
+//! counts bytes, and the decoder's own rate on the same bytes: dropping each object, keeping the latest of each name as
+//! a cache does, and decoding into the object replaced as the informer does). RSS and CPU come from `/proc/self/status` (VmRSS,
 //! VmHWM, reset between phases through `/proc/self/clear_refs`) and `/proc/self/stat` (utime + stime).
 
 use std::collections::HashMap;
@@ -28,7 +29,7 @@ use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer, strip
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject, ListMeta, Object};
 use kube_informer::testing::ApiServer;
-use kube_informer::watch::WatchDecoder;
+use kube_informer::watch::{WatchDecoder, WatchEvent};
 use serde_json::{Value, json};
 
 const NAMESPACES: usize = 50;
@@ -596,33 +597,64 @@ fn raw_child(args: &[String]) {
                 stream.extend_from_slice(&buf[..n]);
             }
             drop(reader);
-            // The decoder alone, on exactly those bytes, fed as the client feeds it (64 KB reads); median of 3.
-            let mut decode_secs = Vec::new();
-            for _ in 0..3 {
-                let t = Instant::now();
-                let mut dec = WatchDecoder::<ConfigMap>::new();
-                let mut r = &stream[..];
-                let mut n = 0;
-                while n < events && dec.read_from(&mut r).unwrap() > 0 {
-                    while let Some(ev) = dec.next_event() {
-                        std::hint::black_box(ev.unwrap());
-                        n += 1;
-                    }
-                }
-                assert!(n >= events);
-                decode_secs.push(t.elapsed().as_secs_f64());
-            }
-            let decode_secs = median(decode_secs);
+            // The decoder alone, on exactly those bytes, fed as the client feeds it (64 KB reads); median of 3. Then,
+            // once each, keeping the last object of each name alive as a cache does, and decoding into the object
+            // each replaces as the informer does.
+            let decode_secs = median((0..3).map(|_| time_decode(&stream, events, Keep::Nothing)).collect());
+            let live_secs = time_decode(&stream, events, Keep::Live);
+            let recycling_secs = time_decode(&stream, events, Keep::LiveRecycling);
             println!(
-                "RESULT read_rate={:.1} decode_rate={:.1} bytes_per_event={:.1}",
+                "RESULT read_rate={:.1} decode_rate={:.1} bytes_per_event={:.1} live_rate={:.1} live_recycling_rate={:.1}",
                 events as f64 / read_secs,
                 events as f64 / decode_secs,
-                stream.len() as f64 / lines as f64
+                stream.len() as f64 / lines as f64,
+                events as f64 / live_secs,
+                events as f64 / recycling_secs,
             );
         }
         other => panic!("raw {other}?"),
     }
     std::io::stdout().flush().unwrap();
+}
+
+/// What the decoder keeps of what it decodes, in [`time_decode`].
+#[derive(Clone, Copy, PartialEq)]
+enum Keep {
+    /// Each object is dropped at once (memory just freed is reused at once, hot in cache).
+    Nothing,
+    /// The latest object of each of the `BURST_OBJECTS` names stays alive, as in a cache; the one it replaces is
+    /// dropped (the replay cycles through the names in order).
+    Live,
+    /// As `Live`, the replaced object being decoded into (as the informer's recycler does).
+    LiveRecycling,
+}
+
+/// Seconds to decode the first `events` events of `stream`, read 64 KB at a time.
+fn time_decode(stream: &[u8], events: usize, keep: Keep) -> f64 {
+    let t = Instant::now();
+    let mut dec = WatchDecoder::<ConfigMap>::new();
+    let mut live: Vec<Option<ConfigMap>> = (0..BURST_OBJECTS).map(|_| None).collect();
+    let mut r = stream;
+    let mut n = 0;
+    while n < events && dec.read_from(&mut r).unwrap() > 0 {
+        loop {
+            let slot = &mut live[n % BURST_OBJECTS];
+            if keep == Keep::LiveRecycling
+                && !dec.has_spare()
+                && let Some(old) = slot.take()
+            {
+                dec.recycle(old);
+            }
+            let Some(ev) = dec.next_event() else { break };
+            match ev.unwrap() {
+                WatchEvent::Modified(cm) if keep != Keep::Nothing => *slot = Some(cm),
+                ev => drop(std::hint::black_box(ev)),
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= events);
+    t.elapsed().as_secs_f64()
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -934,6 +966,17 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
                 b.raw["decode_rate"],
                 1e6 / b.raw["decode_rate"]
             );
+            for (what, key) in [
+                ("keeping the last object of each name", "live_rate"),
+                ("and decoding into the object replaced", "live_recycling_rate"),
+            ] {
+                println!(
+                    "| {t} | WatchDecoder alone, {what} | {:.0} | {:.2} | {:.2} | |",
+                    b.raw[key],
+                    1e6 / b.raw[key],
+                    b.raw[key] / b.raw["decode_rate"]
+                );
+            }
             for (h, m) in &b.informer {
                 println!(
                     "| {t} | informer, {h} handler(s) | {:.0} | {:.2} | {:.2} | {:.2} |",
