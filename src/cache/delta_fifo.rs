@@ -246,14 +246,18 @@ impl<K> DeltaFifo<K> {
     /// event, so the processing thread, popping meanwhile, rarely finds the queue locked and sleeps until it is
     /// released (which costs the releasing thread a system call to wake it).
     pub(crate) fn push_all(&self, deltas: &mut Vec<Delta<K>>, wake: Wake) {
-        let Some(last) = deltas.len().checked_sub(1) else {
+        if deltas.is_empty() {
             return;
-        };
+        }
         #[cfg(test)]
         self.batches_pushed.fetch_add(1, Ordering::Relaxed);
         let mut st = self.lock();
-        for (i, delta) in deltas.drain(..).enumerate() {
-            self.push_locked(&mut st, delta, if i == last { wake } else { Wake::Later });
+        for delta in deltas.drain(..) {
+            self.push_locked(&mut st, delta, Wake::Later);
+        }
+        // Not the last push's `wake`: that push may be a deletion already reported, which queues nothing.
+        if wake == Wake::Now {
+            self.wake();
         }
     }
 

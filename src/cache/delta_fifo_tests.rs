@@ -880,5 +880,12 @@ fn a_pushed_batch_is_queued_as_its_changes_one_by_one() {
         !f.has_unwoken(),
         "a `Now` batch wakes for what was queued before it too"
     );
-    assert_eq!(f.batches_pushed(), 2);
+
+    // A batch whose last change queues nothing (a deletion already reported) still wakes for the others.
+    batch.push(Delta::Added(o("c", 1)));
+    batch.push(deleted(o("gone", 2)));
+    f.push_all(&mut batch, Wake::Now);
+    assert!(!f.has_unwoken());
+    assert_eq!(f.len(), 4);
+    assert_eq!(f.batches_pushed(), 3);
 }
