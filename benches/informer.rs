@@ -597,7 +597,7 @@ fn raw_child(args: &[String]) {
                 stream.extend_from_slice(&buf[..n]);
             }
             drop(reader);
-            // The decoder alone, on exactly those bytes, fed as the client feeds it (64 KB reads); median of 3. Then,
+            // The decoder alone, on exactly those bytes, fed as the client feeds it (reads of 128 KiB); median of 3. Then,
             // once each, keeping the last object of each name alive as a cache does, and decoding into the object
             // each replaces as the informer does.
             let decode_secs = median((0..3).map(|_| time_decode(&stream, events, Keep::Nothing)).collect());
@@ -629,7 +629,7 @@ enum Keep {
     LiveRecycling,
 }
 
-/// Seconds to decode the first `events` events of `stream`, read 64 KB at a time.
+/// Seconds to decode the first `events` events of `stream`, read as a watch stream reads (128 KiB at a time).
 fn time_decode(stream: &[u8], events: usize, keep: Keep) -> f64 {
     let t = Instant::now();
     let mut dec = WatchDecoder::<ConfigMap>::new();

@@ -170,8 +170,8 @@ enum WatchEnd {
     Closed,
 }
 
-/// Most watch events queued under one lock of the queue (the stream decodes up to 64 ahead; see `WatchStream`).
-const BATCH: usize = 64;
+/// Most watch events queued under one lock of the queue (the stream decodes up to 128 ahead; see `WatchStream`).
+const BATCH: usize = 128;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Next {

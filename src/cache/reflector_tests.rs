@@ -609,22 +609,23 @@ fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once
     );
     assert_eq!(t.r.stats.last_sync_resource_version(), "5");
 
-    // A longer burst is queued 64 events at a time, woken for after its last; the resource version follows each
+    // A longer burst is queued `BATCH` events at a time, woken for after its last; the resource version follows each
     // batch.
+    let long = BATCH + 6;
     tx.send(
-        (0..70)
+        (0..long)
             .map(|i| Ok(WatchEvent::Added(cm(&format!("x{i}"), &format!("{}", 10 + i)))))
             .collect(),
     )
     .unwrap();
     assert!(t.r.step());
-    assert_eq!((t.fifo.batches_pushed(), t.fifo.len()), (2, 3 + 64));
+    assert_eq!((t.fifo.batches_pushed(), t.fifo.len()), (2, 3 + BATCH));
     assert!(t.fifo.has_unwoken(), "more events were already decoded: no wake yet");
-    assert_eq!(t.r.stats.last_sync_resource_version(), "73");
+    assert_eq!(t.r.stats.last_sync_resource_version(), (10 + BATCH - 1).to_string());
     assert!(t.r.step());
-    assert_eq!((t.fifo.batches_pushed(), t.fifo.len()), (3, 3 + 70));
+    assert_eq!((t.fifo.batches_pushed(), t.fifo.len()), (3, 3 + long));
     assert!(!t.fifo.has_unwoken());
-    assert_eq!(t.r.stats.last_sync_resource_version(), "79");
+    assert_eq!(t.r.stats.last_sync_resource_version(), (10 + long - 1).to_string());
 
     // A burst ending in an error queues the changes before it, then leaves the watch, woken for.
     tx.send(vec![

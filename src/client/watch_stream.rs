@@ -25,7 +25,7 @@ use crate::{Error, Result};
 /// Each watch has its own connection: stopping it (from any thread, through [`WatchStream::stopper`]) closes that
 /// connection and nothing else. Dropping the stream closes it too.
 ///
-/// After each read the stream decodes the events in the bytes received (up to 64 ahead, never reading for them), so
+/// After each read the stream decodes the events in the bytes received (up to 128 ahead, never reading for them), so
 /// that `size_hint()` is exact about what comes without blocking: its lower bound is how many `next()` calls return
 /// at once. A reflector uses that to queue a burst of events under one lock and to wake the informer's processing
 /// thread once per burst instead of once per event; decoding a burst back to back is also faster than alternating
@@ -97,7 +97,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
 }
 
 /// Most events a stream decodes ahead of its consumer.
-const AHEAD: usize = 64;
+const AHEAD: usize = 128;
 
 /// Decodes the complete events `decoder` holds into `ahead`, until it holds [`AHEAD`]; before each decode, gives the
 /// decoder a retired object from `recycler` to decode into if it has none. True when decoding failed: the error is
@@ -255,23 +255,27 @@ mod tests {
     }
 
     #[test]
-    fn decoding_ahead_takes_every_complete_event_received_up_to_64() {
+    fn decoding_ahead_takes_every_complete_event_received_up_to_its_limit() {
+        let total = AHEAD + 36;
         let mut decoder = WatchDecoder::<ConfigMap>::new();
-        for i in 0..100 {
+        for i in 0..total {
             decoder.push(modified(&format!("cm-{i}")).as_bytes());
         }
         decoder.push(&modified("partial").as_bytes()[..20]);
         let mut ahead = VecDeque::new();
 
         assert!(!decode_ahead(&mut decoder, None, &mut ahead));
-        assert_eq!(names(&ahead), (0..64).map(|i| format!("cm-{i}")).collect::<Vec<_>>());
+        assert_eq!(names(&ahead), (0..AHEAD).map(|i| format!("cm-{i}")).collect::<Vec<_>>());
         // A full queue is left as it is; once consumed, the rest of what was received follows, then nothing: the
         // partial line waits for its bytes.
         assert!(!decode_ahead(&mut decoder, None, &mut ahead));
-        assert_eq!(ahead.len(), 64);
+        assert_eq!(ahead.len(), AHEAD);
         ahead.clear();
         assert!(!decode_ahead(&mut decoder, None, &mut ahead));
-        assert_eq!(names(&ahead), (64..100).map(|i| format!("cm-{i}")).collect::<Vec<_>>());
+        assert_eq!(
+            names(&ahead),
+            (AHEAD..total).map(|i| format!("cm-{i}")).collect::<Vec<_>>()
+        );
         ahead.clear();
         assert!(!decode_ahead(&mut decoder, None, &mut ahead));
         assert!(ahead.is_empty());
