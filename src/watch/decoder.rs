@@ -116,7 +116,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
     /// A decoder accepting events up to `limit` bytes (the whole `{"type":…,"object":…}` text).
     pub fn with_max_object_size(limit: usize) -> Self {
         WatchDecoder {
-            buf: StreamBuf::default(),
+            buf: StreamBuf::new(super::framer::WATCH_READ_SIZE),
             limit,
             frame: None,
             at_line_start: true,

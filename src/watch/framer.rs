@@ -11,20 +11,20 @@ use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
-/// How much free room [`StreamBuf::read_from`] offers the reader: as much as ureq's input buffer holds (128 KiB by
-/// default), so that one read takes what one receive from the socket brought. Halving it costs a busy watch twice
+/// How much free room [`StreamBuf::read_from`] offers a watch stream: as much as ureq's input buffer holds (128 KiB
+/// by default), so that one read takes what one receive from the socket brought. Half of it costs a busy watch twice
 /// the wake-ups of the informer's processing thread (one per read), ~10% more CPU per event.
-pub(crate) const READ_SIZE: usize = 128 * 1024;
+pub(crate) const WATCH_READ_SIZE: usize = 128 * 1024;
 
-/// Above this capacity, a buffer that is mostly empty gives memory back after a large object.
-const SHRINK_ABOVE: usize = 4 * READ_SIZE;
+/// How much free room [`StreamBuf::read_from`] offers a list: a list's items are queued as one replace whatever
+/// the reads, and larger reads measured no faster.
+pub(crate) const LIST_READ_SIZE: usize = 64 * 1024;
 
 /// A growable byte buffer over a stream: bytes arrive at the end, decoded bytes are consumed from the front.
 ///
 /// Consumed bytes are dropped lazily (when they are at least as many as the pending ones, or when room is needed),
 /// so each byte is moved at most a bounded number of times and the buffer holds at most the largest pending value
 /// plus one read.
-#[derive(Default)]
 pub(crate) struct StreamBuf {
     /// `buf[start..filled]` is pending data; `buf[filled..]` is initialised free room for `read_from`.
     buf: Vec<u8>,
@@ -34,9 +34,23 @@ pub(crate) struct StreamBuf {
     filled: usize,
     /// Stream offset of `buf[0]`.
     base: u64,
+    /// Free room each [`read_from`](StreamBuf::read_from) offers; a buffer above 4× this capacity that is mostly
+    /// empty gives memory back after a large object.
+    read_size: usize,
 }
 
 impl StreamBuf {
+    /// An empty buffer whose reads offer `read_size` bytes of room.
+    pub(crate) fn new(read_size: usize) -> Self {
+        StreamBuf {
+            buf: Vec::new(),
+            start: 0,
+            filled: 0,
+            base: 0,
+            read_size,
+        }
+    }
+
     /// The pending (unconsumed) bytes.
     pub(crate) fn pending(&self) -> &[u8] {
         &self.buf[self.start..self.filled]
@@ -81,9 +95,9 @@ impl StreamBuf {
 
     /// Reads once from `r` straight into the buffer's free room. `Ok(0)` means end of stream.
     pub(crate) fn read_from<R: Read + ?Sized>(&mut self, r: &mut R) -> io::Result<usize> {
-        self.make_room(READ_SIZE);
-        if self.buf.len() < self.filled + READ_SIZE {
-            self.buf.resize(self.filled + READ_SIZE, 0);
+        self.make_room(self.read_size);
+        if self.buf.len() < self.filled + self.read_size {
+            self.buf.resize(self.filled + self.read_size, 0);
         }
         loop {
             match r.read(&mut self.buf[self.filled..]) {
@@ -111,8 +125,8 @@ impl StreamBuf {
             self.start = 0;
             self.filled = pending;
         }
-        let want = (self.filled + need).max(READ_SIZE);
-        if self.buf.capacity() > SHRINK_ABOVE && self.buf.capacity() / 4 > want {
+        let want = (self.filled + need).max(self.read_size);
+        if self.buf.capacity() > 4 * self.read_size && self.buf.capacity() / 4 > want {
             self.buf.truncate(want);
             self.buf.shrink_to(want);
         }
@@ -417,7 +431,7 @@ mod tests {
 
     #[test]
     fn buffer_keeps_offsets_and_compacts() {
-        let mut b = StreamBuf::default();
+        let mut b = StreamBuf::new(WATCH_READ_SIZE);
         b.push(b"hello ");
         b.consume(6);
         b.push(b"world");
@@ -436,11 +450,11 @@ mod tests {
 
     #[test]
     fn buffer_gives_memory_back_after_a_large_value() {
-        let mut b = StreamBuf::default();
-        b.push(&vec![b'x'; 10 * READ_SIZE]);
-        b.consume(10 * READ_SIZE);
+        let mut b = StreamBuf::new(LIST_READ_SIZE);
+        b.push(&vec![b'x'; 10 * LIST_READ_SIZE]);
+        b.consume(10 * LIST_READ_SIZE);
         b.push(b"y");
-        assert!(b.buf.capacity() <= SHRINK_ABOVE, "{}", b.buf.capacity());
+        assert!(b.buf.capacity() <= 4 * LIST_READ_SIZE, "{}", b.buf.capacity());
         assert_eq!(b.pending(), b"y");
     }
 

@@ -178,7 +178,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
     /// limit.
     pub fn with_max_object_size(limit: usize) -> Self {
         ListDecoder {
-            buf: StreamBuf::default(),
+            buf: StreamBuf::new(super::framer::LIST_READ_SIZE),
             limit,
             state: State::Start,
             key: Key::Other,
