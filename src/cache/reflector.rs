@@ -223,7 +223,8 @@ pub(crate) struct Reflector<K> {
     /// Changes of the watch events being read, queued together ([`DeltaFifo::push_all`]). Invariant: empty between
     /// steps (the vector is kept for its capacity).
     batch: Vec<Delta<K>>,
-    /// The resourceVersion of the last of those events, set once they are queued. Invariant: empty between steps.
+    /// The resourceVersion of the last of those events, set just before they are queued. Invariant: empty between
+    /// steps.
     batch_rv: String,
 }
 
@@ -626,18 +627,19 @@ impl<K: Object> Reflector<K> {
                 break None;
             }
         };
-        // The changes read, then the resourceVersion of the last of them (a bookmark's included), so that a re-watch
-        // never starts after a change that was not queued; then how the watch ended, if it did.
+        // The resourceVersion of the last event read (a bookmark's included), then their changes, then how the watch
+        // ended, if it did. The version is set first so that a handler that has seen a change finds it (or a later
+        // one) in `last_sync_resource_version`; a re-watch, which reads it on this thread, comes after both.
+        if !self.batch_rv.is_empty() {
+            self.stats.set_rv(&self.batch_rv);
+            self.batch_rv.clear();
+        }
         let wake = if end.is_none() && stream.size_hint().0 > 0 {
             Wake::Later
         } else {
             Wake::Now
         };
         self.fifo.push_all(&mut self.batch, wake);
-        if !self.batch_rv.is_empty() {
-            self.stats.set_rv(&self.batch_rv);
-            self.batch_rv.clear();
-        }
         match end {
             None => State::Watching { stream, opened, events },
             Some(WatchEnd::Failed(e)) => self.watch_failed(e),

@@ -724,3 +724,61 @@ fn a_hinted_list_wakes_after_each_burst_of_items() {
     assert!(!fifo.has_unwoken());
     assert_eq!(drain(&fifo).len(), 3);
 }
+
+/// Known objects that record the reflector's resourceVersion each time the queue asks for a key (once per new key,
+/// while the change is being queued).
+struct RvWhenQueued {
+    stats: Arc<ReflectorStats>,
+    seen: Mutex<Vec<String>>,
+}
+
+impl crate::cache::KnownObjects<ConfigMap> for RvWhenQueued {
+    fn known_keys(&self) -> Vec<crate::cache::Key> {
+        Vec::new()
+    }
+
+    fn known_object(&self, _: &str) -> Option<Arc<ConfigMap>> {
+        None
+    }
+
+    fn known_key(&self, _: &str) -> Option<crate::cache::Key> {
+        self.seen.lock().push(self.stats.last_sync_resource_version());
+        None
+    }
+}
+
+#[test]
+fn the_resource_version_of_a_burst_is_set_before_its_changes_are_queued() {
+    // A handler that has seen a change finds its version (or a later one) in `last_sync_resource_version`.
+    let stats = Arc::new(ReflectorStats::default());
+    let known = Arc::new(RvWhenQueued {
+        stats: stats.clone(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let mut t = rig(false);
+    t.fifo = Arc::new(DeltaFifo::new(Some(
+        known.clone() as Arc<dyn crate::cache::KnownObjects<ConfigMap>>
+    )));
+    let config = ReflectorConfig {
+        streaming_list: false,
+        ..Default::default()
+    };
+    t.r = Reflector::new("test".into(), t.script.clone(), t.fifo.clone(), config, t.stop.clone())
+        .with_stats(stats.clone());
+    t.script.page(vec![], "1", None);
+    let (tx, rx) = unbounded();
+    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
+        current: VecDeque::new(),
+        rx,
+    })));
+    assert!(t.r.step()); // list
+    assert!(t.r.step()); // open the watch
+    tx.send(vec![
+        Ok(WatchEvent::Added(cm("a", "2"))),
+        Ok(WatchEvent::Added(cm("b", "3"))),
+    ])
+    .unwrap();
+    assert!(t.r.step());
+    assert_eq!(t.fifo.len(), 2);
+    assert_eq!(*known.seen.lock(), ["3", "3"]);
+}
