@@ -581,9 +581,8 @@ fn bookmark(rv: &str) -> Result<WatchEvent<ConfigMap>> {
     }))
 }
 
-#[test]
-fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once() {
-    let mut t = rig(false);
+/// Lists nothing at resourceVersion 1 and opens a watch that delivers the bursts sent on the returned channel.
+fn watching_bursts(t: &mut Rig) -> Sender<Vec<Result<WatchEvent<ConfigMap>>>> {
     t.script.page(vec![], "1", None);
     let (tx, rx) = unbounded();
     t.script.watches.lock().push_back(Ok(Box::new(Bursts {
@@ -592,6 +591,13 @@ fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once
     })));
     assert!(t.r.step()); // list
     assert!(t.r.step()); // open the watch
+    tx
+}
+
+#[test]
+fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once() {
+    let mut t = rig(false);
+    let tx = watching_bursts(&mut t);
     tx.send(vec![
         Ok(WatchEvent::Added(cm("a", "2"))),
         Ok(WatchEvent::Modified(cm("b", "3"))),
@@ -765,14 +771,7 @@ fn the_resource_version_of_a_burst_is_set_before_its_changes_are_queued() {
     };
     t.r = Reflector::new("test".into(), t.script.clone(), t.fifo.clone(), config, t.stop.clone())
         .with_stats(stats.clone());
-    t.script.page(vec![], "1", None);
-    let (tx, rx) = unbounded();
-    t.script.watches.lock().push_back(Ok(Box::new(Bursts {
-        current: VecDeque::new(),
-        rx,
-    })));
-    assert!(t.r.step()); // list
-    assert!(t.r.step()); // open the watch
+    let tx = watching_bursts(&mut t);
     tx.send(vec![
         Ok(WatchEvent::Added(cm("a", "2"))),
         Ok(WatchEvent::Added(cm("b", "3"))),
