@@ -212,30 +212,18 @@ impl<K> DeltaFifo<K> {
 
     /// Queues an `Added` delta.
     pub fn add(&self, obj: Arc<K>) {
-        self.add_waking(obj, Wake::Now);
+        self.push_locked(&mut self.lock(), Delta::Added(obj), Wake::Now);
     }
 
     /// Queues an `Updated` delta.
     pub fn update(&self, obj: Arc<K>) {
-        self.update_waking(obj, Wake::Now);
+        self.push_locked(&mut self.lock(), Delta::Updated(obj), Wake::Now);
     }
 
     /// Queues a `Deleted` delta carrying the object's final state — unless neither the queue nor the known objects
     /// have the key: then a relist already reported this deletion, and it is not reported twice.
     pub fn delete(&self, obj: Arc<K>) {
-        self.delete_waking(obj, Wake::Now);
-    }
-
-    pub(crate) fn add_waking(&self, obj: Arc<K>, wake: Wake) {
-        self.push_locked(&mut self.lock(), Delta::Added(obj), wake);
-    }
-
-    pub(crate) fn update_waking(&self, obj: Arc<K>, wake: Wake) {
-        self.push_locked(&mut self.lock(), Delta::Updated(obj), wake);
-    }
-
-    pub(crate) fn delete_waking(&self, obj: Arc<K>, wake: Wake) {
-        self.push_locked(&mut self.lock(), Delta::Deleted(DeletedObject::Object(obj)), wake);
+        self.push_locked(&mut self.lock(), Delta::Deleted(DeletedObject::Object(obj)), Wake::Now);
     }
 
     /// Queues `deltas` in order, as [`add`](DeltaFifo::add), [`update`](DeltaFifo::update) and

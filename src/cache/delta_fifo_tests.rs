@@ -576,8 +576,10 @@ fn later_pushes_stay_unwoken_until_a_wake_or_a_now_push_and_then_reach_a_blocked
             }
         })
     };
-    f.add_waking(o("a", 1), Wake::Later);
-    f.update_waking(o("b", 1), Wake::Later);
+    f.push_all(
+        &mut vec![Delta::Added(o("a", 1)), Delta::Updated(o("b", 1))],
+        Wake::Later,
+    );
     assert!(f.has_unwoken());
     f.wake();
     assert!(!f.has_unwoken());
@@ -586,7 +588,7 @@ fn later_pushes_stay_unwoken_until_a_wake_or_a_now_push_and_then_reach_a_blocked
         .collect();
     assert_eq!(got, ["a", "b"]);
     // A `Now` push after `Later` ones wakes for all of them.
-    f.add_waking(o("c", 1), Wake::Later);
+    f.push_all(&mut vec![Delta::Added(o("c", 1))], Wake::Later);
     f.add(o("d", 1));
     assert!(!f.has_unwoken());
     let got: Vec<String> = (0..2)
