@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use chaos_kit::{
     Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, seed_from_env,
 };
+use common::watchdog::{self, Watchdog};
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::{Api, Client, ListWatch};
 use kube_informer::informer::{HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer};
@@ -45,6 +46,9 @@ const NAMES_PER_NAMESPACE: u64 = 60;
 const MIN_FAULTS: u64 = 1_000;
 /// The fault phase ends by this time even if fewer faults were served (then the run fails).
 const MAX_FAULT_PHASE: Duration = Duration::from_secs(120);
+/// A run (beyond a soak's fault phase) taking longer than this is stuck: about 35 s normally, at most ~6 minutes
+/// when every bounded wait runs out.
+const HANG_LIMIT: Duration = Duration::from_secs(600);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -66,6 +70,9 @@ fn main() {
         }
         eprintln!("chaos: {name} ...");
         let started = Instant::now();
+        // Every wait of a run is bounded (the fault phase, each convergence): a run past this limit is a hang.
+        let soak = std::env::var("CHAOS_SOAK_SECS").ok().and_then(|v| v.parse().ok());
+        let dog = Watchdog::start(name, HANG_LIMIT + Duration::from_secs(soak.unwrap_or(0)));
         let before = threads();
         scenario();
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -77,6 +84,7 @@ fn main() {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+        drop(dog);
         assert_eq!(unexpected.load(Ordering::SeqCst), 0, "{name}: unexpected panics");
         eprintln!("chaos: {name} ok in {:.1?}", started.elapsed());
     }
@@ -246,6 +254,7 @@ fn informers_survive_the_fault_schedule() {
             ],
         ),
     ];
+    watchdog::phase("writing the first objects, starting the informers");
     let mut writer = Writer::new(&NAMESPACES, NAMES_PER_NAMESPACE);
     for _ in 0..300 {
         writer.step(&server, &mut rng);
@@ -280,9 +289,11 @@ fn informers_survive_the_fault_schedule() {
         inf.start().unwrap();
         informers.push(inf);
     }
+    watchdog::phase("waiting for the informers to sync");
     for inf in &informers {
         assert!(inf.wait_synced(common::WAIT), "{} synced", inf.name());
     }
+    watchdog::phase("fault phase");
 
     // The writer and the fault schedule run until enough faults were served (or the soak time passed).
     let stop = Arc::new(AtomicBool::new(false));
@@ -397,6 +408,7 @@ fn informers_survive_the_fault_schedule() {
     let fault_phase = phase_started.elapsed();
 
     // Quiesce: no more faults, the server listening; everything must converge on the server's state.
+    watchdog::phase("converging");
     server.clear_faults();
     server.start_listening().unwrap();
     let everything = server.list::<ConfigMap>(None).unwrap();
@@ -493,6 +505,7 @@ fn informers_survive_the_fault_schedule() {
             assert!(hm.coalesced > 0, "{}: intermediate states were skipped", w.name);
         }
     }
+    watchdog::phase("stopping the informers and the server");
     for inf in &informers {
         assert!(inf.has_synced());
         inf.stop();

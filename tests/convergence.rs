@@ -18,6 +18,7 @@ use chaos_kit::{
     Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, seed_from_env,
 };
 use common::WAIT;
+use common::watchdog::{self, Watchdog};
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::{Api, Client, ListWatch};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
@@ -104,6 +105,11 @@ fn informers_and_handlers_converge_to_the_servers_state() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(120);
+    // A round takes ~40 ms, and every wait is bounded: a run far past that is a hang.
+    let _dog = Watchdog::start(
+        "convergence",
+        Duration::from_secs(600) + Duration::from_millis(200) * rounds as u32,
+    );
     let mut rng = Rng::new(seed);
     let server = ApiServer::builder()
         .bookmark_interval(Duration::from_millis(100))
@@ -145,6 +151,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     for _ in 0..200 {
         writer.step(&server, &mut rng);
     }
+    watchdog::phase("starting the informers");
     for inf in &informers {
         inf.start().unwrap();
     }
@@ -156,7 +163,8 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     handlers.push(("streaming/late-handler".into(), 0, late_replay));
 
     let mut tally: BTreeMap<&str, u64> = BTreeMap::new();
-    for _ in 0..rounds {
+    for round in 0..rounds {
+        watchdog::phase(&format!("writes and disruptions, round {round}"));
         for _ in 0..(5 + rng.below(50)) {
             writer.step(&server, &mut rng);
         }
@@ -203,6 +211,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
         writer.ops,
         expected.all.len()
     );
+    watchdog::phase("stopping the informers");
     for inf in &informers {
         eprintln!("  {}: {:?}", inf.name(), inf.metrics().reflector);
         inf.stop();

@@ -78,6 +78,7 @@ pub fn seed_from_env(var: &str) -> u64 {
         }
     };
     eprintln!("seed: {seed} (replay the same schedule with {var}={seed})");
+    crate::common::watchdog::seed(seed);
     seed
 }
 
@@ -395,6 +396,7 @@ pub fn converge_stores(informers: &[SharedIndexInformer<ConfigMap>], expected: &
 
 /// Polls `check` until it returns `None` (converged) or `timeout` passes; fails with its last explanation.
 pub fn converge(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<String>) {
+    crate::common::watchdog::phase(&format!("converging: {what}"));
     let deadline = Instant::now() + timeout;
     loop {
         let Some(problem) = check() else { return };

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod watchdog;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
