@@ -10,7 +10,8 @@
 //!
 //! Every measurement runs in a process of its own, so RSS and CPU are the informer's alone: this binary re-executes
 //! itself as `serve` (the embedded API server, driven over stdin/stdout), `sync` (one informer's initial sync and
-//! relist), `burst` (the watch burst) and `raw` (the server's own list and watch rates read by a client that only
+//! relist), `burst` (the watch burst), `stream` (the same replay through `Api::watch` alone, on one thread: what
+//! reading and decoding cost without the informer) and `raw` (the server's own list and watch rates read by a client that only
 //! counts bytes, and the decoder's own rate on the same bytes: dropping each object, keeping the latest of each name as
 //! a cache does, and decoding into the object replaced as the informer does). RSS and CPU come from `/proc/self/status` (VmRSS,
 //! VmHWM, reset between phases through `/proc/self/clear_refs`) and `/proc/self/stat` (utime + stime).
@@ -534,6 +535,46 @@ fn burst_child(args: &[String]) {
     std::process::exit(0);
 }
 
+/// `stream`: the same replay through `Api::watch` alone, on this one thread — reading and decoding as the reflector
+/// does, keeping the latest object of each name as a cache would, without the informer's queue, threads or handlers.
+fn stream_child(args: &[String]) {
+    let kubeconfig = &args[0];
+    let rv0 = args[1].clone();
+    let events: usize = args[2].parse().unwrap();
+    let api = Api::<ConfigMap>::all(client(kubeconfig));
+    let mut live: HashMap<String, Arc<ConfigMap>> = HashMap::with_capacity(BURST_OBJECTS);
+    let (t, cpu0) = (Instant::now(), procfs::cpu());
+    let params = WatchParams {
+        resource_version: Some(rv0),
+        timeout_seconds: Some(600),
+        ..Default::default()
+    };
+    let mut n = 0;
+    for ev in api.watch(&params).unwrap() {
+        if let WatchEvent::Modified(cm) = ev.unwrap() {
+            let name = cm.metadata.name.as_deref().unwrap_or_default();
+            match live.get_mut(name) {
+                Some(slot) => *slot = Arc::new(cm),
+                None => {
+                    live.insert(name.to_owned(), Arc::new(cm));
+                }
+            }
+            n += 1;
+            if n == events {
+                break;
+            }
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "RESULT secs={secs:.4} rate={:.1} cpu_us={:.3}",
+        events as f64 / secs,
+        (procfs::cpu() - cpu0) * 1e6 / events as f64
+    );
+    std::io::stdout().flush().unwrap();
+    std::process::exit(0);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // `raw`: the server's own rates (a client that only counts bytes), and the decoder's own rate on the same bytes
 
@@ -772,6 +813,7 @@ fn main() {
         Some("serve") => return serve(&args[1..]),
         Some("sync") => return sync_child(&args[1..]),
         Some("burst") => return burst_child(&args[1..]),
+        Some("stream") => return stream_child(&args[1..]),
         Some("raw") => return raw_child(&args[1..]),
         _ => {}
     }
@@ -818,6 +860,8 @@ struct Burst {
     informer: Vec<(usize, HashMap<String, f64>)>,
     /// Median over runs of (4 handlers ÷ 1 handler), within each run.
     four_vs_one: f64,
+    /// Medians of `Api::watch` read alone on one thread (`rate`, `cpu_us`, `vs_decoder`).
+    stream: HashMap<String, f64>,
 }
 
 fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<String>) -> Burst {
@@ -829,6 +873,7 @@ fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<Str
     let mut raws = Vec::new();
     let mut per_handlers: Vec<Vec<HashMap<String, String>>> = vec![Vec::new(), Vec::new()];
     let mut four_vs_one = Vec::new();
+    let mut streams = Vec::new();
     for run in 0..runs {
         eprintln!("   run {}", run + 1);
         let cpu0 = server.cpu();
@@ -844,6 +889,17 @@ fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<Str
         raw.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
         let decode_rate = num(&raw, "decode_rate");
         raws.push(raw);
+        let mut p = Proc::spawn(&[
+            "stream".into(),
+            server.kubeconfig.clone(),
+            rv0.clone(),
+            events.to_string(),
+        ]);
+        let mut st = p.expect("RESULT ");
+        p.finish();
+        let rate = num(&st, "rate");
+        st.insert("vs_decoder".into(), format!("{}", rate / decode_rate));
+        streams.push(st);
         let mut rates = Vec::new();
         for (slot, handlers) in [1usize, 4].into_iter().enumerate() {
             let cpu0 = server.cpu();
@@ -882,6 +938,7 @@ fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<Str
             .zip(per_handlers.iter().map(|r| medians(r)))
             .collect(),
         four_vs_one: median(four_vs_one),
+        stream: medians(&streams),
     }
 }
 
@@ -977,6 +1034,10 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
                     b.raw[key] / b.raw["decode_rate"]
                 );
             }
+            println!(
+                "| {t} | `Api::watch` alone on one thread (read, decode, keep the latest of each name) | {:.0} | {:.2} | {:.2} | |",
+                b.stream["rate"], b.stream["cpu_us"], b.stream["vs_decoder"]
+            );
             for (h, m) in &b.informer {
                 println!(
                     "| {t} | informer, {h} handler(s) | {:.0} | {:.2} | {:.2} | {:.2} |",
