@@ -242,6 +242,17 @@ impl Server {
         self.proc.send("stats");
         num(&self.proc.expect("STATS "), "cpu")
     }
+
+    /// Runs this binary as a child with `args` until its `RESULT` line; adds the server's CPU seconds meanwhile
+    /// (`server_cpu`).
+    fn measure(&mut self, args: &[String]) -> HashMap<String, String> {
+        let cpu0 = self.cpu();
+        let mut p = Proc::spawn(args);
+        let mut r = p.expect("RESULT ");
+        p.finish();
+        r.insert("server_cpu".into(), format!("{}", self.cpu() - cpu0));
+        r
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -747,11 +758,8 @@ fn run_sizes(sizes: &[usize], runs: usize, relist_at: usize, https: bool) -> (Ve
         // The server alone: a LIST at resourceVersion=0 read by a client that only counts bytes.
         let mut raw = Vec::new();
         for _ in 0..runs {
-            let cpu0 = server.cpu();
-            let mut p = Proc::spawn(&["raw".into(), "list".into(), server.url.clone()]);
-            let mut r = p.expect("RESULT ");
-            p.finish();
-            r.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
+            let url = server.url.clone();
+            let r = server.measure(&["raw".into(), "list".into(), url]);
             raw.push(r);
         }
         let r = medians(&raw);
@@ -876,43 +884,23 @@ fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<Str
     let mut streams = Vec::new();
     for run in 0..runs {
         eprintln!("   run {}", run + 1);
-        let cpu0 = server.cpu();
-        let mut p = Proc::spawn(&[
-            "raw".into(),
-            "watch".into(),
-            server.url.clone(),
-            rv0.clone(),
-            events.to_string(),
-        ]);
-        let mut raw = p.expect("RESULT ");
-        p.finish();
-        raw.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
+        let (url, kubeconfig) = (server.url.clone(), server.kubeconfig.clone());
+        let raw = server.measure(&["raw".into(), "watch".into(), url, rv0.clone(), events.to_string()]);
         let decode_rate = num(&raw, "decode_rate");
         raws.push(raw);
-        let mut p = Proc::spawn(&[
-            "stream".into(),
-            server.kubeconfig.clone(),
-            rv0.clone(),
-            events.to_string(),
-        ]);
-        let mut st = p.expect("RESULT ");
-        p.finish();
+        let mut st = server.measure(&["stream".into(), kubeconfig.clone(), rv0.clone(), events.to_string()]);
         let rate = num(&st, "rate");
         st.insert("vs_decoder".into(), format!("{}", rate / decode_rate));
         streams.push(st);
         let mut rates = Vec::new();
         for (slot, handlers) in [1usize, 4].into_iter().enumerate() {
-            let cpu0 = server.cpu();
-            let mut p = Proc::spawn(&[
+            let mut r = server.measure(&[
                 "burst".into(),
-                server.kubeconfig.clone(),
+                kubeconfig.clone(),
                 rv0.clone(),
                 events.to_string(),
                 handlers.to_string(),
             ]);
-            let mut r = p.expect("RESULT ");
-            p.finish();
-            r.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
             let rate = num(&r, "rate");
             r.insert("vs_decoder".into(), format!("{}", rate / decode_rate));
             rates.push(rate);
