@@ -576,6 +576,7 @@ fn stream_child(args: &[String]) {
             }
         }
     }
+    assert_eq!(n, events, "the watch ended early");
     let secs = t.elapsed().as_secs_f64();
     println!(
         "RESULT secs={secs:.4} rate={:.1} cpu_us={:.3}",
