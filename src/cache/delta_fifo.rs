@@ -228,20 +228,20 @@ impl<K> DeltaFifo<K> {
 
     /// Queues `deltas` in order, as [`add`](DeltaFifo::add), [`update`](DeltaFifo::update) and
     /// [`delete`](DeltaFifo::delete) would one by one, under one acquisition of the lock; leaves the vector empty
-    /// (its capacity kept for the next batch). `wake` applies to the batch as a whole.
+    /// (its capacity kept for the next batch). `wake` applies to the batch as a whole: [`Wake::Now`] wakes the
+    /// waiting pops for everything queued with [`Wake::Later`] so far, also when this batch is empty.
     ///
     /// A watching reflector queues the events it has already decoded this way: one lock per burst instead of one per
     /// event, so the processing thread, popping meanwhile, rarely finds the queue locked and sleeps until it is
     /// released (which costs the releasing thread a system call to wake it).
     pub(crate) fn push_all(&self, deltas: &mut Vec<Delta<K>>, wake: Wake) {
-        if deltas.is_empty() {
-            return;
-        }
-        #[cfg(test)]
-        self.batches_pushed.fetch_add(1, Ordering::Relaxed);
-        let mut st = self.lock();
-        for delta in deltas.drain(..) {
-            self.push_locked(&mut st, delta, Wake::Later);
+        if !deltas.is_empty() {
+            #[cfg(test)]
+            self.batches_pushed.fetch_add(1, Ordering::Relaxed);
+            let mut st = self.lock();
+            for delta in deltas.drain(..) {
+                self.push_locked(&mut st, delta, Wake::Later);
+            }
         }
         // Not the last push's `wake`: that push may be a deletion already reported, which queues nothing.
         if wake == Wake::Now {

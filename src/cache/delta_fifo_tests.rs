@@ -890,4 +890,12 @@ fn a_pushed_batch_is_queued_as_its_changes_one_by_one() {
     assert!(!f.has_unwoken());
     assert_eq!(f.len(), 4);
     assert_eq!(f.batches_pushed(), 3);
+
+    // An empty `Now` batch (a burst of bookmarks) wakes for what earlier `Later` batches queued, taking no lock.
+    batch.push(Delta::Added(o("d", 1)));
+    f.push_all(&mut batch, Wake::Later);
+    assert!(f.has_unwoken());
+    f.push_all(&mut batch, Wake::Now);
+    assert!(!f.has_unwoken());
+    assert_eq!(f.batches_pushed(), 4);
 }

@@ -607,17 +607,7 @@ impl<K: Object> Reflector<K> {
 
     /// Reads the next event (which may block) and every event the stream has already decoded after it (which does
     /// not), up to [`BATCH`]; queues their changes under one lock of the queue.
-    fn read_watch(&mut self, stream: EventStream<K>, opened: Instant, events: u64) -> State<K> {
-        let next = self.read_watch_batch(stream, opened, events);
-        // Changes queued with `Wake::Later` are woken for before anything that may block: a read (no event decoded
-        // ahead), a back-off or a list.
-        if !matches!(&next, State::Watching { stream, .. } if stream.size_hint().0 > 0) {
-            self.fifo.wake();
-        }
-        next
-    }
-
-    fn read_watch_batch(&mut self, mut stream: EventStream<K>, opened: Instant, mut events: u64) -> State<K> {
+    fn read_watch(&mut self, mut stream: EventStream<K>, opened: Instant, mut events: u64) -> State<K> {
         let end = loop {
             match self.read_watch_event(&mut stream) {
                 Some(end) => break Some(end),
@@ -634,6 +624,8 @@ impl<K: Object> Reflector<K> {
             self.stats.set_rv(&self.batch_rv);
             self.batch_rv.clear();
         }
+        // Changes queued with `Wake::Later` are woken for before anything that may block: a read (no event decoded
+        // ahead), a back-off or a list — also after a batch of bookmarks, which queues nothing.
         let wake = if end.is_none() && stream.size_hint().0 > 0 {
             Wake::Later
         } else {

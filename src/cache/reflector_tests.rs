@@ -633,6 +633,21 @@ fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once
     assert!(!t.fifo.has_unwoken());
     assert_eq!(t.r.stats.last_sync_resource_version(), (10 + long - 1).to_string());
 
+    // A burst whose last batch holds only a bookmark (nothing to queue) still wakes for the batch before it.
+    let mut burst: Vec<_> = (0..BATCH)
+        .map(|i| Ok(WatchEvent::Modified(cm(&format!("x{i}"), &format!("{}", 200 + i)))))
+        .collect();
+    burst.push(bookmark("400"));
+    tx.send(burst).unwrap();
+    assert!(t.r.step());
+    assert!(t.fifo.has_unwoken(), "the bookmark was already decoded: no wake yet");
+    assert!(t.r.step());
+    assert!(!t.fifo.has_unwoken(), "the burst ended with the bookmark: woken");
+    assert_eq!(
+        (t.fifo.batches_pushed(), t.r.stats.last_sync_resource_version()),
+        (4, "400".to_owned())
+    );
+
     // A burst ending in an error queues the changes before it, then leaves the watch, woken for.
     tx.send(vec![
         Ok(WatchEvent::Deleted(cm("a", "90"))),
@@ -640,7 +655,7 @@ fn a_burst_of_events_is_queued_under_one_lock_and_wakes_the_processing_side_once
     ])
     .unwrap();
     assert!(t.r.step());
-    assert_eq!(t.fifo.batches_pushed(), 4);
+    assert_eq!(t.fifo.batches_pushed(), 5);
     let kinds: Vec<_> = t.fifo.get("ns/a").unwrap().iter().map(|d| d.delta_type()).collect();
     assert_eq!(kinds, [DeltaType::Added, DeltaType::Deleted]);
     assert!(!t.fifo.has_unwoken());
