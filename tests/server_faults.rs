@@ -453,6 +453,95 @@ fn request_log_counts_relists_and_waits() {
     );
 }
 
+/// A request is in the log before anyone can observe what it did: two writers create objects over HTTP while a
+/// reader watches the store directly (the quickest observer there is) and a watch streams the events; whenever
+/// either has seen n objects, the log already holds n creates, each with its final code. With the log written
+/// after the commit, the direct reader catches the gap between the two within a few hundred creates.
+#[test]
+fn the_request_log_never_lags_what_clients_can_see() {
+    const PER_WRITER: usize = 400;
+    let server = ApiServer::builder().compaction_interval(None).start().unwrap();
+    let mark = server.requests().mark();
+    let logged_creates = || {
+        let records = server.requests().since(mark);
+        let creates: Vec<_> = records.iter().filter(|r| r.is(Verb::Create, "configmaps")).collect();
+        assert!(
+            creates.iter().all(|r| r.code == 201),
+            "a create logged with a provisional code: {creates:?}"
+        );
+        creates.len()
+    };
+    let mut watch = Raw::watch(
+        &server,
+        &format!(
+            "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={}",
+            server.revision()
+        ),
+    );
+    let total = 2 * PER_WRITER;
+    std::thread::scope(|s| {
+        for w in 0..2 {
+            let server = &server;
+            s.spawn(move || {
+                let agent = agent();
+                for i in 0..PER_WRITER {
+                    let body = json!({"metadata": {"name": format!("w{w}-{i}")}});
+                    let (code, obj) = send_with(
+                        &agent,
+                        "POST",
+                        &cms(server, "default"),
+                        "application/json",
+                        &body.to_string(),
+                    );
+                    assert_eq!(code, 201, "{obj}");
+                }
+            });
+        }
+        // The direct reader: objects it can see, then the creates logged — never fewer.
+        let direct = s.spawn(|| {
+            loop {
+                let visible = server.list_json(&cm(), Some("default")).unwrap().len();
+                let logged = logged_creates();
+                assert!(
+                    logged >= visible,
+                    "{visible} objects visible but only {logged} creates logged"
+                );
+                if visible == total {
+                    return;
+                }
+            }
+        });
+        for seen in 1..=total {
+            assert_eq!(watch.event()["type"], "ADDED");
+            let logged = logged_creates();
+            assert!(
+                logged >= seen,
+                "the watch delivered {seen} objects but only {logged} creates are logged"
+            );
+        }
+        direct.join().unwrap();
+    });
+    assert_eq!(logged_creates(), total);
+}
+
+/// A watch is logged before the server counts it as established: whoever saw `wait_for_watchers` return finds it.
+#[test]
+fn a_watch_is_logged_before_it_is_established() {
+    let server = ApiServer::builder().compaction_interval(None).start().unwrap();
+    let path = "/api/v1/namespaces/default/configmaps?watch=1";
+    let mark = server.requests().mark();
+    let mut watches = Vec::new();
+    std::thread::scope(|s| {
+        for n in 1..=100 {
+            let opened = s.spawn(|| Raw::watch(&server, path));
+            assert!(server.wait_for_watchers("configmaps", n, WAIT));
+            let logged = server.requests().watches_since(mark, "configmaps");
+            assert!(logged >= n, "{n} watches established, {logged} logged");
+            watches.push(opened.join().unwrap());
+        }
+    });
+}
+
 #[test]
 fn http10_streams_and_expect_continue() {
     let server = ApiServer::start().unwrap();

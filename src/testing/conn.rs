@@ -14,7 +14,7 @@ use super::faults::FaultAction;
 use super::handlers;
 use super::http::{self, HttpError, MAX_BODY, RequestHead};
 use super::list::ListOptions;
-use super::log::{RequestRecord, Verb};
+use super::log::{PendingRecord, RequestRecord, Verb};
 use super::reply::{self, Reply, Sent};
 use super::router::{self, Route};
 use super::server::Shared;
@@ -233,12 +233,22 @@ fn respond(
     ctx: &ConnCtx,
     out: &mut Stream,
     head: &RequestHead,
-    mut record: RequestRecord,
+    record: RequestRecord,
     reply: Reply,
     fault: Option<&FaultAction>,
 ) -> Next {
-    record.code = reply.code();
-    ctx.shared.log.push(record);
+    answer(out, head, PendingRecord::new(&ctx.shared.log, record), reply, fault)
+}
+
+/// [`respond`] for a request that may already be logged (by a write's commit).
+fn answer(
+    out: &mut Stream,
+    head: &RequestHead,
+    record: PendingRecord<'_>,
+    reply: Reply,
+    fault: Option<&FaultAction>,
+) -> Next {
+    record.answer(reply.code());
     let keep = head.keep_alive();
     let mut w = BufWriter::with_capacity(64 * 1024, out);
     match reply::write_reply(&mut w, &reply, keep, fault) {
@@ -362,8 +372,9 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         }
     }
     if verb != Verb::Watch {
-        let reply = handlers::handle(shared, verb, &r, head, &query, body);
-        return respond(ctx, out, head, record, reply, fault.as_ref());
+        let mut pending = PendingRecord::new(&shared.log, record);
+        let reply = handlers::handle(shared, verb, &r, head, &query, body, &mut |code| pending.commit(code));
+        return answer(out, head, pending, reply, fault.as_ref());
     }
 
     let mut opts = match ListOptions::parse(&query, &r.spec) {

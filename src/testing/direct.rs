@@ -53,7 +53,7 @@ impl ApiServer {
     /// ```
     pub fn create_json(&self, ar: &ApiResource, namespace: Option<&str>, obj: Value) -> Result<Value, Error> {
         let spec = self.spec_of(ar)?;
-        let w = strategy::create(&self.shared().store, &spec, namespace, obj, false).map_err(api)?;
+        let w = strategy::create(&self.shared().store, &spec, namespace, obj, false, &mut |_| {}).map_err(api)?;
         Ok(w.object.to_value())
     }
 
@@ -68,7 +68,17 @@ impl ApiServer {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let w = strategy::update(&self.shared().store, &spec, namespace, &name, obj, false, false).map_err(api)?;
+        let w = strategy::update(
+            &self.shared().store,
+            &spec,
+            namespace,
+            &name,
+            obj,
+            false,
+            false,
+            &mut |_| {},
+        )
+        .map_err(api)?;
         Ok(w.object.to_value())
     }
 
@@ -86,7 +96,17 @@ impl ApiServer {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let w = strategy::update(&self.shared().store, &spec, namespace, &name, obj, true, false).map_err(api)?;
+        let w = strategy::update(
+            &self.shared().store,
+            &spec,
+            namespace,
+            &name,
+            obj,
+            true,
+            false,
+            &mut |_| {},
+        )
+        .map_err(api)?;
         Ok(w.object.to_value())
     }
 
@@ -111,6 +131,7 @@ impl ApiServer {
             patch,
             false,
             false,
+            &mut |_| {},
         )
         .map_err(api)?;
         Ok(w.object.to_value())
@@ -123,8 +144,15 @@ impl ApiServer {
     /// [`Error::Api`] 404 when absent.
     pub fn delete_json(&self, ar: &ApiResource, namespace: Option<&str>, name: &str) -> Result<bool, Error> {
         let spec = self.spec_of(ar)?;
-        let outcome =
-            strategy::delete(&self.shared().store, &spec, namespace, name, &DeleteOptions::default()).map_err(api)?;
+        let outcome = strategy::delete(
+            &self.shared().store,
+            &spec,
+            namespace,
+            name,
+            &DeleteOptions::default(),
+            &mut |_| {},
+        )
+        .map_err(api)?;
         Ok(matches!(outcome, Deleted::Gone(_)))
     }
 

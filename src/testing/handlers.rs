@@ -12,9 +12,10 @@ use super::resource::ResourceSpec;
 use super::router::ResourcePath;
 use super::server::Shared;
 use super::store::{ListQuery, StoredObject, object_key};
-use super::strategy::{self, DeleteOptions, Deleted, PatchType};
+use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType};
 
-/// Serves a non-watch request on a resource path.
+/// Serves a non-watch request on a resource path; `on_commit` is called under the store's lock as its first write
+/// commits, before anything it wrote is visible.
 pub(crate) fn handle(
     shared: &Shared,
     verb: Verb,
@@ -22,8 +23,9 @@ pub(crate) fn handle(
     head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
+    on_commit: OnCommit<'_>,
 ) -> Reply {
-    run(shared, verb, r, head, query, body).unwrap_or_else(Reply::Status)
+    run(shared, verb, r, head, query, body, on_commit).unwrap_or_else(Reply::Status)
 }
 
 fn param<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -66,6 +68,7 @@ fn run(
     head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
+    on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
     let spec = &*r.spec;
     let ns = r.namespace.as_deref();
@@ -83,12 +86,12 @@ fn run(
         }
         Verb::Get => get(shared, spec, ns, name, query),
         Verb::Create => {
-            let w = strategy::create(store, spec, ns, decode_body(head, body)?, dry_run(query)?)?;
+            let w = strategy::create(store, spec, ns, decode_body(head, body)?, dry_run(query)?, on_commit)?;
             Ok(Reply::Object(201, w.object))
         }
         Verb::Update => {
             let v = decode_body(head, body)?;
-            let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?)?;
+            let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, on_commit)?;
             Ok(Reply::Object(200, w.object))
         }
         Verb::Patch => {
@@ -99,17 +102,27 @@ fn run(
                 return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));
             }
             let doc = strategy::parse_patch(kind, body)?;
-            let w = strategy::patch(store, spec, ns, name, kind, &doc, status_only, dry_run(query)?)?;
+            let w = strategy::patch(
+                store,
+                spec,
+                ns,
+                name,
+                kind,
+                &doc,
+                status_only,
+                dry_run(query)?,
+                on_commit,
+            )?;
             Ok(Reply::Object(if w.created { 201 } else { 200 }, w.object))
         }
         Verb::Delete => {
             let opts = delete_options(query, body)?;
-            Ok(match strategy::delete(store, spec, ns, name, &opts)? {
+            Ok(match strategy::delete(store, spec, ns, name, &opts, on_commit)? {
                 Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
                 Deleted::Finalizing(obj) => Reply::Object(200, obj),
             })
         }
-        Verb::DeleteCollection => delete_collection(shared, spec, ns, query, body),
+        Verb::DeleteCollection => delete_collection(shared, spec, ns, query, body, on_commit),
         Verb::Watch => Err(errors::internal("watch is served by the connection")),
     }
 }
@@ -178,12 +191,14 @@ fn delete_options(query: &[(String, String)], body: &[u8]) -> Result<DeleteOptio
 }
 
 /// DELETE of a collection: deletes every object matching the selectors; answers the list of what was deleted.
+/// `on_commit` hears of every deletion (the request is logged at the first).
 fn delete_collection(
     shared: &Shared,
     spec: &ResourceSpec,
     ns: Option<&str>,
     query: &[(String, String)],
     body: &[u8],
+    on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
     let list_opts = ListOptions::parse(query, spec)?;
     let opts = delete_options(query, body)?;
@@ -204,7 +219,7 @@ fn delete_collection(
     let mut items = Vec::with_capacity(targets.len());
     for t in targets {
         let ns = (!t.namespace.is_empty()).then_some(t.namespace.as_str());
-        match strategy::delete(&shared.store, spec, ns, &t.name, &opts) {
+        match strategy::delete(&shared.store, spec, ns, &t.name, &opts, &mut *on_commit) {
             Ok(Deleted::Gone(o) | Deleted::Finalizing(o)) => items.push(o),
             // Deleted meanwhile by someone else.
             Err(st) if st.code == 404 => {}

@@ -91,11 +91,56 @@ impl RequestRecord {
     }
 }
 
+/// A request's record on its way into the log, which it reaches no later than the moment anything the request did
+/// can be observed: [`commit`](Self::commit) logs it from under the store's lock as the request's first write
+/// commits (before any other request or watcher can see the write), [`answer`](Self::answer) logs it — or corrects
+/// the code the commit logged — before the answer is written.
+pub(crate) struct PendingRecord<'a> {
+    log: &'a RequestLog,
+    /// The record until it is logged.
+    record: Option<RequestRecord>,
+    /// Where it was logged and with which code, once it was (then `record` is `None`).
+    logged: Option<(usize, u16)>,
+}
+
+impl<'a> PendingRecord<'a> {
+    pub(crate) fn new(log: &'a RequestLog, record: RequestRecord) -> Self {
+        PendingRecord {
+            log,
+            record: Some(record),
+            logged: None,
+        }
+    }
+
+    /// A write of the request commits, answering `code` if all goes well: logs the record unless it already is.
+    pub(crate) fn commit(&mut self, code: u16) {
+        if let Some(mut record) = self.record.take() {
+            record.code = code;
+            self.logged = Some((self.log.push(record), code));
+        }
+    }
+
+    /// The request is answered with `code`.
+    pub(crate) fn answer(mut self, code: u16) {
+        match self.logged {
+            Some((index, logged)) if logged != code => self.log.set_code(index, code),
+            Some(_) => {}
+            None => self.commit(code),
+        }
+    }
+}
+
 /// A position in the log: count what happened after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LogMark(usize);
 
 /// Every request the server answered, in order.
+///
+/// A request is in the log before any client can observe its effect: a write is logged under the store's lock
+/// as it commits, before a watcher or another request can see it, and a watch as it is registered, so a test that
+/// saw an object appear (by a list, a get, a watch or an informer) finds the request that wrote it here, with the
+/// status code it was answered with. Requests that have no effect (reads, failures) are logged before their answer
+/// is written, so a client that got an answer finds its record too.
 ///
 /// ```
 /// # use kube_informer::testing::{ApiServer, Verb};
@@ -112,8 +157,22 @@ pub struct RequestLog {
 }
 
 impl RequestLog {
-    pub(crate) fn push(&self, record: RequestRecord) {
-        self.records.lock().push(record);
+    /// Appends a record; returns its index.
+    pub(crate) fn push(&self, record: RequestRecord) -> usize {
+        let index = {
+            let mut records = self.records.lock();
+            records.push(record);
+            records.len() - 1
+        };
+        self.added.notify_all();
+        index
+    }
+
+    /// Corrects the status code of the record at `index`.
+    fn set_code(&self, index: usize, code: u16) {
+        if let Some(r) = self.records.lock().get_mut(index) {
+            r.code = code;
+        }
         self.added.notify_all();
     }
 
@@ -151,6 +210,9 @@ impl RequestLog {
     }
 
     /// Waits until `condition` holds on the records after `mark`, at most `timeout`; returns whether it held.
+    ///
+    /// `condition` runs with the log locked, and the server logs writes while it holds its store: it must look at
+    /// the records only, not call into the server (which could wait for the log).
     pub fn wait_for(&self, mark: LogMark, timeout: Duration, condition: impl Fn(&[RequestRecord]) -> bool) -> bool {
         let deadline = Instant::now() + timeout;
         let mut records = self.records.lock();

@@ -497,6 +497,9 @@ impl StoreInner {
     }
 }
 
+/// The store's lock, held.
+pub(crate) type StoreGuard<'a> = MutexGuard<'a, StoreInner>;
+
 /// The store: its lock, and a condition variable every write, compaction, watcher change and shutdown notifies.
 #[derive(Debug)]
 pub(crate) struct Store {
@@ -517,7 +520,7 @@ impl Store {
     }
 
     /// Locks the store. Never hold the guard across I/O.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, StoreInner> {
+    pub(crate) fn lock(&self) -> StoreGuard<'_> {
         self.inner.lock()
     }
 
@@ -538,7 +541,7 @@ impl Store {
 
     /// Releases the lock after a write to `id` and wakes that resource's watchers and the revision waiters (not
     /// the watchers of other resources).
-    pub(crate) fn written(&self, g: MutexGuard<'_, StoreInner>, id: &str) {
+    pub(crate) fn written(&self, g: StoreGuard<'_>, id: &str) {
         let signal = g.signal(id);
         drop(g);
         if let Some(s) = signal {

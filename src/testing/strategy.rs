@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::errors::{self, Failure, FieldError};
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
-use super::store::{Change, Store, StoreInner, StoredObject, object_key};
+use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
 use super::util;
 use crate::object::time::format_rfc3339;
 use crate::selector::{Operator, Requirement};
@@ -179,11 +179,23 @@ pub(crate) fn create(
     url_ns: Option<&str>,
     body: Value,
     dry_run: bool,
+    on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let mut g = store.lock();
     let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
-    store.written(g, &spec.id());
+    publish(store, g, spec, 201, on_commit);
     Ok(w)
+}
+
+/// Called with the answer's status code once a write is committed, still under the store's lock: nothing the
+/// write did is visible to any other request or watcher yet (the request log relies on it, see
+/// [`PendingRecord`](super::log::PendingRecord)).
+pub(crate) type OnCommit<'a> = &'a mut dyn FnMut(u16);
+
+/// Ends a write: tells `on_commit`, then releases the lock and wakes the resource's watchers.
+fn publish(store: &Store, g: StoreGuard<'_>, spec: &ResourceSpec, code: u16, on_commit: OnCommit<'_>) {
+    on_commit(code);
+    store.written(g, &spec.id());
 }
 
 fn create_locked(
@@ -373,6 +385,7 @@ fn store_update(
 }
 
 /// PUT (`status_only`: PUT of the status subresource).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn update(
     store: &Store,
     spec: &ResourceSpec,
@@ -381,6 +394,7 @@ pub(crate) fn update(
     mut body: Value,
     status_only: bool,
     dry_run: bool,
+    on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
@@ -392,7 +406,7 @@ pub(crate) fn update(
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
     let new = prepare_update(spec, &current, body, status_only)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
-    store.written(g, &spec.id());
+    publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
 }
 
@@ -446,6 +460,7 @@ pub(crate) fn patch(
     patch_doc: &Value,
     status_only: bool,
     dry_run: bool,
+    on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     if kind != PatchType::Json && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
@@ -464,7 +479,7 @@ pub(crate) fn patch(
             }
             check_name(as_object(&mut body)?, name)?;
             let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
-            store.written(g, &spec.id());
+            publish(store, g, spec, 201, on_commit);
             return Ok(w);
         }
         return Err(errors::not_found(&spec.api, name));
@@ -484,7 +499,7 @@ pub(crate) fn patch(
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
     let new = prepare_update(spec, &current, doc, status_only)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
-    store.written(g, &spec.id());
+    publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
 }
 
@@ -512,6 +527,7 @@ pub(crate) fn delete(
     ns: Option<&str>,
     name: &str,
     opts: &DeleteOptions,
+    on_commit: OnCommit<'_>,
 ) -> Result<Deleted, Failure> {
     let ns = if spec.api.namespaced { ns.unwrap_or("") } else { "" };
     let mut g = store.lock();
@@ -562,7 +578,7 @@ pub(crate) fn delete(
             Deleted::Gone(commit(&mut g, spec, Change::Delete(last), opts.dry_run))
         }
     };
-    store.written(g, &spec.id());
+    publish(store, g, spec, 200, on_commit);
     Ok(outcome)
 }
 
@@ -591,6 +607,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"},"spec":{"r":1},"status":{"x":1}}),
             false,
+            &mut |_| {},
         )
         .unwrap();
         let v = value(&w.object);
@@ -601,7 +618,15 @@ mod tests {
         assert_eq!(v["metadata"]["resourceVersion"], "2");
         assert!(v["metadata"]["uid"].as_str().unwrap().len() == 36);
         assert!(v.get("status").is_none());
-        let again = create(&store, &spec, Some("ns"), json!({"metadata":{"name":"d"}}), false).unwrap_err();
+        let again = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d"}}),
+            false,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert_eq!((again.code, again.reason.as_str()), (409, "AlreadyExists"));
     }
 
@@ -618,7 +643,7 @@ mod tests {
             (json!({"metadata":{"name":"a","resourceVersion":"5"}}), 500),
         ];
         for (body, code) in cases {
-            let err = create(&store, &spec, Some("ns"), body.clone(), false).unwrap_err();
+            let err = create(&store, &spec, Some("ns"), body.clone(), false, &mut |_| {}).unwrap_err();
             assert_eq!(err.code, code, "{body}");
         }
         let w = create(
@@ -627,6 +652,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"generateName":"web-"}}),
             false,
+            &mut |_| {},
         )
         .unwrap();
         assert!(w.object.name.starts_with("web-") && w.object.name.len() == 9);
@@ -641,28 +667,29 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"},"spec":{"r":1}}),
             false,
+            &mut |_| {},
         )
         .unwrap();
         let mut v = value(&w.object);
         // A label change keeps the generation.
         v["metadata"]["labels"] = json!({"a":"b"});
-        let u1 = update(&store, &spec, Some("ns"), "d", v.clone(), false, false).unwrap();
+        let u1 = update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {}).unwrap();
         assert_eq!(value(&u1.object)["metadata"]["generation"], 1);
         // The same body again carries a stale resourceVersion.
-        let stale = update(&store, &spec, Some("ns"), "d", v.clone(), false, false).unwrap_err();
+        let stale = update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {}).unwrap_err();
         assert_eq!((stale.code, stale.reason.as_str()), (409, "Conflict"));
         // A spec change bumps it; the status sent with it is ignored.
         let mut v = value(&u1.object);
         v["spec"]["r"] = json!(2);
         v["status"] = json!({"ready": true});
-        let u2 = update(&store, &spec, Some("ns"), "d", v, false, false).unwrap();
+        let u2 = update(&store, &spec, Some("ns"), "d", v, false, false, &mut |_| {}).unwrap();
         assert_eq!(value(&u2.object)["metadata"]["generation"], 2);
         assert!(value(&u2.object).get("status").is_none());
         // Status writes touch only the status.
         let mut v = value(&u2.object);
         v["status"] = json!({"ready": true});
         v["spec"]["r"] = json!(99);
-        let u3 = update(&store, &spec, Some("ns"), "d", v, true, false).unwrap();
+        let u3 = update(&store, &spec, Some("ns"), "d", v, true, false, &mut |_| {}).unwrap();
         let got = value(&u3.object);
         assert_eq!(
             (got["status"]["ready"].clone(), got["spec"]["r"].clone()),
@@ -670,19 +697,38 @@ mod tests {
         );
         // A write that changes nothing makes no new revision.
         let before = store.lock().rev();
-        let same = update(&store, &spec, Some("ns"), "d", value(&u3.object), false, false).unwrap();
+        let same = update(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            value(&u3.object),
+            false,
+            false,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!((same.object.rev, store.lock().rev()), (u3.object.rev, before));
         // Name mismatch and missing object.
         assert_eq!(
-            update(&store, &spec, Some("ns"), "x", value(&u3.object), false, false)
-                .unwrap_err()
-                .code,
+            update(
+                &store,
+                &spec,
+                Some("ns"),
+                "x",
+                value(&u3.object),
+                false,
+                false,
+                &mut |_| {}
+            )
+            .unwrap_err()
+            .code,
             400
         );
         let mut ghost = value(&u3.object);
         ghost["metadata"]["name"] = json!("ghost");
         assert_eq!(
-            update(&store, &spec, Some("ns"), "ghost", ghost, false, false)
+            update(&store, &spec, Some("ns"), "ghost", ghost, false, false, &mut |_| {})
                 .unwrap_err()
                 .code,
             404
@@ -698,9 +744,11 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d","finalizers":["x/y"]}}),
             false,
+            &mut |_| {},
         )
         .unwrap();
-        let Deleted::Finalizing(marked) = delete(&store, &spec, Some("ns"), "d", &DeleteOptions::default()).unwrap()
+        let Deleted::Finalizing(marked) =
+            delete(&store, &spec, Some("ns"), "d", &DeleteOptions::default(), &mut |_| {}).unwrap()
         else {
             panic!("expected finalizing");
         };
@@ -711,25 +759,35 @@ mod tests {
         // No new finalizer may be added now.
         v["metadata"]["finalizers"] = json!(["x/y", "new"]);
         assert_eq!(
-            update(&store, &spec, Some("ns"), "d", v.clone(), false, false)
+            update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {})
                 .unwrap_err()
                 .code,
             422
         );
         v["metadata"]["finalizers"] = json!([]);
-        update(&store, &spec, Some("ns"), "d", v, false, false).unwrap();
+        update(&store, &spec, Some("ns"), "d", v, false, false, &mut |_| {}).unwrap();
         assert!(store.lock().get("deployments.apps", "ns/d").is_none());
     }
 
     #[test]
     fn delete_preconditions_conflict() {
         let (store, spec) = setup();
-        let w = create(&store, &spec, Some("ns"), json!({"metadata":{"name":"d"}}), false).unwrap();
+        let w = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d"}}),
+            false,
+            &mut |_| {},
+        )
+        .unwrap();
         let opts = DeleteOptions {
             uid: Some("other".into()),
             ..Default::default()
         };
-        let e = delete(&store, &spec, Some("ns"), "d", &opts).err().unwrap();
+        let e = delete(&store, &spec, Some("ns"), "d", &opts, &mut |_| {})
+            .err()
+            .unwrap();
         assert_eq!(e.code, 409);
         assert!(e.message.contains("Precondition failed: UID"));
         let opts = DeleteOptions {
@@ -737,11 +795,11 @@ mod tests {
             uid: Some(w.object.uid.clone()),
             ..Default::default()
         };
-        let Deleted::Gone(last) = delete(&store, &spec, Some("ns"), "d", &opts).unwrap() else {
+        let Deleted::Gone(last) = delete(&store, &spec, Some("ns"), "d", &opts, &mut |_| {}).unwrap() else {
             panic!("expected gone");
         };
         assert_eq!(last.rev, w.object.rev + 1);
-        assert!(delete(&store, &spec, Some("ns"), "d", &opts).is_err());
+        assert!(delete(&store, &spec, Some("ns"), "d", &opts, &mut |_| {}).is_err());
     }
 
     #[test]
@@ -753,6 +811,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"},"spec":{"a":1,"b":[1,2]}}),
             false,
+            &mut |_| {},
         )
         .unwrap();
         let w = patch(
@@ -764,21 +823,53 @@ mod tests {
             &json!({"spec":{"a":null,"c":3}}),
             false,
             false,
+            &mut |_| {},
         )
         .unwrap();
         assert_eq!(value(&w.object)["spec"], json!({"b":[1,2],"c":3}));
         let jp = json!([{"op":"add","path":"/spec/b/-","value":3}]);
-        let w = patch(&store, &spec, Some("ns"), "d", PatchType::Json, &jp, false, false).unwrap();
+        let w = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            PatchType::Json,
+            &jp,
+            false,
+            false,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(value(&w.object)["spec"]["b"], json!([1, 2, 3]));
         let failing = json!([{"op":"test","path":"/spec/c","value":4}]);
-        let e = patch(&store, &spec, Some("ns"), "d", PatchType::Json, &failing, false, false)
-            .err()
-            .unwrap();
+        let e = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            PatchType::Json,
+            &failing,
+            false,
+            false,
+            &mut |_| {},
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code, 422);
         let stale = json!({"metadata":{"resourceVersion":"1"},"spec":{"c":5}});
-        let e = patch(&store, &spec, Some("ns"), "d", PatchType::Merge, &stale, false, false)
-            .err()
-            .unwrap();
+        let e = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            PatchType::Merge,
+            &stale,
+            false,
+            false,
+            &mut |_| {},
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code, 409);
         let e = patch(
             &store,
@@ -789,6 +880,7 @@ mod tests {
             &json!({}),
             false,
             false,
+            &mut |_| {},
         )
         .err()
         .unwrap();
@@ -802,11 +894,23 @@ mod tests {
             &json!({"spec":{"z":1}}),
             false,
             false,
+            &mut |_| {},
         )
         .unwrap();
         assert!(w.created);
         let status = json!({"status":{"ok":true},"spec":{"z":2}});
-        let w = patch(&store, &spec, Some("ns"), "new", PatchType::Merge, &status, true, false).unwrap();
+        let w = patch(
+            &store,
+            &spec,
+            Some("ns"),
+            "new",
+            PatchType::Merge,
+            &status,
+            true,
+            false,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(value(&w.object)["spec"]["z"], 1);
         assert_eq!(value(&w.object)["status"]["ok"], true);
     }
@@ -815,7 +919,15 @@ mod tests {
     fn dry_run_stores_nothing() {
         let (store, spec) = setup();
         let rev = store.lock().rev();
-        let w = create(&store, &spec, Some("ns"), json!({"metadata":{"name":"d"}}), true).unwrap();
+        let w = create(
+            &store,
+            &spec,
+            Some("ns"),
+            json!({"metadata":{"name":"d"}}),
+            true,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(w.object.name, "d");
         assert_eq!(store.lock().rev(), rev);
         assert!(store.lock().get("deployments.apps", "ns/d").is_none());

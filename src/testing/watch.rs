@@ -233,7 +233,7 @@ impl Drop for Registration<'_> {
     }
 }
 
-/// Serves a WATCH request; `started(200)` is called once the stream begins.
+/// Serves a WATCH request; `started(200)` is called, under the store's lock, once the stream is sure to begin.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn serve(
     ctx: &ConnCtx,
@@ -282,6 +282,9 @@ pub(crate) fn serve(
             let n = rv.unwrap_or(0);
             g.watch_from(&id, n).map(|seq| (seq, n)).map_err(|floor| (n, floor))
         };
+        // Logged under the store's lock, before the watcher is registered: a test that sees the watch established
+        // (`wait_for_watchers`) or the stream start also finds its record.
+        started(200);
         match from {
             Err((requested, floor)) => Start::Expired { requested, floor },
             Ok((seq, min_rv)) => {
@@ -320,8 +323,6 @@ pub(crate) fn serve(
         Some(FaultAction::CutAfterBytes(n)) => Some(*n),
         _ => None,
     };
-    // Logged before the head goes out: a client that sees the stream start also sees the record.
-    started(200);
     if http::write_head(out, 200, &[], body, !http10).is_err() {
         return WatchEnd::Close;
     }
