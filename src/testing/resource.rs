@@ -1,4 +1,9 @@
-//! `ResourceSpec`: a resource the embedded server serves, and how (status subresource, selectable fields, names).
+//! `ResourceSpec`: a resource the embedded server serves, and how (status subresource, selectable fields, names,
+//! schema).
+
+use std::sync::Arc;
+
+use serde_json::Value;
 
 use crate::object::ApiResource;
 
@@ -35,6 +40,12 @@ pub struct ResourceSpec {
     pub(crate) selectable_fields: Vec<String>,
     pub(crate) short_names: Vec<String>,
     pub(crate) name_rule: NameRule,
+    /// The object's OpenAPI v3 schema, as a CRD's `openAPIV3Schema` holds it: one structural tree, inlined (no
+    /// `$ref`), which may carry the extensions kube-apiserver publishes (`x-kubernetes-patch-merge-key`,
+    /// `x-kubernetes-patch-strategy`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
+    /// `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-int-or-string`, `x-kubernetes-embedded-resource`).
+    /// `None`: nothing is known of the object's shape beyond its metadata.
+    pub(crate) schema: Option<Arc<Value>>,
 }
 
 impl ResourceSpec {
@@ -46,6 +57,7 @@ impl ResourceSpec {
             selectable_fields: Vec::new(),
             short_names: Vec::new(),
             name_rule: NameRule::Subdomain,
+            schema: None,
         }
     }
 
@@ -75,6 +87,33 @@ impl ResourceSpec {
     pub fn names(mut self, rule: NameRule) -> Self {
         self.name_rule = rule;
         self
+    }
+
+    /// Sets the object's OpenAPI v3 schema: a structural schema of the whole object, inlined as a CRD's
+    /// `openAPIV3Schema` is (no `$ref`), with the `x-kubernetes-*` extensions kube-apiserver publishes where they
+    /// apply.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer::testing::ResourceSpec;
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true)).schema(
+    ///     serde_json::json!({
+    ///         "type": "object",
+    ///         "properties": {"spec": {"type": "object", "properties": {"color": {"type": "string"}}}},
+    ///     }),
+    /// );
+    /// assert!(widgets.object_schema().is_some());
+    /// ```
+    #[must_use]
+    pub fn schema(mut self, schema: Value) -> Self {
+        self.schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// The object's OpenAPI v3 schema, if one was given.
+    pub fn object_schema(&self) -> Option<&Value> {
+        self.schema.as_deref()
     }
 
     /// The resource.
