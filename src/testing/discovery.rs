@@ -56,6 +56,9 @@ fn resource_list(group: &str, version: &str, specs: &[Arc<ResourceSpec>]) -> Opt
         if !s.short_names.is_empty() {
             r["shortNames"] = json!(s.short_names);
         }
+        if !s.categories.is_empty() {
+            r["categories"] = json!(s.categories);
+        }
         resources.push(r);
         if s.status_subresource {
             resources.push(json!({
@@ -140,6 +143,9 @@ mod tests {
             (Some("ConfigMap"), Some(true))
         );
         assert_eq!(cm["shortNames"][0], "cm");
+        assert!(cm.get("categories").is_none());
+        let pods = res.iter().find(|r| r["name"] == "pods").unwrap();
+        assert_eq!(pods["categories"], serde_json::json!(["all"]));
         assert_eq!(
             answer(&Discovery::GroupVersion("apps".into(), "v2".into()), &specs, addr)
                 .unwrap_err()

@@ -50,8 +50,8 @@
 //! | Streaming list | `sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: ADDED for the current state, a BOOKMARK annotated `k8s.io/initial-events-end: "true"` (with `allowWatchBookmarks`), then live events; switch it off ([`ApiServerBuilder::watch_list`]) and it gets kube-apiserver's 422 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" | |
 //! | Compaction | [`ApiServer::compact`] drops versions no readable revision needs; older lists, continue tokens and watches get 410; automatic every 5 min to the previous tick's revision (configurable) | Compaction also trims the watch history (kube-apiserver's watch cache is independent of etcd compaction) |
 //! | Auth | Bearer tokens and client certificates (CN = user, verified against the server CA, optional); 401 without valid credentials; 403 with apiserver's message when no [`AccessRule`] grants the verb on the resource | No RBAC objects, groups, namespaces in rules, impersonation or non-resource URL rules |
-//! | Discovery | Legacy (unaggregated) discovery documents; `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no OpenAPI |
-//! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413) | No HTTP/2, no compression, no protobuf |
+//! | Discovery | Legacy (unaggregated) discovery documents with short names and categories (`all` holds pods, services and deployments, as kube-apiserver's storages declare); `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no OpenAPI, no `storageVersionHash` |
+//! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413); trailing slashes of a path are ignored, as go-restful trims them (`/version/`, `/api/`, `…/configmaps/name/`) | No HTTP/2, no compression, no protobuf; no `/` index of paths |
 //!
 //! # Faults and control
 //!

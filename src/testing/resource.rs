@@ -39,6 +39,9 @@ pub struct ResourceSpec {
     /// `selectableFields`, a pod's `spec.nodeName`).
     pub(crate) selectable_fields: Vec<String>,
     pub(crate) short_names: Vec<String>,
+    /// Groupings this resource belongs to in discovery (`all`, which `kubectl get all` lists), as a CRD's
+    /// `names.categories`.
+    pub(crate) categories: Vec<String>,
     pub(crate) name_rule: NameRule,
     /// The object's OpenAPI v3 schema, as a CRD's `openAPIV3Schema` holds it: one structural tree, inlined (no
     /// `$ref`), which may carry the extensions kube-apiserver publishes (`x-kubernetes-patch-merge-key`,
@@ -56,6 +59,7 @@ impl ResourceSpec {
             status_subresource: false,
             selectable_fields: Vec::new(),
             short_names: Vec::new(),
+            categories: Vec::new(),
             name_rule: NameRule::Subdomain,
             schema: None,
         }
@@ -80,6 +84,29 @@ impl ResourceSpec {
     pub fn short_name(mut self, name: &str) -> Self {
         self.short_names.push(name.to_owned());
         self
+    }
+
+    /// Adds the resource to a category of discovery (`all`: `kubectl get all` lists it), as a CRD's
+    /// `names.categories` does.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer::testing::ResourceSpec;
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true)).category("all");
+    /// assert_eq!(widgets.categories(), ["all"]);
+    /// ```
+    #[must_use]
+    pub fn category(mut self, name: &str) -> Self {
+        if !self.categories.iter().any(|c| c == name) {
+            self.categories.push(name.to_owned());
+        }
+        self
+    }
+
+    /// The categories the resource belongs to.
+    pub fn categories(&self) -> &[String] {
+        &self.categories
     }
 
     /// Sets the name validation rule.
@@ -129,6 +156,9 @@ impl ResourceSpec {
     /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources)
     /// is called: core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`,
     /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`.
+    ///
+    /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
+    /// (`Categories()`); the others are in none.
     pub fn defaults() -> Vec<ResourceSpec> {
         let core = |kind: &str, plural: &str, namespaced: bool| ApiResource::new("", "v1", kind, plural, namespaced);
         vec![
@@ -155,7 +185,8 @@ impl ResourceSpec {
                 .selectable_field("spec.serviceAccountName")
                 .selectable_field("status.phase")
                 .selectable_field("status.podIP")
-                .short_name("po"),
+                .short_name("po")
+                .category("all"),
             ResourceSpec::new(core("Node", "nodes", false))
                 .with_status_subresource()
                 .selectable_field("spec.unschedulable")
@@ -163,11 +194,13 @@ impl ResourceSpec {
             ResourceSpec::new(core("Service", "services", true))
                 .with_status_subresource()
                 .short_name("svc")
+                .category("all")
                 .names(NameRule::Label),
             ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true)),
             ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
                 .with_status_subresource()
-                .short_name("deploy"),
+                .short_name("deploy")
+                .category("all"),
         ]
     }
 

@@ -66,14 +66,18 @@ fn decode_segment(s: &str) -> Option<String> {
 }
 
 /// Resolves a path against the registered resources.
+///
+/// Trailing slashes are ignored: kube-apiserver routes these paths through go-restful, whose router (v3.11+, with
+/// its default `TrimRightSlashEnabled = true`) trims the slashes at the end of a request path before matching, and
+/// whose request-info parser (`splitPath`) does too; `/apis/` and `/apis/{group}/` are registered with the trailing
+/// slash by the aggregator. So `/version/`, `/api/`, `/apis/apps/v1/`, `…/configmaps/` (the list) and
+/// `…/configmaps/name/` (the object) are answered as without the slash.
 pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
-    let Some(segs) = path
-        .strip_prefix('/')
-        .unwrap_or(path)
-        .split('/')
-        .map(decode_segment)
-        .collect::<Option<Vec<String>>>()
-    else {
+    let trimmed = path.strip_prefix('/').unwrap_or(path).trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Route::NotFound;
+    }
+    let Some(segs) = trimmed.split('/').map(decode_segment).collect::<Option<Vec<String>>>() else {
         return Route::NotFound;
     };
     // A decoded segment holding '/' (from %2F) or an empty segment names nothing.
@@ -235,6 +239,40 @@ mod tests {
     }
 
     #[test]
+    fn trailing_slashes_are_ignored_as_go_restful_trims_them() {
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            resource("/api/v1/namespaces/default/configmaps/"),
+            Some(("configmaps".into(), s("default"), None, None, false))
+        );
+        assert_eq!(
+            resource("/api/v1/namespaces/default/configmaps/a//"),
+            Some(("configmaps".into(), s("default"), s("a"), None, false))
+        );
+        assert_eq!(
+            resource("/apis/apps/v1/namespaces/d/deployments/x/scale/"),
+            Some(("deployments.apps".into(), s("d"), s("x"), s("scale"), false))
+        );
+        let st = store();
+        let g = st.lock();
+        assert!(matches!(route("/version/", &g), Route::Discovery(Discovery::Version)));
+        assert!(matches!(route("/api/", &g), Route::Discovery(Discovery::Api)));
+        assert!(matches!(route("/apis/", &g), Route::Discovery(Discovery::Apis)));
+        assert!(matches!(
+            route("/apis/apps/", &g),
+            Route::Discovery(Discovery::Group(_))
+        ));
+        assert!(matches!(
+            route("/apis/apps/v1/", &g),
+            Route::Discovery(Discovery::GroupVersion(..))
+        ));
+        assert!(matches!(
+            route("/api/v1/", &g),
+            Route::Discovery(Discovery::GroupVersion(..))
+        ));
+    }
+
+    #[test]
     fn unknown_or_malformed_paths_go_nowhere() {
         for p in [
             "/api/v2/configmaps",
@@ -244,7 +282,8 @@ mod tests {
             "/api/v1/namespaces/default/configmaps/a%2Fb",
             "/api/v1/namespaces/default/configmaps/a/b/c",
             "/api/v1/namespaces/default/configmaps/%zz",
-            "/api/v1/namespaces/default/configmaps/",
+            "/api/v1/namespaces//configmaps",
+            "//api/v1/configmaps",
             "/",
         ] {
             assert!(resource(p).is_none(), "{p}");
