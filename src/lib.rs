@@ -70,11 +70,14 @@ pub mod client;
 pub mod controller;
 mod error;
 pub mod events;
+mod failure_streak;
 pub mod informer;
 pub mod leaderelection;
 pub mod object;
 pub mod selector;
 mod stop;
+#[cfg(test)]
+mod test_log;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod watch;

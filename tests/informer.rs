@@ -465,3 +465,51 @@ fn resyncs_over_http_go_only_to_handlers_that_asked() {
         "resync is local: no request"
     );
 }
+
+/// RBAC that grants `list` (and `get`) but not `watch`: the streaming list (a WATCH) is refused with 403, so each round
+/// falls back to a paged LIST, which fills the cache; the watch after it is refused too and reported as such.
+#[test]
+fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
+    for verbs in [&["get", "list"][..], &["list"][..]] {
+        let server = ApiServer::builder()
+            .token("t", "alice")
+            .kubeconfig_user("alice")
+            .rule(AccessRule::user("alice").verbs(verbs).resources(&["configmaps"]))
+            .start()
+            .unwrap();
+        seed(&server, 3);
+        let mark = server.requests().mark();
+        let (tx, errors) = crossbeam_channel::unbounded();
+        let api = Api::<ConfigMap>::all(server.client().unwrap());
+        let inf = SharedIndexInformer::for_api(
+            &api,
+            InformerOptions::default()
+                .reflector(quick_reflector())
+                .watch_error_handler(move |e| {
+                    let _ = tx.send(e.to_string());
+                }),
+        );
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT), "{verbs:?}: synced from the fallback LIST");
+        assert_eq!(inf.store().len(), 3);
+        let err = errors.recv_timeout(WAIT).unwrap();
+        assert!(
+            err.contains("403") && err.contains(r#"User "alice" cannot watch resource "configmaps""#),
+            "{verbs:?}: the refused watch is what is reported: {err}"
+        );
+        let m = inf.metrics().reflector;
+        assert!(m.streaming_list_fallbacks >= 1 && !m.streaming_list_refused, "{m:?}");
+        let requests = server.requests().since(mark);
+        let first = &requests[0];
+        assert!(
+            first.is(Verb::Watch, "configmaps") && first.code == 403 && query_has(first, "sendInitialEvents=true"),
+            "{first:?}"
+        );
+        assert!(
+            requests[1].is(Verb::List, "configmaps") && requests[1].code == 200,
+            "{:?}",
+            requests[1]
+        );
+        inf.stop();
+    }
+}

@@ -15,7 +15,15 @@
 //!   the last synced resourceVersion, unpaged unless the server paginated before; `resourceVersion=""` only after an
 //!   "expired" or "too large resource version" answer. An expired continue token falls back to one full list.
 //! * When the server offers it, the initial state comes from a *streaming list* (`sendInitialEvents=true`) ending at
-//!   the BOOKMARK annotated `k8s.io/initial-events-end`; a server that refuses it is remembered and listed instead.
+//!   the BOOKMARK annotated `k8s.io/initial-events-end`. As in client-go, any error of the streaming list falls back
+//!   to LIST then WATCH for that round ("making progress is better than deadlocking": credentials allowed to `list`
+//!   but not to `watch` still fill the cache), except a refused connection or a 429, which back off and try the
+//!   streaming list again. A server without the feature (400 / 422, or a bookmark without the annotation) is
+//!   remembered and listed from then on; client-go asks again each round.
+//! * Failures are logged where a person sees them (see [`FailureStreak`]): the first failed attempt of a streak at
+//!   `warn!`, then one `warn!` a minute with the attempt count and how long it has lasted, and its end once at
+//!   `info!`. A watch that fails before its first event counts as a failed attempt; one that ends after delivering
+//!   events with a retriable error (a load balancer cutting it) is a normal restart, logged at `debug!`.
 //! * Watches ask for bookmarks and a random timeout of 5–10 minutes. A clean close re-watches from the last
 //!   resourceVersion (no relist); bookmarks advance it; 410 relists; 429, 5xx, refused connections and dead (idle)
 //!   watches back off (800 ms → 30 s, full jitter, `Retry-After` honoured) and re-watch without relisting.
@@ -36,6 +44,7 @@ use super::relist_budget::RelistBudget;
 use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
+use crate::failure_streak::{FailureStreak, human_duration};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
 use crate::watch::WatchEvent;
@@ -90,6 +99,7 @@ pub(crate) struct ReflectorStats {
     watch_restarts: AtomicU64,
     watch_events: AtomicU64,
     streaming_list_refused: AtomicBool,
+    streaming_list_fallbacks: AtomicU64,
 }
 
 /// A snapshot of a reflector's counters.
@@ -113,6 +123,9 @@ pub struct ReflectorMetrics {
     pub watch_events: u64,
     /// True once the server refused a streaming list (the reflector lists instead from then on).
     pub streaming_list_refused: bool,
+    /// Rounds where the streaming list failed and a LIST then WATCH took its place (403 on `watch`, a broken
+    /// stream…).
+    pub streaming_list_fallbacks: u64,
 }
 
 impl ReflectorStats {
@@ -128,6 +141,7 @@ impl ReflectorStats {
             watch_restarts: n(&self.watch_restarts),
             watch_events: n(&self.watch_events),
             streaming_list_refused: self.streaming_list_refused.load(Ordering::Relaxed),
+            streaming_list_fallbacks: n(&self.streaming_list_fallbacks),
         }
     }
 
@@ -191,10 +205,88 @@ impl<K> fmt::Debug for State<K> {
     }
 }
 
-/// A streaming list that cannot be used with this server.
+/// Why a streaming list did not produce the initial state.
 enum StreamingListError {
+    /// The server does not offer streaming lists: list from now on.
     Refused(Error),
+    /// Anything else: list then watch for this round (or back off, for a refused connection or a 429).
     Failed(Error),
+}
+
+/// The request a failure belongs to, as the log names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attempt {
+    List,
+    StreamingList,
+    Watch,
+}
+
+impl Attempt {
+    /// The RBAC verb the request needs.
+    fn verb(self) -> &'static str {
+        match self {
+            Attempt::List => "list",
+            Attempt::StreamingList | Attempt::Watch => "watch",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Attempt::List => "list",
+            Attempt::StreamingList => "streaming list (a watch with sendInitialEvents)",
+            Attempt::Watch => "watch",
+        }
+    }
+}
+
+/// What to do about an error, when it is one a person must act on.
+fn hint(attempt: Attempt, e: &Error) -> Option<String> {
+    let verb = attempt.verb();
+    if e.is_forbidden() {
+        return Some(match attempt {
+            Attempt::Watch => "the credentials may list but not watch this resource: grant the RBAC verb \"watch\" \
+                               (meanwhile the cache is refreshed by a full list after each back-off)"
+                .to_owned(),
+            _ => format!("the credentials lack the RBAC verb \"{verb}\" on this resource"),
+        });
+    }
+    if e.is_unauthorized() {
+        return Some(
+            "the server rejected the credentials: check the kubeconfig user's token, client certificate or exec \
+             plugin"
+                .to_owned(),
+        );
+    }
+    if e.is_not_found() {
+        return Some(
+            "the server does not serve this resource: check its group and version, and that its \
+             CustomResourceDefinition is installed"
+                .to_owned(),
+        );
+    }
+    None
+}
+
+/// A refused connection or a 429: the server is down or asks us to slow down, and any request would fare the same
+/// (client-go's `isWatchErrorRetriable`).
+fn is_transient(e: &Error) -> bool {
+    e.is_too_many_requests() || matches!(e, Error::Transport(t) if t.kind == TransportErrorKind::ConnectionRefused)
+}
+
+/// `{request} failed: {error}`, with what to do when there is something to do.
+struct Failure<'a> {
+    attempt: Attempt,
+    error: &'a Error,
+}
+
+impl fmt::Display for Failure<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed: {}", self.attempt.describe(), self.error)?;
+        match hint(self.attempt, self.error) {
+            Some(h) => write!(f, " — {h}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Keeps a DeltaFIFO in step with the server (list, then watch; relist when needed).
@@ -212,8 +304,9 @@ pub(crate) struct Reflector<K> {
     paginated_result: bool,
     /// Cleared when the server refuses a streaming list.
     try_streaming: bool,
-    /// Consecutive failed lists, for the `warn!` a person should see.
-    failed_lists: u32,
+    /// Failed attempts since the loop was last healthy: what is logged, and how loudly. Every failure of a round
+    /// goes through [`Reflector::round_failed`] and every return to health through [`Reflector::healthy`].
+    failures: FailureStreak,
     backoff: Backoff,
     stop: Arc<StopSignal>,
     on_error: Option<WatchErrorHandler>,
@@ -249,7 +342,7 @@ impl<K: Object> Reflector<K> {
             stats: Arc::new(ReflectorStats::default()),
             rv_unavailable: false,
             paginated_result: false,
-            failed_lists: 0,
+            failures: FailureStreak::default(),
             stop,
             on_error: None,
             recycler: Arc::new(Recycler::new()),
@@ -339,6 +432,44 @@ impl<K: Object> Reflector<K> {
         }
     }
 
+    /// A failed attempt of the list/watch loop: reported to the error handler and logged — at `warn!` for the first
+    /// of a streak and then once a minute, at `debug!` in between.
+    fn round_failed(&mut self, attempt: Attempt, e: &Error) {
+        self.report(e);
+        let failure = Failure { attempt, error: e };
+        let now = Instant::now();
+        let level = self.failures.failed(now, &failure, 1);
+        let Some(streak) = self.failures.current() else { return };
+        if streak.attempts == 1 {
+            log::log!(level, "{}: {failure}; retrying with back-off", self.name);
+        } else {
+            log::log!(
+                level,
+                "{}: still failing after {} attempts over {}: {failure}",
+                self.name,
+                streak.attempts,
+                human_duration(streak.lasted(now))
+            );
+        }
+    }
+
+    /// The loop is healthy again (synced by a streaming list, or a watch delivered its first event or ran its
+    /// course): ends a streak of failures, telling its end once when it was told at all.
+    fn healthy(&mut self) {
+        if !self.failures.is_failing() {
+            return;
+        }
+        let now = Instant::now();
+        if let Some(streak) = self.failures.recovered() {
+            log::info!(
+                "{}: list and watch recovered after {} failed attempts over {}",
+                self.name,
+                streak.attempts,
+                human_duration(streak.lasted(now))
+            );
+        }
+    }
+
     fn back_off(&mut self, err: &Error, then: Next) -> State<K> {
         let delay = self.backoff.next_delay(Instant::now(), err.retry_after());
         State::BackingOff {
@@ -359,32 +490,50 @@ impl<K: Object> Reflector<K> {
             None => None,
         };
         self.stats.lists.fetch_add(1, Ordering::Relaxed);
-        let result = if self.try_streaming {
+        if self.try_streaming {
             match self.streaming_list() {
                 Ok(stream) => {
-                    self.failed_lists = 0;
+                    self.healthy();
                     return State::Watching {
                         stream,
                         opened: Instant::now(),
                         events: 0,
                     };
                 }
+                Err(_) if self.stop.is_stopped() => return State::Stopped,
                 Err(StreamingListError::Refused(e)) => {
-                    log::debug!("{}: streaming list refused ({e}); listing instead", self.name);
+                    log::debug!(
+                        "{}: the server does not offer streaming lists ({e}); listing from now on",
+                        self.name
+                    );
                     self.try_streaming = false;
                     self.stats.streaming_list_refused.store(true, Ordering::Relaxed);
-                    self.paged_list()
                 }
-                Err(StreamingListError::Failed(e)) => Err(e),
+                // client-go's watch-list retries these itself after a back-off: the server is down or asks us to
+                // slow down, and a LIST would fare no better.
+                Err(StreamingListError::Failed(e)) if is_transient(&e) => {
+                    self.round_failed(Attempt::StreamingList, &e);
+                    return self.back_off(&e, Next::List);
+                }
+                Err(StreamingListError::Failed(e)) => {
+                    if e.is_expired() || e.is_too_large_resource_version() {
+                        self.rv_unavailable = true;
+                        self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
+                    }
+                    log::debug!(
+                        "{}: {}; listing then watching instead for this round",
+                        self.name,
+                        Failure {
+                            attempt: Attempt::StreamingList,
+                            error: &e
+                        }
+                    );
+                    self.stats.streaming_list_fallbacks.fetch_add(1, Ordering::Relaxed);
+                }
             }
-        } else {
-            self.paged_list()
-        };
-        match result {
-            Ok(()) => {
-                self.failed_lists = 0;
-                State::Watch
-            }
+        }
+        match self.paged_list() {
+            Ok(()) => State::Watch,
             Err(e) => self.list_failed(e),
         }
     }
@@ -393,19 +542,13 @@ impl<K: Object> Reflector<K> {
         if self.stop.is_stopped() {
             return State::Stopped;
         }
-        self.report(&e);
         if e.is_expired() || e.is_too_large_resource_version() {
             self.rv_unavailable = true;
             self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
         } else {
             self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
         }
-        self.failed_lists += 1;
-        if e.is_unauthorized() || e.is_forbidden() || self.failed_lists == 3 {
-            log::warn!("{}: list failed ({} in a row): {e}", self.name, self.failed_lists);
-        } else {
-            log::debug!("{}: list failed: {e}", self.name);
-        }
+        self.round_failed(Attempt::List, &e);
         self.back_off(&e, Next::List)
     }
 
@@ -601,7 +744,7 @@ impl<K: Object> Reflector<K> {
                     events: 0,
                 }
             }
-            Err(e) => self.watch_failed(e),
+            Err(e) => self.watch_failed(e, false),
         }
     }
 
@@ -632,17 +775,25 @@ impl<K: Object> Reflector<K> {
             Wake::Now
         };
         self.fifo.push_all(&mut self.batch, wake);
+        if events > 0 {
+            self.healthy();
+        }
         match end {
             None => State::Watching { stream, opened, events },
-            Some(WatchEnd::Failed(e)) => self.watch_failed(e),
+            Some(WatchEnd::Failed(e)) => self.watch_failed(e, events > 0),
             Some(WatchEnd::Closed) => {
                 self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
                 // client-go's "very short watch": a server closing at once must not make us spin.
                 if events == 0 && opened.elapsed() < Duration::from_secs(1) {
-                    let e: Error = TransportError::new(TransportErrorKind::ConnectionLost, "very short watch").into();
-                    log::debug!("{}: watch closed at once with no event; backing off", self.name);
+                    let e: Error = TransportError::new(
+                        TransportErrorKind::ConnectionLost,
+                        "the server closed the watch at once, with no event",
+                    )
+                    .into();
+                    self.round_failed(Attempt::Watch, &e);
                     return self.back_off(&e, Next::Watch);
                 }
+                self.healthy();
                 log::debug!("{}: watch closed after {events} events; re-watching", self.name);
                 State::Watch
             }
@@ -684,12 +835,13 @@ impl<K: Object> Reflector<K> {
         self.prepare(obj)
     }
 
-    fn watch_failed(&mut self, e: Error) -> State<K> {
+    /// A watch that could not be opened or ended in an error; `delivered`: it had delivered events before.
+    fn watch_failed(&mut self, e: Error, delivered: bool) -> State<K> {
         if self.stop.is_stopped() {
             return State::Stopped;
         }
-        self.report(&e);
         if e.is_expired() || e.is_too_large_resource_version() {
+            self.report(&e);
             // client-go relists at the last resource version first (a list is "at least as fresh").
             log::debug!("{}: watch expired ({e}); relisting", self.name);
             self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
@@ -702,16 +854,18 @@ impl<K: Object> Reflector<K> {
             };
         }
         if e.is_retriable() {
-            log::debug!("{}: watch failed ({e}); backing off and re-watching", self.name);
             self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
+            if delivered {
+                // A watch cut after it worked (a load balancer's limit, a server restart): a normal restart.
+                self.report(&e);
+                log::debug!("{}: watch failed ({e}); backing off and re-watching", self.name);
+            } else {
+                self.round_failed(Attempt::Watch, &e);
+            }
             return self.back_off(&e, Next::Watch);
         }
-        if e.is_unauthorized() || e.is_forbidden() {
-            log::warn!("{}: watch refused: {e}", self.name);
-        } else {
-            log::debug!("{}: watch failed ({e}); relisting after back-off", self.name);
-        }
         self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
+        self.round_failed(Attempt::Watch, &e);
         self.back_off(&e, Next::List)
     }
 

@@ -796,3 +796,197 @@ fn the_resource_version_of_a_burst_is_set_before_its_changes_are_queued() {
     assert_eq!(t.fifo.len(), 2);
     assert_eq!(*known.seen.lock(), ["3", "3"]);
 }
+
+fn forbidden(verb: &str) -> Error {
+    Error::Api(Box::new(Status::failure(
+        403,
+        "Forbidden",
+        format!(r#"configmaps is forbidden: User "alice" cannot {verb} resource "configmaps" in API group """#),
+    )))
+}
+
+fn refused() -> Error {
+    Error::from(TransportError::new(
+        TransportErrorKind::ConnectionRefused,
+        "127.0.0.1:1",
+    ))
+}
+
+#[test]
+fn a_forbidden_streaming_list_falls_back_to_list_then_watch_for_that_round_only() {
+    let mut t = rig(true);
+    t.script.watch_error(forbidden("watch"));
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "Watch", "listed in the same round, no back-off");
+    let calls = t.script.take_calls();
+    assert!(matches!(&calls[0], Call::Watch(w) if w.send_initial_events));
+    assert_eq!(calls[1], list_params(Some("0"), Some(500), None));
+    assert_eq!(drain(&t.fifo).len(), 1);
+    assert!(t.fifo.has_synced(), "credentials with `list` alone fill the cache");
+    let m = t.r.stats.snapshot();
+    assert_eq!((m.streaming_list_fallbacks, m.streaming_list_refused), (1, false));
+    // The watch is forbidden too: back off, then the next round tries the streaming list again (as client-go does).
+    t.script.watch_error(forbidden("watch"));
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then List)");
+    t.script.watch_error(forbidden("watch"));
+    t.script.page(vec![cm("a", "3")], "11", None);
+    assert!(t.r.step(), "back-off elapses");
+    assert!(t.r.step());
+    let calls = t.script.take_calls();
+    assert!(
+        matches!(&calls[1], Call::Watch(w) if w.send_initial_events),
+        "{calls:?}"
+    );
+    assert!(matches!(&calls[2], Call::List(_)));
+    assert_eq!(t.r.stats.snapshot().streaming_list_fallbacks, 2);
+}
+
+#[test]
+fn a_streaming_list_broken_midway_falls_back_to_a_list() {
+    let mut t = rig(true);
+    let events = t.script.open_watch();
+    events.send(Ok(WatchEvent::Added(cm("a", "3")))).unwrap();
+    events
+        .send(Err(Error::from(TransportError::new(
+            TransportErrorKind::ConnectionLost,
+            "reset",
+        ))))
+        .unwrap();
+    t.script.page(vec![cm("a", "3"), cm("b", "4")], "10", None);
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "Watch");
+    assert_eq!(t.r.stats.last_sync_resource_version(), "10");
+    assert_eq!(
+        drain(&t.fifo).len(),
+        2,
+        "the list replaced what the broken stream had queued"
+    );
+}
+
+#[test]
+fn a_refused_connection_or_429_on_the_streaming_list_backs_off_and_tries_it_again() {
+    for err in [refused(), api_error(429, "TooManyRequests")] {
+        let mut t = rig(true);
+        t.script.watch_error(err);
+        assert!(t.r.step());
+        assert_eq!(t.r.state_name(), "BackingOff(then List)");
+        assert_eq!(
+            t.script.take_calls().len(),
+            1,
+            "no list while the server is down or throttling"
+        );
+        let events = t.script.open_watch();
+        events.send(Ok(initial_events_end("5"))).unwrap();
+        assert!(t.r.step(), "back-off elapses");
+        assert!(t.r.step());
+        assert!(matches!(&t.script.take_calls()[..], [Call::Watch(w)] if w.send_initial_events));
+        assert!(t.fifo.has_synced());
+        assert_eq!(t.r.stats.snapshot().streaming_list_fallbacks, 0);
+    }
+}
+
+#[test]
+fn a_persisting_failure_warns_first_then_quietly_and_tells_its_end() {
+    let log = crate::test_log::capture();
+    let mut t = rig(false);
+    for _ in 0..3 {
+        t.script.list_error(refused());
+    }
+    t.script.page(vec![], "10", None);
+    let events = t.script.open_watch();
+    events.send(Ok(WatchEvent::Added(cm("a", "11")))).unwrap();
+    while t.script.pages.lock().len() + t.script.watches.lock().len() > 0 {
+        assert!(t.r.step());
+    }
+    assert!(t.r.step(), "the first watch event");
+    let lines = log.take_at(log::Level::Debug);
+    let failures: Vec<_> = lines.iter().filter(|(_, l)| l.contains("list failed")).collect();
+    assert_eq!(failures.len(), 3, "{lines:#?}");
+    assert_eq!(failures[0].0, log::Level::Warn);
+    assert!(
+        failures[0]
+            .1
+            .starts_with("test: list failed: connection refused: 127.0.0.1:1; retrying"),
+        "{}",
+        failures[0].1
+    );
+    // Within the minute after that warning, repeats go to debug (the once-a-minute repeat is FailureStreak's test).
+    assert_eq!(failures[1].0, log::Level::Debug);
+    assert!(
+        failures[2].1.starts_with("test: still failing after 3 attempts over "),
+        "{}",
+        failures[2].1
+    );
+    let info: Vec<_> = lines.iter().filter(|(l, _)| *l == log::Level::Info).collect();
+    assert_eq!(info.len(), 1, "{lines:#?}");
+    assert!(
+        info[0]
+            .1
+            .starts_with("test: list and watch recovered after 3 failed attempts over ")
+    );
+    // Healthy again: a watch cut by a load balancer after it worked is a normal restart.
+    events
+        .send(Err(Error::from(TransportError::new(
+            TransportErrorKind::ConnectionLost,
+            "reset",
+        ))))
+        .unwrap();
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+    assert!(log.take_at(log::Level::Info).is_empty());
+}
+
+#[test]
+fn a_forbidden_watch_names_the_missing_verb_and_a_broken_first_watch_counts_as_a_failure() {
+    let log = crate::test_log::capture();
+    let mut t = rig(false);
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    t.script.watch_error(forbidden("watch"));
+    assert!(t.r.step());
+    let warned = log.take_at(log::Level::Warn);
+    assert_eq!(warned.len(), 1);
+    assert!(
+        warned[0]
+            .1
+            .contains(r#"User "alice" cannot watch resource "configmaps""#),
+        "{}",
+        warned[0].1
+    );
+    assert!(
+        warned[0]
+            .1
+            .contains(r#"the credentials may list but not watch this resource: grant the RBAC verb "watch""#),
+        "{}",
+        warned[0].1
+    );
+    // A list refused for want of `list` says so too.
+    let mut t = rig(false);
+    t.script.list_error(forbidden("list"));
+    assert!(t.r.step());
+    let warned = log.take_at(log::Level::Warn);
+    assert!(
+        warned[0]
+            .1
+            .contains(r#"the credentials lack the RBAC verb "list" on this resource"#),
+        "{}",
+        warned[0].1
+    );
+    // A watch that opens and then fails before any event is a failed attempt, not a healthy restart.
+    let mut t = rig(false);
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    let events = t.script.open_watch();
+    assert!(t.r.step());
+    events.send(Err(Error::WatchIdle(Duration::from_secs(1)))).unwrap();
+    assert!(t.r.step());
+    let warned = log.take_at(log::Level::Warn);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].1.starts_with("test: watch failed: watch received nothing"),
+        "{}",
+        warned[0].1
+    );
+}
