@@ -172,7 +172,11 @@ fn a_410_storm_relists_within_the_budget() {
         most <= BUDGET,
         "{most} LISTs arrived within {HOLD:?} (budget {BUDGET}): {arrivals:?}"
     );
-    assert_eq!(h.factory.relist_budget().in_use(), 0);
+    // A reflector gives its permit back just after the list it held it for has reached the store, which is what
+    // `storm` waited for: the permit may still be on its way back.
+    common::eventually("every relist permit returned", || {
+        h.factory.relist_budget().in_use() == 0
+    });
     h.factory.shutdown();
 }
 
