@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::meta::GenerationRule;
 use crate::object::ApiResource;
 
 /// Which names a resource accepts (apimachinery's name validation functions).
@@ -43,6 +44,8 @@ pub struct ResourceSpec {
     /// `names.categories`.
     pub(crate) categories: Vec<String>,
     pub(crate) name_rule: NameRule,
+    /// When `metadata.generation` is set and bumped.
+    pub(crate) generation: GenerationRule,
     /// The object's OpenAPI v3 schema, as a CRD's `openAPIV3Schema` holds it: one structural tree, inlined (no
     /// `$ref`), which may carry the extensions kube-apiserver publishes (`x-kubernetes-patch-merge-key`,
     /// `x-kubernetes-patch-strategy`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
@@ -52,7 +55,8 @@ pub struct ResourceSpec {
 }
 
 impl ResourceSpec {
-    /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains.
+    /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains;
+    /// generations counted as for a custom resource ([`GenerationRule::Spec`]).
     pub fn new(api: ApiResource) -> Self {
         ResourceSpec {
             api,
@@ -61,6 +65,7 @@ impl ResourceSpec {
             short_names: Vec::new(),
             categories: Vec::new(),
             name_rule: NameRule::Subdomain,
+            generation: GenerationRule::Spec,
             schema: None,
         }
     }
@@ -116,6 +121,19 @@ impl ResourceSpec {
         self
     }
 
+    /// Sets when `metadata.generation` is set and bumped (default [`GenerationRule::Spec`], as for every custom
+    /// resource).
+    #[must_use]
+    pub fn generation(mut self, rule: GenerationRule) -> Self {
+        self.generation = rule;
+        self
+    }
+
+    /// When `metadata.generation` is set and bumped.
+    pub fn generation_rule(&self) -> GenerationRule {
+        self.generation
+    }
+
     /// Sets the object's OpenAPI v3 schema: a structural schema of the whole object, inlined as a CRD's
     /// `openAPIV3Schema` is (no `$ref`), with the `x-kubernetes-*` extensions kube-apiserver publishes where they
     /// apply.
@@ -158,18 +176,22 @@ impl ResourceSpec {
     /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`.
     ///
     /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
-    /// (`Categories()`); the others are in none.
+    /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
+    /// strategies do (pods since 1.33; deployments also on annotation changes).
     pub fn defaults() -> Vec<ResourceSpec> {
-        let core = |kind: &str, plural: &str, namespaced: bool| ApiResource::new("", "v1", kind, plural, namespaced);
+        let core = |kind: &str, plural: &str, namespaced: bool| {
+            ResourceSpec::new(ApiResource::new("", "v1", kind, plural, namespaced))
+                .generation(GenerationRule::Untracked)
+        };
         vec![
-            ResourceSpec::new(core("ConfigMap", "configmaps", true)).short_name("cm"),
-            ResourceSpec::new(core("Secret", "secrets", true)).selectable_field("type"),
-            ResourceSpec::new(core("Namespace", "namespaces", false))
+            core("ConfigMap", "configmaps", true).short_name("cm"),
+            core("Secret", "secrets", true).selectable_field("type"),
+            core("Namespace", "namespaces", false)
                 .with_status_subresource()
                 .selectable_field("status.phase")
                 .short_name("ns")
                 .names(NameRule::Label),
-            ResourceSpec::new(core("Event", "events", true))
+            core("Event", "events", true)
                 .selectable_field("involvedObject.kind")
                 .selectable_field("involvedObject.namespace")
                 .selectable_field("involvedObject.name")
@@ -177,7 +199,8 @@ impl ResourceSpec {
                 .selectable_field("reason")
                 .selectable_field("type")
                 .short_name("ev"),
-            ResourceSpec::new(core("Pod", "pods", true))
+            core("Pod", "pods", true)
+                .generation(GenerationRule::Spec)
                 .with_status_subresource()
                 .selectable_field("spec.nodeName")
                 .selectable_field("spec.restartPolicy")
@@ -187,17 +210,19 @@ impl ResourceSpec {
                 .selectable_field("status.podIP")
                 .short_name("po")
                 .category("all"),
-            ResourceSpec::new(core("Node", "nodes", false))
+            core("Node", "nodes", false)
                 .with_status_subresource()
                 .selectable_field("spec.unschedulable")
                 .short_name("no"),
-            ResourceSpec::new(core("Service", "services", true))
+            core("Service", "services", true)
                 .with_status_subresource()
                 .short_name("svc")
                 .category("all")
                 .names(NameRule::Label),
-            ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true)),
+            ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true))
+                .generation(GenerationRule::Untracked),
             ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
+                .generation(GenerationRule::SpecAndAnnotations)
                 .with_status_subresource()
                 .short_name("deploy")
                 .category("all"),

@@ -1,5 +1,6 @@
 //! The write rules of kube-apiserver's generic registry (its `rest` create/update/delete strategies), applied to
 //! JSON objects under the store lock: system metadata, optimistic concurrency, generation, finalizers, status.
+//! Every stored object's metadata goes through [`meta::normalize`] first, as a Go round-trip of `ObjectMeta` would.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -7,6 +8,7 @@ use std::time::SystemTime;
 use serde_json::{Map, Value};
 
 use super::errors::{self, Failure, FieldError};
+use super::meta;
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
@@ -81,6 +83,9 @@ fn check_type(spec: &ResourceSpec, obj: &mut Object) -> Result<(), Failure> {
             return Err(errors::bad_request(format!("metadata.{key} must be a string")));
         }
     }
+    if meta.get("generation").is_some_and(|v| !v.is_i64() && !v.is_null()) {
+        return Err(errors::bad_request("metadata.generation must be an integer"));
+    }
     Ok(())
 }
 
@@ -131,22 +136,6 @@ fn finalizers(meta: &Object) -> Vec<&str> {
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
     }
-}
-
-/// Everything outside `metadata` and `status`: what a generation counts.
-fn same_spec(a: &Object, b: &Object) -> bool {
-    let counted = |k: &str| !matches!(k, "metadata" | "status" | "apiVersion" | "kind");
-    let (mut na, mut nb) = (0, 0);
-    for (k, v) in a.iter().filter(|(k, _)| counted(k)) {
-        na += 1;
-        if b.get(k) != Some(v) {
-            return false;
-        }
-    }
-    for _ in b.keys().filter(|k| counted(k)) {
-        nb += 1;
-    }
-    na == nb
 }
 
 /// The result of a write.
@@ -251,7 +240,11 @@ fn create_locked(
         "creationTimestamp".into(),
         Value::String(format_rfc3339(SystemTime::now())),
     );
-    meta.insert("generation".into(), Value::from(1));
+    // Kinds whose strategy counts generations start at 1; the others keep what the body says (BeforeCreate
+    // leaves it alone).
+    if spec.generation.is_tracked() {
+        meta.insert("generation".into(), Value::from(1));
+    }
     meta.remove("deletionTimestamp");
     meta.remove("deletionGracePeriodSeconds");
     if dry_run {
@@ -259,6 +252,7 @@ fn create_locked(
     } else {
         meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
     }
+    meta::normalize(meta);
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
@@ -348,13 +342,16 @@ fn prepare_update(
                 None => new_obj.remove("status"),
             };
         }
-        if !same_spec(old_obj, new_obj) {
+        meta::normalize(meta_mut(new_obj)?);
+        if meta::bumps(spec.generation, spec.status_subresource, old_obj, new_obj) {
             let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
             meta_mut(new_obj)?.insert("generation".into(), Value::from(generation + 1));
         }
         std::mem::take(new_obj)
     };
-    meta_mut(&mut result)?.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
+    let result_meta = meta_mut(&mut result)?;
+    result_meta.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
+    meta::normalize(result_meta);
     let result = Value::Object(result);
     Ok(if result == old { None } else { Some(result) })
 }
@@ -558,7 +555,8 @@ pub(crate) fn delete(
             if meta.contains_key("deletionTimestamp") {
                 Deleted::Finalizing(current)
             } else {
-                // Graceful deletion: mark, bump the generation, let the finalizers' owners finish.
+                // Graceful deletion: mark, bump the generation where there is one (the generic registry's
+                // `markAsDeleting` bumps only a generation above 0), let the finalizers' owners finish.
                 let rev = if opts.dry_run { current.rev } else { g.rev() + 1 };
                 meta.insert(
                     "deletionTimestamp".into(),
@@ -566,7 +564,9 @@ pub(crate) fn delete(
                 );
                 meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
                 let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
-                meta.insert("generation".into(), Value::from(generation + 1));
+                if generation > 0 {
+                    meta.insert("generation".into(), Value::from(generation + 1));
+                }
                 meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
                 let stored = StoredObject::from_value(spec, &value);
                 Deleted::Finalizing(commit(&mut g, spec, Change::Put(stored), opts.dry_run))
