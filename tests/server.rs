@@ -490,7 +490,8 @@ fn creates_validate_names_and_conflict() {
     assert_eq!(put(&format!("{url}/b"), &json!({"metadata": {"name": "b"}})).0, 404);
     assert_eq!(put(&format!("{url}/a"), &json!({"metadata": {"name": "z"}})).0, 400);
     assert_eq!(send("POST", &url, "application/json", "{not json").0, 400);
-    assert_eq!(send("POST", &url, "application/vnd.kubernetes.protobuf", "x").0, 415);
+    assert_eq!(send("POST", &url, "text/plain", "x").0, 415);
+    assert_eq!(send("POST", &url, "application/vnd.kubernetes.protobuf", "x").0, 400);
     assert_eq!(
         post(
             &format!("{}/api/v1/configmaps", server.url()),

@@ -186,6 +186,19 @@ pub(crate) fn unsupported_media_type(content_type: &str) -> Failure {
     ))
 }
 
+/// 415 UnsupportedMediaType for a create or update body, as kube-apiserver's content negotiation words it:
+/// `accepted` lists the media types the resource decodes.
+pub(crate) fn unsupported_body_type(accepted: &[&str]) -> Failure {
+    Box::new(Status::failure(
+        415,
+        "UnsupportedMediaType",
+        format!(
+            "the body of the request was in an unknown format - accepted media types include: {}",
+            accepted.join(", ")
+        ),
+    ))
+}
+
 /// 401, as the authentication filter answers.
 pub(crate) fn unauthorized() -> Failure {
     Box::new(Status::failure(401, "Unauthorized", "Unauthorized"))

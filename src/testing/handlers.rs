@@ -7,6 +7,7 @@ use super::errors::{self, Failure, FieldError};
 use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
+use super::protobuf;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::router::ResourcePath;
@@ -42,10 +43,14 @@ fn dry_run(query: &[(String, String)]) -> Result<bool, Failure> {
     }
 }
 
-/// A JSON (or YAML) request body as a JSON object.
-fn decode_body(head: &RequestHead, body: &[u8]) -> Result<Value, Failure> {
+/// A JSON, YAML or protobuf request body as a JSON object.
+fn decode_body(spec: &ResourceSpec, head: &RequestHead, body: &[u8]) -> Result<Value, Failure> {
     let ct = head.header("content-type").unwrap_or("application/json");
+    let (api_version, kind) = (spec.api.api_version(), &spec.api.kind);
+    // Protobuf for the kinds k8s.io/api defines; custom resources have none, as with kube-apiserver.
+    let proto = protobuf::knows_kind(&api_version, kind);
     match ct.split(';').next().unwrap_or("").trim() {
+        protobuf::MEDIA_TYPE if proto => protobuf::decode_object(body, &api_version, kind).map_err(errors::bad_request),
         "application/json" | "" | "*/*" => strategy::parse_object(body),
         "application/yaml" => {
             let text = std::str::from_utf8(body).map_err(|_| errors::bad_request("body is not UTF-8"))?;
@@ -57,7 +62,12 @@ fn decode_body(head: &RequestHead, body: &[u8]) -> Result<Value, Failure> {
                 Err(errors::bad_request("the body of the request must be an object"))
             }
         }
-        other => Err(errors::unsupported_media_type(other)),
+        _ if proto => Err(errors::unsupported_body_type(&[
+            "application/json",
+            "application/yaml",
+            protobuf::MEDIA_TYPE,
+        ])),
+        _ => Err(errors::unsupported_body_type(&["application/json", "application/yaml"])),
     }
 }
 
@@ -86,11 +96,18 @@ fn run(
         }
         Verb::Get => get(shared, spec, ns, name, query),
         Verb::Create => {
-            let w = strategy::create(store, spec, ns, decode_body(head, body)?, dry_run(query)?, on_commit)?;
+            let w = strategy::create(
+                store,
+                spec,
+                ns,
+                decode_body(spec, head, body)?,
+                dry_run(query)?,
+                on_commit,
+            )?;
             Ok(Reply::Object(201, w.object))
         }
         Verb::Update => {
-            let v = decode_body(head, body)?;
+            let v = decode_body(spec, head, body)?;
             let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, on_commit)?;
             Ok(Reply::Object(200, w.object))
         }
@@ -116,13 +133,13 @@ fn run(
             Ok(Reply::Object(if w.created { 201 } else { 200 }, w.object))
         }
         Verb::Delete => {
-            let opts = delete_options(query, body)?;
+            let opts = delete_options(head, query, body)?;
             Ok(match strategy::delete(store, spec, ns, name, &opts, on_commit)? {
                 Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
                 Deleted::Finalizing(obj) => Reply::Object(200, obj),
             })
         }
-        Verb::DeleteCollection => delete_collection(shared, spec, ns, query, body, on_commit),
+        Verb::DeleteCollection => delete_collection(shared, spec, ns, head, query, body, on_commit),
         Verb::Watch => Err(errors::internal("watch is served by the connection")),
     }
 }
@@ -161,16 +178,23 @@ fn success(spec: &ResourceSpec, last: &StoredObject) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
 
-/// `DeleteOptions` from the body and the query string.
-fn delete_options(query: &[(String, String)], body: &[u8]) -> Result<DeleteOptions, Failure> {
+/// `DeleteOptions` from the body (JSON, or protobuf as client-go's typed clients send it when configured for
+/// protobuf) and the query string.
+fn delete_options(head: &RequestHead, query: &[(String, String)], body: &[u8]) -> Result<DeleteOptions, Failure> {
     let mut opts = DeleteOptions {
         dry_run: dry_run(query)?,
         ..Default::default()
     };
     let mut policy = param(query, "propagationPolicy").map(str::to_owned);
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        let ct = head.header("content-type").unwrap_or("");
+        let v: Value = if ct.split(';').next().unwrap_or("").trim() == protobuf::MEDIA_TYPE {
+            protobuf::decode_delete_options(body)
+                .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?
+        };
         let text = |v: &Value| v.as_str().map(str::to_owned);
         opts.uid = v.pointer("/preconditions/uid").and_then(text);
         opts.resource_version = v.pointer("/preconditions/resourceVersion").and_then(text);
@@ -196,12 +220,13 @@ fn delete_collection(
     shared: &Shared,
     spec: &ResourceSpec,
     ns: Option<&str>,
+    head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
     let list_opts = ListOptions::parse(query, spec)?;
-    let opts = delete_options(query, body)?;
+    let opts = delete_options(head, query, body)?;
     let ns = if spec.api.namespaced { ns } else { None };
     let targets = {
         let g = shared.store.lock();

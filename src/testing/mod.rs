@@ -52,7 +52,8 @@
 //! | Compaction | [`ApiServer::compact`] drops versions no readable revision needs; older lists, continue tokens and watches get 410; automatic every 5 min to the previous tick's revision (configurable) | Compaction also trims the watch history (kube-apiserver's watch cache is independent of etcd compaction) |
 //! | Auth | Bearer tokens and client certificates (CN = user, verified against the server CA, optional); 401 without valid credentials; 403 with apiserver's message when no [`AccessRule`] grants the verb on the resource | No RBAC objects, groups, namespaces in rules, impersonation or non-resource URL rules |
 //! | Discovery | Legacy (unaggregated) discovery documents with short names and categories (`all` holds pods, services and deployments, as kube-apiserver's storages declare); `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no OpenAPI, no `storageVersionHash` |
-//! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413); trailing slashes of a path are ignored, as go-restful trims them (`/version/`, `/api/`, `…/configmaps/name/`) | No HTTP/2, no compression, no protobuf; no `/` index of paths |
+//! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413); trailing slashes of a path are ignored, as go-restful trims them (`/version/`, `/api/`, `…/configmaps/name/`) | No HTTP/2, no compression; no `/` index of paths |
+//! | Protobuf | `application/vnd.kubernetes.protobuf` bodies (kubectl 1.3x's `create <kind>`, `auth can-i`; client-go set for protobuf) on create, update and delete (`DeleteOptions`) for every kind of k8s.io/api's core, apps, batch, coordination, rbac, policy, scheduling, networking, autoscaling/v2, authorization and authentication v1 groups: decoded to exactly the JSON kube-apiserver's Go types give (omitempty and pointer rules, int64 as numbers, `bytes` as base64, `IntOrString`, `Time` to the second, `MicroTime` to the microsecond, unknown fields skipped); undecodable bodies get its 400 wording; custom resources and other media types its 415 with the types the resource accepts | Answers are JSON whatever `Accept` asks (kubectl and client-go list JSON after protobuf; kube-apiserver would answer protobuf); no protobuf lists or watches; a `Quantity` is kept as sent, not canonicalised (`1000m` stays, kube-apiserver stores `1`) nor validated, as for JSON bodies |
 //!
 //! # Faults and control
 //!
@@ -84,6 +85,7 @@ mod list;
 mod log;
 mod meta;
 mod patch;
+mod protobuf;
 mod reply;
 mod resource;
 mod router;
@@ -101,3 +103,25 @@ pub use meta::GenerationRule;
 pub use resource::{NameRule, ResourceSpec};
 pub use server::{ApiServer, ApiServerBuilder};
 pub use tls::ClientIdentity;
+
+/// Decodes a protobuf request body (`application/vnd.kubernetes.protobuf`: the magic `k8s\0`, then a
+/// `runtime.Unknown` envelope around the object's message) into the JSON object the embedded server stores, as
+/// kube-apiserver would decode it for a resource of `kind` in `api_version`. The error is the message of the 400
+/// BadRequest the server answers.
+///
+/// ```
+/// use kube_informer::testing::decode_protobuf_body;
+///
+/// // kubectl 1.32's body for `kubectl create namespace n1`.
+/// let body = b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x1a\x0a\x12\x0a\x02n1\x12\x00\x1a\x00\x22\x00\x2a\x00\x32\x00\x38\x00\x42\x00\x12\x00\x1a\x02\x0a\x00\x1a\x00\x22\x00";
+/// let ns = decode_protobuf_body(body, "v1", "Namespace").unwrap();
+/// assert_eq!(
+///     ns,
+///     serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n1", "creationTimestamp": null},
+///                        "spec": {}, "status": {}})
+/// );
+/// assert!(decode_protobuf_body(b"{}", "v1", "Namespace").is_err());
+/// ```
+pub fn decode_protobuf_body(body: &[u8], api_version: &str, kind: &str) -> Result<serde_json::Value, String> {
+    protobuf::decode_object(body, api_version, kind)
+}
