@@ -415,7 +415,8 @@ fn time_json(secs: i64, micros: Option<u32>) -> Value {
     }
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
+    // days is within ±2^47: no overflow in the calendar arithmetic.
+    let (y, m, d) = crate::object::time::civil_from_days(days);
     let year = if y < 0 {
         format!("-{:04}", y.unsigned_abs())
     } else {
@@ -432,20 +433,6 @@ fn time_json(secs: i64, micros: Option<u32>) -> Value {
     }
     s.push('Z');
     Value::String(s)
-}
-
-/// (year, month, day) of a day counted from 1970-01-01, proleptic Gregorian (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i128, u32, u32) {
-    let z = i128::from(days) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i128::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
