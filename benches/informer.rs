@@ -23,14 +23,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use kube_informer::cache::{EventStream, ListerWatcher, ReflectorConfig};
+use kube_informer::cache::{EventStream, ListWatch, ListerWatcher, ReflectorConfig};
 use kube_informer::client::params::{ListParams, VersionMatch, WatchParams};
-use kube_informer::client::{Api, Client, Config, ListWatch};
+use kube_informer::client::{Api, Client, Config};
 use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer, strip_managed_fields};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject, ListMeta, Object};
 use kube_informer::testing::ApiServer;
-use kube_informer::watch::{WatchDecoder, WatchEvent};
+use kube_informer::watch::{SpareObjects, WatchDecoder, WatchEvent};
 use serde_json::{Value, json};
 
 const NAMESPACES: usize = 50;
@@ -492,6 +492,17 @@ impl ListerWatcher<ConfigMap> for FromRevision {
             .lock()
             .get_or_insert_with(|| (Instant::now(), procfs::cpu()));
         self.inner.watch(params)
+    }
+
+    fn watch_recycling(
+        &self,
+        params: &WatchParams,
+        spares: Arc<dyn SpareObjects<ConfigMap>>,
+    ) -> kube_informer::Result<EventStream<ConfigMap>> {
+        self.opened
+            .lock()
+            .get_or_insert_with(|| (Instant::now(), procfs::cpu()));
+        self.inner.watch_recycling(params, spares)
     }
 
     fn interrupt(&self) {

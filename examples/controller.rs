@@ -28,8 +28,9 @@ use std::io::BufRead;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kube_informer::cache::ListWatch;
 use kube_informer::client::params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
-use kube_informer::client::{Api, Client, Config, ListWatch};
+use kube_informer::client::{Api, Client, Config};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};

@@ -14,7 +14,8 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use kube_informer::client::{Api, Client, Config, ListWatch};
+use kube_informer::cache::ListWatch;
+use kube_informer::client::{Api, Client, Config};
 use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer, strip_managed_fields};
 use kube_informer::object::{DynamicObject, key_of};
 

@@ -25,6 +25,7 @@
 //! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
 //! * [`informer`]: shared index informers, event handlers, the factory.
 //! * [`workqueue`]: rate-limited work queues.
+//! * [`clock`]: time as queues and leader election read it (a fake clock for tests), and shared jitter.
 //! * [`controller`]: controllers — informers, a work queue and reconciling workers.
 //! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
@@ -67,6 +68,7 @@
 mod base64;
 pub mod cache;
 pub mod client;
+pub mod clock;
 pub mod controller;
 mod error;
 pub mod events;

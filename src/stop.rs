@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::workqueue::{Clock, ClockWatcher};
+use crate::clock::{Clock, ClockWatcher};
 
 /// A flag set once; threads sleep on it with a deadline and wake at once when it is set.
 #[derive(Debug, Default)]

@@ -33,8 +33,8 @@ use chaos_kit::{
     Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, seed_from_env,
 };
 use common::watchdog::{self, Watchdog};
-use kube_informer::cache::{BackoffConfig, ReflectorConfig};
-use kube_informer::client::{Api, Client, ListWatch};
+use kube_informer::cache::{BackoffConfig, ListWatch, ReflectorConfig};
+use kube_informer::client::{Api, Client};
 use kube_informer::informer::{HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::testing::{ApiServer, Fault, Verb};

@@ -936,7 +936,7 @@ fn client_abort_stops_watches_and_lists() {
 
 #[test]
 fn an_informer_syncs_through_list_watch_and_stops() {
-    use kube_informer::client::ListWatch;
+    use kube_informer::cache::ListWatch;
     use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 
     let (server, api) = seeded(1_000);

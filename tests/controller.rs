@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use parking_lot::Mutex;
 use std::time::Duration;
 
+use kube_informer::cache::ListWatch;
 use kube_informer::client::params::{DeleteParams, PostParams};
-use kube_informer::client::{Api, Client, Config, ListWatch};
+use kube_informer::client::{Api, Client, Config};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;

@@ -19,8 +19,8 @@ use chaos_kit::{
 };
 use common::WAIT;
 use common::watchdog::{self, Watchdog};
-use kube_informer::cache::{BackoffConfig, ReflectorConfig};
-use kube_informer::client::{Api, Client, ListWatch};
+use kube_informer::cache::{BackoffConfig, ListWatch, ReflectorConfig};
+use kube_informer::client::{Api, Client};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::key_of;

@@ -7,8 +7,9 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use kube_informer::Result;
+use kube_informer::cache::ListWatch;
 use kube_informer::client::params::PostParams;
-use kube_informer::client::{Api, Client, Config, ListWatch};
+use kube_informer::client::{Api, Client, Config};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, Lease, LeaseLock};

@@ -1,10 +1,9 @@
 //! Jittered exponential back-off for the Reflector (client-go's `ExponentialBackoffManager` as the reflector
 //! configures it: 800 ms initial, ×2, 30 s cap, reset after 2 minutes without failure).
 
-use std::cell::Cell;
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
+
+use crate::clock::jitter::{full_jitter, mul_saturating};
 
 /// Back-off parameters. The defaults are client-go's reflector defaults.
 ///
@@ -70,8 +69,8 @@ impl Backoff {
         }
         self.last_failure = Some(now);
         let step = self.step.min(self.config.max);
-        self.step = step.mul_f64(self.config.factor).min(self.config.max);
-        let jittered = step.mul_f64(random_unit_interval()).max(Duration::from_millis(1));
+        self.step = mul_saturating(step, self.config.factor).min(self.config.max);
+        let jittered = full_jitter(step).max(Duration::from_millis(1));
         retry_after.map_or(jittered, |r| r.max(jittered))
     }
 
@@ -80,32 +79,6 @@ impl Backoff {
     pub(crate) fn current_step(&self) -> Duration {
         self.step
     }
-}
-
-thread_local! {
-    static RNG: Cell<u64> = Cell::new({
-        let mut h = RandomState::new().build_hasher();
-        h.write_u64(Instant::now().elapsed().as_nanos() as u64);
-        h.finish() | 1
-    });
-}
-
-/// A uniform random number in `(0, 1]` (xorshift64*, seeded per thread from the std hasher's random keys).
-pub(crate) fn random_unit_interval() -> f64 {
-    RNG.with(|c| {
-        let mut x = c.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        c.set(x);
-        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        (r as f64 + 1.0) / (1u64 << 53) as f64
-    })
-}
-
-/// A random duration in `[min, 2·min)`: the reflector's watch timeout (client-go: 5 min × (1 + rand)).
-pub(crate) fn random_between(min: Duration, max: Duration) -> Duration {
-    min + (max.saturating_sub(min)).mul_f64(random_unit_interval().min(0.999_999))
 }
 
 #[cfg(test)]
@@ -138,15 +111,5 @@ mod tests {
         let mut b = Backoff::new(BackoffConfig::default());
         let d = b.next_delay(Instant::now(), Some(Duration::from_secs(7)));
         assert_eq!(d, Duration::from_secs(7));
-    }
-
-    #[test]
-    fn jitter_spreads_over_the_interval() {
-        let samples: Vec<f64> = (0..10_000).map(|_| random_unit_interval()).collect();
-        assert!(samples.iter().all(|x| *x > 0.0 && *x <= 1.0));
-        let low = samples.iter().filter(|x| **x < 0.5).count();
-        assert!((4_000..6_000).contains(&low), "roughly uniform: {low} below 0.5");
-        let d = random_between(Duration::from_secs(300), Duration::from_secs(600));
-        assert!(d >= Duration::from_secs(300) && d < Duration::from_secs(600));
     }
 }

@@ -1,12 +1,18 @@
-//! `ListerWatcher`: the seam between the Reflector and the network (client-go's `ListerWatcher`).
+//! `ListerWatcher`: the seam between the Reflector and the network (client-go's `ListerWatcher`), and `ListWatch`,
+//! its implementation over an [`Api`] (client-go's `NewFilteredListWatchFromClient`).
 //!
 //! The Reflector only ever lists pages and opens watches through this trait, so its state machine is tested against
-//! scripted fakes, and users can feed an informer from anything that speaks list/watch.
+//! scripted fakes, and users can feed an informer from anything that speaks list/watch. The client below knows
+//! nothing of it: this side adapts the client to the seam.
 
+use std::fmt;
+use std::sync::Arc;
+
+use crate::client::Api;
 use crate::client::params::{ListParams, WatchParams};
 use crate::error::Result;
-use crate::object::ListMeta;
-use crate::watch::WatchEvent;
+use crate::object::{ListMeta, Object};
+use crate::watch::{SpareObjects, WatchEvent};
 
 /// A blocking stream of watch events as a reflector consumes it; `None` is a clean close by the server.
 ///
@@ -16,6 +22,45 @@ use crate::watch::WatchEvent;
 pub type EventStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>;
 
 /// Lists and watches one resource (already scoped to a namespace and selectors by the implementation).
+///
+/// A `ListerWatcher` of one's own, here one that watches through another and opts into recycling by passing the
+/// spares on (one built on [`Api::watch`] passes them to [`WatchStream::recycling`](crate::client::WatchStream::recycling)):
+///
+/// ```
+/// use std::sync::Arc;
+/// use kube_informer::cache::{EventStream, ListWatch, ListerWatcher};
+/// use kube_informer::client::params::{ListParams, WatchParams};
+/// use kube_informer::object::{core::ConfigMap, ListMeta};
+/// use kube_informer::watch::SpareObjects;
+///
+/// /// Counts the watches it opens.
+/// struct Counting {
+///     inner: ListWatch<ConfigMap>,
+///     watches: std::sync::atomic::AtomicUsize,
+/// }
+///
+/// impl ListerWatcher<ConfigMap> for Counting {
+///     fn list_page(&self, p: &ListParams, on_item: &mut dyn FnMut(ConfigMap)) -> kube_informer::Result<ListMeta> {
+///         self.inner.list_page(p, on_item)
+///     }
+///     fn watch(&self, p: &WatchParams) -> kube_informer::Result<EventStream<ConfigMap>> {
+///         self.watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+///         self.inner.watch(p)
+///     }
+///     // Without this, the watch decodes every event into new memory (correct, only slower).
+///     fn watch_recycling(
+///         &self,
+///         p: &WatchParams,
+///         spares: Arc<dyn SpareObjects<ConfigMap>>,
+///     ) -> kube_informer::Result<EventStream<ConfigMap>> {
+///         self.watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+///         self.inner.watch_recycling(p, spares)
+///     }
+///     fn interrupt(&self) {
+///         self.inner.interrupt()
+///     }
+/// }
+/// ```
 pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// Lists one page. Each object is handed to `on_item` as soon as it is decoded, so a huge page never sits in
     /// memory whole. The reflector sets `resource_version`, `resource_version_match`, `limit` and
@@ -34,7 +79,112 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// streaming list, `send_initial_events` and `resource_version_match`.
     fn watch(&self, params: &WatchParams) -> Result<EventStream<K>>;
 
+    /// Opens a watch, as [`watch`](ListerWatcher::watch), whose events may be decoded into objects taken from
+    /// `spares` — the versions the informer's cache let go of — reusing their memory
+    /// ([`WatchStream::recycling`](crate::client::WatchStream::recycling),
+    /// [`WatchDecoder::recycle_from`](crate::watch::WatchDecoder::recycle_from)). The reflector opens its watches
+    /// (all but a streaming list's) with this. The default ignores `spares` and calls `watch`: implement it to opt
+    /// in.
+    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>> {
+        let _ = spares;
+        self.watch(params)
+    }
+
     /// Makes every blocked and future call return promptly with an error (used by stop). Called from another
     /// thread.
     fn interrupt(&self);
+}
+
+/// Lists and watches one resource through its own isolated client, so that
+/// [`interrupt`](ListerWatcher::interrupt) (an informer stopping) aborts this informer's requests and nobody
+/// else's.
+///
+/// ```no_run
+/// use kube_informer::cache::ListWatch;
+/// use kube_informer::client::{Api, Client};
+/// use kube_informer::object::core::ConfigMap;
+///
+/// let client = Client::try_default()?;
+/// let lw = ListWatch::new(&Api::<ConfigMap>::default_namespaced(client)).labels("app=web");
+/// # let _ = lw;
+/// # Ok::<(), kube_informer::Error>(())
+/// ```
+pub struct ListWatch<K> {
+    api: Api<K>,
+    label_selector: Option<String>,
+    field_selector: Option<String>,
+}
+
+impl<K: Object> ListWatch<K> {
+    /// Lists and watches what `api` addresses (its resource and namespace), on an isolated copy of its client.
+    pub fn new(api: &Api<K>) -> Self {
+        ListWatch {
+            api: api.with_client(api.client().isolated()),
+            label_selector: None,
+            field_selector: None,
+        }
+    }
+
+    /// Only objects matching this label selector.
+    #[must_use]
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Only objects matching this field selector.
+    #[must_use]
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// `params` with this list-watch's selectors.
+    fn scoped(&self, params: &WatchParams) -> WatchParams {
+        WatchParams {
+            label_selector: self.label_selector.clone(),
+            field_selector: self.field_selector.clone(),
+            ..params.clone()
+        }
+    }
+}
+
+impl<K: Object> ListerWatcher<K> for ListWatch<K> {
+    fn list_page(&self, params: &ListParams, on_item: &mut dyn FnMut(K)) -> Result<ListMeta> {
+        self.list_page_hinted(params, &mut |obj, _| on_item(obj))
+    }
+
+    fn list_page_hinted(&self, params: &ListParams, on_item: &mut dyn FnMut(K, bool)) -> Result<ListMeta> {
+        let params = ListParams {
+            label_selector: self.label_selector.clone(),
+            field_selector: self.field_selector.clone(),
+            ..params.clone()
+        };
+        self.api.list_each_hinted(&params, |obj, more| {
+            on_item(obj, more);
+            Ok(())
+        })
+    }
+
+    fn watch(&self, params: &WatchParams) -> Result<EventStream<K>> {
+        Ok(Box::new(self.api.watch(&self.scoped(params))?))
+    }
+
+    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>> {
+        Ok(Box::new(self.api.watch(&self.scoped(params))?.recycling(spares)))
+    }
+
+    fn interrupt(&self) {
+        self.api.client().abort_handle().abort();
+    }
+}
+
+impl<K> fmt::Debug for ListWatch<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListWatch")
+            .field("api", &self.api)
+            .field("label_selector", &self.label_selector)
+            .field("field_selector", &self.field_selector)
+            .finish()
+    }
 }

@@ -15,12 +15,11 @@ mod relist_budget;
 mod store;
 
 pub use backoff::BackoffConfig;
-pub(crate) use backoff::random_unit_interval;
 pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
 pub(crate) use delta_fifo::Wake;
 pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
 pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
-pub use list_watch::{EventStream, ListerWatcher};
+pub use list_watch::{EventStream, ListWatch, ListerWatcher};
 pub use lister::{Lister, NamespaceLister};
 pub(crate) use recycler::Recycler;
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};

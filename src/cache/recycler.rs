@@ -8,14 +8,15 @@
 //! event over it (`WatchDecoder::recycle`), reusing its strings and maps; what the decoder does not take is freed
 //! there, where its memory is reused at once from that thread's cache.
 //!
-//! The watch stream finds its thread's recycler through a thread-local set by [`Recycler::enter`]: the stream is
-//! made by a user-supplied `ListerWatcher`, on the reflector thread, and nothing else connects the two.
+//! The reflector hands its recycler to the `ListerWatcher` each time it opens a watch
+//! ([`ListerWatcher::watch_recycling`](super::ListerWatcher::watch_recycling)), as the [`SpareObjects`] the watch
+//! stream decodes into.
 
-use std::any::Any;
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
+
+use crate::watch::SpareObjects;
 
 /// Objects waiting to be freed at most (each about the size of one cached object): small enough that an idle watch
 /// keeps little garbage, large enough to hold what handlers retire while the reflector decodes one read's events.
@@ -23,11 +24,6 @@ const CAPACITY: usize = 256;
 
 /// Retired objects kept for the decoder at most; beyond that [`Recycler::trim`] frees them.
 pub(crate) const KEEP: usize = 192;
-
-thread_local! {
-    /// The recycler of the reflector running on this thread (see [`Recycler::enter`]).
-    static CURRENT: RefCell<Option<Arc<dyn Any + Send + Sync>>> = const { RefCell::new(None) };
-}
 
 /// A bounded queue of last references, taken by the decoder ([`Recycler::take`]) or freed ([`Recycler::trim`]) by
 /// the thread that decodes.
@@ -73,27 +69,9 @@ impl<K> Recycler<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Recycler<K> {
-    /// Makes this the recycler that watch streams created on this thread find with [`current`](Recycler::current),
-    /// until the guard is dropped.
-    pub(crate) fn enter(self: &Arc<Self>) -> Entered {
-        let this: Arc<dyn Any + Send + Sync> = self.clone();
-        Entered(CURRENT.with(|c| c.borrow_mut().replace(this)))
-    }
-
-    /// The recycler entered on this thread, if it recycles `K`.
-    pub(crate) fn current() -> Option<Arc<Self>> {
-        CURRENT.with(|c| c.borrow().clone()).and_then(|r| r.downcast().ok())
-    }
-}
-
-/// Restores the thread's previous recycler when dropped (see [`Recycler::enter`]).
-pub(crate) struct Entered(Option<Arc<dyn Any + Send + Sync>>);
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        let previous = self.0.take();
-        CURRENT.with(|c| *c.borrow_mut() = previous);
+impl<K: Send + Sync> SpareObjects<K> for Recycler<K> {
+    fn take(&self) -> Option<K> {
+        Recycler::take(self)
     }
 }
 
@@ -168,28 +146,5 @@ mod tests {
         assert_eq!(r.take().as_deref(), Some("o3"));
         assert_eq!(r.take().as_deref(), Some("o4"));
         assert_eq!(r.take(), None);
-    }
-
-    #[test]
-    fn entering_makes_the_recycler_current_on_this_thread_until_the_guard_drops() {
-        let (a, b) = (Arc::new(Recycler::<u8>::new()), Arc::new(Recycler::<u8>::new()));
-        assert!(Recycler::<u8>::current().is_none());
-        let outer = a.enter();
-        assert!(Arc::ptr_eq(&Recycler::<u8>::current().unwrap(), &a));
-        assert!(Recycler::<u16>::current().is_none(), "only for its own type");
-        {
-            let _inner = b.enter();
-            assert!(Arc::ptr_eq(&Recycler::<u8>::current().unwrap(), &b));
-            let other = std::thread::spawn(|| Recycler::<u8>::current().is_none())
-                .join()
-                .unwrap();
-            assert!(other, "only on this thread");
-        }
-        assert!(
-            Arc::ptr_eq(&Recycler::<u8>::current().unwrap(), &a),
-            "the previous one is back"
-        );
-        drop(outer);
-        assert!(Recycler::<u8>::current().is_none());
     }
 }

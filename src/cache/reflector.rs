@@ -37,12 +37,13 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::backoff::{Backoff, BackoffConfig, random_between, random_unit_interval};
+use super::backoff::{Backoff, BackoffConfig};
 use super::list_watch::{EventStream, ListerWatcher};
 use super::recycler::{KEEP, Recycler};
 use super::relist_budget::RelistBudget;
 use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
+use crate::clock::jitter::{full_jitter, random_between};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::object::{MetaAccessor, Object};
@@ -731,11 +732,8 @@ impl<K: Object> Reflector<K> {
             timeout_seconds: Some(self.watch_timeout_seconds()),
             ..Default::default()
         };
-        // The stream finds the recycler through the thread, to decode events into what the cache let go of.
-        let entered = self.recycler.enter();
-        let opened = self.lw.watch(&params);
-        drop(entered);
-        match opened {
+        // The stream decodes events into what the cache let go of.
+        match self.lw.watch_recycling(&params, self.recycler.clone()) {
             Ok(stream) => {
                 self.stats.watches.fetch_add(1, Ordering::Relaxed);
                 State::Watching {
@@ -849,7 +847,7 @@ impl<K: Object> Reflector<K> {
                 return State::List;
             }
             return State::BackingOff {
-                until: Instant::now() + self.config.relist_jitter.mul_f64(random_unit_interval()),
+                until: Instant::now() + full_jitter(self.config.relist_jitter),
                 then: Next::List,
             };
         }

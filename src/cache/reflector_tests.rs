@@ -12,7 +12,7 @@ use super::*;
 use crate::cache::{Delta, DeltaType};
 use crate::object::core::ConfigMap;
 use crate::object::{ListMeta, ObjectMeta, Status, StatusDetails};
-use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION};
+use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, SpareObjects};
 
 type Page = Result<(Vec<ConfigMap>, ListMeta)>;
 type Events = Result<EventStream<ConfigMap>>;
@@ -28,6 +28,8 @@ struct Script {
     pages: Mutex<VecDeque<Page>>,
     watches: Mutex<VecDeque<Events>>,
     calls: Mutex<Vec<Call>>,
+    /// The spares the last watch opened with `watch_recycling` was given.
+    spares: Mutex<Option<Arc<dyn SpareObjects<ConfigMap>>>>,
 }
 
 impl ListerWatcher<ConfigMap> for Script {
@@ -41,6 +43,11 @@ impl ListerWatcher<ConfigMap> for Script {
     fn watch(&self, params: &WatchParams) -> Result<EventStream<ConfigMap>> {
         self.calls.lock().push(Call::Watch(params.clone()));
         self.watches.lock().pop_front().expect("script has a watch answer")
+    }
+
+    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<ConfigMap>>) -> Events {
+        *self.spares.lock() = Some(spares);
+        self.watch(params)
     }
 
     fn interrupt(&self) {}
@@ -511,6 +518,23 @@ fn objects_the_cache_retired_beyond_what_the_decoder_keeps_are_freed_on_the_refl
     assert_eq!(retired[1].strong_count(), 0, "freed while queueing a watch event");
     assert_eq!(one_more.strong_count(), 1);
     assert_eq!(recycler.len(), KEEP);
+}
+
+#[test]
+fn watches_are_handed_the_recycler_the_cache_retires_into() {
+    let mut t = rig(false);
+    let recycler = Arc::new(Recycler::new());
+    let mut r = take_reflector(&mut t).with_recycler(recycler.clone());
+    t.script.page(vec![cm("a", "3")], "10", None);
+    assert!(r.step());
+    assert!(t.script.spares.lock().is_none(), "a list is given no spares");
+    let _events = t.script.open_watch();
+    assert!(r.step());
+    let spares = t.script.spares.lock().take().expect("the watch was opened with spares");
+    // What the cache retires is what the watch's spares hand out.
+    recycler.retire(Arc::new(cm("old", "1")));
+    assert_eq!(spares.take().and_then(|o| o.metadata.name), Some("old".into()));
+    assert!(spares.take().is_none());
 }
 
 #[test]

@@ -31,7 +31,6 @@ mod discovery;
 mod exec;
 mod incluster;
 mod kubeconfig;
-mod list_watch;
 pub mod params;
 mod request;
 mod sealed;
@@ -57,7 +56,6 @@ pub use config::{
 pub use exec::{EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
-pub use list_watch::ListWatch;
 pub use secret::Secret;
 pub use watch_stream::WatchStream;
 

@@ -9,8 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::Client;
 use super::abort::{Canceller, WatchStopper};
-use crate::cache::Recycler;
-use crate::watch::{WatchDecoder, WatchEvent};
+use crate::watch::{SpareObjects, WatchDecoder, WatchEvent};
 use crate::{Error, Result};
 
 /// A blocking iterator over the events of one watch.
@@ -43,9 +42,9 @@ pub struct WatchStream<K> {
     /// The next items, decoded from buffered bytes without reading: events, possibly ending with the decoder's error.
     /// Invariant: empty only when the decoder holds no complete event, or once `finished`.
     ahead: VecDeque<Result<WatchEvent<K>>>,
-    /// The recycler of the reflector that opened this watch, if any: objects its cache let go of, which the decoder
-    /// decodes the next events into.
-    recycler: Option<Arc<Recycler<K>>>,
+    /// Objects to decode the next events into (an informer's retired versions), when given by
+    /// [`recycling`](WatchStream::recycling).
+    spares: Option<Arc<dyn SpareObjects<K>>>,
 }
 
 impl<K: DeserializeOwned + Send + Sync + 'static> WatchStream<K> {
@@ -65,12 +64,21 @@ impl<K: DeserializeOwned + Send + Sync + 'static> WatchStream<K> {
             idle_limit,
             finished: false,
             ahead: VecDeque::new(),
-            recycler: Recycler::current(),
+            spares: None,
         }
     }
 }
 
 impl<K: DeserializeOwned> WatchStream<K> {
+    /// Decodes the events into objects taken from `spares` (an informer's reflector hands its `ListerWatcher` the
+    /// versions its cache let go of), reusing their memory; the events decoded are the same. A `ListerWatcher`
+    /// built on [`Api::watch`](super::Api::watch) opts in with this.
+    #[must_use]
+    pub fn recycling(mut self, spares: Arc<dyn SpareObjects<K>>) -> Self {
+        self.spares = Some(spares);
+        self
+    }
+
     /// A handle that ends this watch from any thread.
     pub fn stopper(&self) -> WatchStopper {
         WatchStopper {
@@ -90,7 +98,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
 
     /// Decodes what the buffered bytes hold into `ahead` (see [`decode_ahead`]).
     fn look_ahead(&mut self) {
-        if decode_ahead(&mut self.decoder, self.recycler.as_deref(), &mut self.ahead) {
+        if decode_ahead(&mut self.decoder, self.spares.as_deref(), &mut self.ahead) {
             self.finished = true;
         }
     }
@@ -100,18 +108,16 @@ impl<K: DeserializeOwned> WatchStream<K> {
 const AHEAD: usize = 128;
 
 /// Decodes the complete events `decoder` holds into `ahead`, until it holds [`AHEAD`]; before each decode, gives the
-/// decoder a retired object from `recycler` to decode into if it has none. True when decoding failed: the error is
+/// decoder an object from `spares` to decode into if it has none. True when decoding failed: the error is
 /// then the last item of `ahead`, and nothing more may be decoded.
 fn decode_ahead<K: DeserializeOwned>(
     decoder: &mut WatchDecoder<K>,
-    recycler: Option<&Recycler<K>>,
+    spares: Option<&dyn SpareObjects<K>>,
     ahead: &mut VecDeque<Result<WatchEvent<K>>>,
 ) -> bool {
     while ahead.len() < AHEAD {
-        if !decoder.has_spare()
-            && let Some(obj) = recycler.and_then(Recycler::take)
-        {
-            decoder.recycle(obj);
+        if let Some(spares) = spares {
+            decoder.recycle_from(spares);
         }
         match decoder.next_event() {
             Some(Ok(ev)) => ahead.push_back(Ok(ev)),
@@ -201,8 +207,28 @@ mod tests {
     use crate::object::core::ConfigMap;
     use crate::testing::ApiServer;
 
+    /// Spares handed out oldest first, as an informer's recycler does.
+    #[derive(Default)]
+    struct Pile(parking_lot::Mutex<VecDeque<ConfigMap>>);
+
+    impl SpareObjects<ConfigMap> for Pile {
+        fn take(&self) -> Option<ConfigMap> {
+            self.0.lock().pop_front()
+        }
+    }
+
+    impl Pile {
+        /// Adds a spare; returns its name buffer's address, which an object decoded into it keeps.
+        fn add(&self, name: &str) -> *const u8 {
+            let obj = ConfigMap::new(ObjectMeta::named(name));
+            let at = obj.metadata.name.as_ref().unwrap().as_ptr();
+            self.0.lock().push_back(obj);
+            at
+        }
+    }
+
     #[test]
-    fn a_watch_opened_by_a_reflector_decodes_into_what_its_cache_retired() {
+    fn a_watch_given_spares_decodes_into_them() {
         let server = ApiServer::start().unwrap();
         let api = Api::<ConfigMap>::namespaced(server.client().unwrap(), "default");
         let pp = PostParams::default();
@@ -212,22 +238,13 @@ mod tests {
             ..Default::default()
         };
 
-        // A watch opened outside a reflector has no recycler; one opened while a recycler is entered keeps it.
-        assert!(api.watch(&wp).unwrap().recycler.is_none());
-        let recycler = Arc::new(Recycler::new());
-        let mut stream = {
-            let _entered = recycler.enter();
-            api.watch(&wp).unwrap()
-        };
-        assert!(
-            Recycler::<ConfigMap>::current().is_none(),
-            "the guard restored the thread"
-        );
+        // A watch has no spares unless given some.
+        assert!(api.watch(&wp).unwrap().spares.is_none());
+        let pile = Arc::new(Pile::default());
+        let mut stream = api.watch(&wp).unwrap().recycling(pile.clone());
 
-        // What the cache lets go of is decoded into: the next event's object has the retired one's name buffer.
-        let retired = Arc::new(ConfigMap::new(ObjectMeta::named("a-retired-object-with-a-long-name")));
-        let name = retired.metadata.name.as_ref().unwrap().as_ptr();
-        recycler.retire(retired);
+        // The next event's object is decoded into the spare: it keeps the spare's name buffer.
+        let name = pile.add("a-retired-object-with-a-long-name");
         api.replace("a", &pp, &created.clone().with("k", "v")).unwrap();
         let Some(Ok(WatchEvent::Modified(cm))) = stream.next() else {
             panic!("expected the update")
@@ -235,6 +252,7 @@ mod tests {
         assert_eq!(cm.metadata.name.as_deref(), Some("a"));
         assert_eq!(cm.data.get("k"), Some("v"));
         assert_eq!(cm.metadata.name.as_ref().unwrap().as_ptr(), name);
+        assert!(pile.0.lock().is_empty());
     }
 
     fn modified(name: &str) -> String {
@@ -295,22 +313,17 @@ mod tests {
     }
 
     #[test]
-    fn decoding_ahead_gives_each_decode_a_retired_object() {
-        let recycler = Recycler::new();
-        let mut retired = Vec::new();
-        for i in 0..3 {
-            let obj = Arc::new(ConfigMap::new(ObjectMeta::named(format!(
-                "retired-with-a-long-name-{i}"
-            ))));
-            retired.push(obj.metadata.name.as_ref().unwrap().as_ptr());
-            recycler.retire(obj);
-        }
+    fn decoding_ahead_gives_each_decode_a_spare() {
+        let pile = Pile::default();
+        let spares: Vec<_> = (0..3)
+            .map(|i| pile.add(&format!("retired-with-a-long-name-{i}")))
+            .collect();
         let mut decoder = WatchDecoder::<ConfigMap>::new();
         for name in ["a", "b", "c"] {
             decoder.push(modified(name).as_bytes());
         }
         let mut ahead = VecDeque::new();
-        assert!(!decode_ahead(&mut decoder, Some(&recycler), &mut ahead));
+        assert!(!decode_ahead(&mut decoder, Some(&pile), &mut ahead));
         let reused: Vec<_> = ahead
             .iter()
             .map(|item| match item {
@@ -319,9 +332,6 @@ mod tests {
             })
             .collect();
         assert_eq!(names(&ahead), ["a", "b", "c"]);
-        assert_eq!(
-            reused, retired,
-            "each event decoded into the next retired object, in order"
-        );
+        assert_eq!(reused, spares, "each event decoded into the next spare, in order");
     }
 }

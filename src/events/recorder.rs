@@ -12,7 +12,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::cache::{EventCache, Pending, Write};
 use super::{Event, EventSource, EventType, ObjectReference};
-use crate::cache::random_unit_interval;
+use crate::clock::jitter::full_jitter;
 use crate::error::{Error, Result};
 use crate::object::Resource;
 use crate::stop::StopSignal;
@@ -473,11 +473,7 @@ impl Writer {
                 return;
             }
             let interval = self.options.retry_interval;
-            let mut delay = if tries == 1 {
-                interval.mul_f64(random_unit_interval())
-            } else {
-                interval
-            };
+            let mut delay = if tries == 1 { full_jitter(interval) } else { interval };
             if let Some(after) = err.retry_after() {
                 delay = delay.max(after);
             }

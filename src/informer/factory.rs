@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::shared_informer::{InformerMetrics, InformerOptions, STOP_BUDGET, SharedIndexInformer, StopJoin};
+use crate::cache::ListWatch;
 use crate::cache::{ReflectorConfig, RelistBudget};
 use crate::client::params::ListParams;
-use crate::client::{Api, Client, ListWatch};
+use crate::client::{Api, Client};
 use crate::error::Result;
 use crate::object::{ApiResource, MetaAccessor, Object, Resource};
 

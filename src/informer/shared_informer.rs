@@ -499,10 +499,10 @@ impl<K: Object> SharedIndexInformer<K> {
         StopJoin(workers.into_iter().chain(handlers).collect())
     }
 
-    /// An informer reading `api` (its resource and namespace) through [`ListWatch`](crate::client::ListWatch).
+    /// An informer reading `api` (its resource and namespace) through [`ListWatch`](crate::cache::ListWatch).
     pub fn for_api(api: &crate::client::Api<K>, options: InformerOptions<K>) -> Self {
         let name = options.name.clone().unwrap_or_else(|| api.resource().qualified_name());
-        SharedIndexInformer::new(crate::client::ListWatch::new(api), options.name(name))
+        SharedIndexInformer::new(crate::cache::ListWatch::new(api), options.name(name))
     }
 }
 

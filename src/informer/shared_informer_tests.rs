@@ -10,11 +10,14 @@ use parking_lot::Mutex;
 
 use super::super::test_support::MemoryLw;
 use super::*;
-use crate::cache::DeletedObject;
 use crate::cache::recycler::KEEP;
+use crate::cache::{DeletedObject, EventStream};
+use crate::client::params::{ListParams, WatchParams};
 use crate::informer::{HandlerFuncs, QueuePolicy};
 use crate::object::core::ConfigMap;
+use crate::object::{ListMeta, ObjectMeta};
 use crate::selector::Selector;
+use crate::watch::{SpareObjects, WatchDecoder, WatchEvent};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -332,6 +335,118 @@ fn old_versions_handlers_let_go_of_go_back_to_the_reflector_thread() {
     eventually("the oldest freed", || old.strong_count() == 0);
     assert_eq!(s.recycler.len(), KEEP);
     drop(open);
+    inf.stop();
+    assert_eq!(inf.running_threads(), 0);
+}
+
+/// A `ListerWatcher` of one's own: lists one object, then decodes the watch bytes the test sends with a
+/// `WatchDecoder` of its own, opting into recycling.
+struct BytesLw {
+    listed: ConfigMap,
+    /// The bytes of the first watch; later watches fail.
+    chunks: Mutex<Option<Receiver<Vec<u8>>>>,
+}
+
+struct BytesStream {
+    chunks: Receiver<Vec<u8>>,
+    decoder: WatchDecoder<ConfigMap>,
+    spares: Option<Arc<dyn SpareObjects<ConfigMap>>>,
+}
+
+impl Iterator for BytesStream {
+    type Item = crate::Result<WatchEvent<ConfigMap>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(spares) = &self.spares {
+                self.decoder.recycle_from(&**spares);
+            }
+            if let Some(ev) = self.decoder.next_event() {
+                return Some(ev.map_err(Into::into));
+            }
+            self.decoder.push(&self.chunks.recv().ok()?);
+        }
+    }
+}
+
+impl BytesLw {
+    fn open(&self, spares: Option<Arc<dyn SpareObjects<ConfigMap>>>) -> crate::Result<EventStream<ConfigMap>> {
+        let chunks = self.chunks.lock().take().ok_or(crate::Error::Stopped)?;
+        let decoder = WatchDecoder::new();
+        Ok(Box::new(BytesStream {
+            chunks,
+            decoder,
+            spares,
+        }))
+    }
+}
+
+impl ListerWatcher<ConfigMap> for BytesLw {
+    fn list_page(&self, _: &ListParams, on_item: &mut dyn FnMut(ConfigMap)) -> crate::Result<ListMeta> {
+        on_item(self.listed.clone());
+        Ok(ListMeta {
+            resource_version: Some("1".into()),
+            ..Default::default()
+        })
+    }
+
+    fn watch(&self, _: &WatchParams) -> crate::Result<EventStream<ConfigMap>> {
+        self.open(None)
+    }
+
+    fn watch_recycling(
+        &self,
+        _: &WatchParams,
+        spares: Arc<dyn SpareObjects<ConfigMap>>,
+    ) -> crate::Result<EventStream<ConfigMap>> {
+        self.open(Some(spares))
+    }
+
+    fn interrupt(&self) {}
+}
+
+#[test]
+fn a_custom_lister_watcher_can_decode_into_the_versions_the_cache_let_go_of() {
+    let name = "a-name-long-enough-to-sit-on-the-heap";
+    let mut listed = ConfigMap::new(ObjectMeta::namespaced("ns", name));
+    listed.metadata.resource_version = Some("1".into());
+    let (bytes, chunks) = unbounded();
+    let lw = Arc::new(BytesLw {
+        listed,
+        chunks: Mutex::new(Some(chunks)),
+    });
+    let listing = ReflectorConfig {
+        streaming_list: false,
+        ..Default::default()
+    };
+    let inf = SharedIndexInformer::from_arc(lw, InformerOptions::default().name("cms").reflector(listing));
+    // Each update's (old, new) name buffers: an object decoded into a retired one keeps its buffer.
+    let (tx, updates) = unbounded();
+    inf.add_event_handler(move |ev: &Event<ConfigMap>| {
+        if let Event::Update { old, new } = ev {
+            let at = |cm: &ConfigMap| cm.metadata.name.as_ref().unwrap().as_ptr() as usize;
+            let _ = tx.send((at(old), at(new)));
+        }
+    })
+    .unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    let modified = |rv: u32| {
+        let meta = format!(r#"{{"name":"{name}","namespace":"ns","resourceVersion":"{rv}"}}"#);
+        format!("{{\"type\":\"MODIFIED\",\"object\":{{\"metadata\":{meta}}}}}\n").into_bytes()
+    };
+    let s = &inf.shared;
+    bytes.send(modified(2)).unwrap();
+    let (listed_at, _) = updates.recv_timeout(WAIT).unwrap();
+    eventually("the listed version retired", || s.recycler.len() == 1);
+    bytes.send(modified(3)).unwrap();
+    let (_, decoded_at) = updates.recv_timeout(WAIT).unwrap();
+    assert_eq!(
+        decoded_at, listed_at,
+        "version 3 was decoded into the listed version's memory"
+    );
+    assert_eq!(inf.last_sync_resource_version(), "3");
+    drop(bytes);
     inf.stop();
     assert_eq!(inf.running_threads(), 0);
 }

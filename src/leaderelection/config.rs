@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clock::{Clock, RealClock};
 use crate::error::{Error, Result};
-use crate::workqueue::{Clock, RealClock};
 
 /// client-go's `JitterFactor`: a candidate waits `retry_period · (1 + 1.2 · rand)` between attempts, so that
 /// candidates started together spread out.
@@ -49,7 +49,7 @@ pub struct LeaderElectionConfig {
     pub release_on_cancel: bool,
     /// Name for logs and the thread (`kube-informer/leaderelection/<name>`). Default: the lock's description.
     pub name: Option<String>,
-    /// Where time is read: [`RealClock`] by default; tests use a [`FakeClock`](crate::workqueue::FakeClock).
+    /// Where time is read: [`RealClock`] by default; tests use a [`FakeClock`](crate::clock::FakeClock).
     pub clock: Arc<dyn Clock>,
 }
 

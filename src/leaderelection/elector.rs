@@ -12,11 +12,11 @@ use parking_lot::Mutex;
 use super::Lock;
 use super::candidate::Candidate;
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
-use crate::cache::random_unit_interval;
+use crate::clock::jitter::jitter;
+use crate::clock::{Clock, ClockWatcher};
 use crate::error::{Error, Result};
 use crate::stop::StopSignal;
 use crate::worker::{STOP_BUDGET, Worker};
-use crate::workqueue::{Clock, ClockWatcher};
 
 /// What a step of the machine reports, for the thread to act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +63,7 @@ impl Machine {
     }
 
     fn jittered_retry(&self) -> Duration {
-        self.retry_period + self.retry_period.mul_f64(JITTER_FACTOR * random_unit_interval())
+        jitter(self.retry_period, JITTER_FACTOR)
     }
 
     /// One attempt at `clock`'s current time; pushes what changed onto `out` and returns when to step next.

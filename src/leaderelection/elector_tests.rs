@@ -8,10 +8,10 @@ use crossbeam_channel::unbounded;
 use parking_lot::Mutex;
 
 use super::*;
+use crate::clock::FakeClock;
 use crate::error::{TransportError, TransportErrorKind};
 use crate::leaderelection::LeaderElectionRecord;
 use crate::object::Status;
-use crate::workqueue::FakeClock;
 
 const S: Duration = Duration::from_secs(1);
 

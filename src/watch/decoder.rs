@@ -6,12 +6,12 @@ use std::io::{self, Read};
 use memchr::memchr;
 use serde::de::DeserializeOwned;
 
-use super::WatchEvent;
 use super::event::EventSeed;
 use super::framer::{
     SizeHint, StreamBuf, ValueScan, decode_exact, describe, is_ws, json_error, syntax_error, try_decode,
     try_decode_line, utf8,
 };
+use super::{SpareObjects, WatchEvent};
 use crate::error::{DecodeError, DecodeErrorKind};
 
 /// The default largest event (or list item) the decoders accept: 64 MiB. Objects stored in etcd are limited to about
@@ -175,6 +175,14 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
     /// ```
     pub fn recycle(&mut self, obj: K) {
         self.spare = Some(obj);
+    }
+
+    /// Takes an object from `spares` to decode the next object event into, unless the decoder still holds one (see
+    /// [`recycle`](WatchDecoder::recycle)); call it before each [`next_event`](WatchDecoder::next_event).
+    pub fn recycle_from(&mut self, spares: &dyn SpareObjects<K>) {
+        if self.spare.is_none() {
+            self.spare = spares.take();
+        }
     }
 
     /// True when the decoder holds an object given by [`recycle`](WatchDecoder::recycle) that is not used yet.

@@ -79,14 +79,14 @@
 //! }
 //! ```
 
-mod clock;
 mod delaying;
 mod metrics;
 pub(crate) mod queue;
 mod rate_limiter;
 mod rate_limiting;
 
-pub use clock::{Clock, ClockWatcher, FakeClock, RealClock};
+/// The queues' clocks live in [`crate::clock`] (shared with leader election); re-exported here.
+pub use crate::clock::{Clock, ClockWatcher, FakeClock, RealClock};
 pub use delaying::DelayingQueue;
 pub use metrics::{Histogram, QueueMetrics};
 pub use queue::{GetTimeoutError, Key, Processing, Queue, QueueConfig, TryGetError};

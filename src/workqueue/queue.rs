@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use log::debug;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::clock::{Clock, ClockWatcher, RealClock};
 use super::delaying::Delayed;
 use super::metrics::{QueueMetrics, Starts, Stats};
 use super::rate_limiter::RateLimiter;
+use crate::clock::{Clock, ClockWatcher, RealClock};
 
 /// What a work-queue key must be: cheap to clone (use `Arc<str>` or a small struct rather than a long `String` if
 /// the queue is hot), comparable, hashable and shareable between threads. Blanket-implemented.

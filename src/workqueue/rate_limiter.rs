@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::clock::{Clock, RealClock};
 use super::queue::Key;
+use crate::clock::{Clock, RealClock};
 
 /// Decides how long a key waits before it is retried (client-go's `TypedRateLimiter`).
 ///

@@ -1,10 +1,4 @@
-//! Time for the work queues: a [`Clock`] trait, the [`RealClock`] and a [`FakeClock`] that tests move by hand.
-//!
-//! Everything in the work queues that depends on time — the delay heap, `get_deadline`, drain deadlines, the
-//! token bucket, the latency metrics — reads it from the queue's clock, never from [`Instant::now`] directly.
-//! With a [`FakeClock`] a test steps time forward and sees the effect at once, without sleeping: when the fake clock
-//! moves it tells every queue that watches it, and each queue moves its due delayed keys onto the queue *before*
-//! [`FakeClock::step`] returns.
+//! `FakeClock`: a clock that tests move by hand (client-go's `testingclock.FakeClock`).
 
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -12,45 +6,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-/// A source of time for work queues and rate limiters (client-go's `clock.WithTicker`).
-///
-/// Implementations must be cheap to call and must never call back into a work queue: queues read the clock while
-/// holding their lock.
-pub trait Clock: Send + Sync + fmt::Debug {
-    /// The current time on this clock.
-    fn now(&self) -> Instant;
-
-    /// How long, in real time, a thread waiting for this clock to reach `deadline` may block before it must look at
-    /// the clock again. `None` means "until woken": the clock promises to call [`ClockWatcher::clock_moved`] on its
-    /// watchers whenever its time changes (what a fake clock does).
-    fn real_wait(&self, deadline: Instant) -> Option<Duration>;
-
-    /// Registers a watcher to be told each time this clock's time jumps. Clocks that follow real time (and so never
-    /// jump) may ignore it. The clock holds only a weak reference: a dropped watcher is forgotten.
-    fn watch(&self, watcher: Weak<dyn ClockWatcher>);
-}
-
-/// Something that must react when a [`Clock`] jumps (a queue re-checking its delay heap and its deadlines).
-pub trait ClockWatcher: Send + Sync {
-    /// Called after the clock's time changed, on the thread that changed it, with no clock lock held.
-    fn clock_moved(&self);
-}
-
-/// The wall clock: [`Instant::now`]. The default clock of every queue and limiter.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct RealClock;
-
-impl Clock for RealClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-
-    fn real_wait(&self, deadline: Instant) -> Option<Duration> {
-        Some(deadline.saturating_duration_since(Instant::now()))
-    }
-
-    fn watch(&self, _watcher: Weak<dyn ClockWatcher>) {}
-}
+use super::{Clock, ClockWatcher};
 
 /// A clock that only moves when told to (client-go's `testingclock.FakeClock`).
 ///
@@ -59,7 +15,8 @@ impl Clock for RealClock {
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use kube_informer::workqueue::{DelayingQueue, FakeClock, QueueConfig};
+/// use kube_informer::clock::FakeClock;
+/// use kube_informer::workqueue::{DelayingQueue, QueueConfig};
 ///
 /// let clock = FakeClock::new();
 /// let queue = DelayingQueue::with_config(QueueConfig::default().clock(clock.clone()));
@@ -171,20 +128,6 @@ impl Clock for FakeClock {
     }
 }
 
-impl<C: Clock + ?Sized> Clock for Arc<C> {
-    fn now(&self) -> Instant {
-        (**self).now()
-    }
-
-    fn real_wait(&self, deadline: Instant) -> Option<Duration> {
-        (**self).real_wait(deadline)
-    }
-
-    fn watch(&self, watcher: Weak<dyn ClockWatcher>) {
-        (**self).watch(watcher)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,14 +166,5 @@ mod tests {
         assert_eq!(clock.watchers(), 0);
         clock.step(Duration::from_secs(1)); // a dropped watcher is simply forgotten
         assert_eq!(clock.real_wait(start), None);
-    }
-
-    #[test]
-    fn real_clock_waits_until_the_deadline() {
-        let clock = RealClock;
-        let past = clock.now();
-        assert_eq!(clock.real_wait(past), Some(Duration::ZERO));
-        let wait = clock.real_wait(Instant::now() + Duration::from_secs(10)).unwrap();
-        assert!(wait > Duration::ZERO && wait <= Duration::from_secs(10));
     }
 }
