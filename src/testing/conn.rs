@@ -15,6 +15,7 @@ use super::handlers;
 use super::http::{self, HttpError, MAX_BODY, RequestHead};
 use super::list::ListOptions;
 use super::log::{PendingRecord, RequestRecord, Verb};
+use super::openapi;
 use super::reply::{self, Reply, Sent};
 use super::router::{self, Route};
 use super::server::Shared;
@@ -355,6 +356,14 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                     Err(st) => Reply::Status(st),
                 }
             };
+            return respond(ctx, out, head, record, reply, fault.as_ref());
+        }
+        Route::OpenApi(rest) => {
+            let (registrations, specs) = {
+                let g = shared.store.lock();
+                (g.registrations(), g.specs())
+            };
+            let reply = openapi::answer(&shared.openapi, registrations, &specs, &rest, &query, head);
             return respond(ctx, out, head, record, reply, fault.as_ref());
         }
         Route::Resource(r) => r,

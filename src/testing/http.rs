@@ -259,6 +259,8 @@ pub(crate) fn reason_phrase(code: u16) -> &'static str {
         200 => "OK",
         201 => "Created",
         202 => "Accepted",
+        301 => "Moved Permanently",
+        304 => "Not Modified",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -308,7 +310,9 @@ pub(crate) fn write_head(
     if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
         head.push_str("Content-Type: application/json\r\n");
     }
-    head.push_str("Cache-Control: no-cache, private\r\n");
+    if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("cache-control")) {
+        head.push_str("Cache-Control: no-cache, private\r\n");
+    }
     for (n, v) in extra {
         head.push_str(n);
         head.push_str(": ");

@@ -52,6 +52,7 @@
 //! | Compaction | [`ApiServer::compact`] drops versions no readable revision needs; older lists, continue tokens and watches get 410; automatic every 5 min to the previous tick's revision (configurable) | Compaction also trims the watch history (kube-apiserver's watch cache is independent of etcd compaction) |
 //! | Auth | Bearer tokens and client certificates (CN = user, verified against the server CA, optional); 401 without valid credentials; 403 with apiserver's message when no [`AccessRule`] grants the verb on the resource | No RBAC objects, groups, namespaces in rules, impersonation or non-resource URL rules |
 //! | Discovery | Legacy (unaggregated) discovery documents with short names and categories (`all` holds pods, services and deployments, as kube-apiserver's storages declare); `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no OpenAPI, no `storageVersionHash` |
+//! | OpenAPI | `/openapi/v2` (JSON, or gnostic's protobuf for kubectl) and `/openapi/v3` (index + one document per group-version, `?hash=` answers immutable, a stale hash 301s) built from the registered [`ResourceSpec`]s: every verb's path with its query parameters (`fieldValidation` on writes), `x-kubernetes-action`, `x-kubernetes-group-version-kind`, the kinds' schemas (metadata as `ObjectMeta`, a CRD's v2 reductions) and the `meta.k8s.io` types; `ETag`/`If-None-Match`; SMP offered only where the schema has merge strategies | No v3 protobuf (406), no gzip; a resource without schema is published as any object; descriptions of the shared types are our own; ETags are a 128-bit hash, not SHA-512 |
 //! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413); trailing slashes of a path are ignored, as go-restful trims them (`/version/`, `/api/`, `…/configmaps/name/`) | No HTTP/2, no compression; no `/` index of paths |
 //! | Protobuf | `application/vnd.kubernetes.protobuf` bodies (kubectl 1.3x's `create <kind>`, `auth can-i`; client-go set for protobuf) on create, update and delete (`DeleteOptions`) for every kind of k8s.io/api's core, apps, batch, coordination, rbac, policy, scheduling, networking, autoscaling/v2, authorization and authentication v1 groups: decoded to exactly the JSON kube-apiserver's Go types give (omitempty and pointer rules, int64 as numbers, `bytes` as base64, `IntOrString`, `Time` to the second, `MicroTime` to the microsecond, unknown fields skipped); undecodable bodies get its 400 wording; custom resources and other media types its 415 with the types the resource accepts | Answers are JSON whatever `Accept` asks (kubectl and client-go list JSON after protobuf; kube-apiserver would answer protobuf); no protobuf lists or watches; a `Quantity` is kept as sent, not canonicalised (`1000m` stays, kube-apiserver stores `1`) nor validated, as for JSON bodies |
 //!
@@ -84,6 +85,7 @@ mod kubeconfig;
 mod list;
 mod log;
 mod meta;
+mod openapi;
 mod patch;
 mod protobuf;
 mod reply;

@@ -25,6 +25,12 @@ pub(crate) enum Reply {
     },
     /// Plain text (`/healthz`).
     Text(u16, &'static str),
+    /// Any body with its own headers (a shared OpenAPI document, a redirect, a 304).
+    Raw {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: Arc<Vec<u8>>,
+    },
 }
 
 const LIST_SUFFIX: &[u8] = b"]}";
@@ -40,7 +46,7 @@ impl Reply {
         match self {
             Reply::Status(s) if s.code == 0 => 500,
             Reply::Status(s) => s.code,
-            Reply::Json(c, _) | Reply::Object(c, _) | Reply::Text(c, _) => *c,
+            Reply::Json(c, _) | Reply::Object(c, _) | Reply::Text(c, _) | Reply::Raw { code: c, .. } => *c,
             Reply::List { .. } => 200,
         }
     }
@@ -51,6 +57,7 @@ impl Reply {
             Reply::Json(_, b) => b.len(),
             Reply::Object(_, o) => o.json.len(),
             Reply::Text(_, t) => t.len(),
+            Reply::Raw { body, .. } => body.len(),
             Reply::List { prefix, items } => {
                 prefix.len()
                     + items.iter().map(|o| o.json.len()).sum::<usize>()
@@ -66,6 +73,7 @@ impl Reply {
             Reply::Json(_, b) => w.write_all(b),
             Reply::Object(_, o) => w.write_all(&o.json),
             Reply::Text(_, t) => w.write_all(t.as_bytes()),
+            Reply::Raw { body, .. } => w.write_all(body),
             Reply::List { prefix, items } => {
                 w.write_all(prefix)?;
                 for (i, o) in items.iter().enumerate() {
@@ -153,6 +161,9 @@ pub(crate) fn write_reply(
     }
     if let Reply::Text(..) = reply {
         headers.push(("Content-Type", "text/plain; charset=utf-8"));
+    }
+    if let Reply::Raw { headers: own, .. } = reply {
+        headers.extend(own.iter().map(|(n, v)| (n.as_str(), v.as_str())));
     }
     let limit = match fault {
         Some(FaultAction::CloseMidObject { .. }) => Some(len / 2),

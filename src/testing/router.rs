@@ -40,6 +40,8 @@ pub(crate) struct ResourcePath {
 pub(crate) enum Route {
     Discovery(Discovery),
     Resource(ResourcePath),
+    /// `/openapi/…`: the rest of the path (`v2`, `v3`, `v3/apis/apps/v1`).
+    OpenApi(String),
     NotFound,
 }
 
@@ -89,6 +91,7 @@ pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
         ["api"] => Route::Discovery(Discovery::Api),
         ["apis"] => Route::Discovery(Discovery::Apis),
         ["version"] => Route::Discovery(Discovery::Version),
+        ["openapi", rest @ ..] if !rest.is_empty() => Route::OpenApi(rest.join("/")),
         ["healthz" | "livez" | "readyz", ..] => Route::Discovery(Discovery::Health),
         ["api", v] => Route::Discovery(Discovery::GroupVersion(String::new(), (*v).to_owned())),
         ["apis", g] => Route::Discovery(Discovery::Group((*g).to_owned())),

@@ -17,6 +17,7 @@ use super::conn;
 use super::faults::{Fault, Faults};
 use super::kubeconfig::{self, Credential, TempDir};
 use super::log::RequestLog;
+use super::openapi;
 use super::resource::ResourceSpec;
 use super::store::Store;
 use super::tls::{ClientIdentity, Pki};
@@ -39,6 +40,8 @@ pub(crate) struct Shared {
     pub(crate) auth: Auth,
     pub(crate) pki: Option<Pki>,
     pub(crate) addr: SocketAddr,
+    /// The OpenAPI documents of the registered resources.
+    pub(crate) openapi: openapi::Cache,
     /// How long a request for a resourceVersion ahead of the store waits before 504 (kube-apiserver: 3 s).
     pub(crate) too_large_wait: Duration,
     bookmark_interval: Mutex<Duration>,
@@ -290,6 +293,7 @@ impl ApiServerBuilder {
             auth,
             pki,
             addr,
+            openapi: openapi::Cache::default(),
             too_large_wait: self.too_large_wait,
             bookmark_interval: Mutex::new(self.bookmark_interval),
             watch_list: AtomicBool::new(self.watch_list),

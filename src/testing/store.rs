@@ -257,6 +257,8 @@ pub(crate) struct StoreInner {
     resources: HashMap<String, ResourceState>,
     /// Bumped when the server cuts its connections: waits for a future revision give up.
     interrupts: u64,
+    /// Bumped by every change to the set of resources or their specs (what OpenAPI documents are built from).
+    registrations: u64,
 }
 
 impl StoreInner {
@@ -267,6 +269,7 @@ impl StoreInner {
             history_capacity: history_capacity.max(1),
             resources: HashMap::new(),
             interrupts: 0,
+            registrations: 0,
         }
     }
 
@@ -282,6 +285,7 @@ impl StoreInner {
 
     /// Adds a resource, or replaces the spec of a registered one (keeping its objects).
     pub(crate) fn register(&mut self, spec: ResourceSpec) {
+        self.registrations += 1;
         let id = spec.id();
         let spec = Arc::new(spec);
         match self.resources.get_mut(&id) {
@@ -301,6 +305,11 @@ impl StoreInner {
                 );
             }
         }
+    }
+
+    /// A number that changes whenever the registered resources (or their specs) do.
+    pub(crate) fn registrations(&self) -> u64 {
+        self.registrations
     }
 
     /// Every registered resource.
