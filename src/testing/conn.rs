@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use rustls::{ServerConnection, StreamOwned};
 
+use super::admin;
 use super::discovery;
 use super::errors;
 use super::faults::FaultAction;
@@ -260,12 +261,37 @@ fn answer(
     }
 }
 
+/// An admin API request: no fault applies and the request log does not record it.
+fn serve_admin(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> Next {
+    let req = admin::AdminRequest {
+        shared: &ctx.shared,
+        connection: ctx.id,
+        stopping: &|| ctx.stopping(),
+        user: ctx
+            .shared
+            .auth
+            .authenticate(head.header("authorization"), ctx.cert_user.as_deref()),
+        head,
+        body,
+    };
+    let answer = admin::handle(&req);
+    let keep = head.keep_alive() && !answer.close;
+    let mut w = BufWriter::new(&mut *out);
+    match reply::write_reply(&mut w, &answer.reply, keep, None) {
+        Ok(_) if keep => Next::KeepAlive,
+        _ => Next::Close,
+    }
+}
+
 fn is_true(v: &str) -> bool {
     matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
 }
 
 fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> Next {
     let shared = &ctx.shared;
+    if shared.admin.is_some() && admin::is_admin_path(&head.path) {
+        return serve_admin(ctx, out, head, body);
+    }
     let query = parse_query(&head.query);
     let route = router::route(&head.path, &shared.store.lock());
     let watch_param = query.iter().any(|(k, v)| k == "watch" && is_true(v));
@@ -350,7 +376,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                 Reply::Status(errors::method_not_allowed())
             } else {
                 let specs = shared.store.lock().specs();
-                match discovery::answer(&d, &specs, shared.addr) {
+                match discovery::answer(&d, &specs, shared.client_addr) {
                     Ok(serde_json::Value::String(_)) => Reply::Text(200, "ok"),
                     Ok(v) => Reply::value(200, &v),
                     Err(st) => Reply::Status(st),

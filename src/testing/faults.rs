@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::fault_form::FaultForm;
 use super::log::Verb;
 use super::resource::ResourceSpec;
 
@@ -96,7 +97,29 @@ impl fmt::Debug for FaultAction {
 /// let broken = Fault::on(Some(Verb::Delete), Some("leases")).error(500);
 /// # let _ = (throttle, cut, hang, broken);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A fault also has a JSON form (serde), the builder's vocabulary as fields, which the admin API takes
+/// ([`ApiServerBuilder::admin_api`](super::ApiServerBuilder::admin_api)):
+///
+/// ```
+/// use kube_informer::testing::Fault;
+///
+/// let fault: Fault = serde_json::from_str(
+///     r#"{"verb": "list", "resource": "configmaps", "error": 429, "retryAfter": 1, "times": 3}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(fault, Fault::list("configmaps").error(429).retry_after(1).times(3));
+/// let stall: Fault = serde_json::from_str(r#"{"stall": true, "lasting": "5s"}"#).unwrap();
+/// # let _ = stall;
+/// ```
+///
+/// The fields: `verb` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`; absent
+/// or `*` for any), `resource` (plural or `plural.group`; absent or `*` for any), one action — `error` (with
+/// `retryAfter`), `cutAfterEvents`, `cutAfterBytes`, `stall: true` or `stallAfterEvents` (with `lasting`, a Go
+/// duration such as `"5s"`), `garbageAfterEvents` (with `garbage`, text, or `garbageBase64`),
+/// `closeMidObjectAfterEvents` — and `times`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(try_from = "FaultForm", into = "FaultForm")]
 pub struct Fault {
     target: FaultTarget,
     action: FaultAction,
@@ -156,6 +179,16 @@ impl Fault {
     /// The action.
     pub fn action(&self) -> &FaultAction {
         &self.action
+    }
+
+    /// The verb and resource the fault applies to (`None`: any).
+    pub(crate) fn target_parts(&self) -> (Option<Verb>, Option<&str>) {
+        (self.target.verb, self.target.resource.as_deref())
+    }
+
+    /// Requests this fault will still serve.
+    pub(crate) fn remaining(&self) -> u32 {
+        self.times
     }
 }
 
@@ -232,6 +265,11 @@ impl Faults {
 
     pub(crate) fn pending(&self) -> usize {
         self.queue.lock().len()
+    }
+
+    /// The pending faults, in the order they match.
+    pub(crate) fn snapshot(&self) -> Vec<Fault> {
+        self.queue.lock().iter().cloned().collect()
     }
 
     /// Takes the action of the first pending fault matching this request, with a ticket for [`Faults::stall`]: a

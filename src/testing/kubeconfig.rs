@@ -93,6 +93,28 @@ pub(crate) fn write(dir: &Path, name: &str, content: &str) -> io::Result<PathBuf
     Ok(path)
 }
 
+/// Writes `content` to `path` atomically (into a private file beside it, then renamed over it), readable by the
+/// owner only: a reader never sees a half-written kubeconfig.
+pub(crate) fn write_atomically(path: &Path, content: &str) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let file = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    let tmp_name = format!(
+        ".{}.tmp-{}-{:08x}",
+        file.to_string_lossy(),
+        std::process::id(),
+        util::random_u64() as u32
+    );
+    let tmp = write(dir, &tmp_name, content)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +136,26 @@ mod tests {
             util::base64_std(b"PEM")
         );
         assert_eq!(cfg.users[0]["user"]["token"], "t\"ok");
+    }
+
+    #[test]
+    fn writes_atomically_over_an_existing_file() {
+        let d = TempDir::new().unwrap();
+        let p = d.path().join("config");
+        fs::write(&p, "old").unwrap();
+        write_atomically(&p, "new").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+        let names: Vec<_> = fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["config"], "no temporary file left behind");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        assert!(write_atomically(&d.path().join("missing/config"), "x").is_err());
     }
 
     #[test]

@@ -132,7 +132,7 @@ impl<'a> PendingRecord<'a> {
 
 /// A position in the log: count what happened after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LogMark(usize);
+pub struct LogMark(pub(crate) usize);
 
 /// Every request the server answered, in order.
 ///

@@ -64,6 +64,38 @@
 //! connection and keeps the state; [`ApiServer::restart_refusing_for`] also refuses connections for a while, and
 //! [`ApiServer::stop_listening`] / [`ApiServer::start_listening`] leave the down time to the test. The [`RequestLog`] records every request (verb, resource, code, fault) for assertions such as "no
 //! relist happened"; [`ApiServer::wait_for_watchers`] waits until watches are established, without sleeping.
+//! [`ApiServer::load_manifests`] creates the objects of YAML/JSON manifests.
+//!
+//! # Standalone
+//!
+//! The same server runs outside Rust tests as the `kube-informer-apiserver` binary (feature `server`:
+//! `cargo install --path . --features server`; `--help` lists its flags): it listens where asked
+//! ([`ApiServerBuilder::address`], [`ApiServerBuilder::port`]), writes a kubeconfig that stays
+//! ([`ApiServerBuilder::kubeconfig_out`]), loads manifests, serves the admin API below, and stops cleanly on
+//! SIGINT/SIGTERM. `tests/real-clients/run` drives it with kubectl and client-python.
+//!
+//! # The admin API
+//!
+//! Tests in other languages (and the `kube-informer-apiserver` binary's users) reach the same controls over HTTP,
+//! on the server's own port under [`ADMIN_PREFIX`] (`/kube-informer/admin/`), once
+//! [`ApiServerBuilder::admin_api`] turned it on. Bodies and answers are JSON; errors are `Status` objects saying
+//! what is wrong. Admin requests are not Kubernetes requests: no fault applies to them and the [`RequestLog`] does
+//! not record them. With authentication on, only [`ApiServerBuilder::admin_user`]s may use them (401, 403).
+//!
+//! | Request | Does | Answers |
+//! |---|---|---|
+//! | `GET /kube-informer/admin/` (or `status`) | | revision, compacted revision, pending faults, the request log's mark, watchers per resource, settings, the endpoints |
+//! | `POST …/faults` | queues a [`Fault`] in its JSON form (see [`Fault`]), or an array of them | 201 `{"added": n, "pendingFaults": m}` |
+//! | `GET …/faults` | | `{"items": [pending faults]}` |
+//! | `DELETE …/faults` | [`ApiServer::clear_faults`] (stalls end) | `{"pendingFaults": 0}` |
+//! | `POST …/compact` | [`ApiServer::compact`] to `{"revision": N}`, or to the latest with no body | `{"revision": compacted}` |
+//! | `POST …/restart` | [`ApiServer::restart`]; with `{"refuseFor": "2s"}`, [`ApiServer::restart_refusing_for`] | `{"restarted": true}` once every other connection is cut and the server listens again (or is down for the while); the connection then closes |
+//! | `GET …/requests?since=MARK&verb=list&resource=configmaps` | | `{"mark": next mark, "items": [records after MARK, filtered]}` — each with its `index`, `method`, `path`, `query`, `verb`, `resource`, `subresource`, `namespace`, `name`, `user`, `code`, `fault`, `connection`, `time` |
+//! | `GET …/watchers?resource=R&count=N&timeout=30s` | [`ApiServer::wait_for_watchers`] (at most 10 minutes; ends at shutdown) | `{"resource": id, "watchers": n}`, or 504 when fewer than N came in time |
+//! | `GET`/`PUT …/settings` | `{"bookmarkInterval": "1m", "watchList": true}`: [`ApiServer::set_bookmark_interval`], [`ApiServer::set_watch_list_enabled`] | the settings |
+//!
+//! There is no `stop-listening` over HTTP: nothing could ask the server to listen again; `restart` with
+//! `refuseFor` is the down time a remote test can have.
 //!
 //! # Threads
 //!
@@ -72,11 +104,13 @@
 //! (`…/restart-timer`). [`ApiServer::shutdown`] (or drop) joins them all within a second
 //! from any state: sockets are shut down and every wait is woken.
 
+mod admin;
 mod auth;
 mod conn;
 mod direct;
 mod discovery;
 mod errors;
+mod fault_form;
 mod faults;
 pub mod fifo_model;
 mod handlers;
@@ -84,6 +118,7 @@ mod http;
 mod kubeconfig;
 mod list;
 mod log;
+mod manifests;
 mod meta;
 mod openapi;
 mod patch;
@@ -98,6 +133,7 @@ pub(crate) mod tls;
 mod util;
 mod watch;
 
+pub use admin::PREFIX as ADMIN_PREFIX;
 pub use auth::AccessRule;
 pub use faults::{Fault, FaultAction, FaultTarget};
 pub use log::{LogMark, RequestLog, RequestRecord, Verb};
@@ -105,6 +141,7 @@ pub use meta::GenerationRule;
 pub use resource::{NameRule, ResourceSpec};
 pub use server::{ApiServer, ApiServerBuilder};
 pub use tls::ClientIdentity;
+pub use util::parse_duration;
 
 /// Decodes a protobuf request body (`application/vnd.kubernetes.protobuf`: the magic `k8s\0`, then a
 /// `runtime.Unknown` envelope around the object's message) into the JSON object the embedded server stores, as

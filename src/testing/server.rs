@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::admin::Admin;
 use super::auth::{AccessRule, Auth};
 use super::conn;
 use super::faults::{Fault, Faults};
@@ -39,7 +40,12 @@ pub(crate) struct Shared {
     pub(crate) log: RequestLog,
     pub(crate) auth: Auth,
     pub(crate) pki: Option<Pki>,
-    pub(crate) addr: SocketAddr,
+    /// The address listened on (an unspecified IP listens on every interface).
+    pub(crate) listen_addr: SocketAddr,
+    /// The address clients connect to: `addr`, or loopback when `addr` is unspecified.
+    pub(crate) client_addr: SocketAddr,
+    /// The admin API under [`admin::PREFIX`](super::admin::PREFIX), when turned on.
+    pub(crate) admin: Option<Admin>,
     /// The OpenAPI documents of the registered resources.
     pub(crate) openapi: openapi::Cache,
     /// How long a request for a resourceVersion ahead of the store waits before 504 (kube-apiserver: 3 s).
@@ -54,6 +60,10 @@ pub(crate) struct Shared {
     conns: Mutex<Conns>,
     /// The acceptor thread, while listening.
     acceptor: Mutex<Option<JoinHandle<()>>>,
+    /// Stop flag and wake-up of the timer threads (compactor, restart timers).
+    timer: (Mutex<bool>, Condvar),
+    /// Timers of restarts that refuse connections for a while; joined on shutdown.
+    restarts: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -68,6 +78,16 @@ impl Shared {
 
     pub(crate) fn watch_list_enabled(&self) -> bool {
         self.watch_list.load(Ordering::Relaxed)
+    }
+
+    /// Changes the bookmark interval of every watch, running ones included.
+    pub(crate) fn set_bookmark_interval(&self, interval: Duration) {
+        *self.bookmark_interval.lock() = interval;
+        self.store.notify();
+    }
+
+    pub(crate) fn set_watch_list(&self, enabled: bool) {
+        self.watch_list.store(enabled, Ordering::Relaxed);
     }
 }
 
@@ -107,6 +127,10 @@ pub struct ApiServerBuilder {
     initial_revision: u64,
     compaction_interval: Option<Duration>,
     kubeconfig_user: Option<String>,
+    address: IpAddr,
+    port: u16,
+    kubeconfig_out: Option<PathBuf>,
+    admin: Option<Vec<String>>,
 }
 
 impl fmt::Debug for ApiServerBuilder {
@@ -120,6 +144,10 @@ impl fmt::Debug for ApiServerBuilder {
             .field("resources", &self.resources.len())
             .field("bookmark_interval", &self.bookmark_interval)
             .field("history_size", &self.history_size)
+            .field("address", &self.address)
+            .field("port", &self.port)
+            .field("kubeconfig_out", &self.kubeconfig_out)
+            .field("admin", &self.admin)
             .finish_non_exhaustive()
     }
 }
@@ -142,6 +170,10 @@ impl Default for ApiServerBuilder {
             initial_revision: 1,
             compaction_interval: Some(Duration::from_secs(300)),
             kubeconfig_user: None,
+            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            kubeconfig_out: None,
+            admin: None,
         }
     }
 }
@@ -247,7 +279,44 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Binds 127.0.0.1 on a free port and starts serving.
+    /// The address to listen on (default 127.0.0.1). An unspecified address (`0.0.0.0`, `::`) listens on every
+    /// interface, and the URL and kubeconfig then name loopback. With [`https`](Self::https), the server
+    /// certificate also names this address.
+    pub fn address(mut self, address: IpAddr) -> Self {
+        self.address = address;
+        self
+    }
+
+    /// The port to listen on (default 0: any free port; [`ApiServer::url`] tells which).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Also write the kubeconfig ([`ApiServer::kubeconfig_path`]) to `path`, once the server listens, and leave it
+    /// there when the server stops (the default kubeconfig lives in a temporary directory removed at stop). The
+    /// file is replaced atomically (written beside it, then renamed), readable by its owner only.
+    pub fn kubeconfig_out(mut self, path: impl Into<PathBuf>) -> Self {
+        self.kubeconfig_out = Some(path.into());
+        self
+    }
+
+    /// Serve the admin API (faults, compaction, restart, request log over HTTP) under
+    /// [`ADMIN_PREFIX`](super::ADMIN_PREFIX); see the [module documentation](super#the-admin-api). With
+    /// authentication on, only the users named by [`admin_user`](Self::admin_user) may use it.
+    pub fn admin_api(mut self) -> Self {
+        self.admin.get_or_insert_with(Vec::new);
+        self
+    }
+
+    /// Lets `user` use the admin API (and turns it on). Only matters when authentication is on; it grants nothing
+    /// on the Kubernetes API itself (see [`rule`](Self::rule)).
+    pub fn admin_user(mut self, user: &str) -> Self {
+        self.admin.get_or_insert_with(Vec::new).push(user.to_owned());
+        self
+    }
+
+    /// Binds the address and port (default 127.0.0.1 on a free port) and starts serving.
     ///
     /// # Errors
     /// When the socket, the certificates or the kubeconfig cannot be made, or a client certificate is asked for
@@ -257,10 +326,21 @@ impl ApiServerBuilder {
             return Err(Error::InvalidInput("client certificates need https()".into()));
         }
         let io_err = |what: &str, e: io::Error| Error::InvalidInput(format!("embedded API server: {what}: {e}"));
-        let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| io_err("bind", e))?;
+        let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).map_err(|e| io_err("bind", e))?;
         let addr = listener.local_addr().map_err(|e| io_err("local address", e))?;
+        let client_addr = match addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
+            IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port()),
+            _ => addr,
+        };
         let pki = if self.https {
-            Some(Pki::new(&self.client_cas)?)
+            let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+            for ip in [addr.ip(), client_addr.ip()] {
+                if !names.contains(&ip.to_string()) {
+                    names.push(ip.to_string());
+                }
+            }
+            Some(Pki::with_names(&names, &self.client_cas)?)
         } else {
             None
         };
@@ -292,7 +372,9 @@ impl ApiServerBuilder {
             log: RequestLog::default(),
             auth,
             pki,
-            addr,
+            listen_addr: addr,
+            client_addr,
+            admin: self.admin.map(Admin::new),
             openapi: openapi::Cache::default(),
             too_large_wait: self.too_large_wait,
             bookmark_interval: Mutex::new(self.bookmark_interval),
@@ -302,10 +384,12 @@ impl ApiServerBuilder {
             epoch: AtomicU64::new(0),
             conns: Mutex::new(Conns::default()),
             acceptor: Mutex::new(None),
+            timer: (Mutex::new(false), Condvar::new()),
+            restarts: Mutex::new(Vec::new()),
         });
         let dir = TempDir::new().map_err(|e| io_err("temporary directory", e))?;
         let scheme = if shared.pki.is_some() { "https" } else { "http" };
-        let url = format!("{scheme}://{addr}");
+        let url = format!("{scheme}://{client_addr}");
         let mut server = ApiServer {
             shared,
             url,
@@ -314,9 +398,7 @@ impl ApiServerBuilder {
             dir,
             kubeconfig: PathBuf::new(),
             kubeconfig_user: String::new(),
-            timer: Arc::new((Mutex::new(false), Condvar::new())),
             compactor: Mutex::new(None),
-            restarts: Mutex::new(Vec::new()),
         };
         let user = self
             .kubeconfig_user
@@ -326,6 +408,12 @@ impl ApiServerBuilder {
         server.kubeconfig = server.kubeconfig_for(&user)?;
         server.kubeconfig_user = user;
         spawn_acceptor(&server.shared, listener).map_err(|e| io_err("acceptor thread", e))?;
+        if let Some(out) = &self.kubeconfig_out {
+            let text = std::fs::read_to_string(&server.kubeconfig).map_err(|e| io_err("reading kubeconfig", e))?;
+            kubeconfig::write_atomically(out, &text)
+                .map_err(|e| io_err(&format!("writing kubeconfig to {}", out.display()), e))?;
+            server.kubeconfig.clone_from(out);
+        }
         if let Some(interval) = self.compaction_interval {
             server
                 .spawn_compactor(interval)
@@ -346,13 +434,10 @@ pub struct ApiServer {
     identities: HashMap<String, ClientIdentity>,
     /// Owns the kubeconfig files; removed on drop.
     dir: TempDir,
+    /// In `dir`, or where [`ApiServerBuilder::kubeconfig_out`] asked (then kept after stop).
     kubeconfig: PathBuf,
     kubeconfig_user: String,
-    /// Stop flag and wake-up of the timer threads.
-    timer: Arc<(Mutex<bool>, Condvar)>,
     compactor: Mutex<Option<JoinHandle<()>>>,
-    /// Timers of [`ApiServer::restart_refusing_for`].
-    restarts: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl fmt::Debug for ApiServer {
@@ -378,14 +463,19 @@ impl ApiServer {
         ApiServerBuilder::default()
     }
 
-    /// `http://127.0.0.1:PORT` or `https://…`.
+    /// `http://127.0.0.1:PORT` or `https://…` (loopback when listening on every interface).
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// The listening address.
+    /// The address clients connect to (the listening address, or loopback when listening on every interface).
     pub fn addr(&self) -> SocketAddr {
-        self.shared.addr
+        self.shared.client_addr
+    }
+
+    /// The address listened on (`0.0.0.0:PORT` when listening on every interface).
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.shared.listen_addr
     }
 
     /// The CA certificate (PEM) clients must trust, for HTTPS servers.
@@ -393,7 +483,8 @@ impl ApiServer {
         self.shared.pki.as_ref().map(|p| p.ca_pem.as_str())
     }
 
-    /// A kubeconfig for this server (cluster, user, context, current-context), removed when the server drops.
+    /// A kubeconfig for this server (cluster, user, context, current-context), removed when the server drops —
+    /// unless it was written where [`ApiServerBuilder::kubeconfig_out`] asked.
     pub fn kubeconfig_path(&self) -> &Path {
         &self.kubeconfig
     }
@@ -484,13 +575,12 @@ impl ApiServer {
 
     /// Changes the bookmark interval of every watch, running ones included.
     pub fn set_bookmark_interval(&self, interval: Duration) {
-        *self.shared.bookmark_interval.lock() = interval;
-        self.shared.store.notify();
+        self.shared.set_bookmark_interval(interval);
     }
 
     /// Turns streaming lists (`sendInitialEvents`) on or off.
     pub fn set_watch_list_enabled(&self, enabled: bool) {
-        self.shared.watch_list.store(enabled, Ordering::Relaxed);
+        self.shared.set_watch_list(enabled);
     }
 
     // ----- faults and observation -----
@@ -552,11 +642,10 @@ impl ApiServer {
 
     fn spawn_compactor(&self, interval: Duration) -> io::Result<()> {
         let shared = self.shared.clone();
-        let timer = self.timer.clone();
         let handle = thread::Builder::new()
             .name("kube-informer/apiserver/compactor".into())
             .spawn(move || {
-                let (stop, wake) = &*timer;
+                let (stop, wake) = &shared.timer;
                 let mut previous = shared.store.lock().rev();
                 let mut stopped = stop.lock();
                 loop {
@@ -580,8 +669,7 @@ impl ApiServer {
     /// Cuts every connection and stops listening: new connections are refused until
     /// [`start_listening`](Self::start_listening). The stored state is kept.
     pub fn stop_listening(&self) {
-        self.shared.epoch.fetch_add(1, Ordering::AcqRel);
-        stop_serving(&self.shared);
+        stop_listening(&self.shared, None);
     }
 
     /// Listens again on the same port (after [`stop_listening`](Self::stop_listening)); does nothing when
@@ -598,8 +686,7 @@ impl ApiServer {
     /// # Errors
     /// When the port cannot be bound again.
     pub fn restart(&self) -> io::Result<()> {
-        self.stop_listening();
-        self.start_listening()
+        restart(&self.shared, None, None)
     }
 
     /// A restart during which the server is down: every connection cut, connections refused for `down`, then
@@ -608,46 +695,24 @@ impl ApiServer {
     /// # Errors
     /// When the timer thread cannot be started.
     pub fn restart_refusing_for(&self, down: Duration) -> io::Result<()> {
-        self.stop_listening();
-        let shared = self.shared.clone();
-        let timer = self.timer.clone();
-        let handle = thread::Builder::new()
-            .name("kube-informer/apiserver/restart-timer".into())
-            .spawn(move || {
-                let (stop, wake) = &*timer;
-                let deadline = Instant::now() + down;
-                let mut stopped = stop.lock();
-                while !*stopped && Instant::now() < deadline {
-                    wake.wait_until(&mut stopped, deadline);
-                }
-                if !*stopped {
-                    drop(stopped);
-                    if let Err(e) = start_listening(&shared) {
-                        log::warn!("embedded API server: cannot listen again on {}: {e}", shared.addr);
-                    }
-                }
-            })?;
-        let mut restarts = self.restarts.lock();
-        restarts.retain(|h| !h.is_finished());
-        restarts.push(handle);
-        Ok(())
+        restart(&self.shared, Some(down), None)
     }
 
     /// Stops the server and joins all its threads (also done on drop).
     pub fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::Release);
         {
-            let (stop, wake) = &*self.timer;
+            let (stop, wake) = &self.shared.timer;
             *stop.lock() = true;
             wake.notify_all();
         }
         if let Some(h) = self.compactor.lock().take() {
             let _ = h.join();
         }
-        for h in std::mem::take(&mut *self.restarts.lock()) {
+        for h in std::mem::take(&mut *self.shared.restarts.lock()) {
             let _ = h.join();
         }
-        stop_serving(&self.shared);
+        stop_serving(&self.shared, None);
     }
 }
 
@@ -655,6 +720,48 @@ impl Drop for ApiServer {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Ends the current epoch (its connections stop) and stops serving, sparing connection `spare` (the admin API's
+/// own, which answers once the restart is done).
+fn stop_listening(shared: &Shared, spare: Option<u64>) {
+    shared.epoch.fetch_add(1, Ordering::AcqRel);
+    stop_serving(shared, spare);
+}
+
+/// A restart: every connection but `spare` cut, listening again at once or, with `down`, after that long (a timer
+/// thread, joined on shutdown, brings it back).
+pub(crate) fn restart(shared: &Arc<Shared>, down: Option<Duration>, spare: Option<u64>) -> io::Result<()> {
+    stop_listening(shared, spare);
+    let Some(down) = down else {
+        return start_listening(shared);
+    };
+    let s = shared.clone();
+    let handle = thread::Builder::new()
+        .name("kube-informer/apiserver/restart-timer".into())
+        .spawn(move || {
+            let (stop, wake) = &s.timer;
+            let deadline = Instant::now().checked_add(down);
+            let mut stopped = stop.lock();
+            while !*stopped && deadline.is_none_or(|d| Instant::now() < d) {
+                match deadline {
+                    Some(d) => {
+                        wake.wait_until(&mut stopped, d);
+                    }
+                    None => wake.wait(&mut stopped),
+                }
+            }
+            if !*stopped {
+                drop(stopped);
+                if let Err(e) = start_listening(&s) {
+                    log::warn!("embedded API server: cannot listen again on {}: {e}", s.listen_addr);
+                }
+            }
+        })?;
+    let mut restarts = shared.restarts.lock();
+    restarts.retain(|h| !h.is_finished());
+    restarts.push(handle);
+    Ok(())
 }
 
 fn spawn_acceptor(shared: &Arc<Shared>, listener: TcpListener) -> io::Result<()> {
@@ -673,21 +780,34 @@ fn start_listening(shared: &Arc<Shared>) -> io::Result<()> {
     if shared.acceptor.lock().is_some() || shared.shutdown.load(Ordering::Acquire) {
         return Ok(());
     }
-    let listener = TcpListener::bind(shared.addr)?;
+    let listener = TcpListener::bind(shared.listen_addr)?;
     spawn_acceptor(shared, listener)
 }
 
-/// Stops accepting, cuts every connection, and joins the acceptor and every connection thread.
-fn stop_serving(shared: &Shared) {
+/// Stops accepting, cuts every connection, and joins the acceptor and every connection thread — except connection
+/// `spare`, which must be the calling thread's own (a thread cannot join itself): it ends by itself, its epoch
+/// being over.
+fn stop_serving(shared: &Shared, spare: Option<u64>) {
     let acceptor = shared.acceptor.lock().take();
     if let Some(h) = acceptor {
         // Wake the acceptor out of accept().
-        let _ = TcpStream::connect_timeout(&shared.addr, Duration::from_millis(500));
+        let _ = TcpStream::connect_timeout(&shared.client_addr, Duration::from_millis(500));
         let _ = h.join();
     }
     let (live, threads) = {
         let mut c = shared.conns.lock();
-        (std::mem::take(&mut c.live), std::mem::take(&mut c.threads))
+        let mut live = std::mem::take(&mut c.live);
+        let mut threads = std::mem::take(&mut c.threads);
+        if let Some(id) = spare {
+            if let Some(own) = live.remove(&id) {
+                c.live.insert(id, own);
+            }
+            let me = thread::current().id();
+            if let Some(i) = threads.iter().position(|h| h.thread().id() == me) {
+                c.threads.push(threads.swap_remove(i));
+            }
+        }
+        (live, threads)
     };
     for s in live.values() {
         let _ = s.shutdown(Shutdown::Both);
@@ -769,6 +889,7 @@ mod tests {
         }
         server.shutdown();
         assert!(server.shared.acceptor.lock().is_none() && server.compactor.lock().is_none());
+        assert!(server.shared.restarts.lock().is_empty());
         let conns = server.shared.conns.lock();
         assert!(conns.threads.is_empty() && conns.live.is_empty());
         drop(conns);

@@ -51,9 +51,15 @@ fn tls_err(e: impl fmt::Display) -> Error {
 }
 
 impl Pki {
-    /// A new CA and server certificate; client certificates are accepted when signed by the CA or by one of
-    /// `extra_client_cas` (PEM bundles).
+    /// A new CA and a server certificate for `localhost` and `127.0.0.1`; client certificates are accepted when
+    /// signed by the CA or by one of `extra_client_cas` (PEM bundles).
+    #[cfg(test)]
     pub(crate) fn new(extra_client_cas: &[String]) -> Result<Pki, Error> {
+        Pki::with_names(&["localhost".to_owned(), "127.0.0.1".to_owned()], extra_client_cas)
+    }
+
+    /// [`Pki::new`] with a server certificate for `names` (DNS names and IP addresses).
+    pub(crate) fn with_names(names: &[String], extra_client_cas: &[String]) -> Result<Pki, Error> {
         let ca_key = KeyPair::generate().map_err(tls_err)?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
         ca_params.distinguished_name = DistinguishedName::new();
@@ -72,8 +78,7 @@ impl Pki {
         let ca = Issuer::new(ca_params, ca_key);
 
         let server_key = KeyPair::generate().map_err(tls_err)?;
-        let mut params =
-            CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).map_err(tls_err)?;
+        let mut params = CertificateParams::new(names.to_vec()).map_err(tls_err)?;
         params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         let server_cert = params.signed_by(&server_key, &ca).map_err(tls_err)?;
