@@ -1,0 +1,296 @@
+"""Scenarios of the official Kubernetes Python client (PyPI `kubernetes`) against kube-informer-apiserver.
+
+Run by tests/real-clients/run inside the virtualenv it makes:
+
+    python_client.py SCENARIO NAMESPACE
+
+with KUBECONFIG (the admin's kubeconfig), ADMIN_URL (…/kube-informer/admin/), ADMIN_TOKEN and CA_FILE in the
+environment. Exits 0 when the scenario holds; otherwise prints what did not and exits 1.
+"""
+
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+import urllib.request
+
+from kubernetes import client, config, dynamic, watch
+from kubernetes.client.rest import ApiException
+
+WAIT = 60  # seconds any single wait may take
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def admin(method, path, body=None):
+    """A call to the server's admin API; the decoded JSON answer."""
+    ctx = ssl.create_default_context(cafile=os.environ["CA_FILE"])
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(os.environ["ADMIN_URL"] + path, data=data, method=method)
+    req.add_header("Authorization", "Bearer " + os.environ["ADMIN_TOKEN"])
+    with urllib.request.urlopen(req, context=ctx, timeout=WAIT) as resp:
+        return json.load(resp)
+
+
+def log_mark():
+    return admin("GET", "status")["requestLogMark"]
+
+
+def wait_for_request(mark, verb, resource, namespace):
+    """Waits until the request log shows a `verb` request on `resource` in `namespace` after `mark`."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        log = admin("GET", f"requests?since={mark}&verb={verb}&resource={resource}")
+        if any(r["namespace"] == namespace for r in log["items"]):
+            return
+        time.sleep(0.05)  # polling the server's log for a condition, bounded by the deadline
+    raise Failed(f"no {verb} of {resource} in {namespace} reached the server")
+
+
+def cm(name, data=None, labels=None):
+    return client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name=name, labels=labels), data=data or {"v": "0"}
+    )
+
+
+def collect(stream_factory, want, out):
+    """Reads watch events into `out` until `want` of them arrived (run on a thread)."""
+    try:
+        for event in stream_factory():
+            out.append(event)
+            if len(out) >= want:
+                return
+    except Exception as e:  # reported by the main thread
+        out.append(e)
+
+
+def events_of(out):
+    for e in out:
+        if isinstance(e, Exception):
+            raise Failed(f"the watch failed: {e!r}")
+    return [(e["type"], e["object"].metadata.name) for e in out]
+
+
+# ----- scenarios -----
+
+
+def version(ns):
+    info = client.VersionApi().get_code()
+    check(info.git_version.startswith("v1."), f"gitVersion {info.git_version!r}")
+    check(info.major == "1", f"major {info.major!r}")
+
+
+def crud(ns):
+    v1 = client.CoreV1Api()
+    created = v1.create_namespaced_config_map(ns, cm("c", {"color": "blue"}))
+    check(created.metadata.uid and created.metadata.resource_version, "uid and resourceVersion set")
+    try:
+        v1.create_namespaced_config_map(ns, cm("c"))
+        raise Failed("a second create of the same name succeeded")
+    except ApiException as e:
+        check(e.status == 409 and json.loads(e.body)["reason"] == "AlreadyExists", f"409 AlreadyExists: {e}")
+    got = v1.read_namespaced_config_map("c", ns)
+    got.data["color"] = "green"
+    replaced = v1.replace_namespaced_config_map("c", ns, got)
+    check(replaced.data == {"color": "green"}, f"replace: {replaced.data}")
+    try:
+        v1.replace_namespaced_config_map("c", ns, got)  # stale resourceVersion
+        raise Failed("a replace with a stale resourceVersion succeeded")
+    except ApiException as e:
+        check(e.status == 409 and json.loads(e.body)["reason"] == "Conflict", f"409 Conflict: {e}")
+    merged = v1.patch_namespaced_config_map(
+        "c", ns, {"data": {"size": "L"}}, _content_type="application/merge-patch+json"
+    )
+    check(merged.data == {"color": "green", "size": "L"}, f"merge patch: {merged.data}")
+    patched = v1.patch_namespaced_config_map(
+        "c", ns, [{"op": "remove", "path": "/data/color"}], _content_type="application/json-patch+json"
+    )
+    check(patched.data == {"size": "L"}, f"json patch: {patched.data}")
+    v1.delete_namespaced_config_map("c", ns)
+    try:
+        v1.read_namespaced_config_map("c", ns)
+        raise Failed("read after delete succeeded")
+    except ApiException as e:
+        check(e.status == 404 and json.loads(e.body)["reason"] == "NotFound", f"404 NotFound: {e}")
+
+
+def list_paging(ns):
+    v1 = client.CoreV1Api()
+    for i in range(7):
+        v1.create_namespaced_config_map(ns, cm(f"p{i}", labels={"half": "low" if i < 3 else "high"}))
+    names, token, pages, remaining = [], None, 0, []
+    while True:
+        page = v1.list_namespaced_config_map(ns, limit=3, _continue=token)
+        pages += 1
+        names += [o.metadata.name for o in page.items]
+        remaining.append(page.metadata.remaining_item_count)
+        token = page.metadata._continue
+        if not token:
+            break
+    check(sorted(names) == [f"p{i}" for i in range(7)], f"paged names {names}")
+    check(pages == 3, f"{pages} pages of 3 for 7 objects")
+    check(remaining[0] == 4, f"remainingItemCount of the first page: {remaining}")
+    low = v1.list_namespaced_config_map(ns, label_selector="half=low")
+    check(sorted(o.metadata.name for o in low.items) == ["p0", "p1", "p2"], "label selector half=low")
+    one = v1.list_namespaced_config_map(ns, field_selector="metadata.name=p4")
+    check([o.metadata.name for o in one.items] == ["p4"], "field selector metadata.name=p4")
+
+
+def watch_events(ns):
+    v1 = client.CoreV1Api()
+    rv = v1.list_namespaced_config_map(ns).metadata.resource_version
+    w = watch.Watch()
+    out = []
+    mark = log_mark()
+    reader = threading.Thread(
+        target=collect,
+        args=(lambda: w.stream(v1.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=WAIT), 3, out),
+    )
+    reader.start()
+    wait_for_request(mark, "watch", "configmaps", ns)
+    v1.create_namespaced_config_map(ns, cm("w"))
+    v1.patch_namespaced_config_map("w", ns, {"data": {"v": "1"}}, _content_type="application/merge-patch+json")
+    v1.delete_namespaced_config_map("w", ns)
+    reader.join(WAIT)
+    w.stop()
+    check(not reader.is_alive(), f"the watch delivered {out} only")
+    check(events_of(out) == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")], f"events {events_of(out)}")
+    check(out[1]["object"].data == {"v": "1"}, "the MODIFIED event carries the new data")
+
+
+def watch_410_recovery(ns):
+    """A watch from a compacted resourceVersion gets 410; the client relists and watches from the new version."""
+    v1 = client.CoreV1Api()
+    v1.create_namespaced_config_map(ns, cm("before"))
+    old_rv = v1.list_namespaced_config_map(ns).metadata.resource_version
+    v1.create_namespaced_config_map(ns, cm("during"))
+    admin("POST", "compact", {})
+    try:
+        for _ in watch.Watch().stream(
+            v1.list_namespaced_config_map, ns, resource_version=old_rv, timeout_seconds=WAIT
+        ):
+            raise Failed("an event from a compacted resourceVersion")
+        raise Failed("the watch from a compacted resourceVersion ended without 410")
+    except ApiException as e:
+        check(e.status == 410, f"410 Gone/Expired, not {e.status}: {e.reason}")
+    # Recovery, as client-python's docs ask: list again, watch from the list's version.
+    listed = v1.list_namespaced_config_map(ns)
+    check(sorted(o.metadata.name for o in listed.items) == ["before", "during"], "the relist sees everything")
+    w = watch.Watch()
+    out = []
+    mark = log_mark()
+    reader = threading.Thread(
+        target=collect,
+        args=(
+            lambda: w.stream(
+                v1.list_namespaced_config_map, ns, resource_version=listed.metadata.resource_version,
+                timeout_seconds=WAIT,
+            ),
+            1,
+            out,
+        ),
+    )
+    reader.start()
+    wait_for_request(mark, "watch", "configmaps", ns)
+    v1.create_namespaced_config_map(ns, cm("after"))
+    reader.join(WAIT)
+    w.stop()
+    check(events_of(out) == [("ADDED", "after")], f"events after recovery {events_of(out)}")
+
+
+def dynamic_discovery(ns):
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
+    check(deployments.namespaced and deployments.name == "deployments", "apps/v1 Deployment discovered")
+    check(dyn.resources.search(kind="ConfigMap"), "ConfigMap found by search")
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "dyn"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "dyn"}},
+            "template": {"metadata": {"labels": {"app": "dyn"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+        },
+    }
+    deployments.create(body=body, namespace=ns)
+    got = deployments.get(name="dyn", namespace=ns)
+    check(got.spec.template.spec.containers[0].image == "x", "dynamic get")
+    listed = deployments.get(namespace=ns)
+    check([i.metadata.name for i in listed.items] == ["dyn"], "dynamic list")
+    configmaps = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    configmaps.create(body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}}, namespace=ns)
+    check([i.metadata.name for i in configmaps.get(namespace=ns).items] == ["d"], "dynamic core list")
+
+
+def patch_strategic(ns):
+    """A strategic merge patch of one container by name keeps the other container and its fields."""
+    apps = client.AppsV1Api()
+    apps.create_namespaced_deployment(
+        ns,
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "containers": [
+                            {"name": "a", "image": "nginx:1", "ports": [{"containerPort": 80}]},
+                            {"name": "b", "image": "busybox:1"},
+                        ]
+                    },
+                },
+            },
+        },
+    )
+    apps.patch_namespaced_deployment(
+        "web",
+        ns,
+        {"spec": {"template": {"spec": {"containers": [{"name": "b", "image": "busybox:2"}]}}}},
+        _content_type="application/strategic-merge-patch+json",
+    )
+    raw = apps.read_namespaced_deployment("web", ns, _preload_content=False)
+    containers = json.loads(raw.data)["spec"]["template"]["spec"]["containers"]
+    want = [
+        {"name": "a", "image": "nginx:1", "ports": [{"containerPort": 80}]},
+        {"name": "b", "image": "busybox:2"},
+    ]
+    check(containers == want, f"containers after the patch: {containers}")
+
+
+SCENARIOS = {
+    "version": version,
+    "crud": crud,
+    "list-paging": list_paging,
+    "watch": watch_events,
+    "watch-410-recovery": watch_410_recovery,
+    "dynamic-discovery": dynamic_discovery,
+    "patch-strategic": patch_strategic,
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in SCENARIOS:
+        print(f"usage: {sys.argv[0]} {{{'|'.join(SCENARIOS)}}} NAMESPACE", file=sys.stderr)
+        return 2
+    config.load_kube_config(config_file=os.environ["KUBECONFIG"])
+    try:
+        SCENARIOS[sys.argv[1]](sys.argv[2])
+    except Failed as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
