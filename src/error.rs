@@ -13,6 +13,15 @@ use std::time::Duration;
 
 use crate::object::Status;
 
+/// The longest wait a server's `Retry-After` (header or `details.retryAfterSeconds`) can impose: 5 minutes.
+///
+/// A server, proxy or load balancer may ask for anything (`Retry-After: 999999` is 11.6 days); honoured in full, an
+/// informer would sit on a stale cache that long while `has_synced()` says all is well. Five minutes is longer than
+/// any real throttling asks for (kube-apiserver's priority and fairness answers `Retry-After: 1`), and short enough
+/// that a cache never falls that far behind unnoticed. [`Error::retry_after`] applies it, so every retry in the crate
+/// (the reflector's back-off, the event recorder) does.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(5 * 60);
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -115,13 +124,28 @@ impl Error {
         self.code() == Some(403)
     }
 
-    /// How long the server asked us to wait (`Retry-After` header or `details.retryAfterSeconds`).
+    /// How long the server asked us to wait (`Retry-After` header or `details.retryAfterSeconds`), at most
+    /// [`MAX_RETRY_AFTER`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::{Error, MAX_RETRY_AFTER, object::{Status, StatusDetails}};
+    ///
+    /// let throttled = |secs| {
+    ///     let mut s = Status::failure(429, "TooManyRequests", "slow down");
+    ///     s.details = Some(StatusDetails { retry_after_seconds: Some(secs), ..Default::default() });
+    ///     Error::Api(Box::new(s))
+    /// };
+    /// assert_eq!(throttled(2).retry_after(), Some(Duration::from_secs(2)));
+    /// assert_eq!(throttled(999_999).retry_after(), Some(MAX_RETRY_AFTER));
+    /// assert_eq!(throttled(0).retry_after(), None);
+    /// ```
     pub fn retry_after(&self) -> Option<Duration> {
         self.status()
             .and_then(|s| s.details.as_ref())
             .and_then(|d| d.retry_after_seconds)
             .filter(|s| *s > 0)
-            .map(|s| Duration::from_secs(s as u64))
+            .map(|s| Duration::from_secs(s.unsigned_abs()).min(MAX_RETRY_AFTER))
     }
 
     /// Worth retrying the same request after a back-off, without relisting: 429, 5xx, connection refused, a dead

@@ -91,4 +91,6 @@ pub mod workqueue;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-pub use error::{ConfigError, DecodeError, DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};
+pub use error::{
+    ConfigError, DecodeError, DecodeErrorKind, Error, MAX_RETRY_AFTER, Result, TransportError, TransportErrorKind,
+};

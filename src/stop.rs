@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::clock::deadline::deadline_after;
 use crate::clock::{Clock, ClockWatcher};
 
 /// A flag set once; threads sleep on it with a deadline and wake at once when it is set.
@@ -47,7 +48,7 @@ impl StopSignal {
 
     /// Sleeps for `d` or until stopped; returns true when stopped.
     pub(crate) fn wait_for(&self, d: Duration) -> bool {
-        self.wait_until(Instant::now() + d)
+        self.wait_until(deadline_after(Instant::now(), d))
     }
 
     /// Sleeps until `clock` reaches `deadline` (false) or until stopped (true). With a fake clock, register this

@@ -26,7 +26,8 @@
 //!   events with a retriable error (a load balancer cutting it) is a normal restart, logged at `debug!`.
 //! * Watches ask for bookmarks and a random timeout of 5–10 minutes. A clean close re-watches from the last
 //!   resourceVersion (no relist); bookmarks advance it; 410 relists; 429, 5xx, refused connections and dead (idle)
-//!   watches back off (800 ms → 30 s, full jitter, `Retry-After` honoured) and re-watch without relisting.
+//!   watches back off (800 ms → 30 s, full jitter, `Retry-After` honoured up to
+//!   [`MAX_RETRY_AFTER`](crate::MAX_RETRY_AFTER)) and re-watch without relisting.
 //!
 //! Every list streams straight into the queue ([`DeltaFifo::begin_replace`]): no full list is ever buffered.
 
@@ -43,6 +44,7 @@ use super::recycler::{KEEP, Recycler};
 use super::relist_budget::RelistBudget;
 use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
+use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::{full_jitter, random_between};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::failure_streak::{FailureStreak, human_duration};
@@ -474,7 +476,7 @@ impl<K: Object> Reflector<K> {
     fn back_off(&mut self, err: &Error, then: Next) -> State<K> {
         let delay = self.backoff.next_delay(Instant::now(), err.retry_after());
         State::BackingOff {
-            until: Instant::now() + delay,
+            until: deadline_after(Instant::now(), delay),
             then,
         }
     }
@@ -722,7 +724,8 @@ impl<K: Object> Reflector<K> {
 
     fn watch_timeout_seconds(&self) -> u32 {
         let min = self.config.min_watch_timeout;
-        random_between(min, min * 2).as_secs().max(1) as u32
+        let secs = random_between(min, min.saturating_mul(2)).as_secs();
+        u32::try_from(secs).unwrap_or(u32::MAX).max(1)
     }
 
     fn open_watch(&mut self) -> State<K> {
@@ -847,7 +850,7 @@ impl<K: Object> Reflector<K> {
                 return State::List;
             }
             return State::BackingOff {
-                until: Instant::now() + full_jitter(self.config.relist_jitter),
+                until: deadline_after(Instant::now(), full_jitter(self.config.relist_jitter)),
                 then: Next::List,
             };
         }

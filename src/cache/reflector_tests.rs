@@ -348,6 +348,33 @@ fn throttled_watch_backs_off_for_retry_after_and_rewatches() {
 }
 
 #[test]
+fn an_absurd_retry_after_is_capped_on_a_watch_and_on_a_list() {
+    let throttled = |secs: i64| {
+        let mut s = Status::failure(429, "TooManyRequests", "slow down");
+        s.details = Some(StatusDetails {
+            retry_after_seconds: Some(secs),
+            ..Default::default()
+        });
+        Error::Api(Box::new(s))
+    };
+    for secs in [999_999, i64::MAX] {
+        let mut t = rig(false);
+        t.script.list_error(throttled(secs));
+        assert!(t.r.step(), "no overflow computing the back-off");
+        assert_eq!(t.r.state_name(), "BackingOff(then List)");
+        assert!(t.r.backoff_remaining().unwrap() <= crate::MAX_RETRY_AFTER);
+        // Once the back-off is over (the test skips it), the list succeeds; then the watch is throttled too.
+        t.r.state = State::List;
+        t.script.page(vec![], "10", None);
+        assert!(t.r.step());
+        t.script.watch_error(throttled(secs));
+        assert!(t.r.step());
+        assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+        assert!(t.r.backoff_remaining().unwrap() <= crate::MAX_RETRY_AFTER);
+    }
+}
+
+#[test]
 fn retriable_watch_errors_rewatch_without_relisting() {
     for err in [
         api_error(500, "InternalError"),

@@ -67,6 +67,7 @@ use sealed::Seals;
 use tls::TlsSetup;
 use transport::FailureContext;
 
+use crate::clock::deadline::FAR_FUTURE;
 use crate::object::ApiResource;
 use crate::{ConfigError, Error, Result};
 
@@ -174,10 +175,10 @@ impl Client {
             .max_redirects(0)
             .proxy(proxy)
             .user_agent(USER_AGENT)
-            .timeout_resolve(Some(t.connect))
-            .timeout_connect(Some(t.connect))
-            .timeout_per_read(t.read)
-            .timeout_global(t.request)
+            .timeout_resolve(finite(t.connect))
+            .timeout_connect(finite(t.connect))
+            .timeout_per_read(t.read.and_then(finite))
+            .timeout_global(t.request.and_then(finite))
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS_PER_HOST)
             .max_idle_connections(4 * MAX_IDLE_CONNECTIONS_PER_HOST)
             .build();
@@ -442,6 +443,12 @@ impl Client {
     }
 }
 
+/// A timeout as ureq takes it: `None` (no limit) for one that would reach past [`FAR_FUTURE`] (`Duration::MAX`
+/// means "never time out"; ureq would overflow adding it to an instant).
+fn finite(timeout: Duration) -> Option<Duration> {
+    (timeout < FAR_FUTURE).then_some(timeout)
+}
+
 /// Runs one request; a watch gets its idle limit as per-read timeout and no overall limit.
 fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
@@ -453,7 +460,7 @@ fn run<S: ureq::AsSendBody>(
         Some(idle) => {
             let req = agent
                 .configure_request(req)
-                .timeout_per_read(Some(idle))
+                .timeout_per_read(finite(idle))
                 .timeout_global(None)
                 .build();
             agent.run(req)

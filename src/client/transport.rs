@@ -393,13 +393,23 @@ pub(crate) fn status_error(code: u16, retry_after: Option<&str>, body: &[u8]) ->
             Status::failure(code, Status::reason_for_code(code), message)
         }
     };
-    if let Some(secs) = retry_after.and_then(|v| v.trim().parse::<i64>().ok()) {
+    if let Some(secs) = retry_after.and_then(retry_after_seconds) {
         let details = status.details.get_or_insert_with(Default::default);
         if details.retry_after_seconds.is_none() {
             details.retry_after_seconds = Some(secs);
         }
     }
     Error::Api(Box::new(status))
+}
+
+/// A `Retry-After` header in seconds (its HTTP-date form is ignored); a number too large for an `i64` saturates
+/// (`Error::retry_after` caps it anyway).
+fn retry_after_seconds(value: &str) -> Option<i64> {
+    let digits = value.trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse().unwrap_or(i64::MAX))
 }
 
 /// The error for a 3xx answer: redirects are refused so that credentials never reach another host.

@@ -45,7 +45,10 @@ pub(crate) fn jitter(d: Duration, max_factor: f64) -> Duration {
 
 /// A random duration in `[min, max)`: the reflector's watch timeout (client-go: 5 min × (1 + rand)).
 pub(crate) fn random_between(min: Duration, max: Duration) -> Duration {
-    min + (max.saturating_sub(min)).mul_f64(random_unit_interval().min(0.999_999))
+    min.saturating_add(mul_saturating(
+        max.saturating_sub(min),
+        random_unit_interval().min(0.999_999),
+    ))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use super::mapper::controller_owner_key;
 use super::options::{ControllerOptions, QueueKey};
 use super::{Action, ControllerMetrics};
 use crate::cache::{Lister, Store};
+use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::informer::{Event, HandlerOptions, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
@@ -513,7 +514,7 @@ impl<K: Object, D> Controller<K, D> {
 
     fn end_term(&self, term: Term) {
         let s = &self.shared;
-        let deadline = Instant::now() + s.options.shutdown_grace;
+        let deadline = deadline_after(Instant::now(), s.options.shutdown_grace);
         *s.slot.current.write() = None;
         term.halt.stop();
         term.queue.shut_down();

@@ -12,6 +12,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::cache::{EventCache, Pending, Write};
 use super::{Event, EventSource, EventType, ObjectReference};
+use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::full_jitter;
 use crate::error::{Error, Result};
 use crate::object::Resource;
@@ -320,7 +321,7 @@ impl EventRecorder {
     pub fn flush(&self, timeout: Duration) -> bool {
         let stats = &self.inner.stats;
         let target = stats.accepted.load(Ordering::SeqCst);
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(Instant::now(), timeout);
         let mut processed = stats.processed.lock();
         while *processed < target {
             if stats.processed_cond.wait_until(&mut processed, deadline).timed_out() {

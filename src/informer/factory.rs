@@ -13,6 +13,7 @@ use crate::cache::ListWatch;
 use crate::cache::{ReflectorConfig, RelistBudget};
 use crate::client::params::ListParams;
 use crate::client::{Api, Client};
+use crate::clock::deadline::deadline_after;
 use crate::error::Result;
 use crate::object::{ApiResource, MetaAccessor, Object, Resource};
 
@@ -316,7 +317,7 @@ impl SharedInformerFactory {
     /// # Errors
     /// [`NotSynced`] naming the informers that had not synced by `timeout`.
     pub fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), NotSynced> {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(Instant::now(), timeout);
         let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
         let not_synced: Vec<String> = managed
             .iter()

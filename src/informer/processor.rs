@@ -10,6 +10,7 @@ use parking_lot::{Mutex, RwLock};
 use super::handler::Event;
 use super::listener::{ListenerStats, Outbox};
 use super::synced::SyncNotify;
+use crate::clock::deadline::deadline_after;
 use crate::object::Object;
 
 /// One registered listener, as the processor sees it.
@@ -41,7 +42,7 @@ impl<K> Entry<K> {
             outbox,
             stats,
             resync,
-            next_resync: Mutex::new(Instant::now() + resync.unwrap_or_default()),
+            next_resync: Mutex::new(deadline_after(Instant::now(), resync.unwrap_or_default())),
             syncing: AtomicBool::new(false),
             start_after_seq,
         }
@@ -127,7 +128,7 @@ impl<K: Object> Processor<K> {
                 let mut next = e.next_resync.lock();
                 if now >= *next {
                     due = true;
-                    *next = now + period;
+                    *next = deadline_after(now, period);
                 }
             }
             e.syncing.store(due, Ordering::Relaxed);

@@ -17,6 +17,7 @@ use crate::cache::{
     Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, Recycler, ReflectorConfig,
     ReflectorMetrics, Store, Transform, WatchErrorHandler,
 };
+use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
@@ -419,7 +420,7 @@ impl<K: Object> SharedIndexInformer<K> {
     /// `WaitForCacheSync` only waits for the cache — a known trap for controllers). False on timeout or stop.
     pub fn wait_synced(&self, timeout: Duration) -> bool {
         let s = &self.shared;
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(Instant::now(), timeout);
         s.sync.wait_until(deadline, || {
             s.stop.is_stopped()
                 || (s.has_synced()

@@ -6,6 +6,7 @@ use log::debug;
 
 use super::record::micro_time;
 use super::{LeaderElectionRecord, Lock};
+use crate::clock::deadline::deadline_after;
 
 /// client-go's `tryAcquireOrRenew` and `release`, with the observed record and the local time it was observed.
 ///
@@ -48,7 +49,7 @@ impl Candidate {
     /// True while the observed lease has not expired by the local clock.
     pub(crate) fn is_lease_valid(&self, now: Instant) -> bool {
         self.observed_time
-            .is_some_and(|t| t + self.observed.lease_duration() > now)
+            .is_some_and(|t| deadline_after(t, self.observed.lease_duration()) > now)
     }
 
     pub(crate) fn set_observed(&mut self, record: LeaderElectionRecord, now: Instant) {

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clock::jitter::mul_saturating;
 use crate::clock::{Clock, RealClock};
 use crate::error::{Error, Result};
 
@@ -125,7 +126,7 @@ impl LeaderElectionConfig {
         if self.lease_duration <= self.renew_deadline {
             return bad("lease_duration must be greater than renew_deadline");
         }
-        if self.renew_deadline <= self.retry_period.mul_f64(JITTER_FACTOR) {
+        if self.renew_deadline <= mul_saturating(self.retry_period, JITTER_FACTOR) {
             return bad("renew_deadline must be greater than retry_period × 1.2 (JITTER_FACTOR)");
         }
         Ok(())

@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use super::Lock;
 use super::candidate::Candidate;
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
+use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::jitter;
 use crate::clock::{Clock, ClockWatcher};
 use crate::error::{Error, Result};
@@ -78,13 +79,13 @@ impl Machine {
                     info!("{}: acquired the lock as {}", lock.describe(), lock.identity());
                     self.phase = Phase::Leading { failing_since: None };
                     out.push(Transition::StartedLeading);
-                    now + self.retry_period
+                    deadline_after(now, self.retry_period)
                 } else {
-                    now + self.jittered_retry()
+                    deadline_after(now, self.jittered_retry())
                 }
             }
             Phase::Leading { failing_since } => {
-                if failing_since.is_some_and(|since| start >= since + self.renew_deadline) {
+                if failing_since.is_some_and(|since| start >= deadline_after(since, self.renew_deadline)) {
                     return self.lose(lock, start, out);
                 }
                 let ok = self.candidate.try_acquire_or_renew(lock, start, wall_time(start));
@@ -92,17 +93,17 @@ impl Machine {
                 let now = clock.now();
                 if ok {
                     self.phase = Phase::Leading { failing_since: None };
-                    return now + self.retry_period;
+                    return deadline_after(now, self.retry_period);
                 }
                 let since = failing_since.unwrap_or(start);
-                let deadline = since + self.renew_deadline;
+                let deadline = deadline_after(since, self.renew_deadline);
                 if now >= deadline {
                     return self.lose(lock, now, out);
                 }
                 self.phase = Phase::Leading {
                     failing_since: Some(since),
                 };
-                (now + self.retry_period).min(deadline)
+                (deadline_after(now, self.retry_period)).min(deadline)
             }
         }
     }
@@ -115,7 +116,7 @@ impl Machine {
         );
         self.phase = Phase::Candidate;
         out.push(Transition::StoppedLeading);
-        now + self.jittered_retry()
+        deadline_after(now, self.jittered_retry())
     }
 
     /// Stopping: reports the end of leadership, if leading. The lock is released afterwards by

@@ -538,6 +538,27 @@ fn candidates_retry_after_a_jittered_period() {
 }
 
 #[test]
+fn periods_too_long_for_an_instant_mean_never() {
+    // Valid, if odd: a lease of a century, retried every few decades.
+    let cfg = config()
+        .lease_duration(Duration::MAX)
+        .renew_deadline(Duration::MAX / 2)
+        .retry_period(Duration::MAX / 4);
+    assert!(cfg.validate().is_ok());
+    let clock = FakeClock::new();
+    let server = Arc::new(Mutex::new(Server::default()));
+    let lock = MemLock::new(&server, "me");
+    let mut m = Machine::new("me", &cfg);
+    let mut out = Vec::new();
+    let next = m.step(&lock, &clock, &mut out);
+    assert_eq!(out, [Transition::NewLeader("me".into()), Transition::StartedLeading]);
+    assert!(
+        next > clock.now() + Duration::from_secs(3600 * 24 * 365),
+        "next renewal: never, in practice"
+    );
+}
+
+#[test]
 fn config_constraints_are_client_go_s() {
     assert!(config().validate().is_ok());
     let bad = [
@@ -548,6 +569,8 @@ fn config_constraints_are_client_go_s() {
             .lease_duration(Duration::from_millis(900))
             .renew_deadline(Duration::from_millis(500))
             .retry_period(Duration::from_millis(100)),
+        // Refused, not a panic multiplying it by the jitter factor.
+        config().retry_period(Duration::MAX),
     ];
     for c in bad {
         assert!(matches!(c.validate(), Err(Error::InvalidInput(_))), "{c:?}");

@@ -18,9 +18,7 @@ use log::{debug, warn};
 use parking_lot::Mutex;
 
 use super::queue::{Core, Inner, Item, Key, Queue, QueueConfig, Waiting, Work};
-
-/// Where a delay too large for an `Instant` is clamped (about a century: "never", in practice).
-const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+use crate::clock::deadline::FAR_FUTURE;
 
 /// One entry of the delay heap, ordered by deadline then insertion.
 pub(super) struct Delayed<K> {

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod peer;
 pub mod watchdog;
 
 use std::sync::Arc;
