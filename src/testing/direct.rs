@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::admission::Admission;
 use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
@@ -54,6 +55,8 @@ impl ApiServer {
     /// ```
     pub fn create_json(&self, ar: &ApiResource, namespace: Option<&str>, obj: Value) -> Result<Value, Error> {
         let spec = self.spec_of(ar)?;
+        let mut obj = obj;
+        Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
         let w = strategy::create(&self.shared().store, &spec, namespace, obj, false, &mut |_| {}).map_err(api)?;
         Ok(w.object.to_value())
     }
@@ -64,6 +67,8 @@ impl ApiServer {
     /// [`Error::Api`] as the HTTP verb.
     pub fn replace_json(&self, ar: &ApiResource, namespace: Option<&str>, obj: Value) -> Result<Value, Error> {
         let spec = self.spec_of(ar)?;
+        let mut obj = obj;
+        Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
         let name = obj
             .pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -132,6 +137,7 @@ impl ApiServer {
             patch,
             false,
             false,
+            &mut |obj| Admission::quiet(&spec).admit(obj),
             &mut |_| {},
         )
         .map_err(api)?;

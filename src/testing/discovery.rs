@@ -48,7 +48,7 @@ fn resource_list(group: &str, version: &str, specs: &[Arc<ResourceSpec>]) -> Opt
     {
         let mut r = json!({
             "name": s.api.plural,
-            "singularName": s.api.kind.to_ascii_lowercase(),
+            "singularName": s.singular(),
             "namespaced": s.api.namespaced,
             "kind": s.api.kind,
             "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],

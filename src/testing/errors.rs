@@ -69,6 +69,7 @@ pub(crate) fn stale(ar: &ApiResource, name: &str) -> Failure {
 }
 
 /// One field error of a 422 Invalid.
+#[derive(Debug)]
 pub(crate) struct FieldError {
     /// `FieldValueInvalid`, `FieldValueRequired`, `FieldValueForbidden`, …
     pub(crate) reason: &'static str,
@@ -88,12 +89,16 @@ impl FieldError {
         }
     }
 
-    /// `Required value: <detail>`.
+    /// `Required value: <detail>` (`Required value` without a detail).
     pub(crate) fn required(field: &str, detail: &str) -> Self {
         FieldError {
             reason: "FieldValueRequired",
             field: field.to_owned(),
-            message: format!("Required value: {detail}"),
+            message: if detail.is_empty() {
+                "Required value".to_owned()
+            } else {
+                format!("Required value: {detail}")
+            },
         }
     }
 

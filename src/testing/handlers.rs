@@ -3,7 +3,10 @@
 
 use serde_json::{Value, json};
 
+use super::admission::Admission;
+use super::crd;
 use super::errors::{self, Failure, FieldError};
+use super::field_validation::{self, Directive, Stage};
 use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
@@ -26,7 +29,11 @@ pub(crate) fn handle(
     body: &[u8],
     on_commit: OnCommit<'_>,
 ) -> Reply {
-    run(shared, verb, r, head, query, body, on_commit).unwrap_or_else(Reply::Status)
+    let reply = run(shared, verb, r, head, query, body, on_commit).unwrap_or_else(Reply::Status);
+    if r.spec.id() == crd::ID && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
+        crd::sync(&shared.store);
+    }
+    reply
 }
 
 fn param<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -43,21 +50,36 @@ fn dry_run(query: &[(String, String)]) -> Result<bool, Failure> {
     }
 }
 
-/// A JSON, YAML or protobuf request body as a JSON object.
-fn decode_body(spec: &ResourceSpec, head: &RequestHead, body: &[u8]) -> Result<Value, Failure> {
+/// A JSON, YAML or protobuf request body as a JSON object, and the keys repeated in it (looked for in JSON unless
+/// `directive` is `Ignore`).
+fn decode_body(
+    spec: &ResourceSpec,
+    head: &RequestHead,
+    body: &[u8],
+    directive: Directive,
+) -> Result<(Value, Vec<String>), Failure> {
     let ct = head.header("content-type").unwrap_or("application/json");
     let (api_version, kind) = (spec.api.api_version(), &spec.api.kind);
     // Protobuf for the kinds k8s.io/api defines; custom resources have none, as with kube-apiserver.
     let proto = protobuf::knows_kind(&api_version, kind);
     match ct.split(';').next().unwrap_or("").trim() {
-        protobuf::MEDIA_TYPE if proto => protobuf::decode_object(body, &api_version, kind).map_err(errors::bad_request),
-        "application/json" | "" | "*/*" => strategy::parse_object(body),
+        protobuf::MEDIA_TYPE if proto => protobuf::decode_object(body, &api_version, kind)
+            .map(|v| (v, Vec::new()))
+            .map_err(errors::bad_request),
+        "application/json" | "" | "*/*" if directive != Directive::Ignore => {
+            match field_validation::parse_noting_duplicates(body) {
+                Ok((v, dups)) if v.is_object() => Ok((v, dups)),
+                // The same answers as without the check.
+                _ => strategy::parse_object(body).map(|v| (v, Vec::new())),
+            }
+        }
+        "application/json" | "" | "*/*" => strategy::parse_object(body).map(|v| (v, Vec::new())),
         "application/yaml" => {
             let text = std::str::from_utf8(body).map_err(|_| errors::bad_request("body is not UTF-8"))?;
             let v: Value =
                 serde_saphyr::from_str(text).map_err(|e| errors::bad_request(format!("error decoding YAML: {e}")))?;
             if v.is_object() {
-                Ok(v)
+                Ok((v, Vec::new()))
             } else {
                 Err(errors::bad_request("the body of the request must be an object"))
             }
@@ -95,30 +117,72 @@ fn run(
             list::list(store, shared.too_large_wait, shared.watch_cache, spec, ns, &opts)
         }
         Verb::Get => get(shared, spec, ns, name, query),
-        Verb::Create => {
-            let w = strategy::create(
-                store,
+        Verb::Create | Verb::Update => {
+            let options = if verb == Verb::Create {
+                "CreateOptions"
+            } else {
+                "UpdateOptions"
+            };
+            let directive = Directive::parse(query, options)?;
+            let (mut v, duplicates) = decode_body(spec, head, body, directive)?;
+            let mut admission = Admission {
                 spec,
-                ns,
-                decode_body(spec, head, body)?,
-                dry_run(query)?,
-                on_commit,
-            )?;
-            Ok(Reply::Object(201, w.object))
-        }
-        Verb::Update => {
-            let v = decode_body(spec, head, body)?;
-            let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, on_commit)?;
-            Ok(Reply::Object(200, w.object))
+                directive,
+                stage: Stage::Decode,
+                worded: Vec::new(),
+                duplicates,
+                body: Some(body),
+                warnings: Vec::new(),
+            };
+            admission.admit(&mut v)?;
+            let reply = if verb == Verb::Create {
+                let w = strategy::create(store, spec, ns, v, dry_run(query)?, on_commit)?;
+                Reply::Object(201, w.object)
+            } else {
+                let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, on_commit)?;
+                Reply::Object(200, w.object)
+            };
+            Ok(Reply::warned(reply, admission.warnings))
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
             let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_media_type(ct))?;
+            if kind == PatchType::Strategic && spec.custom {
+                // kube-apiserver knows no merge keys of a custom resource.
+                return Err(Box::new(crate::object::Status::failure(
+                    415,
+                    "UnsupportedMediaType",
+                    format!(
+                        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {ct:?})"
+                    ),
+                )));
+            }
             if kind == PatchType::Apply && param(query, "fieldManager").is_none_or(str::is_empty) {
                 let e = FieldError::required("fieldManager", "is required for apply patch");
                 return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));
             }
+            let directive = Directive::parse(query, "PatchOptions")?;
             let doc = strategy::parse_patch(kind, body)?;
+            let (worded, duplicates) = match kind {
+                _ if directive == Directive::Ignore => (Vec::new(), Vec::new()),
+                PatchType::Json => (field_validation::json_patch_problems(body), Vec::new()),
+                PatchType::Merge | PatchType::Strategic => (
+                    Vec::new(),
+                    field_validation::parse_noting_duplicates(body)
+                        .map(|(_, d)| d)
+                        .unwrap_or_default(),
+                ),
+                PatchType::Apply => (Vec::new(), Vec::new()),
+            };
+            let mut admission = Admission {
+                spec,
+                directive,
+                stage: Stage::Patch,
+                worded,
+                duplicates,
+                body: None,
+                warnings: Vec::new(),
+            };
             let w = strategy::patch(
                 store,
                 spec,
@@ -128,9 +192,13 @@ fn run(
                 &doc,
                 status_only,
                 dry_run(query)?,
+                &mut |obj| admission.admit(obj),
                 on_commit,
             )?;
-            Ok(Reply::Object(if w.created { 201 } else { 200 }, w.object))
+            Ok(Reply::warned(
+                Reply::Object(if w.created { 201 } else { 200 }, w.object),
+                admission.warnings,
+            ))
         }
         Verb::Delete => {
             let opts = delete_options(head, query, body)?;

@@ -53,6 +53,8 @@
 //! | Auth | Bearer tokens and client certificates (CN = user, verified against the server CA, optional); 401 without valid credentials; 403 with apiserver's message when no [`AccessRule`] grants the verb on the resource | No RBAC objects, groups, namespaces in rules, impersonation or non-resource URL rules |
 //! | Discovery | Legacy (unaggregated) discovery documents with short names and categories (`all` holds pods, services and deployments, as kube-apiserver's storages declare); `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no `storageVersionHash` |
 //! | OpenAPI | `/openapi/v2` (JSON, or gnostic's protobuf for kubectl) and `/openapi/v3` (index + one document per group-version, `?hash=` answers immutable, a stale hash 301s) built from the registered [`ResourceSpec`]s: every verb's path with its query parameters (`fieldValidation` on writes), `x-kubernetes-action`, `x-kubernetes-group-version-kind`, the kinds' schemas (metadata as `ObjectMeta`, a CRD's v2 reductions) and the `meta.k8s.io` types; `ETag`/`If-None-Match`; SMP offered only where the schema has merge strategies | No v3 protobuf (406), no gzip; a resource without schema is published as any object; descriptions of the shared types are our own; ETags are a 128-bit hash, not SHA-512 |
+//! | fieldValidation | On create, update and patch, where a schema is known: unknown fields (also in `metadata` and embedded resources' metadata) and keys repeated in a JSON body are dropped and reported as `Warning: 299 - "unknown field \"spec.x\""` headers (`Warn`, the default), refused with 400 `<Kind> in version "v1" cannot be handled as a <Kind>: strict decoding error: …` (`Strict`; patches: `strict decoding error: …`, JSON patch operations' own keys too), or dropped silently (`Ignore`); other values get 422 | Repeated keys are not found in YAML or apply bodies (kube-apiserver reports YAML line numbers); a typed object's problems are ordered by the body, a custom resource's as apiextensions-apiserver does, a patch's duplicates then its unknown fields |
+//! | CRDs | `apiextensions.k8s.io/v1` `customresourcedefinitions` served with the default resources; a CRD is checked (422: names, group, scope, one storage version, a schema with types, `metadata` only naming `name`/`generateName`), then gets `acceptedNames`, `storedVersions` and `NamesAccepted`/`Established` conditions in a second write, and its storage version is served (discovery with singular, short names, categories; OpenAPI; CRUD, watch, `status` subresource); updating it updates the resource; deleting it deletes every object (DELETED events) and ends their watches. Objects are pruned, defaulted and validated by `openAPIV3Schema` (types, nullable, int-or-string, required, enum, lengths, RE2 `pattern`, common formats, bounds, `multipleOf`, item and property counts, `uniqueItems`, list-type set/map uniqueness, junctors) with kube-apiserver's 422 wording and causes; embedded resources' metadata is ObjectMeta; strategic merge patch gets 415. [`ApiServer::install_crd`], [`ApiServerBuilder::crd`], [`ApiServerBuilder::crds_from_folder`] | Only the storage version is served (no other versions, so no `None` conversion yet; no webhook conversion); no CEL (`x-kubernetes-validations`), no `additionalPrinterColumns` or `scale` subresource yet, no `selectableFields`; no name-conflict detection (`NamesAccepted` is always true); no `customresourcecleanup` finalizer (objects go at once); objects stored before a schema change are not pruned again on read; the CRD object itself is not validated against the full apiextensions schema |
 //! | HTTP | HTTP/1.1 keep-alive, chunked request bodies, `Expect: 100-continue`, HTTP/1.0; malformed requests get 400 and the connection closes; 3 MiB body limit (413); trailing slashes of a path are ignored, as go-restful trims them (`/version/`, `/api/`, `…/configmaps/name/`) | No HTTP/2, no compression; no `/` index of paths |
 //! | Protobuf | `application/vnd.kubernetes.protobuf` bodies (kubectl 1.3x's `create <kind>`, `auth can-i`; client-go set for protobuf) on create, update and delete (`DeleteOptions`) for every kind of k8s.io/api's core, apps, batch, coordination, rbac, policy, scheduling, networking, autoscaling/v2, authorization and authentication v1 groups: decoded to exactly the JSON kube-apiserver's Go types give (omitempty and pointer rules, int64 as numbers, `bytes` as base64, `IntOrString`, `Time` to the second, `MicroTime` to the microsecond, unknown fields skipped); undecodable bodies get its 400 wording; custom resources and other media types its 415 with the types the resource accepts | Answers are JSON whatever `Accept` asks (kubectl and client-go list JSON after protobuf; kube-apiserver would answer protobuf); no protobuf lists or watches; a `Quantity` is kept as sent, not canonicalised (`1000m` stays, kube-apiserver stores `1`) nor validated, as for JSON bodies |
 //!
@@ -105,13 +107,16 @@
 //! from any state: sockets are shut down and every wait is woken.
 
 mod admin;
+mod admission;
 mod auth;
 mod conn;
+mod crd;
 mod direct;
 mod discovery;
 mod errors;
 mod fault_form;
 mod faults;
+mod field_validation;
 pub mod fifo_model;
 mod handlers;
 mod http;
@@ -126,6 +131,7 @@ mod protobuf;
 mod reply;
 mod resource;
 mod router;
+mod schema;
 mod server;
 mod store;
 mod strategy;

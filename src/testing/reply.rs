@@ -25,6 +25,8 @@ pub(crate) enum Reply {
     },
     /// Plain text (`/healthz`).
     Text(u16, &'static str),
+    /// Another answer with `Warning` headers (`299 - "text"`), as kube-apiserver sends for `fieldValidation=Warn`.
+    Warned(Vec<String>, Box<Reply>),
     /// Any body with its own headers (a shared OpenAPI document, a redirect, a 304).
     Raw {
         code: u16,
@@ -41,9 +43,19 @@ impl Reply {
         Reply::Json(code, serde_json::to_vec(v).unwrap_or_default())
     }
 
+    /// `reply`, with `Warning` headers when there are warnings.
+    pub(crate) fn warned(reply: Reply, warnings: Vec<String>) -> Reply {
+        if warnings.is_empty() {
+            reply
+        } else {
+            Reply::Warned(warnings, Box::new(reply))
+        }
+    }
+
     /// The HTTP status code.
     pub(crate) fn code(&self) -> u16 {
         match self {
+            Reply::Warned(_, inner) => inner.code(),
             Reply::Status(s) if s.code == 0 => 500,
             Reply::Status(s) => s.code,
             Reply::Json(c, _) | Reply::Object(c, _) | Reply::Text(c, _) | Reply::Raw { code: c, .. } => *c,
@@ -53,6 +65,7 @@ impl Reply {
 
     fn body_len(&self, status_json: &[u8]) -> usize {
         match self {
+            Reply::Warned(_, inner) => inner.body_len(status_json),
             Reply::Status(_) => status_json.len(),
             Reply::Json(_, b) => b.len(),
             Reply::Object(_, o) => o.json.len(),
@@ -69,6 +82,7 @@ impl Reply {
 
     fn write_body(&self, status_json: &[u8], w: &mut impl Write) -> io::Result<()> {
         match self {
+            Reply::Warned(_, inner) => inner.write_body(status_json, w),
             Reply::Status(_) => w.write_all(status_json),
             Reply::Json(_, b) => w.write_all(b),
             Reply::Object(_, o) => w.write_all(&o.json),
@@ -86,6 +100,21 @@ impl Reply {
             }
         }
     }
+}
+
+/// A `Warning` header value: code 299, no agent, the text quoted with `"` and `\` escaped (RFC 7234), control
+/// characters dropped.
+fn warning_header(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str("299 - \"");
+    for c in text.chars().filter(|c| !c.is_control()) {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 /// Passes at most `remaining` bytes, then fails every write: a connection cut after N bytes.
@@ -165,6 +194,11 @@ pub(crate) fn write_reply(
     if let Reply::Raw { headers: own, .. } = reply {
         headers.extend(own.iter().map(|(n, v)| (n.as_str(), v.as_str())));
     }
+    let warnings: Vec<String> = match reply {
+        Reply::Warned(w, _) => w.iter().map(|t| warning_header(t)).collect(),
+        _ => Vec::new(),
+    };
+    headers.extend(warnings.iter().map(|w| ("Warning", w.as_str())));
     let limit = match fault {
         Some(FaultAction::CloseMidObject { .. }) => Some(len / 2),
         Some(FaultAction::CutAfterBytes(n)) => Some(*n),
@@ -203,6 +237,21 @@ mod tests {
         assert!(text.starts_with("HTTP/1.1 429 Too Many Requests\r\n"));
         assert!(text.contains("Retry-After: 3\r\n"));
         assert!(text.contains(r#""retryAfterSeconds":3"#));
+    }
+
+    #[test]
+    fn warnings_become_quoted_headers() {
+        let reply = Reply::warned(
+            Reply::Json(201, b"{}".to_vec()),
+            vec![r#"unknown field "spec.x""#.to_owned()],
+        );
+        let (text, _) = written(&reply, None);
+        assert!(text.starts_with("HTTP/1.1 201 Created\r\n"));
+        assert!(
+            text.contains("\r\nWarning: 299 - \"unknown field \\\"spec.x\\\"\"\r\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("\r\n\r\n{}"));
     }
 
     #[test]

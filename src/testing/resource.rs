@@ -52,6 +52,11 @@ pub struct ResourceSpec {
     /// `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-int-or-string`, `x-kubernetes-embedded-resource`).
     /// `None`: nothing is known of the object's shape beyond its metadata.
     pub(crate) schema: Option<Arc<Value>>,
+    /// Served as a custom resource (a CRD's): the schema is validated (422) and its defaults applied, nulls the
+    /// schema does not allow are dropped, and strategic merge patches are refused.
+    pub(crate) custom: bool,
+    /// The singular name discovery gives (a CRD's `names.singular`); the kind in lower case when `None`.
+    pub(crate) singular: Option<String>,
 }
 
 impl ResourceSpec {
@@ -67,6 +72,8 @@ impl ResourceSpec {
             name_rule: NameRule::Subdomain,
             generation: GenerationRule::Spec,
             schema: None,
+            custom: false,
+            singular: None,
         }
     }
 
@@ -227,6 +234,13 @@ impl ResourceSpec {
                 .short_name("deploy")
                 .category("all"),
         ]
+    }
+
+    /// The singular name (`configmap`).
+    pub(crate) fn singular(&self) -> String {
+        self.singular
+            .clone()
+            .unwrap_or_else(|| self.api.kind.to_ascii_lowercase())
     }
 
     /// The key the server files this resource under: `plural.group` (`plural` for the core group).

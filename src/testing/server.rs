@@ -15,6 +15,7 @@ use parking_lot::{Condvar, Mutex};
 use super::admin::Admin;
 use super::auth::{AccessRule, Auth};
 use super::conn;
+use super::crd;
 use super::faults::{Fault, Faults};
 use super::kubeconfig::{self, Credential, TempDir};
 use super::log::RequestLog;
@@ -131,6 +132,14 @@ pub struct ApiServerBuilder {
     port: u16,
     kubeconfig_out: Option<PathBuf>,
     admin: Option<Vec<String>>,
+    /// CRD manifests to install at start: their text, or a folder of them.
+    crds: Vec<CrdSource>,
+}
+
+/// Where [`ApiServerBuilder`] finds CRDs to install.
+enum CrdSource {
+    Manifest(String),
+    Folder(PathBuf),
 }
 
 impl fmt::Debug for ApiServerBuilder {
@@ -174,6 +183,7 @@ impl Default for ApiServerBuilder {
             port: 0,
             kubeconfig_out: None,
             admin: None,
+            crds: Vec::new(),
         }
     }
 }
@@ -316,6 +326,20 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Installs the CustomResourceDefinitions of a manifest (YAML or JSON) at start, as
+    /// [`ApiServer::install_crd`] does.
+    pub fn crd(mut self, manifest: &str) -> Self {
+        self.crds.push(CrdSource::Manifest(manifest.to_owned()));
+        self
+    }
+
+    /// Installs every CustomResourceDefinition found in the `.yaml`, `.yml` and `.json` files of `folder` at start
+    /// (other documents are skipped), e.g. a kubebuilder project's `config/crd/bases`.
+    pub fn crds_from_folder(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.crds.push(CrdSource::Folder(folder.into()));
+        self
+    }
+
     /// Binds the address and port (default 127.0.0.1 on a free port) and starts serving.
     ///
     /// # Errors
@@ -361,7 +385,10 @@ impl ApiServerBuilder {
             auth.add_rule(r);
         }
         let mut specs = if self.default_resources {
-            ResourceSpec::defaults()
+            // kube-apiserver always serves CRDs.
+            let mut d = ResourceSpec::defaults();
+            d.push(crd::resource());
+            d
         } else {
             Vec::new()
         };
@@ -407,6 +434,16 @@ impl ApiServerBuilder {
             .unwrap_or_else(|| "admin".to_owned());
         server.kubeconfig = server.kubeconfig_for(&user)?;
         server.kubeconfig_user = user;
+        for source in self.crds {
+            let docs = match source {
+                CrdSource::Manifest(text) => crd::documents(&text),
+                CrdSource::Folder(dir) => crd::manifests_in(&dir),
+            }
+            .map_err(|m| Error::InvalidInput(format!("embedded API server: CRDs: {m}")))?;
+            for d in docs {
+                crd::install(&server.shared.store, d).map_err(Error::Api)?;
+            }
+        }
         spawn_acceptor(&server.shared, listener).map_err(|e| io_err("acceptor thread", e))?;
         if let Some(out) = &self.kubeconfig_out {
             let text = std::fs::read_to_string(&server.kubeconfig).map_err(|e| io_err("reading kubeconfig", e))?;

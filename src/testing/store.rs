@@ -211,6 +211,9 @@ pub(crate) struct ResourceState {
     watchers: usize,
     /// Notified on every write to this resource (watchers of other resources sleep on).
     signal: Arc<Condvar>,
+    /// The resource stopped being served (its CRD was deleted): its last events stay readable for the watchers
+    /// draining them, which then end; nothing else finds it.
+    removed: bool,
 }
 
 /// A change to commit.
@@ -289,8 +292,8 @@ impl StoreInner {
         let id = spec.id();
         let spec = Arc::new(spec);
         match self.resources.get_mut(&id) {
-            Some(r) => r.spec = spec,
-            None => {
+            Some(r) if !r.removed => r.spec = spec,
+            _ => {
                 self.resources.insert(
                     id,
                     ResourceState {
@@ -301,6 +304,7 @@ impl StoreInner {
                         floor: self.compacted,
                         watchers: 0,
                         signal: Arc::new(Condvar::new()),
+                        removed: false,
                     },
                 );
             }
@@ -312,16 +316,51 @@ impl StoreInner {
         self.registrations
     }
 
+    /// Stops serving `id`: every object is deleted (a DELETED event each, at new revisions), then the resource is
+    /// marked removed — watchers read those events and end. Returns false when it was not served.
+    pub(crate) fn unregister(&mut self, id: &str) -> bool {
+        let Some(r) = self.resources.get(id).filter(|r| !r.removed) else {
+            return false;
+        };
+        let spec = r.spec.clone();
+        let live: Vec<Arc<StoredObject>> = r
+            .objects
+            .values()
+            .filter_map(|v| v.last().and_then(|v| v.obj.clone()))
+            .collect();
+        for o in live {
+            let last = o.at_revision(&spec, self.rev + 1);
+            self.commit(id, Change::Delete(last));
+        }
+        if let Some(r) = self.resources.get_mut(id) {
+            r.removed = true;
+        }
+        self.registrations += 1;
+        true
+    }
+
+    /// True when a watcher holding `signal` on `id` must end: the resource was removed or replaced since.
+    pub(crate) fn gone(&self, id: &str, signal: &Arc<Condvar>) -> bool {
+        self.resources
+            .get(id)
+            .is_none_or(|r| r.removed || !Arc::ptr_eq(&r.signal, signal))
+    }
+
     /// Every registered resource.
     pub(crate) fn specs(&self) -> Vec<Arc<ResourceSpec>> {
-        let mut v: Vec<_> = self.resources.values().map(|r| r.spec.clone()).collect();
+        let mut v: Vec<_> = self
+            .resources
+            .values()
+            .filter(|r| !r.removed)
+            .map(|r| r.spec.clone())
+            .collect();
         v.sort_by(|a, b| (&a.api.group, &a.api.plural).cmp(&(&b.api.group, &b.api.plural)));
         v
     }
 
     /// The resource filed under `id` (`plural.group`).
     pub(crate) fn spec(&self, id: &str) -> Option<Arc<ResourceSpec>> {
-        self.resources.get(id).map(|r| r.spec.clone())
+        self.resources.get(id).filter(|r| !r.removed).map(|r| r.spec.clone())
     }
 
     /// The latest live version of a key.

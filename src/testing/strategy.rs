@@ -176,6 +176,10 @@ pub(crate) fn create(
     Ok(w)
 }
 
+/// Called with the object a patch produced (or an apply patch creates), before anything is checked or stored: what
+/// the server does to every written object ([`field_validation`](super::field_validation), a CRD's schema).
+pub(crate) type Admit<'a> = &'a mut dyn FnMut(&mut Value) -> Result<(), Failure>;
+
 /// Called with the answer's status code once a write is committed, still under the store's lock: nothing the
 /// write did is visible to any other request or watcher yet (the request log relies on it, see
 /// [`PendingRecord`](super::log::PendingRecord)).
@@ -457,6 +461,7 @@ pub(crate) fn patch(
     patch_doc: &Value,
     status_only: bool,
     dry_run: bool,
+    admit: Admit<'_>,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     if kind != PatchType::Json && !patch_doc.is_object() {
@@ -475,6 +480,7 @@ pub(crate) fn patch(
                 meta.insert("name".into(), Value::String(name.to_owned()));
             }
             check_name(as_object(&mut body)?, name)?;
+            admit(&mut body)?;
             let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
             publish(store, g, spec, 201, on_commit);
             return Ok(w);
@@ -489,6 +495,7 @@ pub(crate) fn patch(
         })?,
         PatchType::Merge | PatchType::Strategic | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
     }
+    admit(&mut doc)?;
     let obj = as_object(&mut doc)?;
     check_type(spec, obj)?;
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
@@ -823,6 +830,7 @@ mod tests {
             &json!({"spec":{"a":null,"c":3}}),
             false,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .unwrap();
@@ -837,6 +845,7 @@ mod tests {
             &jp,
             false,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .unwrap();
@@ -851,6 +860,7 @@ mod tests {
             &failing,
             false,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .err()
@@ -866,6 +876,7 @@ mod tests {
             &stale,
             false,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .err()
@@ -880,6 +891,7 @@ mod tests {
             &json!({}),
             false,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .err()
@@ -894,6 +906,7 @@ mod tests {
             &json!({"spec":{"z":1}}),
             false,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .unwrap();
@@ -908,6 +921,7 @@ mod tests {
             &status,
             true,
             false,
+            &mut |_| Ok(()),
             &mut |_| {},
         )
         .unwrap();

@@ -436,6 +436,8 @@ fn stream(
                         let caught_up_rev = (next == g.end_seq(&id)).then(|| g.rev());
                         break Step::Events { caught_up_rev };
                     }
+                    // Every event read and the resource gone (its CRD deleted): the stream ends, as on a cluster.
+                    Ok(_) if g.gone(&id, &signal) => break Step::Timeout,
                     Ok(_) => {}
                 }
                 let now = Instant::now();

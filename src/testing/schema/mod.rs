@@ -1,0 +1,85 @@
+//! What kube-apiserver does with an object's structural schema (a CRD's `openAPIV3Schema`, or a
+//! [`ResourceSpec::schema`](super::ResourceSpec::schema)): pruning of unknown fields ([`prune`]), defaulting
+//! ([`default`]), validation with its 422 wording ([`validate`]) — apiextensions-apiserver's algorithms, on
+//! `serde_json::Value`s. Pure functions: the handlers decide when each runs.
+
+mod defaulting;
+mod objectmeta;
+mod pruning;
+mod validation;
+
+use serde_json::{Map, Value};
+
+pub(crate) use defaulting::{default, prune_non_nullable_nulls};
+pub(crate) use objectmeta::{coerce_embedded_metadata, prune_object_meta};
+pub(crate) use pruning::prune;
+pub(crate) use validation::validate;
+
+/// A field path as kube-apiserver prints it: `spec.containers[0].name`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FieldPath(String);
+
+impl FieldPath {
+    /// `.key` (no dot at the start).
+    pub(crate) fn child(&self, key: &str) -> FieldPath {
+        if self.0.is_empty() {
+            FieldPath(key.to_owned())
+        } else {
+            FieldPath(format!("{}.{key}", self.0))
+        }
+    }
+
+    /// `[i]`.
+    pub(crate) fn index(&self, i: usize) -> FieldPath {
+        FieldPath(format!("{}[{i}]", self.0))
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A schema node's view: the keywords these algorithms read.
+pub(crate) trait SchemaNode {
+    fn keyword(&self, key: &str) -> Option<&Value>;
+
+    /// A boolean keyword or extension set to true.
+    fn flag(&self, key: &str) -> bool {
+        self.keyword(key).and_then(Value::as_bool) == Some(true)
+    }
+
+    fn properties(&self) -> Option<&Map<String, Value>> {
+        self.keyword("properties").and_then(Value::as_object)
+    }
+
+    /// `additionalProperties`: `None` when absent; `Some(None)` for a boolean (no schema for the values).
+    fn additional(&self) -> Option<Option<&Value>> {
+        match self.keyword("additionalProperties")? {
+            s @ Value::Object(_) => Some(Some(s)),
+            Value::Bool(_) => Some(None),
+            _ => None,
+        }
+    }
+
+    fn items(&self) -> Option<&Value> {
+        self.keyword("items").filter(|i| i.is_object())
+    }
+
+    fn preserves_unknown(&self) -> bool {
+        self.flag("x-kubernetes-preserve-unknown-fields")
+    }
+
+    fn embedded(&self) -> bool {
+        self.flag("x-kubernetes-embedded-resource")
+    }
+
+    fn nullable(&self) -> bool {
+        self.flag("nullable")
+    }
+}
+
+impl SchemaNode for Value {
+    fn keyword(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
+}
