@@ -233,3 +233,27 @@ fn an_informer_follows_custom_objects_and_deleting_the_crd_removes_them() {
     );
     informer.stop();
 }
+
+#[test]
+fn a_folder_of_manifests_brings_crds_before_their_objects() {
+    let dir = std::env::temp_dir().join(format!("kube-informer-crd-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The object's file sorts first: the CRD is installed before it all the same.
+    std::fs::write(
+        dir.join("a-widget.yaml"),
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nspec: {color: red}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b-crd.yaml"), CRD).unwrap();
+    let server = ApiServer::start().unwrap();
+    let created = server.load_manifests(&dir).unwrap();
+    assert_eq!(created.len(), 2);
+    assert_eq!(
+        server.get_json(&widgets(), Some("default"), "w").unwrap()["spec"]["size"],
+        1
+    );
+    let folder = ApiServer::builder().crds_from_folder(&dir).start().unwrap();
+    let (code, _) = get(&url(&folder, ""));
+    assert_eq!(code, 200);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

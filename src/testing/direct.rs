@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::admission::Admission;
+use super::crd;
 use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
@@ -28,6 +29,13 @@ fn from_stored<K: DeserializeOwned>(o: &StoredObject) -> Result<K, Error> {
 }
 
 impl ApiServer {
+    /// A write to a CRD changes what the server serves.
+    fn after_write(&self, spec: &ResourceSpec) {
+        if spec.id() == crd::ID {
+            crd::sync(&self.shared().store);
+        }
+    }
+
     fn spec_of(&self, ar: &ApiResource) -> Result<std::sync::Arc<ResourceSpec>, Error> {
         self.shared()
             .store
@@ -58,6 +66,7 @@ impl ApiServer {
         let mut obj = obj;
         Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
         let w = strategy::create(&self.shared().store, &spec, namespace, obj, false, &mut |_| {}).map_err(api)?;
+        self.after_write(&spec);
         Ok(w.object.to_value())
     }
 
@@ -85,6 +94,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
+        self.after_write(&spec);
         Ok(w.object.to_value())
     }
 
@@ -113,6 +123,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
+        self.after_write(&spec);
         Ok(w.object.to_value())
     }
 
@@ -141,6 +152,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
+        self.after_write(&spec);
         Ok(w.object.to_value())
     }
 
@@ -160,6 +172,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
+        self.after_write(&spec);
         Ok(matches!(outcome, Deleted::Gone(_)))
     }
 

@@ -166,6 +166,26 @@ impl ApiServer {
             let json = file.extension().is_some_and(|e| e == "json");
             manifests.extend(parse(&name, &text, json)?);
         }
+        // CRDs first, so that the custom objects of the same load find their resources.
+        let (crds, manifests): (Vec<Manifest>, Vec<Manifest>) = manifests
+            .into_iter()
+            .partition(|m| m.object.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"));
+        let mut installed = Vec::with_capacity(crds.len());
+        for m in crds {
+            let name = super::crd::install(&self.shared().store, m.object).map_err(|e| {
+                invalid(format!(
+                    "{}: installing a CustomResourceDefinition: {}",
+                    m.source, e.message
+                ))
+            })?;
+            installed.push(
+                self.shared()
+                    .store
+                    .lock()
+                    .get(super::crd::ID, &name)
+                    .map(|o| o.to_value()),
+            );
+        }
         let specs = self.shared().store.lock().specs();
         let mut resolved = Vec::with_capacity(manifests.len());
         for m in manifests {
@@ -184,7 +204,7 @@ impl ApiServer {
             resolved.push((rank(kind), spec.clone(), m));
         }
         resolved.sort_by_key(|(rank, _, _)| *rank);
-        let mut created = Vec::with_capacity(resolved.len());
+        let mut created: Vec<Value> = installed.into_iter().flatten().collect();
         for (_, spec, m) in resolved {
             let namespace = spec.api.namespaced.then(|| {
                 m.object
