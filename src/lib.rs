@@ -82,6 +82,7 @@ mod stop;
 mod test_log;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod thread_name;
 pub mod watch;
 mod worker;
 pub mod workqueue;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 
 use crate::error::{Error, Result};
+use crate::thread_name::ThreadName;
 
 /// How long a component's `stop` waits for its threads before leaving stragglers (a thread stuck in user code)
 /// detached, so that stop returns within a second from any state.
@@ -17,6 +18,7 @@ pub(crate) const STOP_BUDGET: Duration = Duration::from_millis(900);
 /// blocking forever on a thread stuck in user code.
 #[derive(Debug)]
 pub(crate) struct Worker {
+    /// The full name, for logs (the OS shows the short one).
     name: String,
     handle: JoinHandle<()>,
     /// Disconnected once the thread's closure has returned (or unwound).
@@ -24,13 +26,18 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    /// Spawns `f` on a thread named `name`; `live` counts the group's running threads (incremented now,
-    /// decremented when `f` returns or unwinds).
-    pub(crate) fn spawn(name: String, live: &Arc<AtomicUsize>, f: impl FnOnce() + Send + 'static) -> Result<Worker> {
+    /// Spawns `f` on a thread named `name.short` (logs use `name.full`); `live` counts the group's running threads
+    /// (incremented now, decremented when `f` returns or unwinds).
+    pub(crate) fn spawn(
+        name: ThreadName,
+        live: &Arc<AtomicUsize>,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Result<Worker> {
         let (token, exited) = bounded::<()>(0);
         let live = LiveToken::new(live.clone());
+        let ThreadName { full: name, short } = name;
         let handle = std::thread::Builder::new()
-            .name(name.clone())
+            .name(short)
             .spawn(move || {
                 let _token = token;
                 let _live = live;
@@ -101,13 +108,17 @@ mod tests {
     #[test]
     fn joins_a_finished_thread_and_detaches_a_stuck_one() {
         let live = Arc::new(AtomicUsize::new(0));
-        let done = Worker::spawn("kube-informer/test/done".into(), &live, || {}).unwrap();
+        let done = Worker::spawn(ThreadName::new("done", "test", "kube-informer/test/done"), &live, || {}).unwrap();
         assert!(done.join_until(Instant::now() + Duration::from_secs(10)));
         assert_eq!(live.load(Ordering::SeqCst), 0);
         let (release, wait) = bounded::<()>(0);
-        let stuck = Worker::spawn("kube-informer/test/stuck".into(), &live, move || {
-            let _ = wait.recv();
-        })
+        let stuck = Worker::spawn(
+            ThreadName::new("stuck", "test", "kube-informer/test/stuck"),
+            &live,
+            move || {
+                let _ = wait.recv();
+            },
+        )
         .unwrap();
         assert!(!stuck.is_finished());
         assert_eq!(live.load(Ordering::SeqCst), 1);
@@ -120,11 +131,15 @@ mod tests {
         let live = Arc::new(AtomicUsize::new(0));
         let (give, take) = bounded::<Worker>(1);
         let (done, returned) = bounded::<bool>(1);
-        let me = Worker::spawn("kube-informer/test/self".into(), &live, move || {
-            let me = take.recv().unwrap();
-            // An hour: only the self-join shortcut makes this return.
-            let _ = done.send(me.join_until(Instant::now() + Duration::from_secs(3600)));
-        })
+        let me = Worker::spawn(
+            ThreadName::new("self", "test", "kube-informer/test/self"),
+            &live,
+            move || {
+                let me = take.recv().unwrap();
+                // An hour: only the self-join shortcut makes this return.
+                let _ = done.send(me.join_until(Instant::now() + Duration::from_secs(3600)));
+            },
+        )
         .unwrap();
         give.send(me).unwrap();
         let joined = returned

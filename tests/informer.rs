@@ -513,3 +513,48 @@ fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
         inf.stop();
     }
 }
+
+/// Linux shows 15 bytes of a thread's name: `ps -L` must show every thread of an informer with two handlers whole and
+/// apart from the others.
+#[cfg(target_os = "linux")]
+#[test]
+fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
+    let server = ApiServer::start().unwrap();
+    let api = Api::<ConfigMap>::all(server.client().unwrap());
+    let options = InformerOptions::default()
+        .name("ps-names.example.com")
+        .resync(Duration::from_secs(3600))
+        .reflector(quick_reflector());
+    let inf = SharedIndexInformer::for_api(&api, options);
+    let (first, _rx1) = recorder();
+    let (second, _rx2) = recorder();
+    inf.add_event_handler(first).unwrap();
+    inf.add_event_handler(second).unwrap();
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    let ps = std::process::Command::new("ps")
+        .args(["-L", "-o", "comm=", "-p", &std::process::id().to_string()])
+        .output()
+        .expect("ps (procps) runs");
+    assert!(ps.status.success(), "{ps:?}");
+    let listed = String::from_utf8(ps.stdout).unwrap();
+    // Other tests of this binary run informers of their own at the same time: keep this one's threads.
+    let mut ours: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|n| n.ends_with(":ps-names"))
+        .collect();
+    ours.sort_unstable();
+    assert_eq!(
+        ours,
+        [
+            "h1:ps-names",
+            "h2:ps-names",
+            "proc:ps-names",
+            "refl:ps-names",
+            "sync:ps-names"
+        ],
+        "{listed}"
+    );
+    inf.stop();
+}

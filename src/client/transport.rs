@@ -90,7 +90,7 @@ impl Resolver for AbortableResolver {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let (uri_owned, config_owned) = (uri.clone(), config.clone());
         std::thread::Builder::new()
-            .name("kube-informer/client/resolve".into())
+            .name("client-resolve".into())
             .spawn(move || {
                 let _ = tx.send(DefaultResolver::default().resolve(&uri_owned, &config_owned, untimed));
             })
@@ -136,7 +136,7 @@ impl<In: Transport> Connector<In> for AbortableTcp {
         let resolver = self.resolver.clone();
         let (tx, rx) = crossbeam_channel::bounded(1);
         std::thread::Builder::new()
-            .name("kube-informer/client/connect".into())
+            .name("client-connect".into())
             .spawn(move || {
                 let d = ConnectionDetails {
                     uri: &uri,

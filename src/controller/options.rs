@@ -22,7 +22,7 @@ pub(crate) type QueueKey = Arc<str>;
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ControllerOptions {
-    /// Name used in logs, thread names (`kube-informer/controller/<name>/worker-<i>`) and metrics. Default: the
+    /// Name used in logs, thread names (`w0:<name>`, shortened to the 15 bytes the OS keeps) and metrics. Default: the
     /// primary informer's name.
     pub name: Option<String>,
     /// Worker threads, hence reconciles running at once (never two for the same key). Default: 1, as
@@ -35,8 +35,9 @@ pub struct ControllerOptions {
     /// How long a pause or stop lets in-flight reconciles finish before leaving their threads detached (with a
     /// warning). Default: 900 ms, so that stopping returns within a second, as every component of this crate.
     pub shutdown_grace: Duration,
-    /// A key failing this many times in a row is reported with `warn!` (then again at every power of two); earlier
-    /// failures are `debug!`. Default: 5.
+    /// The failure of a key's reconcile that is first logged at `warn!` (earlier ones are `debug!`): while the key
+    /// keeps failing, one `warn!` a minute follows, with the attempt count and how long it has failed; when it
+    /// succeeds again, one `info!`. Default: 1, the first failure. A panic is always a `warn!`.
     pub warn_after_failures: u32,
 }
 
@@ -47,7 +48,7 @@ impl Default for ControllerOptions {
             workers: 1,
             rate_limiter: None,
             shutdown_grace: Duration::from_millis(900),
-            warn_after_failures: 5,
+            warn_after_failures: 1,
         }
     }
 }

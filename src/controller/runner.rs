@@ -1,13 +1,14 @@
 //! `Controller`: informers + a rate-limited work queue + worker threads calling a reconcile function.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use log::{debug, warn};
+use log::{debug, info, warn};
 use parking_lot::{Mutex, RwLock};
 
 use super::context::Context;
@@ -17,10 +18,12 @@ use super::{Action, ControllerMetrics};
 use crate::cache::{Lister, Store};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
+use crate::failure_streak::{FailureStreak, human_duration};
 use crate::informer::{Event, HandlerOptions, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
 use crate::object::{ApiResource, Object, Resource, key_of};
 use crate::stop::StopSignal;
+use crate::thread_name::ThreadName;
 use crate::worker::Worker;
 use crate::worker::panic_message;
 use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter};
@@ -123,6 +126,9 @@ pub(crate) struct Shared<K: Object, D> {
     rate_limiter: Arc<dyn RateLimiter<QueueKey>>,
     slot: Arc<QueueSlot>,
     stats: Stats,
+    /// Keys whose last reconcile failed, with their streak (what is logged, how loudly). A key leaves when a
+    /// reconcile of it succeeds; a key that fails for good stays, one entry per such key.
+    failing: Mutex<HashMap<QueueKey, FailureStreak>>,
     /// Worker threads currently running.
     live_workers: Arc<AtomicUsize>,
 }
@@ -151,8 +157,10 @@ enum State {
 /// * Workers start reconciling once every informer's cache **and every handler's initial adds** have synced
 ///   ([`SharedIndexInformer::wait_synced`]), so a reconcile never acts on a half-filled cache.
 /// * `Ok(Action::await_change())` forgets the key's failures; `Ok(Action::requeue_after(d))` also queues it again
-///   after `d`; `Err` retries it after the rate limiter's delay (logged with `debug!`, then `warn!` once it keeps
-///   failing); a panic is caught, reported with `warn!`, and retried like an error.
+///   after `d`; `Err` retries it after the rate limiter's delay; a panic is caught and retried like an error. A
+///   failing key is logged at `warn!` on its first failure (see [`ControllerOptions::warn_after_failures`]), then
+///   once a minute while it keeps failing, with the attempt count and for how long, and once at `info!` when it
+///   succeeds again; the failures in between are `debug!`.
 /// * A deleted primary still gets a reconcile for its key, with [`Context::object`] returning `None`.
 ///
 /// The workers run in *terms*: [`start`](Controller::start) begins one (a fresh queue holding every primary key),
@@ -161,9 +169,10 @@ enum State {
 /// [`stop`](Controller::stop) ends it for good and removes the controller's event handlers. A paused controller
 /// writes nothing: that is what leader election uses ([`Controller::leader_callbacks`]).
 ///
-/// Threads: `kube-informer/controller/<name>/worker-<i>` per worker, plus the work queue's delay thread
-/// (`kube-informer/workqueue/<name>/delay`) while running; the informers' threads belong to the informers (the
-/// controller starts them if needed, and never stops them: they may be shared).
+/// Threads: one per worker (`w0:<name>`, `w1:<name>`… as the OS shows them,
+/// `kube-informer/controller/<name>/worker-<i>` in logs), plus the work queue's delay thread (`delay:<name>`) while
+/// running; the informers' threads belong to the informers (the controller starts them if needed, and never stops
+/// them: they may be shared).
 ///
 /// ```
 /// # #[cfg(feature = "testing")] {
@@ -370,6 +379,7 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 rate_limiter,
                 slot,
                 stats: Stats::default(),
+                failing: Mutex::new(HashMap::new()),
                 live_workers: Arc::new(AtomicUsize::new(0)),
             }),
             state: Mutex::new(State::Idle),
@@ -427,7 +437,11 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
         for i in 0..s.options.workers {
             let (shared, queue, halt) = (s.clone(), term.queue.clone(), term.halt.clone());
             let spawned = Worker::spawn(
-                format!("kube-informer/controller/{}/worker-{i}", s.name),
+                ThreadName::new(
+                    &format!("w{i}"),
+                    &s.name,
+                    format!("kube-informer/controller/{}/worker-{i}", s.name),
+                ),
                 &s.live_workers,
                 move || shared.run_worker(&queue, &halt),
             );
@@ -617,36 +631,75 @@ impl<K: Object, D> Shared<K, D> {
         match outcome {
             Ok(Ok(action)) => {
                 queue.forget(key);
+                self.key_recovered(key);
                 if let Some(delay) = action.requeue_after_duration() {
                     queue.add_after(key.clone(), delay);
                 }
             }
             Ok(Err(message)) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                let failures = retries.saturating_add(1);
-                let warn_at = self.options.warn_after_failures;
-                if failures == warn_at || (failures > warn_at && failures.is_power_of_two()) {
-                    warn!(
-                        "controller {}: reconcile of {key} has failed {failures} times in a row: {message}",
-                        self.name
-                    );
-                } else {
-                    debug!(
-                        "controller {}: reconcile of {key} failed (attempt {failures}): {message}; retrying",
-                        self.name
-                    );
-                }
+                self.key_failed(key, &format!("failed: {message}"), false);
                 queue.add_rate_limited(key.clone());
             }
             Err(panic) => {
                 self.stats.panics.fetch_add(1, Ordering::Relaxed);
-                warn!(
-                    "controller {}: reconcile of {key} panicked ({}); retrying with back-off",
-                    self.name,
-                    panic_message(&*panic)
-                );
+                let what = format!("panicked ({})", panic_message(&*panic));
+                self.key_failed(key, &what, true);
                 queue.add_rate_limited(key.clone());
             }
+        }
+    }
+
+    /// Logs a failed reconcile of `key`: at `warn!` from the `warn_after_failures`-th failure in a row, then once a
+    /// minute while the key keeps failing (every panic: it is a bug), at `debug!` otherwise.
+    fn key_failed(&self, key: &QueueKey, what: &str, panicked: bool) {
+        let now = Instant::now();
+        let (level, attempts, lasted) = {
+            let mut failing = self.failing.lock();
+            let streak = failing.entry(key.clone()).or_default();
+            let warn_from = if panicked {
+                1
+            } else {
+                u64::from(self.options.warn_after_failures)
+            };
+            let level = streak.failed(now, &what, warn_from);
+            let (attempts, lasted) = streak
+                .current()
+                .map_or((1, Duration::ZERO), |s| (s.attempts, s.lasted(now)));
+            (if panicked { log::Level::Warn } else { level }, attempts, lasted)
+        };
+        if attempts == 1 {
+            log::log!(
+                level,
+                "controller {}: reconcile of {key} {what}; retrying with back-off",
+                self.name
+            );
+        } else {
+            log::log!(
+                level,
+                "controller {}: reconcile of {key} still failing after {attempts} attempts over {}: {what}",
+                self.name,
+                human_duration(lasted)
+            );
+        }
+    }
+
+    /// A reconcile of `key` succeeded: ends its streak of failures, telling it once when it was told at all.
+    fn key_recovered(&self, key: &QueueKey) {
+        let streak = {
+            let mut failing = self.failing.lock();
+            if failing.is_empty() {
+                return;
+            }
+            failing.remove(key)
+        };
+        if let Some(ended) = streak.and_then(|mut s| s.recovered()) {
+            info!(
+                "controller {}: reconcile of {key} succeeded after {} failed attempts over {}",
+                self.name,
+                ended.attempts,
+                human_duration(ended.lasted(Instant::now()))
+            );
         }
     }
 }

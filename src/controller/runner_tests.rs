@@ -150,6 +150,77 @@ fn a_failing_key_is_retried_with_back_off_until_it_succeeds() {
     assert_eq!(attempts.load(Ordering::SeqCst), 3);
 }
 
+/// A controller named `name` whose reconcile fails `failures` times, then succeeds; returns the levels of its log
+/// lines about the key, once the success is logged.
+fn failure_log(name: &str, options: ControllerOptions, failures: u32) -> Vec<(log::Level, String)> {
+    let log = crate::test_log::capture_marked(&format!("controller {name}: reconcile of ns/flaky"));
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("flaky", "1");
+    let inf = informer(&lw, "cms");
+    let attempts = Arc::new(AtomicU32::new(0));
+    let a = attempts.clone();
+    let (c, _rx) = recording(inf, options.name(name), move |_| {
+        if a.fetch_add(1, Ordering::SeqCst) < failures {
+            Err("the API said no".to_owned())
+        } else {
+            Ok(Action::await_change())
+        }
+    });
+    c.start().unwrap();
+    eventually("the key succeeded", || {
+        c.metrics().reconciles == u64::from(failures) + 1 && c.shared.failing.lock().is_empty()
+    });
+    let mut lines = log.take();
+    if lines.iter().any(|(l, _)| *l == log::Level::Warn) {
+        // Its success is logged just after the key left the failing ones.
+        eventually("the success is logged", || {
+            lines.extend(log.take());
+            lines.iter().any(|(_, l)| l.contains("succeeded"))
+        });
+    }
+    c.stop();
+    lines
+}
+
+#[test]
+fn a_failing_key_warns_at_once_then_quietly_and_tells_its_recovery() {
+    let lines = failure_log("log-cadence", fast(), 3);
+    let levels: Vec<log::Level> = lines.iter().map(|(l, _)| *l).collect();
+    use log::Level::{Debug, Info, Warn};
+    // Within the minute after the first warning the repeats are debug (the minute itself: FailureStreak's test).
+    assert_eq!(levels, [Warn, Debug, Debug, Info], "{lines:#?}");
+    assert_eq!(
+        lines[0].1,
+        "controller log-cadence: reconcile of ns/flaky failed: the API said no; retrying with back-off"
+    );
+    assert!(
+        lines[2]
+            .1
+            .starts_with("controller log-cadence: reconcile of ns/flaky still failing after 3 attempts over "),
+        "{}",
+        lines[2].1
+    );
+    assert!(lines[2].1.ends_with(": failed: the API said no"), "{}", lines[2].1);
+    assert!(
+        lines[3]
+            .1
+            .starts_with("controller log-cadence: reconcile of ns/flaky succeeded after 3 failed attempts over "),
+        "{}",
+        lines[3].1
+    );
+    // With a threshold, the first failures stay at debug; a streak that never warned ends silently.
+    let levels: Vec<_> = failure_log("log-threshold", fast().warn_after_failures(3), 4)
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    assert_eq!(levels, [Debug, Debug, Warn, Debug, Info]);
+    let quiet: Vec<_> = failure_log("log-quiet", fast().warn_after_failures(3), 2)
+        .into_iter()
+        .filter(|(l, _)| *l <= Info)
+        .collect();
+    assert!(quiet.is_empty(), "{quiet:?}");
+}
+
 #[test]
 fn a_panicking_reconcile_is_caught_and_retried() {
     let lw = Arc::new(MemoryLw::default());

@@ -17,6 +17,7 @@ use crate::clock::jitter::full_jitter;
 use crate::error::{Error, Result};
 use crate::object::Resource;
 use crate::stop::StopSignal;
+use crate::thread_name::ThreadName;
 use crate::worker::{STOP_BUDGET, Worker};
 
 /// Of [`STOP_BUDGET`], how long the writer spends writing the events still queued at stop (one attempt each).
@@ -178,10 +179,11 @@ struct Inner {
 ///
 /// * Recording never blocks: events go on a bounded queue ([`RecorderOptions::queue_capacity`]); when it is full
 ///   the event is dropped and counted in [`RecorderMetrics::dropped`].
-/// * One thread (`kube-informer/events/<component>`) writes them. An event identical to one written within
-///   [`RecorderOptions::aggregation_window`] — same object, type, reason and message — bumps that Event's `count` and
-///   `lastTimestamp` by PATCH (re-creating it if it expired) instead of creating another. Events are named
-///   `<object name>.<hex unix nanoseconds>`, in the object's namespace (`default` for cluster-scoped objects).
+/// * One thread (`ev:<component>` as the OS shows it, `kube-informer/events/<component>` in logs) writes them. An
+///   event identical to one written within [`RecorderOptions::aggregation_window`] — same object, type, reason and
+///   message — bumps that Event's `count` and `lastTimestamp` by PATCH (re-creating it if it expired) instead of
+///   creating another. Events are named `<object name>.<hex unix nanoseconds>`, in the object's namespace (`default`
+///   for cluster-scoped objects).
 /// * Writes that fail for want of a server (unreachable, 429, 5xx) are retried every
 ///   [`RecorderOptions::retry_interval`] up to [`RecorderOptions::max_tries`] times; a refusal (403, 422...) is
 ///   abandoned, with a `warn!` the first time each status code is seen.
@@ -245,7 +247,8 @@ impl EventRecorder {
             rejected: HashSet::new(),
             options,
         };
-        let worker = Worker::spawn(name.clone(), &live, move || writer.run(&rx, &stop_rx))?;
+        let thread = ThreadName::new("ev", &source.component, name.clone());
+        let worker = Worker::spawn(thread, &live, move || writer.run(&rx, &stop_rx))?;
         Ok(EventRecorder {
             inner: Arc::new(Inner {
                 name,

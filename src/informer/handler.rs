@@ -94,7 +94,9 @@ impl<K> Event<K> {
 /// }
 /// ```
 pub trait ResourceEventHandler<K>: Send + 'static {
-    /// An object was added.
+    /// An object was added. `is_in_initial_list` is true for the objects of the initial list, delivered before the
+    /// informer syncs (and for the objects already cached that a handler added late receives first), false for an
+    /// object created later — what a controller checks to tell "this existed when I started" from "this is new".
     fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool) {
         let _ = (obj, is_in_initial_list);
     }
@@ -174,7 +176,9 @@ impl<K> HandlerFuncs<K> {
         }
     }
 
-    /// Sets the add closure.
+    /// Sets the add closure. It gets the object and `is_in_initial_list`: true for the objects of the initial list
+    /// (and the cached objects a handler added late receives first), false for objects created later (see
+    /// [`ResourceEventHandler::on_add`]).
     #[must_use]
     pub fn on_add(mut self, f: impl FnMut(&Arc<K>, bool) + Send + 'static) -> Self {
         self.add = Some(Box::new(f));

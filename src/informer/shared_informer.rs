@@ -21,6 +21,7 @@ use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
+use crate::thread_name::ThreadName;
 use crate::worker::Worker;
 
 /// client-go's `minimumResyncPeriod`: shorter handler resync periods are raised to this.
@@ -44,7 +45,8 @@ pub(crate) use crate::worker::STOP_BUDGET;
 ///     .transform(|cm: &mut ConfigMap| cm.metadata.clear_managed_fields());
 /// ```
 pub struct InformerOptions<K> {
-    /// Name used in logs and thread names (`kube-informer/<name>/…`).
+    /// Name used in logs (`kube-informer/<name>/…`) and, shortened, in thread names (`refl:<name>`, …; see
+    /// [`SharedIndexInformer`]).
     pub name: Option<String>,
     /// Resync period of handlers added with [`SharedIndexInformer::add_event_handler`] (client-go's
     /// `defaultEventHandlerResyncPeriod`); `None` disables resync.
@@ -179,9 +181,14 @@ pub(crate) struct Shared<K: Object> {
 
 /// An informer: a cache of one resource kept in step with the server, and the handlers told about its changes.
 ///
-/// Threads (all named `kube-informer/<name>/…` and joined by [`stop`](SharedIndexInformer::stop), which dropping
-/// the informer also calls): one reflector (list and watch), one processing thread (pops the DeltaFIFO, updates the
-/// store), one per handler, and one for resync when a resync period is set.
+/// Threads (joined by [`stop`](SharedIndexInformer::stop), which dropping the informer also calls): one reflector
+/// (list and watch), one processing thread (pops the DeltaFIFO, updates the store), one per handler, and one for
+/// resync when a resync period is set. The operating system shows 15 bytes of a thread's name, so each is named
+/// `<role>:<informer name>` within 15 bytes — `refl:configmaps`, `proc:configmaps`, `sync:configmaps`, and
+/// `h1:configmaps`, `h2:configmaps`… for the handlers in the order they were added (the informer's name loses its API
+/// group, then its end, when it does not fit) — so that `ps -L`, `top -H` and debuggers tell them apart; logs use
+/// the full names (`kube-informer/configmaps/reflector`, `kube-informer/configmaps/<handler name>`), and a
+/// `debug!` line says which thread runs which handler.
 pub struct SharedIndexInformer<K: Object> {
     shared: Arc<Shared<K>>,
 }
@@ -275,20 +282,20 @@ impl<K: Object> SharedIndexInformer<K> {
             let live = &s.live_threads;
             let shared = s.clone();
             workers.push(Worker::spawn(
-                format!("kube-informer/{}/reflector", s.name),
+                ThreadName::new("refl", &s.name, format!("kube-informer/{}/reflector", s.name)),
                 live,
                 move || shared.guarded("reflector", || reflector.run()),
             )?);
             let shared = s.clone();
             workers.push(Worker::spawn(
-                format!("kube-informer/{}/process", s.name),
+                ThreadName::new("proc", &s.name, format!("kube-informer/{}/process", s.name)),
                 live,
                 move || shared.guarded("processing", || shared.process_loop()),
             )?);
             if let Some(period) = *s.resync_check.lock() {
                 let shared = s.clone();
                 workers.push(Worker::spawn(
-                    format!("kube-informer/{}/resync", s.name),
+                    ThreadName::new("sync", &s.name, format!("kube-informer/{}/resync", s.name)),
                     live,
                     move || shared.resync_loop(period),
                 )?);
@@ -305,6 +312,9 @@ impl<K: Object> SharedIndexInformer<K> {
     }
 
     /// Adds a handler with the informer's default resync period and an unbounded queue.
+    ///
+    /// The handler stays registered until [`Registration::remove`] or [`stop`](SharedIndexInformer::stop), whether
+    /// the returned [`Registration`] is kept or dropped.
     ///
     /// # Errors
     /// When the informer was stopped, or the handler's thread cannot be spawned.
@@ -360,11 +370,21 @@ impl<K: Object> SharedIndexInformer<K> {
             snapshot
         });
         let (thread_stats, stop, sync, recycler) = (stats.clone(), s.stop.clone(), s.sync.clone(), s.recycler.clone());
-        let worker = Worker::spawn(
+        let thread = ThreadName::new(
+            &format!("h{id}"),
+            &s.name,
             format!("kube-informer/{}/{}", s.name, stats.name),
-            &s.live_threads,
-            move || listener::run(handler, snapshot, inbox, thread_stats, stop, sync, recycler),
         );
+        log::debug!(
+            "{}: handler {:?} runs on thread {} ({})",
+            s.name,
+            stats.name,
+            thread.short,
+            thread.full
+        );
+        let worker = Worker::spawn(thread, &s.live_threads, move || {
+            listener::run(handler, snapshot, inbox, thread_stats, stop, sync, recycler)
+        });
         match worker {
             Ok(w) => {
                 s.handler_workers.lock().insert(id, w);
@@ -638,6 +658,26 @@ impl<K: Object> Shared<K> {
 }
 
 /// A handler's registration: its sync state, lag, and removal.
+///
+/// Dropping a `Registration` does **not** remove its handler, which keeps receiving events until
+/// [`remove`](Registration::remove) is called or the informer stops — as in client-go, where the handle that
+/// `AddEventHandler` returns is usually ignored, and as a dropped [`JoinHandle`](std::thread::JoinHandle) leaves its
+/// thread running. Keep it to remove the handler later (a controller that stops watching something) or to read
+/// whether the handler has caught up ([`has_synced`](Registration::has_synced)) and how far behind it is.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use kube_informer::informer::{HandlerFuncs, InformerOptions, SharedIndexInformer};
+/// # use kube_informer::object::core::ConfigMap;
+/// # fn demo(informer: &SharedIndexInformer<ConfigMap>) -> kube_informer::Result<()> {
+/// // Stays registered although the registration is dropped at once:
+/// informer.add_event_handler(HandlerFuncs::new().on_add(|cm: &Arc<ConfigMap>, _| println!("{:?}", cm.metadata.name)))?;
+/// // Kept, to be removed later:
+/// let audit = informer.add_event_handler(|_: &kube_informer::informer::Event<ConfigMap>| {})?;
+/// audit.remove();
+/// # Ok(())
+/// # }
+/// ```
 pub struct Registration<K: Object> {
     id: u64,
     stats: Arc<ListenerStats>,

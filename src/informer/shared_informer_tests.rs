@@ -565,6 +565,20 @@ fn bookmarks_advance_the_resource_version_without_events() {
 }
 
 #[test]
+fn a_dropped_registration_leaves_its_handler_registered() {
+    let lw = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, InformerOptions::default());
+    let (h, rx) = recorder();
+    drop(inf.add_event_handler(h).unwrap());
+    inf.start().unwrap();
+    lw.put("a", "1");
+    assert!(matches!(recv(&rx), Seen::Add(n, v, _) if n == "a" && v == "1"));
+    lw.put("a", "2");
+    assert_eq!(recv(&rx), Seen::Update("a".into(), "1".into(), "2".into()));
+    assert_eq!(inf.metrics().handlers.len(), 1);
+}
+
+#[test]
 fn removed_handlers_get_nothing_more_and_their_thread_exits() {
     let lw = Arc::new(MemoryLw::default());
     let inf = informer(&lw, InformerOptions::default());

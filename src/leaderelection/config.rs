@@ -48,7 +48,8 @@ pub struct LeaderElectionConfig {
     /// Default: **true** (client-go's `ReleaseOnCancel` defaults to false; here the release happens only after
     /// `on_stopped_leading` has returned, so the work it guards has stopped, which is what makes it safe).
     pub release_on_cancel: bool,
-    /// Name for logs and the thread (`kube-informer/leaderelection/<name>`). Default: the lock's description.
+    /// Name for logs and the thread (`le:<name>`, shortened to the 15 bytes the OS keeps). Default: the lock's
+    /// description.
     pub name: Option<String>,
     /// Where time is read: [`RealClock`] by default; tests use a [`FakeClock`](crate::clock::FakeClock).
     pub clock: Arc<dyn Clock>,

@@ -17,6 +17,7 @@ use crate::clock::jitter::jitter;
 use crate::clock::{Clock, ClockWatcher};
 use crate::error::{Error, Result};
 use crate::stop::StopSignal;
+use crate::thread_name::ThreadName;
 use crate::worker::{STOP_BUDGET, Worker};
 
 /// What a step of the machine reports, for the thread to act on.
@@ -166,8 +167,8 @@ struct ElectorShared {
     terms: AtomicU64,
 }
 
-/// A running leader election: one named thread (`kube-informer/leaderelection/<name>`) trying to acquire, then
-/// renewing, a [`Lock`], and calling [`LeaderCallbacks`] as leadership comes and goes.
+/// A running leader election: one named thread (`le:<name>`; `kube-informer/leaderelection/<name>` in logs) trying
+/// to acquire, then renewing, a [`Lock`], and calling [`LeaderCallbacks`] as leadership comes and goes.
 ///
 /// ```
 /// use std::time::Duration;
@@ -230,7 +231,8 @@ impl LeaderElector {
         let live = Arc::new(AtomicUsize::new(0));
         let machine = Machine::new(lock.identity(), &config);
         let thread_shared = shared.clone();
-        let worker = Worker::spawn(format!("kube-informer/leaderelection/{name}"), &live, move || {
+        let thread = ThreadName::new("le", &name, format!("kube-informer/leaderelection/{name}"));
+        let worker = Worker::spawn(thread, &live, move || {
             run(&thread_shared, &lock, machine, callbacks, &config)
         })?;
         Ok(LeaderElector {

@@ -197,12 +197,13 @@ impl<K: Key> Inner<K> {
 /// A work queue that can also add a key after a delay (client-go's `DelayingInterface`). Derefs to [`Queue`] for
 /// everything else.
 ///
-/// Delayed keys wait in a min-heap served by one thread, `kube-informer/workqueue/<name>/delay`, started here and
-/// joined by [`shut_down`](DelayingQueue::shut_down) / [`shut_down_with_drain`](DelayingQueue::shut_down_with_drain)
-/// or on drop. For each key the **earliest** deadline wins: adding a later deadline for a key already waiting does
-/// nothing, an earlier one moves it up. A key may be waiting in the heap and queued or processing at the same time,
-/// as in client-go: when its time comes it is added like any other add (deduplicated if still queued, re-queued after
-/// `done` if processing). Delayed adds still pending at shutdown are dropped.
+/// Delayed keys wait in a min-heap served by one thread, `delay:<name>` (shortened to the 15 bytes the OS keeps),
+/// started here and joined by [`shut_down`](DelayingQueue::shut_down) /
+/// [`shut_down_with_drain`](DelayingQueue::shut_down_with_drain) or on drop. For each key the **earliest** deadline
+/// wins: adding a later deadline for a key already waiting does nothing, an earlier one moves it up. A key may be
+/// waiting in the heap and queued or processing at the same time, as in client-go: when its time comes it is added
+/// like any other add (deduplicated if still queued, re-queued after `done` if processing). Delayed adds still
+/// pending at shutdown are dropped.
 ///
 /// ```
 /// use std::time::Duration;
@@ -242,11 +243,8 @@ impl<K: Key> DelayingQueue<K> {
     pub fn with_config(config: QueueConfig<K>) -> DelayingQueue<K> {
         let queue = Queue::with_config(config);
         let core = Arc::clone(queue.core());
-        let name = if core.name.is_empty() {
-            "kube-informer/workqueue/delay".to_string()
-        } else {
-            format!("kube-informer/workqueue/{}/delay", core.name)
-        };
+        let subject = if core.name.is_empty() { "workqueue" } else { &core.name };
+        let name = crate::thread_name::os_thread_name("delay", subject);
         let timer = thread::Builder::new()
             .name(name)
             .spawn(move || run_delay_thread(&core))
@@ -396,14 +394,14 @@ mod tests {
             .lock()
             .as_ref()
             .and_then(|h| h.thread().name().map(str::to_owned));
-        assert_eq!(name.as_deref(), Some("kube-informer/workqueue/pods/delay"));
+        assert_eq!(name.as_deref(), Some("delay:pods"));
         let unnamed: DelayingQueue<u32> = DelayingQueue::new();
         let name = unnamed
             .timer
             .lock()
             .as_ref()
             .and_then(|h| h.thread().name().map(str::to_owned));
-        assert_eq!(name.as_deref(), Some("kube-informer/workqueue/delay"));
+        assert_eq!(name.as_deref(), Some("delay:workqueue"));
 
         queue.add_after(1, Duration::from_secs(3600));
         queue.shut_down();

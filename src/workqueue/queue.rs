@@ -45,7 +45,7 @@ impl<T: Clone + Eq + Hash + Send + Sync + 'static> Key for T {}
 /// ```
 pub struct QueueConfig<K> {
     /// The queue's name: reported in [`QueueMetrics::name`] and part of the delay thread's name
-    /// (`kube-informer/workqueue/<name>/delay`). Default: empty (unnamed), as client-go's `New()`.
+    /// (`delay:<name>`). Default: empty (unnamed), as client-go's `New()`.
     pub name: String,
     /// Where the queue and its default rate limiter read time. Default: [`RealClock`]; tests pass a
     /// [`FakeClock`](super::FakeClock).
