@@ -25,11 +25,11 @@ const CAPACITY: usize = 256;
 /// Retired objects kept for the decoder at most; beyond that [`Recycler::trim`] frees them.
 pub(crate) const KEEP: usize = 192;
 
-/// A bounded queue of last references, taken by the decoder ([`Recycler::take`]) or freed ([`Recycler::trim`]) by
-/// the thread that decodes.
+/// A bounded queue of objects whose last reference was let go of, taken by the decoder ([`Recycler::take`]) or
+/// freed ([`Recycler::trim`]) by the thread that decodes.
 pub(crate) struct Recycler<K> {
-    tx: Sender<Arc<K>>,
-    rx: Receiver<Arc<K>>,
+    tx: Sender<K>,
+    rx: Receiver<K>,
 }
 
 impl<K> Recycler<K> {
@@ -38,10 +38,13 @@ impl<K> Recycler<K> {
         Recycler { tx, rx }
     }
 
-    /// Hands `obj` to the draining thread when this is its last reference (freed here when the queue is full, or
-    /// when another reference remains: then it is not ours to free).
+    /// Hands `obj` to the draining thread when this is its last reference (freed here when the queue is full).
+    ///
+    /// Several threads let go of the same object at once (the informer's processing thread after distributing an
+    /// event, each handler's thread after delivering it): `Arc::into_inner` gives it to exactly one of them, where a
+    /// look at the strong count could have each see the other's reference and none keep it.
     pub(crate) fn retire(&self, obj: Arc<K>) {
-        if Arc::strong_count(&obj) == 1 {
+        if let Some(obj) = Arc::into_inner(obj) {
             let _ = self.tx.try_send(obj);
         }
     }
@@ -58,14 +61,7 @@ impl<K> Recycler<K> {
 
     /// A retired object, owned: for the decoder to decode the next event into.
     pub(crate) fn take(&self) -> Option<K> {
-        while let Ok(obj) = self.rx.try_recv() {
-            // The last reference (`retire` checks), unless a `Weak` somebody kept was upgraded since: then the
-            // object lives on with that holder, and this reference is dropped.
-            if let Ok(obj) = Arc::try_unwrap(obj) {
-                return Some(obj);
-            }
-        }
-        None
+        self.rx.try_recv().ok()
     }
 }
 
@@ -87,16 +83,22 @@ impl<K> Recycler<K> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_last_references_wait_and_drain_frees_them() {
-        let r = Recycler::new();
-        let last = Arc::new(1);
-        let last_weak = Arc::downgrade(&last);
-        r.retire(last);
-        assert_eq!(r.len(), 1);
-        assert_eq!(last_weak.strong_count(), 1, "kept until drained");
+    /// An object that says whether it still lives: `alive(&token)` counts the copies not yet freed.
+    struct Tracked(#[allow(dead_code)] Arc<()>, &'static str);
 
-        let shared = Arc::new(2);
+    fn alive(token: &Arc<()>) -> usize {
+        Arc::strong_count(token) - 1
+    }
+
+    #[test]
+    fn only_last_references_wait_and_trim_frees_them() {
+        let r = Recycler::new();
+        let token = Arc::new(());
+        r.retire(Arc::new(Tracked(token.clone(), "last")));
+        assert_eq!(r.len(), 1);
+        assert_eq!(alive(&token), 1, "kept until trimmed");
+
+        let shared = Arc::new(Tracked(token.clone(), "shared"));
         let kept = shared.clone();
         r.retire(shared);
         assert_eq!(r.len(), 1, "an object somebody else holds is not queued");
@@ -104,47 +106,60 @@ mod tests {
 
         r.trim(0);
         assert_eq!(r.len(), 0);
-        assert_eq!(last_weak.strong_count(), 0, "freed by the draining thread");
-        assert_eq!(*kept, 2);
+        assert_eq!(
+            alive(&token),
+            1,
+            "the queued one freed by the trimming thread, the kept one alive"
+        );
+        assert_eq!(kept.1, "shared");
     }
 
     #[test]
     fn a_full_queue_frees_on_the_retiring_thread() {
         let r = Recycler::new();
-        let objs: Vec<Arc<usize>> = (0..=CAPACITY).map(Arc::new).collect();
-        let weaks: Vec<_> = objs.iter().map(Arc::downgrade).collect();
-        for o in objs {
-            r.retire(o);
+        let token = Arc::new(());
+        for _ in 0..=CAPACITY {
+            r.retire(Arc::new(Tracked(token.clone(), "o")));
         }
         assert_eq!(r.len(), CAPACITY, "the queue is bounded");
-        assert_eq!(
-            weaks[CAPACITY].strong_count(),
-            0,
-            "the one over capacity was freed at once"
-        );
-        assert!(weaks[..CAPACITY].iter().all(|w| w.strong_count() == 1));
+        assert_eq!(alive(&token), CAPACITY, "the one over capacity was freed at once");
         r.trim(0);
-        assert!(weaks.iter().all(|w| w.strong_count() == 0));
+        assert_eq!(alive(&token), 0);
     }
 
     #[test]
     fn take_hands_out_owned_objects_and_trim_frees_beyond_what_is_kept() {
         let r = Recycler::new();
-        let objs: Vec<Arc<String>> = (0..5).map(|i| Arc::new(format!("o{i}"))).collect();
-        let weaks: Vec<_> = objs.iter().map(Arc::downgrade).collect();
-        for o in objs {
-            r.retire(o);
+        for i in 0..5 {
+            r.retire(Arc::new(format!("o{i}")));
         }
         assert_eq!(r.take().as_deref(), Some("o0"), "oldest first, owned");
         r.trim(2);
-        assert_eq!(r.len(), 2);
-        assert_eq!(
-            weaks[1].strong_count() + weaks[2].strong_count(),
-            0,
-            "the oldest beyond two were freed"
-        );
+        assert_eq!(r.len(), 2, "the oldest beyond two were freed");
         assert_eq!(r.take().as_deref(), Some("o3"));
         assert_eq!(r.take().as_deref(), Some("o4"));
         assert_eq!(r.take(), None);
+    }
+
+    #[test]
+    fn two_threads_letting_go_at_once_queue_the_object_exactly_once() {
+        let r = Recycler::new();
+        let token = Arc::new(());
+        let start = std::sync::Barrier::new(2);
+        for _ in 0..2_000 {
+            let obj = Arc::new(Tracked(token.clone(), "both"));
+            let other = obj.clone();
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    start.wait();
+                    r.retire(other);
+                });
+                start.wait();
+                r.retire(obj);
+            });
+            assert_eq!(r.len(), 1, "one of the two threads queued it");
+            assert!(r.take().is_some());
+        }
+        assert_eq!(alive(&token), 0);
     }
 }

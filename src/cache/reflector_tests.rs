@@ -525,26 +525,21 @@ fn objects_the_cache_retired_beyond_what_the_decoder_keeps_are_freed_on_the_refl
     let mut t = rig(false);
     let recycler = Arc::new(Recycler::new());
     let mut r = take_reflector(&mut t).with_recycler(recycler.clone());
-    let retire = |name: &str| {
-        let obj = Arc::new(cm(name, "1"));
-        let weak = Arc::downgrade(&obj);
-        recycler.retire(obj);
-        weak
-    };
+    let retire = |name: &str| recycler.retire(Arc::new(cm(name, "1")));
     // Up to KEEP wait for the watch decoder to decode into (this scripted watch does not decode).
-    let retired: Vec<_> = (0..=KEEP).map(|i| retire(&format!("old-{i}"))).collect();
+    (0..=KEEP).for_each(|i| retire(&format!("old-{i}")));
     t.script.page(vec![cm("a", "3")], "10", None);
     assert!(r.step());
-    assert_eq!(retired[0].strong_count(), 0, "the oldest freed while listing");
-    assert!(retired[1..].iter().all(|w| w.strong_count() == 1), "the rest kept");
+    assert_eq!(recycler.len(), KEEP, "the oldest freed while listing, the rest kept");
+    assert_eq!(recycler.take().and_then(|o| o.metadata.name), Some("old-1".into()));
+    retire("old-1-again");
     let events = t.script.open_watch();
     assert!(r.step());
-    let one_more = retire("old-last");
+    retire("old-last");
     events.send(Ok(WatchEvent::Modified(cm("a", "11")))).unwrap();
     assert!(r.step());
-    assert_eq!(retired[1].strong_count(), 0, "freed while queueing a watch event");
-    assert_eq!(one_more.strong_count(), 1);
-    assert_eq!(recycler.len(), KEEP);
+    assert_eq!(recycler.len(), KEEP, "freed while queueing a watch event");
+    assert_eq!(recycler.take().and_then(|o| o.metadata.name), Some("old-3".into()));
 }
 
 #[test]
