@@ -359,7 +359,12 @@ fn infer_child() {
         std::env::var_os("KUBE_INFORMER_INFER_CHILD").is_some(),
         "run by infer_in_child, in an environment it prepared"
     );
-    match Config::infer() {
+    let config = if std::env::var_os("KUBE_INFORMER_FROM_KUBECONFIG").is_some() {
+        Config::from_kubeconfig(None)
+    } else {
+        Config::infer()
+    };
+    match config {
         Ok(c) => println!("INFER: {} {}", c.cluster_url(), c.namespace()),
         Err(e) => println!("INFER: error: {e}"),
     }
@@ -398,7 +403,32 @@ fn infer_follows_kubeconfig_then_home_then_in_cluster() {
     // Nothing at all.
     let out = infer_in_child(&[]);
     assert!(out.contains("no configuration found"), "{out}");
-    // KUBECONFIG naming only missing files: nothing either (kubectl would fall back to in-cluster too).
-    let out = infer_in_child(&[("KUBECONFIG", fixture("missing.yaml").display().to_string())]);
-    assert!(out.contains("the kubeconfig files hold no configuration"), "{out}");
+    // KUBECONFIG naming only missing files: nothing either (kubectl would fall back to in-cluster too), and the
+    // message says the file named by the variable does not exist.
+    let missing = fixture("missing.yaml").display().to_string();
+    let out = infer_in_child(&[("KUBECONFIG", missing.clone())]);
+    assert_eq!(
+        out,
+        format!(
+            "error: config error: no configuration found: KUBECONFIG names {missing}, which does not exist, and this \
+             is not a pod (KUBERNETES_SERVICE_HOST is unset)"
+        )
+    );
+    let out = infer_in_child(&[
+        ("KUBECONFIG", missing.clone()),
+        ("KUBE_INFORMER_FROM_KUBECONFIG", "1".into()),
+    ]);
+    assert_eq!(
+        out,
+        format!("error: config error: no kubeconfig: KUBECONFIG names {missing}, which does not exist")
+    );
+}
+
+#[test]
+fn a_kubeconfig_file_that_does_not_exist_is_named_as_missing() {
+    let err = Config::from_kubeconfig_file("/nope/config", None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config error in /nope/config: the kubeconfig file does not exist"
+    );
 }

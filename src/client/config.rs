@@ -231,16 +231,13 @@ impl Config {
     pub fn infer() -> Result<Config> {
         match Kubeconfig::load_default()? {
             Some(kc) if !kc.is_empty() => kc.to_config(None),
-            found => {
+            _ => {
                 if super::incluster::is_available() {
                     return Config::incluster();
                 }
-                let what = match found {
-                    Some(_) => "the kubeconfig files hold no configuration",
-                    None => "KUBECONFIG is unset and ~/.kube/config does not exist",
-                };
                 Err(Error::config(ConfigError::new(format!(
-                    "no configuration found: {what}, and this is not a pod (KUBERNETES_SERVICE_HOST is unset)"
+                    "no configuration found: {}, and this is not a pod (KUBERNETES_SERVICE_HOST is unset)",
+                    Kubeconfig::describe_default_sources()
                 ))))
             }
         }
@@ -250,10 +247,11 @@ impl Config {
     /// `KUBECONFIG` (merged) or `~/.kube/config`.
     pub fn from_kubeconfig(context: Option<&str>) -> Result<Config> {
         match Kubeconfig::load_default()? {
-            Some(kc) => kc.to_config(context),
-            None => Err(Error::config(ConfigError::new(
-                "no kubeconfig: KUBECONFIG is unset and ~/.kube/config does not exist",
-            ))),
+            Some(kc) if !kc.is_empty() => kc.to_config(context),
+            _ => Err(Error::config(ConfigError::new(format!(
+                "no kubeconfig: {}",
+                Kubeconfig::describe_default_sources()
+            )))),
         }
     }
 

@@ -237,6 +237,44 @@ fn redact_quoted(message: &str) -> String {
     out
 }
 
+/// [`Kubeconfig::describe_default_sources`] for a given value of `KUBECONFIG` and a given `~/.kube/config`.
+fn describe_sources(kubeconfig_var: Option<&std::ffi::OsStr>, home_config: Option<&Path>) -> String {
+    let Some(list) = kubeconfig_var.filter(|v| !v.is_empty()) else {
+        return match home_config.filter(|p| p.exists()) {
+            Some(p) => format!(
+                "KUBECONFIG is unset and {} defines no cluster, user or context",
+                p.display()
+            ),
+            None => "KUBECONFIG is unset and ~/.kube/config does not exist".to_owned(),
+        };
+    };
+    let paths: Vec<PathBuf> = std::env::split_paths(list)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    let missing: Vec<&PathBuf> = paths.iter().filter(|p| !p.exists()).collect();
+    let shown = |ps: &[&PathBuf]| {
+        ps.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let all: Vec<&PathBuf> = paths.iter().collect();
+    match (paths.len(), missing.len()) {
+        (0, _) => "KUBECONFIG names no file".to_owned(),
+        (1, 1) => format!("KUBECONFIG names {}, which does not exist", paths[0].display()),
+        (n, m) if n == m => format!("KUBECONFIG names {}, none of which exists", shown(&all)),
+        (_, 0) => format!(
+            "the files KUBECONFIG names ({}) define no cluster, user or context",
+            shown(&all)
+        ),
+        _ => format!(
+            "the files KUBECONFIG names ({}) define no cluster, user or context (missing: {})",
+            shown(&all),
+            shown(&missing)
+        ),
+    }
+}
+
 /// The home directory.
 fn home_dir() -> Option<PathBuf> {
     let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
@@ -324,8 +362,14 @@ impl Kubeconfig {
 
     /// Reads one kubeconfig file.
     pub fn read(path: &Path) -> Result<Kubeconfig> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::config(ConfigError::new(format!("cannot read kubeconfig: {e}")).file(path)))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let message = if e.kind() == std::io::ErrorKind::NotFound {
+                "the kubeconfig file does not exist".to_owned()
+            } else {
+                format!("cannot read kubeconfig: {e}")
+            };
+            Error::config(ConfigError::new(message).file(path))
+        })?;
         Kubeconfig::parse(&text, Some(path))
     }
 
@@ -359,6 +403,13 @@ impl Kubeconfig {
             Some(p) if p.exists() => Kubeconfig::read(&p).map(Some),
             _ => Ok(None),
         }
+    }
+
+    /// Why the default kubeconfig ([`Kubeconfig::load_default`]) gives nothing usable, for an error: which files
+    /// `KUBECONFIG` names and which of them do not exist, or that neither it nor `~/.kube/config` is there.
+    pub(crate) fn describe_default_sources() -> String {
+        let home_config = home_dir().map(|h| h.join(".kube").join("config"));
+        describe_sources(std::env::var_os("KUBECONFIG").as_deref(), home_config.as_deref())
     }
 
     /// Merges `later` into `self` with kubectl's precedence: what `self` defines wins.
@@ -767,6 +818,44 @@ mod tests {
         assert_eq!(
             redact_quoted(r#"invalid type: string "s3cret", expected a boolean at line 3"#),
             r#"invalid type: string "…", expected a boolean at line 3"#
+        );
+    }
+
+    #[test]
+    fn says_which_kubeconfig_files_are_missing() {
+        use std::ffi::OsStr;
+        assert_eq!(
+            describe_sources(None, None),
+            "KUBECONFIG is unset and ~/.kube/config does not exist"
+        );
+        assert_eq!(
+            describe_sources(None, Some(Path::new("/nope/home/.kube/config"))),
+            "KUBECONFIG is unset and ~/.kube/config does not exist"
+        );
+        let dir = std::env::temp_dir();
+        assert_eq!(
+            describe_sources(Some(OsStr::new("")), Some(&dir)),
+            format!(
+                "KUBECONFIG is unset and {} defines no cluster, user or context",
+                dir.display()
+            )
+        );
+        assert_eq!(
+            describe_sources(Some(OsStr::new("/nope/config")), Some(&dir)),
+            "KUBECONFIG names /nope/config, which does not exist"
+        );
+        let two = std::env::join_paths(["/nope/a", "/nope/b"]).unwrap();
+        assert_eq!(
+            describe_sources(Some(&two), None),
+            "KUBECONFIG names /nope/a, /nope/b, none of which exists"
+        );
+        let mixed = std::env::join_paths([dir.as_path(), Path::new("/nope/b")]).unwrap();
+        assert_eq!(
+            describe_sources(Some(&mixed), None),
+            format!(
+                "the files KUBECONFIG names ({}, /nope/b) define no cluster, user or context (missing: /nope/b)",
+                dir.display()
+            )
         );
     }
 

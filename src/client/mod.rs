@@ -103,6 +103,10 @@ struct Shared {
     base_url: String,
     /// The TLS server name, for messages.
     server_name: String,
+    /// `host:port` of the server URL (the port explicit), for messages.
+    endpoint: String,
+    /// The server URL is `http://`: for the hint when the server turns out to speak TLS.
+    plain_http: bool,
     namespace: String,
     auth: Authenticator,
     tls: Arc<TlsSetup>,
@@ -214,6 +218,8 @@ impl Client {
             let a = uri.authority().map(|a| a.as_str()).unwrap_or_default();
             format!("{s}://{a}{}", uri.path().trim_end_matches('/'))
         };
+        let plain_http = uri.scheme_str() == Some("http");
+        let endpoint = format!("{host}:{}", uri.port_u16().unwrap_or(if plain_http { 80 } else { 443 }));
         let server_name = match &config.tls_server_name {
             Some(n) => n.value.clone(),
             None => host,
@@ -222,6 +228,8 @@ impl Client {
         let shared = Arc::new(Shared {
             base_url,
             server_name,
+            endpoint,
+            plain_http,
             namespace: config.namespace.clone(),
             auth,
             tls,
@@ -333,6 +341,9 @@ impl Client {
         let ctx = FailureContext {
             what,
             server_name: &self.shared.server_name,
+            endpoint: &self.shared.endpoint,
+            // A body is read after an HTTP answer: the server does speak HTTP.
+            plain_http: false,
             idle_limit: idle,
         };
         transport::map_error(ureq::Error::from(e), cancel, &ctx)
@@ -352,6 +363,8 @@ impl Client {
         let ctx = FailureContext {
             what: &what,
             server_name: &self.shared.server_name,
+            endpoint: &self.shared.endpoint,
+            plain_http: self.shared.plain_http,
             idle_limit: watch_idle,
         };
         let url = format!("{}{}", self.shared.base_url, req.path_and_query());

@@ -289,10 +289,23 @@ pub(crate) fn explain(e: &rustls::Error, server_name: &str) -> String {
             "the server certificate is not valid for {server_name} — connect by a name the certificate carries, or \
              set tls-server-name"
         ),
+        // The configured CA has the issuer's name but not its key: typically the CA of an earlier cluster of the same
+        // name (kubeadm and kind name every CA `kubernetes`) left in the kubeconfig.
+        E::InvalidCertificate(CertificateError::BadSignature) => format!(
+            "the server certificate of {server_name} is not signed by the configured certificate authority (it names \
+             the same issuer but was signed by another key: a certificate-authority / certificate-authority-data \
+             from an earlier cluster?) — check certificate-authority / certificate-authority-data"
+        ),
         E::InvalidCertificate(CertificateError::Expired)
-        | E::InvalidCertificate(CertificateError::ExpiredContext { .. }) => {
-            format!("the server certificate of {server_name} has expired")
-        }
+        | E::InvalidCertificate(CertificateError::ExpiredContext { .. }) => format!(
+            "the server certificate of {server_name} has expired — the server must renew it (check the clock of \
+             this machine too)"
+        ),
+        // The first bytes back were not a TLS record: an HTTP server answering in plain text.
+        E::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => format!(
+            "{server_name} did not answer in TLS (it may serve plain HTTP: the server URL says https://; check the \
+             scheme and the port)"
+        ),
         E::InvalidCertificate(CertificateError::NotValidYet)
         | E::InvalidCertificate(CertificateError::NotValidYetContext { .. }) => {
             format!("the server certificate of {server_name} is not valid yet (check the clock)")

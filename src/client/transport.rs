@@ -296,39 +296,55 @@ pub(crate) struct FailureContext<'a> {
     pub(crate) what: &'a str,
     /// The TLS server name, for certificate messages.
     pub(crate) server_name: &'a str,
+    /// `host:port` of the server URL: every transport error names it.
+    pub(crate) endpoint: &'a str,
+    /// An `http://` URL, before any answer: a server that does not answer in HTTP may be speaking TLS.
+    pub(crate) plain_http: bool,
     /// For a watch: the idle limit, reported as [`Error::WatchIdle`] when a read times out.
     pub(crate) idle_limit: Option<std::time::Duration>,
 }
 
-/// Maps a ureq error to ours. A cancelled request is always [`Error::Stopped`], whatever ureq saw.
+/// Maps a ureq error to ours. A cancelled request is always [`Error::Stopped`], whatever ureq saw. Messages name the
+/// request and the server's `host:port`, and say what to check where there is something to check.
 pub(crate) fn map_error(e: ureq::Error, cancel: &CancelSignal, ctx: &FailureContext<'_>) -> Error {
     if cancel.is_cancelled() {
         return Error::Stopped;
     }
     use TransportErrorKind as K;
-    let what = ctx.what;
+    let (what, at) = (ctx.what, ctx.endpoint);
     let t = |kind, message: String| Error::from(TransportError::new(kind, message));
+    // A TLS server answering a plain HTTP request sends TLS bytes or hangs up: say so.
+    let tls_hint = || {
+        if ctx.plain_http {
+            format!(" — {at} may be an HTTPS port: the server URL says http://; try https://")
+        } else {
+            String::new()
+        }
+    };
     match e {
         ureq::Error::Timeout(ureq::Timeout::PerRead) if ctx.idle_limit.is_some() => {
             Error::WatchIdle(ctx.idle_limit.unwrap_or_default())
         }
-        ureq::Error::Timeout(reason) => t(K::Timeout, format!("{what}: {reason:?} timeout")),
-        ureq::Error::HostNotFound => t(K::Dns, format!("{what}: host not found")),
+        ureq::Error::Timeout(reason) => t(
+            K::Timeout,
+            format!("{what} on {at}: no answer within the {} timeout", timeout_name(reason)),
+        ),
+        ureq::Error::HostNotFound => t(K::Dns, format!("{what} on {at}: the host name does not resolve")),
         ureq::Error::Rustls(tls) => t(
             K::Tls,
-            format!("{what}: {}", super::tls::explain(&tls, ctx.server_name)),
+            format!("{what} on {at}: {}", super::tls::explain(&tls, ctx.server_name)),
         ),
-        ureq::Error::Tls(m) => t(K::Tls, format!("{what}: {m}")),
-        ureq::Error::Pem(_) => t(K::Tls, format!("{what}: unreadable PEM")),
+        ureq::Error::Tls(m) => t(K::Tls, format!("{what} on {at}: {m}")),
+        ureq::Error::Pem(_) => t(K::Tls, format!("{what} on {at}: unreadable PEM")),
         ureq::Error::TooManyRedirects | ureq::Error::RedirectFailed => {
-            t(K::Redirect, format!("{what}: redirects are not followed"))
+            t(K::Redirect, format!("{what} on {at}: redirects are not followed"))
         }
-        ureq::Error::BodyExceedsLimit(n) => t(K::TooLarge, format!("{what}: body exceeds {n} bytes")),
+        ureq::Error::BodyExceedsLimit(n) => t(K::TooLarge, format!("{what} on {at}: body exceeds {n} bytes")),
         ureq::Error::Io(io) => {
             if let Some(tls) = rustls_error_in(&io) {
                 return t(
                     K::Tls,
-                    format!("{what}: {}", super::tls::explain(&tls, ctx.server_name)),
+                    format!("{what} on {at}: {}", super::tls::explain(&tls, ctx.server_name)),
                 );
             }
             let kind = match io.kind() {
@@ -340,15 +356,41 @@ pub(crate) fn map_error(e: ureq::Error, cancel: &CancelSignal, ctx: &FailureCont
                 | io::ErrorKind::UnexpectedEof
                 | io::ErrorKind::NotConnected => K::ConnectionLost,
                 io::ErrorKind::Interrupted => K::Aborted,
+                // std's resolver reports a failed lookup (getaddrinfo) as an uncategorised I/O error.
+                _ if io.to_string().starts_with("failed to lookup address information") => K::Dns,
                 _ => K::Other,
             };
-            t(kind, format!("{what}: {io}"))
+            let hint = match kind {
+                K::ConnectionRefused => {
+                    " — nothing accepts connections there: is the API server running, and is the server URL right?"
+                        .to_owned()
+                }
+                K::ConnectionLost => tls_hint(),
+                K::Dns => " — check the host name of the server URL".to_owned(),
+                _ => String::new(),
+            };
+            t(kind, format!("{what} on {at}: {io}{hint}"))
         }
-        ureq::Error::Protocol(p) => t(K::ConnectionLost, format!("{what}: HTTP protocol error: {p}")),
-        ureq::Error::ConnectionFailed => t(K::ConnectionRefused, format!("{what}: connection failed")),
-        ureq::Error::ConnectProxyFailed(m) => t(K::ConnectionRefused, format!("{what}: proxy: {m}")),
+        ureq::Error::Protocol(p) => t(
+            K::ConnectionLost,
+            format!("{what} on {at}: the answer is not HTTP ({p}){}", tls_hint()),
+        ),
+        ureq::Error::ConnectionFailed => t(K::ConnectionRefused, format!("{what}: cannot connect to {at}")),
+        ureq::Error::ConnectProxyFailed(m) => t(K::ConnectionRefused, format!("{what} on {at}: proxy: {m}")),
         ureq::Error::InvalidProxyUrl => t(K::Other, format!("{what}: invalid proxy URL")),
-        other => t(K::Other, format!("{what}: {other}")),
+        other => t(K::Other, format!("{what} on {at}: {other}")),
+    }
+}
+
+/// A ureq timeout as a message names it.
+fn timeout_name(reason: ureq::Timeout) -> &'static str {
+    match reason {
+        ureq::Timeout::Resolve => "name resolution",
+        ureq::Timeout::Connect => "connect",
+        ureq::Timeout::Global | ureq::Timeout::PerCall => "request",
+        ureq::Timeout::PerRead | ureq::Timeout::RecvResponse | ureq::Timeout::RecvBody => "read",
+        ureq::Timeout::PerWrite | ureq::Timeout::SendRequest | ureq::Timeout::SendBody => "send",
+        _ => "request",
     }
 }
 
@@ -384,6 +426,16 @@ pub(crate) fn status_error(code: u16, retry_after: Option<&str>, body: &[u8]) ->
         None => {
             let text = String::from_utf8_lossy(body);
             let text = text.trim();
+            // Go's TLS listener answers a plain HTTP request with this 400 (kube-apiserver, most Go proxies).
+            if code == 400 && text.starts_with("Client sent an HTTP request to an HTTPS server") {
+                return Error::Api(Box::new(Status::failure(
+                    code,
+                    Status::reason_for_code(code),
+                    format!(
+                        "the server speaks HTTPS and the server URL says http:// — use https:// (it answered: {text})"
+                    ),
+                )));
+            }
             let cut = text.char_indices().nth(512).map_or(text.len(), |(i, _)| i);
             let message = if text.is_empty() {
                 format!("the server answered {code} with an empty body")
