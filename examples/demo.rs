@@ -60,6 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if round == 3 {
             api.delete("gamma", &Default::default())?;
             // A network blip: every connection cut; the informer re-watches from where it was.
+            println!("-- cutting every connection to the API server; the informer re-watches from where it was --");
             server.restart()?;
         }
         std::thread::sleep(Duration::from_millis(400));

@@ -1,5 +1,5 @@
-//! The pods informer of seed note 002, in Rust: load a kubeconfig, watch pods in every namespace with a one-minute
-//! resync, log adds, updates and deletes. Runs until interrupted.
+//! The classic client-go Pod informer sample, in Rust: load a kubeconfig, watch pods in every namespace with a
+//! one-minute resync, print adds, updates and deletes. Runs until interrupted.
 //!
 //! ```sh
 //! cargo run --example pods -- --kubeconfig ~/.kube/config

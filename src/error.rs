@@ -149,7 +149,8 @@ impl Error {
     }
 
     /// Worth retrying the same request after a back-off, without relisting: 429, 5xx, connection refused, a dead
-    /// connection, an idle watch. (client-go's `isWatchErrorRetriable`, widened to 5xx as the issue asks.)
+    /// connection, an idle watch. (client-go's `isWatchErrorRetriable` retries 429 and a refused connection; 5xx is
+    /// retried here too, as an API server restarting behind a load balancer answers 502 or 503 for a moment.)
     pub fn is_retriable(&self) -> bool {
         match self {
             Error::Api(s) => s.code == 429 || s.code >= 500,

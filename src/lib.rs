@@ -60,8 +60,50 @@
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## Quick start with a real cluster
+//!
+//! [`Client::try_default`](client::Client::try_default) finds the cluster as kubectl does: the files `KUBECONFIG`
+//! names, else `~/.kube/config`, else the pod's service account. The classic Pod informer, for pods of every
+//! namespace (add `.strip_managed_fields()` to the options to keep the cache small):
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use kube_informer::client::Client;
+//! use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
+//! use kube_informer::object::{ApiResource, DynamicObject};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let factory = SharedInformerFactory::new(Client::try_default()?, FactoryOptions::default());
+//!     let pods = factory.informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
+//!     let name = |p: &DynamicObject| p.metadata.name.clone().unwrap_or_default();
+//!     pods.add_event_handler(
+//!         HandlerFuncs::new()
+//!             .on_add(move |p, _in_initial_list| println!("added {}", name(p)))
+//!             .on_update(move |_old, new| println!("updated {}", name(new)))
+//!             .on_delete(move |gone| println!("deleted {}", name(gone.object()))),
+//!     )?;
+//!     factory.start()?;
+//!     // Names what is missing (RBAC, an unreachable server, …) if the cache does not fill in time.
+//!     factory.wait_for_cache_sync(Duration::from_secs(60))?;
+//!     println!("{} pods", pods.lister().list(&Default::default()).len());
+//!     loop {
+//!         std::thread::park(); // handlers run on their own threads until the process is stopped
+//!     }
+//! }
+//! ```
+//!
+//! With k8s-openapi's types instead (`k8s_openapi::api::core::v1::Pod`), enable this crate's `k8s-openapi` feature
+//! and depend on k8s-openapi 0.29 with the feature of your cluster's version (`v1_33` … `v1_37`).
+//!
+//! ## Logging
+//!
+//! The library logs through the [`log`](https://docs.rs/log) facade: install any logger, e.g. `env_logger::init()`
+//! with `RUST_LOG=kube_informer=info`, to see failures that persist (a `warn!` when one starts and once a minute
+//! while it lasts, an `info!` when it ends) and leader changes; retried trouble is at `debug!`.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, unreachable_pub)]
 

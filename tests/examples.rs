@@ -22,6 +22,10 @@ fn demo_runs_without_a_cluster_and_exits_0() {
     );
     assert!(stdout.contains("-- synced: 3 objects cached --"), "{stdout}");
     assert!(stdout.contains("DELETED  demo/gamma"), "{stdout}");
+    assert!(
+        stdout.contains("-- cutting every connection to the API server"),
+        "{stdout}"
+    );
     assert!(stdout.contains("-- final cache (6 objects) --"), "{stdout}");
     assert!(stdout.contains("demo/beta colour=shade-5"), "{stdout}");
 }
