@@ -12,6 +12,8 @@ use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactor
 use kube_informer::object::{ApiResource, DynamicObject};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Logs on stderr: the library's warnings and recoveries by default, everything with RUST_LOG=debug.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args: Vec<String> = std::env::args().collect();
     let config = match args
         .iter()

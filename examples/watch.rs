@@ -63,6 +63,8 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    // Logs on stderr: the library's warnings and recoveries by default, everything with RUST_LOG=debug.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     match parse(std::env::args().skip(1)).and_then(|a| run(a).map_err(|e| e.to_string())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
