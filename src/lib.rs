@@ -29,6 +29,7 @@
 //! * [`controller`]: controllers — informers, a work queue and reconciling workers.
 //! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
+//! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
 //! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
 //!
 //! ## Example
@@ -115,6 +116,7 @@ pub mod controller;
 mod error;
 pub mod events;
 mod failure_streak;
+pub mod health;
 pub mod informer;
 pub mod leaderelection;
 pub mod object;

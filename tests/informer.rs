@@ -377,7 +377,7 @@ fn factory_shares_informers_and_reports_the_unsynced() {
     // The configmaps informer syncs; the secrets one is refused (403) and never will.
     assert!(a.wait_synced(WAIT));
     let err = factory.wait_for_cache_sync(Duration::from_millis(200)).unwrap_err();
-    assert_eq!(err.informers, ["secrets"]);
+    assert_eq!(err.names(), ["secrets"]);
     assert!(a.has_synced() && !forbidden.has_synced());
     assert_eq!(a.store().len(), 5);
     assert_eq!(factory.metrics().len(), 2);

@@ -48,6 +48,7 @@ use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::{full_jitter, random_between};
 use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::failure_streak::{FailureStreak, human_duration};
+use crate::health::{HealthCell, Stamp};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
 use crate::watch::WatchEvent;
@@ -103,6 +104,15 @@ pub(crate) struct ReflectorStats {
     watch_events: AtomicU64,
     streaming_list_refused: AtomicBool,
     streaming_list_fallbacks: AtomicU64,
+    /// The list/watch loop's health: `Degraded` through a streak of failures (see [`Reflector::round_failed`]),
+    /// `Healthy` again when it ends ([`Reflector::healthy`]); the informer halts it.
+    pub(crate) health: HealthCell,
+    /// When the last list (or streaming list) completed.
+    pub(crate) last_list: Stamp,
+    /// When the last watch event or bookmark arrived (stamped once per batch read).
+    pub(crate) last_event: Stamp,
+    /// When the current watch opened; cleared when it ends.
+    pub(crate) watch_opened: Stamp,
 }
 
 /// A snapshot of a reflector's counters.
@@ -129,6 +139,8 @@ pub struct ReflectorMetrics {
     /// Rounds where the streaming list failed and a LIST then WATCH took its place (403 on `watch`, a broken
     /// stream…).
     pub streaming_list_fallbacks: u64,
+    /// How long the current watch has been open (`None`: no watch open now).
+    pub watch_age: Option<Duration>,
 }
 
 impl ReflectorStats {
@@ -145,6 +157,7 @@ impl ReflectorStats {
             watch_events: n(&self.watch_events),
             streaming_list_refused: self.streaming_list_refused.load(Ordering::Relaxed),
             streaming_list_fallbacks: n(&self.streaming_list_fallbacks),
+            watch_age: self.watch_opened.age(Instant::now()),
         }
     }
 
@@ -443,6 +456,9 @@ impl<K: Object> Reflector<K> {
         let now = Instant::now();
         let level = self.failures.failed(now, &failure, 1);
         let Some(streak) = self.failures.current() else { return };
+        self.stats
+            .health
+            .failed(streak.since, streak.attempts, &streak.last_error);
         if streak.attempts == 1 {
             log::log!(level, "{}: {failure}; retrying with back-off", self.name);
         } else {
@@ -462,6 +478,7 @@ impl<K: Object> Reflector<K> {
         if !self.failures.is_failing() {
             return;
         }
+        self.stats.health.recovered();
         let now = Instant::now();
         if let Some(streak) = self.failures.recovered() {
             log::info!(
@@ -497,6 +514,7 @@ impl<K: Object> Reflector<K> {
             match self.streaming_list() {
                 Ok(stream) => {
                     self.healthy();
+                    self.stats.watch_opened.set_now();
                     return State::Watching {
                         stream,
                         opened: Instant::now(),
@@ -632,6 +650,8 @@ impl<K: Object> Reflector<K> {
                 return Err(Error::Stopped);
             }
         };
+        // Stamped before the sync it completes can be observed.
+        self.stats.last_list.set_now();
         session.finish();
         self.stats.set_rv(&final_rv);
         self.rv_unavailable = false;
@@ -701,6 +721,11 @@ impl<K: Object> Reflector<K> {
                     )));
                 }
                 WatchEvent::Bookmark(b) if b.is_initial_events_end() => {
+                    // Stamped, and recovered, before the sync it completes can be observed.
+                    let now = Instant::now();
+                    self.stats.last_list.set(now);
+                    self.stats.last_event.set(now);
+                    self.healthy();
                     session.finish();
                     self.stats.set_rv(&b.resource_version);
                     self.rv_unavailable = false;
@@ -739,6 +764,7 @@ impl<K: Object> Reflector<K> {
         match self.lw.watch_recycling(&params, self.recycler.clone()) {
             Ok(stream) => {
                 self.stats.watches.fetch_add(1, Ordering::Relaxed);
+                self.stats.watch_opened.set_now();
                 State::Watching {
                     stream,
                     opened: Instant::now(),
@@ -752,6 +778,7 @@ impl<K: Object> Reflector<K> {
     /// Reads the next event (which may block) and every event the stream has already decoded after it (which does
     /// not), up to [`BATCH`]; queues their changes under one lock of the queue.
     fn read_watch(&mut self, mut stream: EventStream<K>, opened: Instant, mut events: u64) -> State<K> {
+        let read_before = events;
         let end = loop {
             match self.read_watch_event(&mut stream) {
                 Some(end) => break Some(end),
@@ -776,8 +803,14 @@ impl<K: Object> Reflector<K> {
             Wake::Now
         };
         self.fifo.push_all(&mut self.batch, wake);
+        if events > read_before {
+            self.stats.last_event.set_now();
+        }
         if events > 0 {
             self.healthy();
+        }
+        if end.is_some() {
+            self.stats.watch_opened.clear();
         }
         match end {
             None => State::Watching { stream, opened, events },

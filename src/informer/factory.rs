@@ -15,6 +15,7 @@ use crate::client::params::ListParams;
 use crate::client::{Api, Client};
 use crate::clock::deadline::deadline_after;
 use crate::error::Result;
+use crate::health::{FactoryHealth, Health, InformerHealth};
 use crate::object::{ApiResource, MetaAccessor, Object, Resource};
 
 /// Lists a factory runs at once by default (herd control; client-go has no such limit).
@@ -139,16 +140,39 @@ impl fmt::Debug for FactoryOptions {
     }
 }
 
-/// Informers that failed to sync in time.
+/// Informers that failed to sync in time, each with why: the last error of its list/watch loop, how many attempts
+/// failed and how long ago the last one did, or that it halted, or that it is still at its first list.
+///
+/// Its text, when RBAC lacks `list` on secrets:
+///
+/// ```text
+/// informers not synced: secrets: list failed: 403 Forbidden: secrets is forbidden: User "alice" cannot list
+/// resource "secrets" in API group "" at the cluster scope — the credentials lack the RBAC verb "list" on this
+/// resource (4 attempts, last 1s ago)
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotSynced {
-    /// Names of the informers not synced.
-    pub informers: Vec<String>,
+    /// The informers not synced, with their health when the wait ended.
+    pub informers: Vec<InformerHealth>,
+}
+
+impl NotSynced {
+    /// The names of the informers not synced.
+    pub fn names(&self) -> Vec<&str> {
+        self.informers.iter().map(|i| i.name.as_str()).collect()
+    }
 }
 
 impl fmt::Display for NotSynced {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "informers not synced: {}", self.informers.join(", "))
+        f.write_str("informers not synced: ")?;
+        for (i, informer) in self.informers.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{informer}")?;
+        }
+        Ok(())
     }
 }
 
@@ -161,6 +185,7 @@ trait Managed: Send + Sync {
     fn begin_stop(&self) -> StopJoin;
     fn name(&self) -> &str;
     fn metrics(&self) -> InformerMetrics;
+    fn health(&self) -> InformerHealth;
 }
 
 impl<K: Object> Managed for SharedIndexInformer<K> {
@@ -178,6 +203,9 @@ impl<K: Object> Managed for SharedIndexInformer<K> {
     }
     fn metrics(&self) -> InformerMetrics {
         SharedIndexInformer::metrics(self)
+    }
+    fn health(&self) -> InformerHealth {
+        SharedIndexInformer::health(self)
     }
 }
 
@@ -315,14 +343,15 @@ impl SharedInformerFactory {
     /// Waits until every informer has synced and its handlers have handled their initial adds.
     ///
     /// # Errors
-    /// [`NotSynced`] naming the informers that had not synced by `timeout`.
+    /// [`NotSynced`] naming the informers that had not synced by `timeout`, each with the reason (its last error,
+    /// the attempt count and how long ago it failed last).
     pub fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), NotSynced> {
         let deadline = deadline_after(Instant::now(), timeout);
         let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
-        let not_synced: Vec<String> = managed
+        let not_synced: Vec<InformerHealth> = managed
             .iter()
             .filter(|m| !m.wait_synced(deadline.saturating_duration_since(Instant::now())))
-            .map(|m| m.name().to_owned())
+            .map(|m| m.health())
             .collect();
         if not_synced.is_empty() {
             Ok(())
@@ -334,6 +363,17 @@ impl SharedInformerFactory {
     /// Metrics of every informer.
     pub fn metrics(&self) -> Vec<InformerMetrics> {
         self.informers.lock().iter().map(|e| e.managed.metrics()).collect()
+    }
+
+    /// The health of every informer, and the worst of them as the factory's (`Healthy` with no informer).
+    /// [`FactoryHealth::is_ready`] is what a readiness probe asks: every informer synced and healthy.
+    pub fn health(&self) -> FactoryHealth {
+        let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
+        let informers: Vec<InformerHealth> = managed.iter().map(|m| m.health()).collect();
+        FactoryHealth {
+            state: Health::worst(informers.iter().map(|i| i.state.clone())),
+            informers,
+        }
     }
 
     /// The relist budget the factory's informers share.

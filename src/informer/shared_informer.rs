@@ -19,6 +19,7 @@ use crate::cache::{
 };
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
+use crate::health::{InformerHealth, LastError};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
@@ -138,6 +139,8 @@ pub struct InformerMetrics {
     pub handlers: Vec<HandlerMetrics>,
     /// True once the cache has synced.
     pub synced: bool,
+    /// The last error of the list/watch loop and when it happened, kept after recovery (`None`: never failed).
+    pub last_error: Option<LastError>,
 }
 
 enum RunState {
@@ -483,6 +486,49 @@ impl<K: Object> SharedIndexInformer<K> {
             store_size: s.store.len(),
             handlers: s.processor.stats().iter().map(|l| l.snapshot()).collect(),
             synced: s.has_synced(),
+            last_error: s.reflector_stats.health.last_error(Instant::now()),
+        }
+    }
+
+    /// The informer's health: `Healthy`; `Degraded` while its list/watch loop retries after failures (with the
+    /// last error, which says what to do when there is something to do: a missing RBAC verb, a resource the server
+    /// does not serve); `Halted` once stopped or when one of its threads died (a panic in a transform or an index
+    /// function). With the time since the last watch event or bookmark and since the last successful list.
+    ///
+    /// Cheap (a few atomic loads and a short lock): fit for probes. Readiness is [`InformerHealth::is_ready`]:
+    /// synced *and* healthy — [`has_synced`](Self::has_synced) alone stays true over a cache that stopped being
+    /// updated.
+    ///
+    /// ```
+    /// # #[cfg(feature = "testing")] {
+    /// use std::time::Duration;
+    /// use kube_informer::client::Api;
+    /// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+    /// use kube_informer::object::core::ConfigMap;
+    /// use kube_informer::testing::ApiServer;
+    ///
+    /// let server = ApiServer::start()?;
+    /// let informer = SharedIndexInformer::for_api(&Api::<ConfigMap>::all(server.client()?), InformerOptions::default());
+    /// informer.start()?;
+    /// assert!(informer.wait_synced(Duration::from_secs(30)));
+    /// let health = informer.health();
+    /// assert!(health.is_ready() && health.last_list_age.is_some());
+    /// informer.stop();
+    /// assert!(informer.health().state.is_halted());
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn health(&self) -> InformerHealth {
+        let s = &self.shared;
+        let stats = &s.reflector_stats;
+        let now = Instant::now();
+        InformerHealth {
+            name: s.name.clone(),
+            state: stats.health.get(),
+            synced: s.has_synced(),
+            last_event_age: stats.last_event.age(now),
+            last_list_age: stats.last_list.age(now),
+            last_error: stats.health.last_error(now),
         }
     }
 
@@ -514,6 +560,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 RunState::Running(w) => w,
             }
         };
+        s.reflector_stats.health.halt("stopped");
         s.halt();
         let handlers: Vec<Worker> = s.handler_workers.lock().drain().map(|(_, w)| w).collect();
         log::debug!("{}: informer stopping", s.name);
@@ -560,11 +607,13 @@ impl<K: Object> Shared<K> {
     /// function: it is reported and halts the informer, rather than leaving it silently stalled.
     fn guarded(&self, what: &str, f: impl FnOnce()) {
         if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-            log::warn!(
-                "{}: the {what} thread panicked ({}); the informer has halted",
-                self.name,
-                crate::worker::panic_message(&*p)
-            );
+            let reason = format!("the {what} thread panicked: {}", crate::worker::panic_message(&*p));
+            if self.reflector_stats.health.halt(reason.clone()) {
+                log::error!(
+                    "{}: {reason}; the informer has halted (its cache is no longer updated)",
+                    self.name
+                );
+            }
             self.halt();
         }
     }
