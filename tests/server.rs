@@ -540,7 +540,11 @@ fn status_subresource_writes_only_status() {
         &url,
         &json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}),
     );
-    assert!(pod.get("status").is_none(), "create drops the status");
+    assert_eq!(
+        pod["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"}),
+        "create resets the status"
+    );
     let mut body = pod.clone();
     body["status"] = json!({"phase": "Running"});
     body["spec"]["nodeName"] = json!("n2");

@@ -1,6 +1,7 @@
 //! What the server does to every object written, before the write rules of [`strategy`](super::strategy): drop
 //! what the resource's schema does not know (reporting it as `fieldValidation` asks, refusing the write under
-//! `Strict`); for a custom resource, apply its schema's defaults and validate it (422); for a CRD, check it.
+//! `Strict`); default a built-in kind as its Go type's defaulting does ([`defaults`](super::defaults)); for a custom
+//! resource, apply its schema's defaults and validate it (422); for a CRD, check it.
 
 use serde_json::Value;
 
@@ -52,6 +53,11 @@ impl<'a> Admission<'a> {
             unknown,
             self.body,
         )?;
+        // Defaulting, as decoding into kube-apiserver's types does: a built-in kind's defaulting functions, a custom
+        // resource's schema defaults.
+        if let (Some(rules), Some(o)) = (spec.builtin, obj.as_object_mut()) {
+            rules.default(o);
+        }
         if spec.custom {
             if let Some(s) = spec.schema.as_deref() {
                 schema::default(obj, Some(s));

@@ -107,6 +107,8 @@ impl ApiServer {
         if !spec.status_subresource {
             return Err(api(errors::no_such_path()));
         }
+        let mut obj = obj;
+        Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
         let name = obj
             .pointer("/metadata/name")
             .and_then(Value::as_str)

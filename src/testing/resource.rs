@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::defaults::{self, KindRules};
 use super::meta::GenerationRule;
 use crate::object::ApiResource;
 
@@ -57,6 +58,9 @@ pub struct ResourceSpec {
     pub(crate) custom: bool,
     /// The singular name discovery gives (a CRD's `names.singular`); the kind in lower case when `None`.
     pub(crate) singular: Option<String>,
+    /// What kube-apiserver does to objects of this built-in kind on their way to storage (defaulting, the registry
+    /// strategy's preparation, a service's allocations): set for the default resources, `None` otherwise.
+    pub(crate) builtin: Option<&'static KindRules>,
 }
 
 impl ResourceSpec {
@@ -74,6 +78,7 @@ impl ResourceSpec {
             schema: None,
             custom: false,
             singular: None,
+            builtin: None,
         }
     }
 
@@ -185,12 +190,27 @@ impl ResourceSpec {
     /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
     /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
     /// strategies do (pods since 1.33; deployments also on annotation changes).
+    ///
+    /// Their objects are defaulted as kube-apiserver defaults them (a secret's `type: Opaque`, a deployment's
+    /// strategy and pod template, a service's cluster IP, …; the fidelity table in [`testing`](super) lists what is
+    /// and is not done).
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer::testing::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::start().unwrap();
+    /// let secrets = ApiResource::new("", "v1", "Secret", "secrets", true);
+    /// let created = server.create_json(&secrets, Some("default"), json!({"metadata": {"name": "pw"}})).unwrap();
+    /// assert_eq!(created["type"], "Opaque");
+    /// ```
     pub fn defaults() -> Vec<ResourceSpec> {
         let core = |kind: &str, plural: &str, namespaced: bool| {
             ResourceSpec::new(ApiResource::new("", "v1", kind, plural, namespaced))
                 .generation(GenerationRule::Untracked)
         };
-        vec![
+        let specs = vec![
             core("ConfigMap", "configmaps", true).short_name("cm"),
             core("Secret", "secrets", true).selectable_field("type"),
             core("Namespace", "namespaces", false)
@@ -233,7 +253,14 @@ impl ResourceSpec {
                 .with_status_subresource()
                 .short_name("deploy")
                 .category("all"),
-        ]
+        ];
+        specs.into_iter().map(ResourceSpec::with_builtin_rules).collect()
+    }
+
+    /// Attaches kube-apiserver's rules for this kind, if it is one of the default resources' kinds.
+    fn with_builtin_rules(mut self) -> Self {
+        self.builtin = defaults::rules(&self.api.api_version(), &self.api.kind);
+        self
     }
 
     /// The singular name (`configmap`).

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
+use super::defaults::Cluster;
 use super::errors::{self, Failure, FieldError};
 use super::meta;
 use super::patch::{self, PatchError};
@@ -200,7 +201,7 @@ fn create_locked(
 ) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
-    if spec.status_subresource {
+    if spec.status_subresource && !spec.builtin.is_some_and(|r| r.create_keeps_status) {
         obj.remove("status");
     }
     let meta = meta_mut(obj)?;
@@ -238,6 +239,7 @@ fn create_locked(
         return Err(errors::already_exists(&spec.api, &name));
     }
     let rev = g.rev() + 1;
+    let key = object_key(&ns, &name);
     meta.insert("name".into(), Value::String(name));
     meta.insert("uid".into(), Value::String(util::new_uid()));
     meta.insert(
@@ -257,6 +259,9 @@ fn create_locked(
         meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
     }
     meta::normalize(meta);
+    if let Some(rules) = spec.builtin {
+        rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
+    }
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
@@ -278,6 +283,7 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
 
 /// Turns a requested new state into the one to store, following the update rules; `None` when nothing changed.
 fn prepare_update(
+    g: &StoreInner,
     spec: &ResourceSpec,
     current: &StoredObject,
     mut new: Value,
@@ -287,6 +293,8 @@ fn prepare_update(
     let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
         return Err(errors::internal("stored object is not a JSON object"));
     };
+    let (id, key) = (spec.id(), current.key());
+    let cluster = Cluster::new(g, &id, &key);
     let no_meta = Object::new();
     let old_meta = old_obj.get("metadata").and_then(Value::as_object).unwrap_or(&no_meta);
     let name = current.name.as_str();
@@ -308,6 +316,9 @@ fn prepare_update(
             Some(s) => r.insert("status".into(), s),
             None => r.remove("status"),
         };
+        if let Some(rules) = spec.builtin {
+            rules.prepare_for_update(&mut r, old_obj, true, &cluster)?;
+        }
         r
     } else {
         let new_uid = text(new_meta, "uid");
@@ -347,6 +358,9 @@ fn prepare_update(
             };
         }
         meta::normalize(meta_mut(new_obj)?);
+        if let Some(rules) = spec.builtin {
+            rules.prepare_for_update(new_obj, old_obj, false, &cluster)?;
+        }
         if meta::bumps(spec.generation, spec.status_subresource, old_obj, new_obj) {
             let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
             meta_mut(new_obj)?.insert("generation".into(), Value::from(generation + 1));
@@ -405,7 +419,7 @@ pub(crate) fn update(
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(spec, &current, body, status_only)?;
+    let new = prepare_update(&g, spec, &current, body, status_only)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
@@ -501,7 +515,7 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let new = prepare_update(spec, &current, doc, status_only)?;
+    let new = prepare_update(&g, spec, &current, doc, status_only)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
