@@ -260,9 +260,16 @@ def patch_strategic(ns):
     )
     raw = apps.read_namespaced_deployment("web", ns, _preload_content=False)
     containers = json.loads(raw.data)["spec"]["template"]["spec"]["containers"]
+    # As kube-apiserver stores them: with the defaults of a pod template's containers.
+    defaults = {
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
     want = [
-        {"name": "a", "image": "nginx:1", "ports": [{"containerPort": 80}]},
-        {"name": "b", "image": "busybox:2"},
+        {"name": "a", "image": "nginx:1", "ports": [{"containerPort": 80, "protocol": "TCP"}], **defaults},
+        {"name": "b", "image": "busybox:2", **defaults},
     ]
     check(containers == want, f"containers after the patch: {containers}")
 
