@@ -556,5 +556,11 @@ fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
         ],
         "{listed}"
     );
+    // Nor are the embedded server's threads (acceptor, one per connection) cut to a common prefix.
+    assert!(listed.lines().any(|n| n.trim() == "srv:acceptor"), "{listed}");
+    assert!(
+        !listed.lines().any(|n| n.trim().starts_with("kube-informer/")),
+        "a thread name the OS cut: {listed}"
+    );
     inf.stop();
 }

@@ -102,10 +102,11 @@
 //!
 //! # Threads
 //!
-//! One acceptor (`kube-informer/apiserver/acceptor`), one thread per connection (`…/conn-N`, which also streams its
-//! watch), one compactor timer (`…/compactor`), and a timer per [`ApiServer::restart_refusing_for`]
-//! (`…/restart-timer`). [`ApiServer::shutdown`] (or drop) joins them all within a second
-//! from any state: sockets are shut down and every wait is woken.
+//! One acceptor (`srv:acceptor`), one thread per connection (`srv:conn<N>`, which also streams its watch), one
+//! compactor timer (`srv:compactor`), and a timer per [`ApiServer::restart_refusing_for`] (`srv:restart`) — names
+//! short enough for the OS to show them whole beside the informer's (`refl:pods`, `h1:pods`).
+//! [`ApiServer::shutdown`] (or drop) joins them all within a second from any state: sockets are shut down and every
+//! wait is woken.
 
 mod admin;
 mod admission;

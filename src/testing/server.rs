@@ -680,7 +680,7 @@ impl ApiServer {
     fn spawn_compactor(&self, interval: Duration) -> io::Result<()> {
         let shared = self.shared.clone();
         let handle = thread::Builder::new()
-            .name("kube-informer/apiserver/compactor".into())
+            .name(crate::thread_name::os_thread_name("srv", "compactor"))
             .spawn(move || {
                 let (stop, wake) = &shared.timer;
                 let mut previous = shared.store.lock().rev();
@@ -775,7 +775,7 @@ pub(crate) fn restart(shared: &Arc<Shared>, down: Option<Duration>, spare: Optio
     };
     let s = shared.clone();
     let handle = thread::Builder::new()
-        .name("kube-informer/apiserver/restart-timer".into())
+        .name(crate::thread_name::os_thread_name("srv", "restart"))
         .spawn(move || {
             let (stop, wake) = &s.timer;
             let deadline = Instant::now().checked_add(down);
@@ -806,7 +806,7 @@ fn spawn_acceptor(shared: &Arc<Shared>, listener: TcpListener) -> io::Result<()>
     let s = shared.clone();
     let epoch = shared.epoch.load(Ordering::Acquire);
     let handle = thread::Builder::new()
-        .name("kube-informer/apiserver/acceptor".into())
+        .name(crate::thread_name::os_thread_name("srv", "acceptor"))
         .spawn(move || accept_loop(&s, &listener, epoch))?;
     *slot = Some(handle);
     Ok(())
@@ -882,7 +882,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
         conns.live.insert(id, raw);
         let s = shared.clone();
         let spawned = thread::Builder::new()
-            .name(format!("kube-informer/apiserver/conn-{id}"))
+            .name(crate::thread_name::os_thread_name("srv", &format!("conn{id}")))
             .spawn(move || {
                 conn::serve(s.clone(), tcp, epoch, id);
                 s.conns.lock().live.remove(&id);
