@@ -48,7 +48,7 @@
 //!     .map(|i| {
 //!         let (queue, reconcile, reconciled) = (queue.clone(), reconcile.clone(), reconciled.clone());
 //!         thread::Builder::new()
-//!             .name(format!("kube-informer/configmaps/worker-{i}"))
+//!             .name(format!("w{i}:configmaps")) // the OS shows 15 bytes of a thread name
 //!             .spawn(move || {
 //!                 // `None` once the queue is shut down and empty.
 //!                 while let Some(key) = queue.get() {
