@@ -14,6 +14,11 @@
 //! * no thread left running: `/proc/self/task` counts the same before and after (this binary runs its scenarios
 //!   one after another, on the main thread, so the count means something).
 //!
+//! A second scenario runs storms — for a few seconds every watch, or every list, is answered 410 or 429 while the
+//! writer keeps writing — and checks in the server's request log that each informer backed off: no more attempts in
+//! a storm than the back-off's shortest delays allow in its duration (`chaos_kit::max_attempts`); then that every
+//! informer converges, and the usual checks of the handlers' events.
+//!
 //! The seed is printed; `CHAOS_SEED=<n>` replays the same schedule of writes and faults (not the same thread
 //! interleaving). `CHAOS_SOAK_SECS=<n>` runs the fault phase for at least that long (a soak); by default it runs
 //! until 1,000 faults have been injected. `CHAOS_DUMP=1` prints the server's request log (time, connection, verb, code,
@@ -27,17 +32,18 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use chaos_kit::{
-    Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, seed_from_env,
+    Behaviour, Expected, FILTERED, Replay, ReplayHandler, Rng, Writer, converge, converge_stores, diff, max_attempts,
+    seed_from_env, state_of,
 };
 use common::watchdog::{self, Watchdog};
 use kube_informer::cache::{BackoffConfig, ListWatch, ReflectorConfig};
 use kube_informer::client::{Api, Client};
 use kube_informer::informer::{HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
-use kube_informer::testing::{ApiServer, Fault, Verb};
+use kube_informer::testing::{ApiServer, Fault, FaultTarget, RequestRecord, Verb};
 use parking_lot::Mutex;
 
 const NAMESPACES: [&str; 3] = ["alpha", "beta", "gamma"];
@@ -52,10 +58,16 @@ const HANG_LIMIT: Duration = Duration::from_secs(600);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenarios: [(&str, fn()); 1] = [(
-        "informers_survive_the_fault_schedule",
-        informers_survive_the_fault_schedule,
-    )];
+    let scenarios: [(&str, fn()); 2] = [
+        (
+            "informers_survive_the_fault_schedule",
+            informers_survive_the_fault_schedule,
+        ),
+        (
+            "informers_back_off_in_410_and_429_storms",
+            informers_back_off_in_410_and_429_storms,
+        ),
+    ];
     if args.iter().any(|a| a == "--list") {
         for (name, _) in scenarios {
             println!("{name}: test");
@@ -508,6 +520,200 @@ fn informers_survive_the_fault_schedule() {
     watchdog::phase("stopping the informers and the server");
     for inf in &informers {
         assert!(inf.has_synced());
+        inf.stop();
+        assert_eq!(inf.running_threads(), 0, "{}: threads joined", inf.name());
+    }
+    drop(informers);
+    server.shutdown();
+}
+
+/// How long each storm lasts.
+const STORM: Duration = Duration::from_secs(3);
+
+/// A storm: its name, the requests answered with an error code while it lasts, and the verb whose requests count
+/// an informer's attempts (one per back-off).
+type Storm = (&'static str, Vec<(FaultTarget, u16)>, Verb);
+
+fn informers_back_off_in_410_and_429_storms() {
+    let seed = seed_from_env("CHAOS_SEED");
+    let mut rng = Rng::new(seed);
+    let server = ApiServer::builder()
+        .bookmark_interval(Duration::from_millis(100))
+        .history_size(100_000)
+        .compaction_interval(None)
+        .start()
+        .unwrap();
+    let backoff = BackoffConfig {
+        initial: Duration::from_millis(20),
+        max: Duration::from_millis(160),
+        factor: 2.0,
+        reset_after: Duration::from_secs(3),
+    };
+    watchdog::phase("storms: starting the informers");
+    let writer = Mutex::new(Writer::new(&NAMESPACES, 20));
+    for _ in 0..100 {
+        writer.lock().step(&server, &mut rng);
+    }
+    let mut informers = Vec::new();
+    let mut replays = Vec::new();
+    // One namespace per informer, so that the request log tells their requests apart.
+    for (name, namespace, streaming) in [("streaming", "alpha", true), ("paged", "beta", false)] {
+        let config = server
+            .config()
+            .unwrap()
+            .watch_idle_limit(Duration::from_millis(300))
+            .read_timeout(Some(Duration::from_secs(1)))
+            .connect_timeout(Duration::from_secs(1));
+        let reflector = ReflectorConfig {
+            page_size: 50,
+            streaming_list: streaming,
+            min_watch_timeout: Duration::from_secs(2),
+            backoff: backoff.clone(),
+            relist_jitter: Duration::from_millis(20),
+            ..Default::default()
+        };
+        let options = InformerOptions::default().name(name).reflector(reflector);
+        let api = Api::<ConfigMap>::namespaced(Client::new(config).unwrap(), namespace);
+        let inf = SharedIndexInformer::for_api(&api, options);
+        let (handler, replay) = ReplayHandler::new(false, Behaviour::Fast);
+        inf.add_event_handler(handler).unwrap();
+        inf.start().unwrap();
+        informers.push((inf, namespace));
+        replays.push(replay);
+    }
+    // What each informer must hold: its namespace's objects.
+    let expected = |namespace: &str| state_of(&server.list::<ConfigMap>(Some(namespace)).unwrap());
+    let converge_stores = |what: &str| {
+        converge(what, Duration::from_secs(60), || {
+            informers.iter().find_map(|(inf, ns)| {
+                let (want, got) = (expected(ns), state_of(inf.store().list().iter().map(|o| &**o)));
+                (got != want).then(|| format!("{}: {}", inf.name(), diff(&want, &got)))
+            })
+        })
+    };
+    for (inf, _) in &informers {
+        assert!(inf.wait_synced(common::WAIT), "{} synced", inf.name());
+    }
+
+    let storms: [Storm; 4] = [
+        (
+            "410 on every watch",
+            vec![(Fault::watch("configmaps"), 410)],
+            Verb::List,
+        ),
+        (
+            "410 on every watch and list",
+            vec![(Fault::watch("configmaps"), 410), (Fault::list("configmaps"), 410)],
+            Verb::List,
+        ),
+        (
+            "429 on every watch",
+            vec![(Fault::watch("configmaps"), 429)],
+            Verb::Watch,
+        ),
+        (
+            "410 on every watch, 429 on every list",
+            vec![(Fault::watch("configmaps"), 410), (Fault::list("configmaps"), 429)],
+            Verb::List,
+        ),
+    ];
+    let writing = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let mut writer_rng = rng.fork();
+    /// Ends the writer when the storms end, or fail.
+    struct Done<'a>(&'a AtomicBool);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    std::thread::scope(|s| {
+        let _done = Done(&done);
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if writing.load(Ordering::Relaxed) {
+                    writer.lock().step(&server, &mut writer_rng);
+                }
+                // A steady stream of writes during a storm (and none between, so that the informers can converge).
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        for (name, targets, counted) in storms {
+            watchdog::phase(&format!("storm: {name}"));
+            writing.store(true, Ordering::Relaxed);
+            let start = SystemTime::now();
+            for (target, code) in targets {
+                server.inject(target.error(code).times(u32::MAX));
+            }
+            // Every connection cut: each informer re-watches (or relists) into the storm at once.
+            server.restart().unwrap();
+            std::thread::sleep(STORM);
+            server.clear_faults();
+            let window = SystemTime::now().duration_since(start).unwrap_or_default();
+            writing.store(false, Ordering::Relaxed);
+            let records = server.requests().records();
+            for (inf, namespace) in &informers {
+                let mine = |r: &&RequestRecord| r.namespace.as_deref() == Some(namespace) && r.is_for("configmaps");
+                let during: Vec<_> = records
+                    .iter()
+                    .filter(mine)
+                    .filter(|r| r.time >= start && r.time.duration_since(start).unwrap_or_default() <= window)
+                    .collect();
+                let attempts = during.iter().filter(|r| r.verb == counted).count() as u64;
+                let log = || {
+                    let lines: Vec<String> = records
+                        .iter()
+                        .filter(mine)
+                        .rev()
+                        .take(40)
+                        .map(|r| {
+                            let at = match r.time.duration_since(start) {
+                                Ok(d) => d.as_secs_f64(),
+                                Err(e) => -e.duration().as_secs_f64(),
+                            };
+                            format!("{at:+.3} {:?} {} {:?} {}", r.verb, r.code, r.fault, r.query)
+                        })
+                        .collect();
+                    lines.join("\n")
+                };
+                let bound = max_attempts(&backoff, window) + 2;
+                eprintln!(
+                    "chaos: storm {name:?}: {}: {attempts} {counted:?} requests in {window:.1?} (back-off allows {bound})",
+                    inf.name()
+                );
+                assert!(
+                    attempts >= 2,
+                    "{name}: {} did not meet the storm:\n{}",
+                    inf.name(),
+                    log()
+                );
+                assert!(
+                    attempts <= bound,
+                    "{name}: {} made {attempts} {counted:?} requests in {window:?}; its back-off allows {bound}:\n{}",
+                    inf.name(),
+                    log()
+                );
+            }
+            // The storm is over: everything converges on the server's state.
+            let _paused = writer.lock();
+            converge_stores(&format!("the stores after the storm {name:?}"));
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+
+    watchdog::phase("storms: checking the handlers");
+    converge("the handlers' replayed states", Duration::from_secs(60), || {
+        informers.iter().zip(&replays).find_map(|((inf, ns), replay)| {
+            let (want, got) = (expected(ns), replay.lock().state());
+            (got != want).then(|| format!("{}: {}", inf.name(), diff(&want, &got)))
+        })
+    });
+    for ((inf, _), replay) in informers.iter().zip(&replays) {
+        let r = replay.lock();
+        assert!(r.violations().is_empty(), "{}: {:#?}", inf.name(), r.violations());
+        eprintln!("  {}: {:?}", inf.name(), inf.metrics().reflector);
+    }
+    for (inf, _) in &informers {
         inf.stop();
         assert_eq!(inf.running_threads(), 0, "{}: threads joined", inf.name());
     }

@@ -1,11 +1,16 @@
 //! Jittered exponential back-off for the Reflector (client-go's `ExponentialBackoffManager` as the reflector
-//! configures it: 800 ms initial, ×2, 30 s cap, reset after 2 minutes without failure).
+//! configures it, `NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)`: 800 ms initial, ×2, 30 s cap, jitter
+//! factor 1, reset after 2 minutes without failure).
 
 use std::time::{Duration, Instant};
 
-use crate::clock::jitter::{full_jitter, mul_saturating};
+use crate::clock::jitter::{jitter, mul_saturating};
 
 /// Back-off parameters. The defaults are client-go's reflector defaults.
+///
+/// The `n`-th failure in a row waits `step(n) = min(initial × factorⁿ⁻¹, max)` plus a random part of up to one more
+/// step (client-go's jitter factor 1.0): between 0.8 and 1.6 s after the first failure, then 1.6–3.2 s, …, and
+/// 30–60 s from the seventh on, until no failure happened for `reset_after`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -17,9 +22,9 @@ use crate::clock::jitter::{full_jitter, mul_saturating};
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct BackoffConfig {
-    /// First delay (client-go: 800 ms).
+    /// First step (client-go: 800 ms).
     pub initial: Duration,
-    /// Largest delay (client-go: 30 s).
+    /// Largest step (client-go: 30 s); with its jitter, a delay is at most twice this.
     pub max: Duration,
     /// Growth factor per consecutive failure (client-go: 2).
     pub factor: f64,
@@ -40,8 +45,9 @@ impl Default for BackoffConfig {
 
 /// Back-off state: the delay grows with consecutive failures and resets after a healthy period.
 ///
-/// Delays use "full jitter" — uniform in `(0, d]` where `d` is the exponential step — so that many clients failing
-/// together (an API server restart) spread their retries instead of returning in lockstep.
+/// Delays are uniform in `(d, 2d]` where `d` is the exponential step (client-go's `wait.Jitter(d, 1.0)`): many
+/// clients failing together (an API server restart) spread their retries instead of returning in lockstep, and each
+/// delay is at least its step, which bounds how often a storm makes the loop retry.
 #[derive(Debug)]
 pub(crate) struct Backoff {
     config: BackoffConfig,
@@ -59,18 +65,27 @@ impl Backoff {
         }
     }
 
-    /// The delay before the next retry, `now` being the time of this failure; honours the server's `Retry-After`.
-    pub(crate) fn next_delay(&mut self, now: Instant, retry_after: Option<Duration>) -> Duration {
-        if self
-            .last_failure
-            .is_some_and(|t| now.saturating_duration_since(t) >= self.config.reset_after)
-        {
+    /// True when no failure happened in the last `reset_after` (or ever): the next one starts a new streak.
+    pub(crate) fn is_fresh(&self, now: Instant) -> bool {
+        self.last_failure
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.config.reset_after)
+    }
+
+    /// Notes a failure at `now` that is retried without a delay: it starts (or continues) a streak, so that the next
+    /// failure backs off, without taking a step.
+    pub(crate) fn failed_at(&mut self, now: Instant) {
+        if self.is_fresh(now) {
             self.step = self.config.initial;
         }
         self.last_failure = Some(now);
+    }
+
+    /// The delay before the next retry, `now` being the time of this failure; honours the server's `Retry-After`.
+    pub(crate) fn next_delay(&mut self, now: Instant, retry_after: Option<Duration>) -> Duration {
+        self.failed_at(now);
         let step = self.step.min(self.config.max);
         self.step = mul_saturating(step, self.config.factor).min(self.config.max);
-        let jittered = full_jitter(step).max(Duration::from_millis(1));
+        let jittered = jitter(step, 1.0).max(Duration::from_millis(1));
         retry_after.map_or(jittered, |r| r.max(jittered))
     }
 
@@ -93,7 +108,8 @@ mod tests {
         for i in 0..8 {
             steps.push(b.current_step());
             let d = b.next_delay(t0 + Duration::from_secs(i), None);
-            assert!(d > Duration::ZERO && d <= steps[i as usize], "{d:?} within (0, step]");
+            let step = steps[i as usize];
+            assert!(d > step && d <= step * 2, "{d:?} within (step, 2 step]");
         }
         let ms: Vec<u128> = steps.iter().map(Duration::as_millis).collect();
         assert_eq!(ms, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
@@ -111,5 +127,36 @@ mod tests {
         let mut b = Backoff::new(BackoffConfig::default());
         let d = b.next_delay(Instant::now(), Some(Duration::from_secs(7)));
         assert_eq!(d, Duration::from_secs(7));
+    }
+
+    #[test]
+    fn a_failure_retried_at_once_starts_a_streak_without_a_step() {
+        let mut b = Backoff::new(BackoffConfig::default());
+        let t0 = Instant::now();
+        assert!(b.is_fresh(t0));
+        b.failed_at(t0);
+        assert!(!b.is_fresh(t0 + Duration::from_secs(119)));
+        // The next failure in the streak takes the first step; one after a healthy period is fresh again.
+        let d = b.next_delay(t0 + Duration::from_secs(1), None);
+        assert!(
+            d > Duration::from_millis(800) && d <= Duration::from_millis(1600),
+            "{d:?}"
+        );
+        assert!(b.is_fresh(t0 + Duration::from_secs(121)));
+        b.failed_at(t0 + Duration::from_secs(121));
+        assert_eq!(b.current_step(), Duration::from_millis(800), "reset");
+    }
+
+    #[test]
+    fn huge_settings_saturate() {
+        let mut b = Backoff::new(BackoffConfig {
+            initial: Duration::MAX,
+            max: Duration::MAX,
+            factor: f64::MAX,
+            reset_after: Duration::MAX,
+        });
+        let t0 = Instant::now();
+        assert_eq!(b.next_delay(t0, None), Duration::MAX);
+        assert_eq!(b.next_delay(t0, Some(Duration::from_secs(1))), Duration::MAX);
     }
 }

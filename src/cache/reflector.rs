@@ -26,8 +26,12 @@
 //!   events with a retriable error (a load balancer cutting it) is a normal restart, logged at `debug!`.
 //! * Watches ask for bookmarks and a random timeout of 5–10 minutes. A clean close re-watches from the last
 //!   resourceVersion (no relist); bookmarks advance it; 410 relists; 429, 5xx, refused connections and dead (idle)
-//!   watches back off (800 ms → 30 s, full jitter, `Retry-After` honoured up to
-//!   [`MAX_RETRY_AFTER`](crate::MAX_RETRY_AFTER)) and re-watch without relisting.
+//!   watches re-watch without relisting.
+//! * Every failed attempt waits through one back-off, client-go's `ListAndWatch` back-off (800 ms → 30 s, ×2,
+//!   jitter up to one more step, reset after 2 minutes without failure; [`BackoffConfig`]), with the server's
+//!   `Retry-After` as a floor (at most [`MAX_RETRY_AFTER`](crate::MAX_RETRY_AFTER)): a storm of any kind — 410s on
+//!   the watch or the list (a flapping load balancer, a compacting etcd), 429s, refused connections — slows the
+//!   loop down exponentially. The first 410 after a healthy period relists at once (after `relist_jitter`).
 //!
 //! Every list streams straight into the queue ([`DeltaFifo::begin_replace`]): no full list is ever buffered.
 
@@ -70,8 +74,9 @@ pub struct ReflectorConfig {
     pub min_watch_timeout: Duration,
     /// Back-off after failures.
     pub backoff: BackoffConfig,
-    /// A relist after 410 waits a random delay up to this (not in client-go, which relists at once): informers hit
-    /// by the same compaction spread out instead of relisting in lockstep.
+    /// The first relist after a 410 in a healthy period waits a random delay up to this, instead of the back-off
+    /// (client-go waits its back-off, 0.8–1.6 s then): informers hit by the same compaction spread out instead of
+    /// relisting in lockstep. Further 410s in a row back off like any failure.
     pub relist_jitter: Duration,
     /// Limit on concurrent lists shared with other reflectors (herd control); `None`: unlimited.
     pub relist_budget: Option<Arc<RelistBudget>>,
@@ -490,10 +495,70 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    fn back_off(&mut self, err: &Error, then: Next) -> State<K> {
-        let delay = self.backoff.next_delay(Instant::now(), err.retry_after());
+    /// Every failed attempt of the loop ends here, in three steps: what the failure means for the next attempt (a
+    /// relist, or only a re-watch), what is counted and logged, and how long to wait — always the one back-off,
+    /// client-go's `ListAndWatch` back-off (see [`BackoffConfig`]) with the server's `Retry-After` as a floor, so
+    /// that a storm of any kind (410s on the watch or the list, 429s, refused connections, watches closed at once)
+    /// slows the loop down exponentially. The one exception is the first 410 after a healthy period (a compaction
+    /// while a watch was idle): it relists at once, after at most `relist_jitter`.
+    ///
+    /// `delivered`: a watch that delivered events before it failed (a normal restart, not counted in the streak).
+    fn failed(&mut self, attempt: Attempt, e: &Error, delivered: bool) -> State<K> {
+        if self.stop.is_stopped() {
+            return State::Stopped;
+        }
+        let now = Instant::now();
+        let gone = e.is_expired() || e.is_too_large_resource_version();
+        // 1. What comes next.
+        let then = match attempt {
+            Attempt::List => {
+                if gone {
+                    self.rv_unavailable = true;
+                    self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
+                }
+                Next::List
+            }
+            // Only a refused connection or a 429 (the others fall back to LIST for the round).
+            Attempt::StreamingList => Next::List,
+            // client-go relists at the last resource version first (a list is "at least as fresh").
+            Attempt::Watch if gone => {
+                self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
+                Next::List
+            }
+            Attempt::Watch if e.is_retriable() => {
+                self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
+                Next::Watch
+            }
+            Attempt::Watch => {
+                self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
+                Next::List
+            }
+        };
+        // 2. Counted and logged: a watch that worked before failing, or the first 410 in a while, is a normal restart.
+        let first_gone = gone && attempt == Attempt::Watch && self.backoff.is_fresh(now);
+        if delivered || first_gone {
+            self.report(e);
+            let what = if then == Next::List { "relisting" } else { "re-watching" };
+            log::debug!("{}: watch ended ({e}); {what}", self.name);
+        } else {
+            self.round_failed(attempt, e);
+        }
+        // 3. How long to wait.
+        if first_gone {
+            self.backoff.failed_at(now);
+            if self.config.relist_jitter.is_zero() {
+                return State::List;
+            }
+            return State::BackingOff {
+                until: deadline_after(now, full_jitter(self.config.relist_jitter)),
+                then: Next::List,
+            };
+        }
+        let delay = self.backoff.next_delay(now, e.retry_after());
         State::BackingOff {
-            until: deadline_after(Instant::now(), delay),
+            until: deadline_after(now, delay),
             then,
         }
     }
@@ -533,8 +598,7 @@ impl<K: Object> Reflector<K> {
                 // client-go's watch-list retries these itself after a back-off: the server is down or asks us to
                 // slow down, and a LIST would fare no better.
                 Err(StreamingListError::Failed(e)) if is_transient(&e) => {
-                    self.round_failed(Attempt::StreamingList, &e);
-                    return self.back_off(&e, Next::List);
+                    return self.failed(Attempt::StreamingList, &e, false);
                 }
                 Err(StreamingListError::Failed(e)) => {
                     if e.is_expired() || e.is_too_large_resource_version() {
@@ -555,22 +619,8 @@ impl<K: Object> Reflector<K> {
         }
         match self.paged_list() {
             Ok(()) => State::Watch,
-            Err(e) => self.list_failed(e),
+            Err(e) => self.failed(Attempt::List, &e, false),
         }
-    }
-
-    fn list_failed(&mut self, e: Error) -> State<K> {
-        if self.stop.is_stopped() {
-            return State::Stopped;
-        }
-        if e.is_expired() || e.is_too_large_resource_version() {
-            self.rv_unavailable = true;
-            self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
-        }
-        self.round_failed(Attempt::List, &e);
-        self.back_off(&e, Next::List)
     }
 
     /// LIST, paged, at the relist resource version; on "expired" / "too large", once more at `""`.
@@ -771,7 +821,7 @@ impl<K: Object> Reflector<K> {
                     events: 0,
                 }
             }
-            Err(e) => self.watch_failed(e, false),
+            Err(e) => self.failed(Attempt::Watch, &e, false),
         }
     }
 
@@ -814,9 +864,8 @@ impl<K: Object> Reflector<K> {
         }
         match end {
             None => State::Watching { stream, opened, events },
-            Some(WatchEnd::Failed(e)) => self.watch_failed(e, events > 0),
+            Some(WatchEnd::Failed(e)) => self.failed(Attempt::Watch, &e, events > 0),
             Some(WatchEnd::Closed) => {
-                self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
                 // client-go's "very short watch": a server closing at once must not make us spin.
                 if events == 0 && opened.elapsed() < Duration::from_secs(1) {
                     let e: Error = TransportError::new(
@@ -824,9 +873,9 @@ impl<K: Object> Reflector<K> {
                         "the server closed the watch at once, with no event",
                     )
                     .into();
-                    self.round_failed(Attempt::Watch, &e);
-                    return self.back_off(&e, Next::Watch);
+                    return self.failed(Attempt::Watch, &e, false);
                 }
+                self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
                 self.healthy();
                 log::debug!("{}: watch closed after {events} events; re-watching", self.name);
                 State::Watch
@@ -867,40 +916,6 @@ impl<K: Object> Reflector<K> {
             self.batch_rv.push_str(rv);
         }
         self.prepare(obj)
-    }
-
-    /// A watch that could not be opened or ended in an error; `delivered`: it had delivered events before.
-    fn watch_failed(&mut self, e: Error, delivered: bool) -> State<K> {
-        if self.stop.is_stopped() {
-            return State::Stopped;
-        }
-        if e.is_expired() || e.is_too_large_resource_version() {
-            self.report(&e);
-            // client-go relists at the last resource version first (a list is "at least as fresh").
-            log::debug!("{}: watch expired ({e}); relisting", self.name);
-            self.stats.relists_gone.fetch_add(1, Ordering::Relaxed);
-            if self.config.relist_jitter.is_zero() {
-                return State::List;
-            }
-            return State::BackingOff {
-                until: deadline_after(Instant::now(), full_jitter(self.config.relist_jitter)),
-                then: Next::List,
-            };
-        }
-        if e.is_retriable() {
-            self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
-            if delivered {
-                // A watch cut after it worked (a load balancer's limit, a server restart): a normal restart.
-                self.report(&e);
-                log::debug!("{}: watch failed ({e}); backing off and re-watching", self.name);
-            } else {
-                self.round_failed(Attempt::Watch, &e);
-            }
-            return self.back_off(&e, Next::Watch);
-        }
-        self.stats.relists_after_error.fetch_add(1, Ordering::Relaxed);
-        self.round_failed(Attempt::Watch, &e);
-        self.back_off(&e, Next::List)
     }
 
     #[cfg(test)]

@@ -276,6 +276,88 @@ fn gone_watch_relists_at_the_last_rv_unpaged() {
 }
 
 #[test]
+fn one_410_relists_at_once_but_a_storm_of_them_backs_off_exponentially() {
+    const H: Duration = Duration::from_secs(3600);
+    let mut t = rig(false);
+    t.r.backoff = Backoff::new(BackoffConfig {
+        initial: H,
+        max: 4 * H,
+        factor: 2.0,
+        reset_after: 24 * H,
+    });
+    let gone = || api_error(410, "Expired");
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    // The first 410 after a healthy period (here: ever) relists at once.
+    t.script.watch_error(gone());
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "List");
+    // Then each 410 in a row waits at least the next step: 1 h, 2 h, 4 h, 4 h (the back-off is skipped here).
+    for step in [H, 2 * H, 4 * H, 4 * H] {
+        t.script.page(vec![], "10", None);
+        assert!(t.r.step(), "relisted");
+        t.script.watch_error(gone());
+        assert!(t.r.step());
+        assert_eq!(t.r.state_name(), "BackingOff(then List)");
+        let remaining = t.r.backoff_remaining().unwrap();
+        assert!(
+            remaining > step - Duration::from_secs(60) && remaining <= 2 * step,
+            "{remaining:?}"
+        );
+        t.r.state = State::List;
+    }
+    assert_eq!(t.r.stats.snapshot().relists_gone, 5);
+
+    // With no failure for `reset_after` (here: zero), every 410 is the first of its kind again.
+    let mut t = rig(false);
+    t.r.backoff = Backoff::new(BackoffConfig {
+        initial: H,
+        reset_after: Duration::ZERO,
+        ..Default::default()
+    });
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    for _ in 0..3 {
+        t.script.watch_error(gone());
+        assert!(t.r.step());
+        assert_eq!(t.r.state_name(), "List");
+        t.script.page(vec![], "10", None);
+        assert!(t.r.step());
+    }
+}
+
+#[test]
+fn a_429_storm_backs_off_through_the_same_steps_on_a_watch_and_a_list() {
+    const H: Duration = Duration::from_secs(3600);
+    let mut t = rig(false);
+    t.r.backoff = Backoff::new(BackoffConfig {
+        initial: H,
+        max: 4 * H,
+        factor: 2.0,
+        reset_after: 24 * H,
+    });
+    t.script.list_error(api_error(429, "TooManyRequests"));
+    assert!(t.r.step());
+    assert_eq!(t.r.state_name(), "BackingOff(then List)");
+    assert!(t.r.backoff_remaining().unwrap() > H - Duration::from_secs(60));
+    t.r.state = State::List;
+    t.script.page(vec![], "10", None);
+    assert!(t.r.step());
+    // The watch's 429s continue the streak: 2 h, then 4 h.
+    for step in [2 * H, 4 * H] {
+        t.script.watch_error(api_error(429, "TooManyRequests"));
+        assert!(t.r.step());
+        assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+        let remaining = t.r.backoff_remaining().unwrap();
+        assert!(
+            remaining > step - Duration::from_secs(60) && remaining <= 2 * step,
+            "{remaining:?}"
+        );
+        t.r.state = State::Watch;
+    }
+}
+
+#[test]
 fn expired_continue_token_falls_back_to_one_full_list() {
     let mut t = rig(false);
     t.script.page(vec![cm("a", "3")], "", Some("t1"));

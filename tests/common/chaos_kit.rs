@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kube_informer::cache::DeletedObject;
+use kube_informer::cache::{BackoffConfig, DeletedObject};
 use kube_informer::informer::{Event, ResourceEventHandler, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ObjectMeta, key_of};
@@ -402,5 +402,21 @@ pub fn converge(what: &str, timeout: Duration, mut check: impl FnMut() -> Option
         let Some(problem) = check() else { return };
         assert!(Instant::now() < deadline, "{what} did not converge: {problem}");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The most attempts a reflector with `backoff` can make in `window` while every attempt fails: the first retry may
+/// come at once (the first 410 after a healthy period relists without delay), and each later one waits at least its
+/// back-off step — `initial`, then ×`factor` up to `max` (the jitter only adds to a step). An upper bound: the time
+/// requests take, and the jitter, only lower the real count.
+pub fn max_attempts(backoff: &BackoffConfig, window: Duration) -> u64 {
+    let (mut attempts, mut elapsed, mut step) = (2, Duration::ZERO, backoff.initial);
+    loop {
+        elapsed += step.max(Duration::from_millis(1));
+        if elapsed > window {
+            return attempts;
+        }
+        attempts += 1;
+        step = step.mul_f64(backoff.factor).min(backoff.max);
     }
 }
