@@ -32,6 +32,7 @@ pub(crate) fn resource() -> ResourceSpec {
     .short_name("crd")
     .short_name("crds")
     .category("api-extensions")
+    .with_builtin_rules()
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {

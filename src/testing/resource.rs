@@ -257,8 +257,8 @@ impl ResourceSpec {
         specs.into_iter().map(ResourceSpec::with_builtin_rules).collect()
     }
 
-    /// Attaches kube-apiserver's rules for this kind, if it is one of the default resources' kinds.
-    fn with_builtin_rules(mut self) -> Self {
+    /// Attaches kube-apiserver's rules for this kind, if it is one of the default resources' kinds (or CRDs).
+    pub(crate) fn with_builtin_rules(mut self) -> Self {
         self.builtin = defaults::rules(&self.api.api_version(), &self.api.kind);
         self
     }

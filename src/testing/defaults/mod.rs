@@ -22,6 +22,7 @@
 //! where a client that leaves them out would otherwise read back something a cluster never shows (a container's
 //! `resources: {}`, an event's `reportingComponent: ""`).
 
+mod apiextensions;
 mod apps;
 mod core;
 mod image;
@@ -103,8 +104,8 @@ fn no_update(_: &mut Object, _: &Object, _: bool, _: &Cluster<'_>) -> Result<(),
     Ok(())
 }
 
-/// Every kind with rules: the default resources' kinds.
-static RULES: [KindRules; 9] = [
+/// Every kind with rules: the default resources' kinds, and CRDs.
+static RULES: [KindRules; 10] = [
     KindRules {
         kind: "v1/ConfigMap",
         default: |_| {},
@@ -166,6 +167,13 @@ static RULES: [KindRules; 9] = [
         default: apps::default_deployment,
         create_keeps_status: false,
         prepare_for_create: apps::create_deployment,
+        prepare_for_update: no_update,
+    },
+    KindRules {
+        kind: "apiextensions.k8s.io/v1/CustomResourceDefinition",
+        default: apiextensions::default_crd,
+        create_keeps_status: false,
+        prepare_for_create: no_create,
         prepare_for_update: no_update,
     },
 ];

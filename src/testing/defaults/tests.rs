@@ -17,12 +17,19 @@ struct Fixture {
 impl Fixture {
     fn new() -> Self {
         Fixture {
-            store: Store::new(1, 1000, ResourceSpec::defaults()),
+            store: Store::new(1, 1000, Self::specs()),
         }
     }
 
+    /// The default resources and CRDs, as a server has them.
+    fn specs() -> Vec<ResourceSpec> {
+        let mut specs = ResourceSpec::defaults();
+        specs.push(crate::testing::crd::resource());
+        specs
+    }
+
     fn spec(&self, plural: &str) -> ResourceSpec {
-        ResourceSpec::defaults()
+        Self::specs()
             .into_iter()
             .find(|s| s.api.plural == plural)
             .expect("a default resource")
@@ -748,4 +755,49 @@ fn status_writes_of_services_and_deployments_keep_the_spec() {
         json!([{"ip": "192.0.2.1", "ipMode": "VIP"}, {"hostname": "lb.example"}])
     );
     assert_eq!(got["spec"], svc["spec"]);
+}
+
+#[test]
+fn crds_get_their_names_conversion_and_stored_versions() {
+    let f = Fixture::new();
+    let crd = f
+        .create(
+            "customresourcedefinitions",
+            json!({
+                "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {
+                    "group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                                  "schema": {"openAPIV3Schema": {"type": "object"}}}],
+                },
+            }),
+        )
+        .unwrap();
+    assert_eq!(
+        crd["spec"]["names"],
+        json!({"plural": "widgets", "kind": "Widget", "singular": "widget", "listKind": "WidgetList"})
+    );
+    assert_eq!(crd["spec"]["conversion"], json!({"strategy": "None"}));
+    assert_eq!(crd["metadata"]["generation"], 1);
+    // Set names and a conversion are kept; a webhook's service gets port 443; a status without stored versions
+    // gets the storage version.
+    let rules = super::rules("apiextensions.k8s.io/v1", "CustomResourceDefinition").unwrap();
+    let mut obj = json!({
+        "spec": {
+            "names": {"plural": "gadgets", "kind": "Gadget", "singular": "gizmo", "listKind": "Gizmos"},
+            "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"namespace": "n", "name": "s"}}}},
+            "versions": [{"name": "v1", "storage": false}, {"name": "v2", "storage": true}],
+        },
+        "status": {"storedVersions": []},
+    });
+    rules.default(obj.as_object_mut().unwrap());
+    assert_eq!(obj["spec"]["names"]["singular"], "gizmo");
+    assert_eq!(obj["spec"]["names"]["listKind"], "Gizmos");
+    assert_eq!(
+        obj["spec"]["conversion"]["webhook"]["clientConfig"]["service"],
+        json!({"namespace": "n", "name": "s", "port": 443})
+    );
+    assert_eq!(obj["status"]["storedVersions"], json!(["v2"]));
 }

@@ -1,0 +1,53 @@
+//! apiextensions.k8s.io/v1 CustomResourceDefinition: `SetObjectDefaults_CustomResourceDefinition` (the spec's names
+//! and conversion, a webhook service's port, the stored versions). Checking a CRD and serving what it defines is
+//! [`crd`](crate::testing::crd)'s.
+
+use serde_json::{Value, json};
+
+use super::{Object, absent, child, child_or_empty, default_ptr, empty_str, text};
+
+/// `SetDefaults_CustomResourceDefinition`: the singular name (the kind in lower case) and list kind (`<Kind>List`),
+/// conversion strategy `None`, a conversion webhook service's port 443, and `status.storedVersions` (when a status
+/// is written without it) holding the storage version.
+pub(super) fn default_crd(obj: &mut Object) {
+    let Some(spec) = child_or_empty(obj, "spec") else {
+        return;
+    };
+    if let Some(names) = child_or_empty(spec, "names") {
+        let kind = text(names, "kind").to_owned();
+        if empty_str(names, "singular") {
+            names.insert("singular".into(), Value::from(kind.to_lowercase()));
+        }
+        if empty_str(names, "listKind") && !kind.is_empty() {
+            names.insert("listKind".into(), Value::from(format!("{kind}List")));
+        }
+    }
+    if absent(spec, "conversion") {
+        spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+    let service = child(spec, "conversion")
+        .and_then(|c| child(c, "webhook"))
+        .and_then(|w| child(w, "clientConfig"))
+        .and_then(|c| child(c, "service"));
+    if let Some(service) = service {
+        default_ptr(service, "port", 443);
+    }
+    let storage = obj
+        .get("spec")
+        .and_then(|s| s.get("versions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|v| v.get("storage") == Some(&Value::Bool(true)))
+        .and_then(|v| v.get("name"))
+        .cloned();
+    if let (Some(status), Some(storage)) = (child(obj, "status"), storage) {
+        let unset = status
+            .get("storedVersions")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if unset {
+            status.insert("storedVersions".into(), json!([storage]));
+        }
+    }
+}
