@@ -6,22 +6,16 @@
 //! allocated cluster IP), and those are checked for their form.
 
 mod common;
+#[path = "common/raw_http.rs"]
+#[allow(unused_imports)] // its re-export of `eventually`
+mod raw_http;
 
-use common::{WAIT, fixture};
+use common::fixture;
 use kube_informer::testing::ApiServer;
+use raw_http::*;
 use serde_json::{Value, json};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::new_with_config(
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .timeout_global(Some(WAIT))
-            .build(),
-    )
-}
 
 /// Creates the fixture's object at `path` (a collection URL path), sent as kubectl 1.32 sent it (protobuf) or as
 /// JSON, and reads it back.
