@@ -97,6 +97,16 @@ fn a_missing_rbac_verb_is_named_by_not_synced_health_and_metrics() {
     let err = factory.wait_for_cache_sync(Duration::ZERO).unwrap_err();
     assert_eq!(err.names(), ["secrets"]);
     let text = err.to_string();
+    // The message README.md's "Health, errors and metrics" shows, word for word up to the attempt count and age.
+    let (shown, counts) = text.rsplit_once(" (").unwrap();
+    assert_eq!(
+        shown,
+        r#"informers not synced: secrets: list failed: API error 403 Forbidden: secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" at the cluster scope — the credentials lack the RBAC verb "list" on this resource"#
+    );
+    assert!(
+        counts.contains(" attempts, last ") && counts.ends_with(" ago)"),
+        "{counts}"
+    );
     assert!(
         text.starts_with("informers not synced: secrets: list failed: API error 403 Forbidden: secrets is forbidden: ")
             && text.contains(r#"User "alice" cannot list resource "secrets""#)
@@ -239,4 +249,75 @@ fn a_panic_in_a_transform_halts_the_informer_and_says_so_at_error() {
         informer.health().state == Health::Halted { reason },
         "stopping keeps the first reason"
     );
+}
+
+#[test]
+fn a_controller_an_elector_and_a_recorder_degrade_with_the_error_that_stops_them() {
+    use kube_informer::controller::{Action, Context, Controller};
+    use kube_informer::events::{ApiEventSink, EventRecorder, RecorderOptions};
+    use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+
+    fn noop(_key: &str, _ctx: &Context<'_, DynamicObject, ()>) -> kube_informer::Result<Action> {
+        Ok(Action::await_change())
+    }
+
+    install_logger();
+    let server = ApiServer::builder()
+        .token("t", "bob")
+        .kubeconfig_user("bob")
+        .rule(AccessRule::user("bob").resources(&["configmaps"]))
+        .start()
+        .unwrap();
+    let client = server.client().unwrap();
+    let secrets = Arc::new(SharedIndexInformer::for_api(
+        &Api::<DynamicObject>::all_with(client.clone(), &ApiResource::new("", "v1", "Secret", "secrets", true)),
+        InformerOptions::default().reflector(quick_reflector()),
+    ));
+    let controller = Controller::builder(secrets.clone(), ()).build(noop).unwrap();
+    controller.start().unwrap();
+    eventually("the controller degraded by its informer", || {
+        degraded_error(&controller.health()).is_some()
+    });
+    let (_, error) = degraded_error(&controller.health()).unwrap();
+    assert!(
+        error.starts_with("informer secrets: list failed: API error 403 Forbidden: "),
+        "{error}"
+    );
+
+    let elector = LeaderElector::start(
+        LeaseLock::new(&client, "default", "health-test", "bob-1"),
+        LeaderElectionConfig::default().name("health-test"),
+        LeaderCallbacks::new(),
+    )
+    .unwrap();
+    eventually("the elector degraded", || degraded_error(&elector.health()).is_some());
+    let (_, error) = degraded_error(&elector.health()).unwrap();
+    assert!(
+        error.starts_with("cannot read the lock: ") && error.contains("403 Forbidden"),
+        "{error}"
+    );
+    let warned = logged(log::Level::Warn, "health-test: cannot read the lock: ");
+    assert_eq!(warned.len(), 1, "warned once, not at every retry: {warned:?}");
+
+    let recorder = EventRecorder::new(ApiEventSink::new(client.clone()), RecorderOptions::new("health-test")).unwrap();
+    recorder.normal(&cm("ns", "a", "1"), "Tested", "refused");
+    assert!(recorder.flush(WAIT));
+    let (_, error) = degraded_error(&recorder.health()).expect("degraded by the refused write");
+    assert!(
+        error.starts_with("cannot write events: ") && error.contains("403"),
+        "{error}"
+    );
+
+    controller.stop();
+    elector.stop();
+    recorder.stop();
+    for health in [controller.health(), elector.health(), recorder.health()] {
+        assert_eq!(
+            health,
+            Health::Halted {
+                reason: "stopped".into()
+            }
+        );
+    }
+    secrets.stop();
 }

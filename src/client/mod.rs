@@ -31,6 +31,7 @@ mod discovery;
 mod exec;
 mod incluster;
 mod kubeconfig;
+mod metrics;
 pub mod params;
 mod request;
 mod sealed;
@@ -56,6 +57,7 @@ pub use config::{
 pub use exec::{EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
+pub use metrics::{LatencyHistogram, MethodLatency, RequestCount, RequestMetrics};
 pub use secret::Secret;
 pub use watch_stream::WatchStream;
 
@@ -120,6 +122,10 @@ struct Shared {
     config_summary: String,
     /// Credentials of requests in flight, put on the wire below ureq's logging (see [`sealed`]).
     seals: Arc<Seals>,
+    /// `host:port` of the server (the `host` label of the request metrics).
+    host: String,
+    /// Requests by method and answer, with their latency.
+    requests: metrics::RequestStats,
 }
 
 /// One connection pool and the canceller that aborts it.
@@ -224,6 +230,7 @@ impl Client {
             Some(n) => n.value.clone(),
             None => host,
         };
+        let host_label = uri.authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
         let config_summary = format!("{:?}", config);
         let shared = Arc::new(Shared {
             base_url,
@@ -240,6 +247,8 @@ impl Client {
             discovery: discovery::Cache::default(),
             config_summary,
             seals: Arc::new(Seals::default()),
+            host: host_label,
+            requests: metrics::RequestStats::default(),
         });
         Ok(Client {
             transport: Arc::new(Transport::new(&shared)),
@@ -264,6 +273,18 @@ impl Client {
             transport: Arc::new(Transport::new(&self.shared)),
             shared: Arc::clone(&self.shared),
         }
+    }
+
+    /// Requests made so far by this client, its clones and its isolated copies: counts by HTTP method and answer,
+    /// latency to the response headers by method — client-go's `rest_client_requests_total` and
+    /// `rest_client_request_duration_seconds`.
+    pub fn request_metrics(&self) -> RequestMetrics {
+        self.shared.requests.snapshot(&self.shared.host)
+    }
+
+    /// The client held weakly (by a [`Registry`](crate::health::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakClient {
+        WeakClient(Arc::downgrade(&self.shared))
     }
 
     /// The handle that aborts every in-flight and future request of this client and its clones (not of
@@ -405,6 +426,7 @@ impl Client {
                 builder = builder.header(http::header::AUTHORIZATION, value);
                 _seal = Some(seal);
             }
+            let started = std::time::Instant::now();
             let result = match &req.body {
                 Some(body) => {
                     let r = builder
@@ -419,6 +441,12 @@ impl Client {
                     run(&agent, r, watch_idle)
                 }
             };
+            if !cancel.is_cancelled() {
+                let code = result.as_ref().ok().map(|r| r.status().as_u16());
+                self.shared
+                    .requests
+                    .observe(req.method.as_str(), code, started.elapsed());
+            }
             let response = result.map_err(|e| transport::map_error(e, cancel, &ctx))?;
             let code = response.status().as_u16();
             if (200..300).contains(&code) {
@@ -515,6 +543,17 @@ impl fmt::Debug for Client {
             .field("config", &format_args!("{}", self.shared.config_summary))
             .field("aborted", &self.transport.canceller.is_cancelled())
             .finish()
+    }
+}
+
+/// A client held weakly (by a [`Registry`](crate::health::Registry)): its request metrics while any clone lives.
+pub(crate) struct WeakClient(std::sync::Weak<Shared>);
+
+impl WeakClient {
+    /// The request metrics and an id telling this client's shared state apart; `None` once every clone is gone.
+    pub(crate) fn request_metrics(&self) -> Option<(usize, RequestMetrics)> {
+        let shared = self.0.upgrade()?;
+        Some((Arc::as_ptr(&shared).addr(), shared.requests.snapshot(&shared.host)))
     }
 }
 

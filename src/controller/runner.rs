@@ -4,8 +4,8 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
@@ -19,6 +19,8 @@ use crate::cache::{Lister, Store};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
+use crate::health::registry::{Component, Observation, Observed};
+use crate::health::{Health, HealthCell, InformerHealth};
 use crate::informer::{Event, HandlerOptions, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
 use crate::object::{ApiResource, Object, Resource, key_of};
@@ -63,6 +65,7 @@ trait Source: Send + Sync {
     fn wait_synced(&self, timeout: Duration) -> bool;
     fn is_stopped(&self) -> bool;
     fn name(&self) -> &str;
+    fn health(&self) -> InformerHealth;
 }
 
 impl<S: Object> Source for SharedIndexInformer<S> {
@@ -77,6 +80,9 @@ impl<S: Object> Source for SharedIndexInformer<S> {
     }
     fn name(&self) -> &str {
         SharedIndexInformer::name(self)
+    }
+    fn health(&self) -> InformerHealth {
+        SharedIndexInformer::health(self)
     }
 }
 
@@ -131,6 +137,8 @@ pub(crate) struct Shared<K: Object, D> {
     failing: Mutex<HashMap<QueueKey, FailureStreak>>,
     /// Worker threads currently running.
     live_workers: Arc<AtomicUsize>,
+    /// `Halted` once the controller is stopped; its informers' health is added when read ([`Shared::health`]).
+    health: HealthCell,
 }
 
 /// One run of the workers, from `start` to `pause` or `stop`, with its own queue.
@@ -381,6 +389,7 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 stats: Stats::default(),
                 failing: Mutex::new(HashMap::new()),
                 live_workers: Arc::new(AtomicUsize::new(0)),
+                health: HealthCell::default(),
             }),
             state: Mutex::new(State::Idle),
             registrations: Mutex::new(registrations),
@@ -515,6 +524,7 @@ impl<K: Object, D> Controller<K, D> {
     /// Idempotent; the controller cannot be started again. The informers keep running: stop them (or drop them)
     /// when nothing else uses them.
     pub fn stop(&self) {
+        self.shared.health.halt("stopped");
         let mut state = self.state.lock();
         if let State::Running(term) = std::mem::replace(&mut *state, State::Stopped) {
             self.end_term(term);
@@ -559,19 +569,42 @@ impl<K: Object, D> Controller<K, D> {
 
     /// A snapshot of the controller's counters and of its current work queue.
     pub fn metrics(&self) -> ControllerMetrics {
-        let s = &self.shared;
-        let queue = s.slot.current.read().as_ref().map(|q| q.metrics());
-        ControllerMetrics {
-            name: s.name.clone(),
-            running: queue.is_some(),
-            queue,
-            reconciles: s.stats.reconciles.load(Ordering::Relaxed),
-            errors: s.stats.errors.load(Ordering::Relaxed),
-            panics: s.stats.panics.load(Ordering::Relaxed),
-            in_flight: s.stats.in_flight.load(Ordering::Relaxed),
-            terms: s.stats.terms.load(Ordering::Relaxed),
-            workers: s.live_workers.load(Ordering::SeqCst),
-        }
+        self.shared.metrics()
+    }
+
+    /// The controller's health: `Halted` once stopped or when an informer it reads halted (its cache no longer
+    /// follows the server: a restart is due); `Degraded` while one of them retries failures (reconciles act on a
+    /// cache that may be stale), with that informer's error; `Healthy` otherwise — paused under leader election
+    /// included. Failing reconciles do not count: they are the keys' business (see
+    /// [`metrics`](Controller::metrics) and the log).
+    pub fn health(&self) -> Health {
+        self.shared.health()
+    }
+}
+
+impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
+    /// The controller as a [`Registry`](crate::health::Registry) holds it: weakly.
+    pub(crate) fn component(&self) -> Arc<dyn Component> {
+        Arc::new(ControllerComponent(Arc::downgrade(&self.shared)))
+    }
+}
+
+/// A controller in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
+struct ControllerComponent<K: Object, D>(Weak<Shared<K, D>>);
+
+impl<K: Object, D: Send + Sync + 'static> Component for ControllerComponent<K, D> {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(shared) = self.0.upgrade() else {
+            return false;
+        };
+        out.push(Observation {
+            id: Arc::as_ptr(&shared).addr(),
+            what: Observed::Controller {
+                health: shared.health(),
+                metrics: shared.metrics(),
+            },
+        });
+        true
     }
 }
 
@@ -582,6 +615,45 @@ impl<K: Object, D> Drop for Controller<K, D> {
 }
 
 impl<K: Object, D> Shared<K, D> {
+    fn metrics(&self) -> ControllerMetrics {
+        let queue = self.slot.current.read().as_ref().map(|q| q.metrics());
+        ControllerMetrics {
+            name: self.name.clone(),
+            running: queue.is_some(),
+            queue,
+            reconciles: self.stats.reconciles.load(Ordering::Relaxed),
+            errors: self.stats.errors.load(Ordering::Relaxed),
+            panics: self.stats.panics.load(Ordering::Relaxed),
+            in_flight: self.stats.in_flight.load(Ordering::Relaxed),
+            terms: self.stats.terms.load(Ordering::Relaxed),
+            workers: self.live_workers.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Its own state (halted once stopped), else the worst of its informers', named.
+    fn health(&self) -> Health {
+        let own = self.health.get();
+        if own.is_halted() {
+            return own;
+        }
+        let informers = self.sources.iter().map(|source| match source.health().state {
+            Health::Halted { reason } => Health::Halted {
+                reason: format!("informer {} halted: {reason}", source.name()),
+            },
+            Health::Degraded {
+                since,
+                attempts,
+                last_error,
+            } => Health::Degraded {
+                since,
+                attempts,
+                last_error: format!("informer {}: {last_error}", source.name()),
+            },
+            Health::Healthy => Health::Healthy,
+        });
+        Health::worst(informers)
+    }
+
     /// A worker: waits for the caches, then reconciles keys until its term ends.
     fn run_worker(&self, queue: &Queue, halt: &StopSignal) {
         if !self.wait_for_caches(halt) {

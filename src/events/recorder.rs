@@ -2,8 +2,8 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
@@ -15,6 +15,9 @@ use super::{Event, EventSource, EventType, ObjectReference};
 use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::full_jitter;
 use crate::error::{Error, Result};
+use crate::failure_streak::FailureStreak;
+use crate::health::registry::{Component, Observation, Observed};
+use crate::health::{Health, HealthCell};
 use crate::object::Resource;
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
@@ -153,6 +156,9 @@ struct Stats {
     dropped: AtomicU64,
     failed: AtomicU64,
     retries: AtomicU64,
+    /// `Degraded` while writes fail (from the first failed attempt to the next write that succeeds), `Halted` once
+    /// stopped.
+    health: HealthCell,
 }
 
 impl Stats {
@@ -245,6 +251,7 @@ impl EventRecorder {
             stats: stats.clone(),
             stop: stop.clone(),
             rejected: HashSet::new(),
+            streak: FailureStreak::default(),
             options,
         };
         let thread = ThreadName::new("ev", &source.component, name.clone());
@@ -336,15 +343,18 @@ impl EventRecorder {
 
     /// A snapshot of the counters.
     pub fn metrics(&self) -> RecorderMetrics {
-        let s = &self.inner.stats;
-        RecorderMetrics {
-            queued: self.inner.tx.len(),
-            created: s.created.load(Ordering::Relaxed),
-            patched: s.patched.load(Ordering::Relaxed),
-            dropped: s.dropped.load(Ordering::Relaxed),
-            failed: s.failed.load(Ordering::Relaxed),
-            retries: s.retries.load(Ordering::Relaxed),
-        }
+        self.inner.metrics()
+    }
+
+    /// The recorder's health: `Degraded` while writes fail (the last error says why: an API server out of reach,
+    /// RBAC lacking `create` on events…), `Healthy` again once one succeeds; `Halted` once stopped.
+    pub fn health(&self) -> Health {
+        self.inner.stats.health.get()
+    }
+
+    /// The recorder as a [`Registry`](crate::health::Registry) holds it: weakly.
+    pub(crate) fn component(&self) -> Arc<dyn Component> {
+        Arc::new(RecorderComponent(Arc::downgrade(&self.inner)))
     }
 
     /// The writer thread is running (1) or has ended (0).
@@ -361,10 +371,23 @@ impl EventRecorder {
 }
 
 impl Inner {
+    fn metrics(&self) -> RecorderMetrics {
+        let s = &self.stats;
+        RecorderMetrics {
+            queued: self.tx.len(),
+            created: s.created.load(Ordering::Relaxed),
+            patched: s.patched.load(Ordering::Relaxed),
+            dropped: s.dropped.load(Ordering::Relaxed),
+            failed: s.failed.load(Ordering::Relaxed),
+            retries: s.retries.load(Ordering::Relaxed),
+        }
+    }
+
     fn stop(&self) {
         let Some(worker) = self.worker.lock().take() else {
             return;
         };
+        self.stats.health.halt("stopped");
         self.stop.stop();
         self.stop_tx.lock().take();
         worker.join_until(Instant::now() + STOP_BUDGET);
@@ -386,6 +409,26 @@ impl fmt::Debug for EventRecorder {
     }
 }
 
+/// A recorder in a [`Registry`](crate::health::Registry): held weakly, forgotten once every clone is dropped.
+struct RecorderComponent(Weak<Inner>);
+
+impl Component for RecorderComponent {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(inner) = self.0.upgrade() else {
+            return false;
+        };
+        out.push(Observation {
+            id: Arc::as_ptr(&inner).addr(),
+            what: Observed::EventRecorder {
+                component: inner.source.component.clone(),
+                health: inner.stats.health.get(),
+                metrics: inner.metrics(),
+            },
+        });
+        true
+    }
+}
+
 /// The writer thread's state.
 struct Writer {
     sink: Box<dyn EventSink>,
@@ -395,6 +438,9 @@ struct Writer {
     stop: Arc<StopSignal>,
     /// Status codes already reported with `warn!`.
     rejected: HashSet<u16>,
+    /// Failed write attempts since the last write that succeeded (what the health reports; the log lines are
+    /// the writer's own).
+    streak: FailureStreak,
     options: RecorderOptions,
 }
 
@@ -452,6 +498,10 @@ impl Writer {
             };
             let err = match result {
                 Ok((stored, patched)) => {
+                    if self.streak.is_failing() {
+                        self.streak.recovered();
+                        self.stats.health.recovered();
+                    }
                     self.cache.written(key, &stored, Instant::now());
                     let counter = if patched {
                         &self.stats.patched
@@ -463,6 +513,12 @@ impl Writer {
                 }
                 Err(e) => e,
             };
+            self.streak.failed(Instant::now(), &err, 1);
+            if let Some(s) = self.streak.current() {
+                self.stats
+                    .health
+                    .failed(s.since, s.attempts, &format!("cannot write events: {}", s.last_error));
+            }
             if !err.is_retriable() {
                 self.stats.failed.fetch_add(1, Ordering::Relaxed);
                 self.report_rejection(p, &err);

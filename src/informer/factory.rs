@@ -3,7 +3,7 @@
 
 use std::any::{Any, TypeId};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -15,6 +15,7 @@ use crate::client::params::ListParams;
 use crate::client::{Api, Client};
 use crate::clock::deadline::deadline_after;
 use crate::error::Result;
+use crate::health::registry::{Component, Observation};
 use crate::health::{FactoryHealth, Health, InformerHealth};
 use crate::object::{ApiResource, MetaAccessor, Object, Resource};
 
@@ -146,9 +147,9 @@ impl fmt::Debug for FactoryOptions {
 /// Its text, when RBAC lacks `list` on secrets:
 ///
 /// ```text
-/// informers not synced: secrets: list failed: 403 Forbidden: secrets is forbidden: User "alice" cannot list
-/// resource "secrets" in API group "" at the cluster scope — the credentials lack the RBAC verb "list" on this
-/// resource (4 attempts, last 1s ago)
+/// informers not synced: secrets: list failed: API error 403 Forbidden: secrets is forbidden: User "alice" cannot
+/// list resource "secrets" in API group "" at the cluster scope — the credentials lack the RBAC verb "list" on
+/// this resource (4 attempts, last 1s ago)
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotSynced {
@@ -186,6 +187,7 @@ trait Managed: Send + Sync {
     fn name(&self) -> &str;
     fn metrics(&self) -> InformerMetrics;
     fn health(&self) -> InformerHealth;
+    fn observation(&self) -> Observation;
 }
 
 impl<K: Object> Managed for SharedIndexInformer<K> {
@@ -206,6 +208,9 @@ impl<K: Object> Managed for SharedIndexInformer<K> {
     }
     fn health(&self) -> InformerHealth {
         SharedIndexInformer::health(self)
+    }
+    fn observation(&self) -> Observation {
+        SharedIndexInformer::observation(self)
     }
 }
 
@@ -237,8 +242,9 @@ pub struct SharedInformerFactory {
     client: Client,
     options: FactoryOptions,
     budget: Arc<RelistBudget>,
-    /// Invariant: at most one entry per (type, resource).
-    informers: Mutex<Vec<Entry>>,
+    /// Invariant: at most one entry per (type, resource). Shared with the factory's
+    /// [`Registry`](crate::health::Registry) entries, which hold it weakly.
+    informers: Arc<Mutex<Vec<Entry>>>,
 }
 
 impl SharedInformerFactory {
@@ -248,7 +254,7 @@ impl SharedInformerFactory {
             budget: RelistBudget::new(options.max_concurrent_lists),
             client,
             options,
-            informers: Mutex::new(Vec::new()),
+            informers: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -376,6 +382,15 @@ impl SharedInformerFactory {
         }
     }
 
+    /// The factory as a [`Registry`](crate::health::Registry) holds it: its informers (those created later too)
+    /// and its client, weakly.
+    pub(crate) fn component(&self) -> Arc<dyn Component> {
+        Arc::new(FactoryComponent {
+            informers: Arc::downgrade(&self.informers),
+            client: Arc::new(self.client.downgrade()),
+        })
+    }
+
     /// The relist budget the factory's informers share.
     pub fn relist_budget(&self) -> Arc<RelistBudget> {
         self.budget.clone()
@@ -411,5 +426,22 @@ impl fmt::Debug for SharedInformerFactory {
             .field("informers", &names)
             .field("options", &self.options)
             .finish()
+    }
+}
+/// A factory in a [`Registry`](crate::health::Registry): its informers, then its client.
+struct FactoryComponent {
+    informers: Weak<Mutex<Vec<Entry>>>,
+    client: Arc<dyn Component>,
+}
+
+impl Component for FactoryComponent {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(informers) = self.informers.upgrade() else {
+            return false;
+        };
+        let managed: Vec<_> = informers.lock().iter().map(|e| e.managed.clone()).collect();
+        out.extend(managed.iter().map(|m| m.observation()));
+        self.client.observe(out);
+        true
     }
 }

@@ -19,6 +19,7 @@ use crate::cache::{
 };
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
+use crate::health::registry::{Component, Observation, Observed};
 use crate::health::{InformerHealth, LastError};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
@@ -479,15 +480,7 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// Counters and gauges.
     pub fn metrics(&self) -> InformerMetrics {
-        let s = &self.shared;
-        InformerMetrics {
-            reflector: s.reflector_stats.snapshot(),
-            fifo_depth: s.fifo.len(),
-            store_size: s.store.len(),
-            handlers: s.processor.stats().iter().map(|l| l.snapshot()).collect(),
-            synced: s.has_synced(),
-            last_error: s.reflector_stats.health.last_error(Instant::now()),
-        }
+        self.shared.metrics()
     }
 
     /// The informer's health: `Healthy`; `Degraded` while its list/watch loop retries after failures (with the
@@ -519,17 +512,17 @@ impl<K: Object> SharedIndexInformer<K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn health(&self) -> InformerHealth {
-        let s = &self.shared;
-        let stats = &s.reflector_stats;
-        let now = Instant::now();
-        InformerHealth {
-            name: s.name.clone(),
-            state: stats.health.get(),
-            synced: s.has_synced(),
-            last_event_age: stats.last_event.age(now),
-            last_list_age: stats.last_list.age(now),
-            last_error: stats.health.last_error(now),
-        }
+        self.shared.health()
+    }
+
+    /// The informer as a [`Registry`](crate::health::Registry) holds it: weakly.
+    pub(crate) fn component(&self) -> Arc<dyn Component> {
+        Arc::new(InformerComponent(Arc::downgrade(&self.shared)))
+    }
+
+    /// What the informer reports to a [`Registry`](crate::health::Registry) now.
+    pub(crate) fn observation(&self) -> Observation {
+        self.shared.observation()
     }
 
     /// Threads of this informer still running (reflector, processing, resync, one per handler): 0 after `stop`.
@@ -601,6 +594,40 @@ impl<K: Object> Shared<K> {
         self.fifo.close();
         self.processor.close_all();
         self.sync.notify();
+    }
+
+    fn metrics(&self) -> InformerMetrics {
+        InformerMetrics {
+            reflector: self.reflector_stats.snapshot(),
+            fifo_depth: self.fifo.len(),
+            store_size: self.store.len(),
+            handlers: self.processor.stats().iter().map(|l| l.snapshot()).collect(),
+            synced: self.has_synced(),
+            last_error: self.reflector_stats.health.last_error(Instant::now()),
+        }
+    }
+
+    fn health(&self) -> InformerHealth {
+        let stats = &self.reflector_stats;
+        let now = Instant::now();
+        InformerHealth {
+            name: self.name.clone(),
+            state: stats.health.get(),
+            synced: self.has_synced(),
+            last_event_age: stats.last_event.age(now),
+            last_list_age: stats.last_list.age(now),
+            last_error: stats.health.last_error(now),
+        }
+    }
+
+    fn observation(&self) -> Observation {
+        Observation {
+            id: std::ptr::from_ref(self).addr(),
+            what: Observed::Informer {
+                health: self.health(),
+                metrics: self.metrics(),
+            },
+        }
     }
 
     /// Runs one of the informer's own threads; a panic there is a bug in this crate or in a transform or index
@@ -772,6 +799,19 @@ impl<K: Object> std::fmt::Debug for SharedIndexInformer<K> {
             .field("name", &self.shared.name)
             .field("handlers", &self.shared.processor.len())
             .finish()
+    }
+}
+
+/// An informer in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
+struct InformerComponent<K: Object>(Weak<Shared<K>>);
+
+impl<K: Object> Component for InformerComponent<K> {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(shared) = self.0.upgrade() else {
+            return false;
+        };
+        out.push(shared.observation());
+        true
     }
 }
 

@@ -24,6 +24,9 @@ pub(crate) struct Candidate {
     observed_time: Option<Instant>,
     /// The holder last reported through `NewLeader` (empty: nobody yet).
     reported: String,
+    /// Why the last attempt could not reach the lock (an error other than losing a race to another candidate);
+    /// `None` when it reached it.
+    failure: Option<String>,
 }
 
 impl Candidate {
@@ -34,12 +37,18 @@ impl Candidate {
             observed: LeaderElectionRecord::default(),
             observed_time: None,
             reported: String::new(),
+            failure: None,
         }
     }
 
     /// True when the observed holder is this candidate.
     pub(crate) fn is_leader(&self) -> bool {
         !self.identity.is_empty() && self.observed.holder_identity == self.identity
+    }
+
+    /// Why the last attempt could not reach the lock, if it could not.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     pub(crate) fn observed(&self) -> &LeaderElectionRecord {
@@ -59,6 +68,7 @@ impl Candidate {
 
     /// One attempt to acquire the lock, or to renew it when held; true on success.
     pub(crate) fn try_acquire_or_renew(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime) -> bool {
+        self.failure = None;
         let wall = micro_time(wall);
         let mut desired = LeaderElectionRecord {
             holder_identity: self.identity.clone(),
@@ -93,12 +103,16 @@ impl Candidate {
                     }
                     Err(e) => {
                         debug!("{}: cannot create the lock: {e}", lock.describe());
+                        if !e.is_already_exists() {
+                            self.failure = Some(format!("cannot create the lock: {e}"));
+                        }
                         false
                     }
                 };
             }
             Err(e) => {
                 debug!("{}: cannot read the lock: {e}", lock.describe());
+                self.failure = Some(format!("cannot read the lock: {e}"));
                 return false;
             }
         };
@@ -125,6 +139,9 @@ impl Candidate {
             }
             Err(e) => {
                 debug!("{}: cannot update the lock: {e}", lock.describe());
+                if !e.is_conflict() {
+                    self.failure = Some(format!("cannot update the lock: {e}"));
+                }
                 false
             }
         }

@@ -16,6 +16,9 @@ use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::jitter;
 use crate::clock::{Clock, ClockWatcher};
 use crate::error::{Error, Result};
+use crate::failure_streak::{FailureStreak, human_duration};
+use crate::health::registry::{Component, Observation, Observed};
+use crate::health::{Health, HealthCell};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::{STOP_BUDGET, Worker};
@@ -163,6 +166,8 @@ struct ElectorShared {
     leading: AtomicBool,
     /// The holder last observed (`None`: nobody, or not observed yet).
     leader: Mutex<Option<String>>,
+    /// `Degraded` while the lock cannot be read or written, `Halted` once stopped.
+    health: HealthCell,
     /// Times this candidate started leading.
     terms: AtomicU64,
 }
@@ -227,6 +232,7 @@ impl LeaderElector {
             leading: AtomicBool::new(false),
             leader: Mutex::new(None),
             terms: AtomicU64::new(0),
+            health: HealthCell::default(),
         });
         let live = Arc::new(AtomicUsize::new(0));
         let machine = Machine::new(lock.identity(), &config);
@@ -264,6 +270,18 @@ impl LeaderElector {
         self.shared.terms.load(Ordering::SeqCst)
     }
 
+    /// The elector's health: `Degraded` while the lock cannot be read or written (the API server unreachable, RBAC
+    /// missing on leases…), with the error — a leader that stays so past the renew deadline stops leading; `Halted`
+    /// once stopped. Following another leader is healthy.
+    pub fn health(&self) -> Health {
+        self.shared.health.get()
+    }
+
+    /// The elector as a [`Registry`](crate::health::Registry) holds it: weakly.
+    pub(crate) fn component(&self) -> Arc<dyn Component> {
+        Arc::new(ElectorComponent(Arc::downgrade(&self.shared)))
+    }
+
     /// The elector's thread is running (1) or has ended (0).
     pub fn running_threads(&self) -> usize {
         self.live.load(Ordering::SeqCst)
@@ -277,6 +295,7 @@ impl LeaderElector {
         let Some(worker) = self.worker.lock().take() else {
             return;
         };
+        self.shared.health.halt("stopped");
         self.shared.sleeper.stop();
         worker.join_until(Instant::now() + STOP_BUDGET);
     }
@@ -298,6 +317,63 @@ impl fmt::Debug for LeaderElector {
     }
 }
 
+/// An elector in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
+struct ElectorComponent(Weak<ElectorShared>);
+
+impl Component for ElectorComponent {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(shared) = self.0.upgrade() else {
+            return false;
+        };
+        out.push(Observation {
+            id: Arc::as_ptr(&shared).addr(),
+            what: Observed::LeaderElector {
+                name: shared.name.clone(),
+                health: shared.health.get(),
+                leading: shared.leading.load(Ordering::SeqCst),
+                leader: shared.leader.lock().clone(),
+            },
+        });
+        true
+    }
+}
+
+/// Records whether the last attempt reached the lock: a failure degrades the elector and is logged at `warn!` on
+/// the first attempt of a streak and then once a minute; the recovery once at `info!`.
+fn track(shared: &ElectorShared, streak: &mut FailureStreak, failure: Option<&str>) {
+    let now = Instant::now();
+    match failure {
+        Some(failure) => {
+            let level = streak.failed(now, &failure, 1);
+            let Some(s) = streak.current() else { return };
+            shared.health.failed(s.since, s.attempts, &s.last_error);
+            if s.attempts == 1 {
+                log::log!(level, "{}: {failure}; retrying", shared.name);
+            } else {
+                log::log!(
+                    level,
+                    "{}: {failure} ({} attempts over {}); retrying",
+                    shared.name,
+                    s.attempts,
+                    human_duration(s.lasted(now))
+                );
+            }
+        }
+        None if streak.is_failing() => {
+            shared.health.recovered();
+            if let Some(s) = streak.recovered() {
+                info!(
+                    "{}: the lock is reachable again after {} attempts over {}",
+                    shared.name,
+                    s.attempts,
+                    human_duration(s.lasted(now))
+                );
+            }
+        }
+        None => {}
+    }
+}
+
 /// The elector's thread.
 fn run(
     shared: &ElectorShared,
@@ -309,8 +385,10 @@ fn run(
     let clock = &*config.clock;
     let mut out = Vec::new();
     debug!("{}: candidate {} electing", shared.name, shared.identity);
+    let mut streak = FailureStreak::default();
     while !shared.sleeper.is_stopped() {
         let next = machine.step(lock, clock, &mut out);
+        track(shared, &mut streak, machine.candidate().failure());
         deliver(shared, &mut callbacks, &mut out);
         if shared.sleeper.wait_until_on(clock, next) {
             break;

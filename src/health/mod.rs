@@ -1,7 +1,8 @@
 //! Health: whether a component is doing its job right now, and if not, why — for people and for probes.
 //!
 //! Every long-running part of the crate reports a [`Health`]: informers ([`SharedIndexInformer::health`]), the
-//! factory ([`SharedInformerFactory::health`]), the controller runner, the leader elector and the event recorder.
+//! factory ([`SharedInformerFactory::health`]), the controller runner ([`Controller::health`]), the leader elector
+//! ([`LeaderElector::health`]) and the event recorder ([`EventRecorder::health`]).
 //!
 //! * [`Health::Healthy`] — working.
 //! * [`Health::Degraded`] — retrying after failures (the API server unreachable, RBAC missing, a resource not
@@ -14,19 +15,26 @@
 //! **Probes**: use health, not `has_synced()`. `has_synced()` keeps client-go's meaning — the first full list
 //! reached the cache — and stays true over a cache that has since stopped being updated. A liveness probe should
 //! fail on `Halted` only (a restart helps; it does not when the API server is down), a readiness probe on anything
-//! but synced and `Healthy`. The `probe` feature serves both the way controller-runtime's manager does.
+//! but synced and `Healthy`. A [`Registry`] gathers the components a program runs and reports their checks
+//! ([`Registry::report`]); the `probe` feature serves them the way controller-runtime's manager does, and the
+//! `metrics` feature exports every figure they keep to Prometheus.
 //!
 //! [`SharedIndexInformer::health`]: crate::informer::SharedIndexInformer::health
 //! [`SharedInformerFactory::health`]: crate::informer::SharedInformerFactory::health
+//! [`Controller::health`]: crate::controller::Controller::health
+//! [`LeaderElector::health`]: crate::leaderelection::LeaderElector::health
+//! [`EventRecorder::health`]: crate::events::EventRecorder::health
 
 use std::fmt;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use parking_lot::Mutex;
-
 use crate::failure_streak::human_duration;
+
+mod cell;
+pub(crate) mod registry;
+
+pub(crate) use cell::{HealthCell, Stamp};
+pub use registry::{Check, HealthReport, Registry};
 
 /// The health of one component.
 ///
@@ -208,125 +216,12 @@ impl FactoryHealth {
     }
 }
 
-/// A component's health as its threads update it and its handles read it.
-///
-/// Written on transitions only (a failure, a recovery, a halt); `Halted` is final.
-#[derive(Debug)]
-pub(crate) struct HealthCell {
-    inner: Mutex<CellInner>,
-}
-
-#[derive(Debug)]
-struct CellInner {
-    health: Health,
-    /// The last failure: message, when (monotonic, wall).
-    last_error: Option<(String, Instant, SystemTime)>,
-}
-
-impl Default for HealthCell {
-    fn default() -> Self {
-        HealthCell {
-            inner: Mutex::new(CellInner {
-                health: Health::Healthy,
-                last_error: None,
-            }),
-        }
-    }
-}
-
-impl HealthCell {
-    /// The current health.
-    pub(crate) fn get(&self) -> Health {
-        self.inner.lock().health.clone()
-    }
-
-    /// The last error, with its age at `now`.
-    pub(crate) fn last_error(&self, now: Instant) -> Option<LastError> {
-        let inner = self.inner.lock();
-        inner.last_error.as_ref().map(|(message, at, wall)| LastError {
-            message: message.clone(),
-            at: *wall,
-            age: now.saturating_duration_since(*at),
-        })
-    }
-
-    /// A failed attempt: `Degraded` since `since` with `attempts` failures so far (ignored once halted).
-    pub(crate) fn failed(&self, since: Instant, attempts: u64, error: &str) {
-        let now = Instant::now();
-        let mut inner = self.inner.lock();
-        inner.last_error = Some((error.to_owned(), now, SystemTime::now()));
-        if !inner.health.is_halted() {
-            inner.health = Health::Degraded {
-                since,
-                attempts,
-                last_error: error.to_owned(),
-            };
-        }
-    }
-
-    /// Working again (ignored once halted).
-    pub(crate) fn recovered(&self) {
-        let mut inner = self.inner.lock();
-        if !inner.health.is_halted() {
-            inner.health = Health::Healthy;
-        }
-    }
-
-    /// Stopped for good; the first reason given stays. True when this call halted it.
-    pub(crate) fn halt(&self, reason: impl Into<String>) -> bool {
-        let mut inner = self.inner.lock();
-        if inner.health.is_halted() {
-            return false;
-        }
-        inner.health = Health::Halted { reason: reason.into() };
-        true
-    }
-}
-
-/// A moment kept in an atomic (nanoseconds since a process-wide origin; 0 = never), set by a hot path for the price
-/// of reading the clock and one store.
-#[derive(Debug, Default)]
-pub(crate) struct Stamp(AtomicU64);
-
-/// The origin of every [`Stamp`].
-fn origin() -> Instant {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    *ORIGIN.get_or_init(Instant::now)
-}
-
-impl Stamp {
-    /// Records `at`.
-    pub(crate) fn set(&self, at: Instant) {
-        let nanos = at.saturating_duration_since(origin()).as_nanos();
-        // +1 so that a stamp at the origin itself is not "never".
-        self.0
-            .store(u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1, Ordering::Relaxed);
-    }
-
-    /// Records now.
-    pub(crate) fn set_now(&self) {
-        self.set(Instant::now());
-    }
-
-    /// Time since the recorded moment at `now` (`None`: never set).
-    pub(crate) fn age(&self, now: Instant) -> Option<Duration> {
-        let nanos = self.0.load(Ordering::Relaxed).checked_sub(1)?;
-        let at = origin().checked_add(Duration::from_nanos(nanos))?;
-        Some(now.saturating_duration_since(at))
-    }
-
-    /// Forgets the moment.
-    pub(crate) fn clear(&self) {
-        self.0.store(0, Ordering::Relaxed);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_worst_health_wins_and_halted_is_final() {
+    fn the_worst_health_wins() {
         let degraded = Health::Degraded {
             since: Instant::now(),
             attempts: 2,
@@ -339,48 +234,6 @@ mod tests {
             Health::worst([halted.clone(), degraded.clone(), Health::Healthy]),
             halted
         );
-
-        let cell = HealthCell::default();
-        assert_eq!(cell.get(), Health::Healthy);
-        let since = Instant::now();
-        cell.failed(since, 1, "list failed: boom");
-        assert!(
-            matches!(cell.get(), Health::Degraded { attempts: 1, ref last_error, .. } if last_error == "list failed: boom")
-        );
-        cell.recovered();
-        assert_eq!(cell.get(), Health::Healthy);
-        assert_eq!(
-            cell.last_error(Instant::now()).unwrap().message,
-            "list failed: boom",
-            "kept after recovery"
-        );
-        assert!(cell.halt("the reflector thread panicked"));
-        assert!(!cell.halt("stopped"), "the first reason stays");
-        cell.recovered();
-        cell.failed(since, 2, "again");
-        assert_eq!(
-            cell.get(),
-            Health::Halted {
-                reason: "the reflector thread panicked".into()
-            }
-        );
-        assert_eq!(cell.last_error(Instant::now()).unwrap().message, "again");
-    }
-
-    #[test]
-    fn stamps_tell_ages_and_never() {
-        let s = Stamp::default();
-        let now = Instant::now();
-        assert_eq!(s.age(now), None);
-        s.set(now);
-        assert_eq!(s.age(now + Duration::from_secs(3)), Some(Duration::from_secs(3)));
-        assert_eq!(
-            s.age(now - Duration::from_secs(1)).unwrap(),
-            Duration::ZERO,
-            "a clock read earlier"
-        );
-        s.clear();
-        assert_eq!(s.age(now), None);
     }
 
     #[test]
