@@ -17,6 +17,7 @@
 //! ```text
 //! cargo run --example controller                      # embedded API server: seeds objects, runs, prints, exits
 //! cargo run --example controller -- --kubeconfig ~/.kube/config [--context NAME] [--leader-elect] [--run-for SECS]
+//! cargo run --example controller -- --probe-addr 127.0.0.1:8081   # also serve /metrics, /healthz, /readyz
 //! ```
 //!
 //! Against a real cluster it runs until Enter is pressed (or stdin closes, or `--run-for` passes) and needs RBAC to
@@ -33,10 +34,12 @@ use kube_informer::client::params::{DeleteParams, Patch, PatchParams, PostParams
 use kube_informer::client::{Api, Client, Config};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
+use kube_informer::health::Registry;
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kube_informer::object::core::{ConfigMap, Namespace};
 use kube_informer::object::{MetaAccessor, ObjectMeta, OwnerReference};
+use kube_informer::probe::ProbeServer;
 use kube_informer::selector::Selector;
 use kube_informer::testing::ApiServer;
 use kube_informer::{Error, Result};
@@ -57,12 +60,15 @@ struct Args {
     lease_namespace: String,
     run_for: Option<Duration>,
     workers: usize,
+    /// Where to serve `/metrics`, `/healthz` and `/readyz` (none: not served).
+    probe_addr: Option<String>,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: controller [--kubeconfig FILE] [--context NAME] [--selector LABELS] [--name CONFIGMAP]\n\
-         \x20                 [--data KEY=VALUE]... [--leader-elect] [--lease-namespace NS] [--run-for SECS] [--workers N]"
+         \x20                 [--data KEY=VALUE]... [--leader-elect] [--lease-namespace NS] [--run-for SECS] [--workers N]\n\
+         \x20                 [--probe-addr HOST:PORT]"
     );
     std::process::exit(2)
 }
@@ -78,6 +84,7 @@ fn parse_args() -> Args {
         lease_namespace: "default".into(),
         run_for: None,
         workers: 2,
+        probe_addr: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -96,6 +103,7 @@ fn parse_args() -> Args {
             "--lease-namespace" => args.lease_namespace = value(),
             "--run-for" => args.run_for = Some(Duration::from_secs(value().parse().unwrap_or_else(|_| usage()))),
             "--workers" => args.workers = value().parse().unwrap_or_else(|_| usage()),
+            "--probe-addr" => args.probe_addr = Some(value()),
             _ => usage(),
         }
     }
@@ -189,11 +197,32 @@ fn run(args: Args) -> Result<()> {
         None
     };
 
+    // Probes and metrics, as controller-runtime's manager serves them (`--probe-addr`).
+    let registry = Registry::new();
+    registry
+        .add_informer(&namespaces)
+        .add_informer(&configmaps)
+        .add_controller(&controller)
+        .add_event_recorder(&recorder)
+        .add_client(&client);
+    if let Some(e) = &elector {
+        registry.add_leader_elector(e);
+    }
+    let probe = match &args.probe_addr {
+        Some(addr) => {
+            let probe = ProbeServer::start(addr.as_str(), registry)?;
+            println!("probes: http://{}/readyz (/healthz, /metrics)", probe.local_addr());
+            Some(probe)
+        }
+        None => None,
+    };
+
     match &server {
         Some(_) => demo(&client, &args, &controller)?,
         None => wait_for_exit(args.run_for),
     }
 
+    drop(probe);
     if let Some(e) = &elector {
         e.stop(); // pauses the controller, then releases the lease
     }

@@ -30,6 +30,8 @@
 //! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
+//! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
+//! * `probe` (feature `probe`): `/metrics`, `/healthz` and `/readyz` over HTTP, as controller-runtime's manager serves them.
 //! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
 //!
 //! ## Example
@@ -119,7 +121,11 @@ mod failure_streak;
 pub mod health;
 pub mod informer;
 pub mod leaderelection;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub mod object;
+#[cfg(feature = "probe")]
+pub mod probe;
 pub mod selector;
 mod stop;
 #[cfg(test)]

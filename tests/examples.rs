@@ -104,3 +104,40 @@ fn watch_rejects_bad_arguments_with_usage() {
     let out = Command::new(example("watch")).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("usage: watch RESOURCE"));
 }
+
+#[test]
+fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
+    let server = ApiServer::start().unwrap();
+    let mut child = KillOnDrop(
+        Command::new(example("controller"))
+            .args(["--probe-addr", "127.0.0.1:0", "--kubeconfig"])
+            .arg(server.kubeconfig_path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let probe = loop {
+        let line = lines.next().expect("the probe line").unwrap();
+        if let Some(rest) = line.strip_prefix("probes: http://") {
+            break rest.split('/').next().unwrap().to_owned();
+        }
+    };
+    let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build());
+    let get = |path: &str| {
+        let mut r = agent.get(&format!("http://{probe}{path}")).call().unwrap();
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+    };
+    eventually("ready", || get("/readyz").0 == 200);
+    assert_eq!(get("/healthz"), (200, "ok".to_owned()));
+    let (status, metrics) = get("/metrics");
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains(r#"workqueue_depth{name="configmap-sync"} 0"#)
+            && metrics.contains(r#"kube_informer_health{check="informer:namespaces",state="healthy"} 1"#),
+        "{metrics}"
+    );
+    drop(child.0.stdin.take()); // stdin closes: the example stops
+    assert!(child.0.wait().unwrap().success());
+}

@@ -61,7 +61,7 @@ pub(crate) struct Observation {
 }
 
 /// What a component reports (the metrics are read by the `metrics` feature only).
-#[allow(dead_code)]
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 pub(crate) enum Observed {
     Informer {
         health: InformerHealth,
