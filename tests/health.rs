@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::Api;
 use kube_informer::health::Health;
 use kube_informer::informer::{FactoryOptions, InformerOptions, SharedIndexInformer, SharedInformerFactory};
@@ -16,18 +15,6 @@ use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject};
 use kube_informer::testing::{AccessRule, ApiServer, ResourceSpec};
 use parking_lot::Mutex;
-
-fn quick_reflector() -> ReflectorConfig {
-    ReflectorConfig {
-        backoff: BackoffConfig {
-            initial: Duration::from_millis(10),
-            max: Duration::from_millis(50),
-            ..Default::default()
-        },
-        relist_jitter: Duration::from_millis(10),
-        ..Default::default()
-    }
-}
 
 /// Every line logged by this test binary's threads (tests tell theirs apart by the informer's name).
 static LINES: Mutex<Vec<(log::Level, String)>> = Mutex::new(Vec::new());

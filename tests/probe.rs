@@ -5,11 +5,9 @@ mod common;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::*;
 use kube_informer::Result;
-use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::Api;
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, EventRecorder, RecorderOptions};
@@ -21,18 +19,6 @@ use kube_informer::object::{ApiResource, DynamicObject};
 use kube_informer::probe::ProbeServer;
 use kube_informer::testing::{AccessRule, ApiServer};
 use prometheus_parse::{Sample, Scrape, Value};
-
-fn quick_reflector() -> ReflectorConfig {
-    ReflectorConfig {
-        backoff: BackoffConfig {
-            initial: Duration::from_millis(10),
-            max: Duration::from_millis(50),
-            ..Default::default()
-        },
-        relist_jitter: Duration::from_millis(10),
-        ..Default::default()
-    }
-}
 
 fn parse(text: &str) -> Scrape {
     Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("the exposition parses")

@@ -17,6 +17,20 @@ use kube_informer::object::core::ConfigMap;
 /// How long a test waits for something that should happen at once.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Reflector settings that retry within milliseconds (10 ms back-off up to 50 ms), so tests see failures and
+/// recoveries quickly.
+pub fn quick_reflector() -> kube_informer::cache::ReflectorConfig {
+    kube_informer::cache::ReflectorConfig {
+        backoff: kube_informer::cache::BackoffConfig {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(50),
+            ..Default::default()
+        },
+        relist_jitter: Duration::from_millis(10),
+        ..Default::default()
+    }
+}
+
 /// What a handler saw, compactly: name and the `v` data value(s).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Seen {
