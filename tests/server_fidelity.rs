@@ -207,3 +207,246 @@ fn empty_metadata_maps_and_lists_are_dropped_on_every_write() {
     assert!(labelled["metadata"]["labels"].is_object());
     no_empty(&cleared, "json patch");
 }
+
+// ----- scale -----
+
+#[test]
+fn deployments_scale_through_their_scale_subresource() {
+    let server = ApiServer::start().unwrap();
+    let deploys = collection(&server, "apis/apps/v1", "deployments", true);
+    let body =
+        json!({"metadata": {"name": "web"}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}}});
+    let (_, d) = post(&deploys, &body);
+    let url = format!("{deploys}/web/scale");
+    let (code, scale) = get(&url);
+    assert_eq!(code, 200);
+    assert_eq!(
+        scale,
+        json!({
+            "kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {"name": "web", "namespace": "default", "uid": d["metadata"]["uid"],
+                         "resourceVersion": d["metadata"]["resourceVersion"], "creationTimestamp": d["metadata"]["creationTimestamp"]},
+            "spec": {"replicas": 2},
+            "status": {"replicas": 0, "selector": "app=web"},
+        })
+    );
+    // kubectl scale: a merge patch of the Scale.
+    let (code, patched) = send(
+        "PATCH",
+        &url,
+        "application/merge-patch+json",
+        r#"{"spec":{"replicas":3}}"#,
+    );
+    assert_eq!((code, patched["spec"]["replicas"].as_i64()), (200, Some(3)));
+    let (_, d) = get(&format!("{deploys}/web"));
+    assert_eq!(
+        (d["spec"]["replicas"].as_i64(), d["metadata"]["generation"].as_i64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(patched["metadata"]["resourceVersion"], d["metadata"]["resourceVersion"]);
+    // PUT with the Scale's resourceVersion; then again with the now stale one.
+    let mut put_body = patched.clone();
+    put_body["spec"]["replicas"] = json!(5);
+    let (code, updated) = put(&url, &put_body);
+    assert_eq!((code, updated["spec"]["replicas"].as_i64()), (200, Some(5)));
+    let (code, st) = put(&url, &put_body);
+    assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    // Scaling to zero leaves spec.replicas out of the Scale (omitempty) and 0 in the deployment.
+    let (_, zero) = send(
+        "PATCH",
+        &url,
+        "application/json-patch+json",
+        r#"[{"op":"replace","path":"/spec/replicas","value":0}]"#,
+    );
+    assert!(zero["spec"].get("replicas").is_none(), "{zero}");
+    assert_eq!(get(&format!("{deploys}/web")).1["spec"]["replicas"], 0);
+    let (code, st) = send(
+        "PATCH",
+        &url,
+        "application/merge-patch+json",
+        r#"{"spec":{"replicas":-1}}"#,
+    );
+    assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        st["message"],
+        "Scale.autoscaling \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+    );
+    // Status writes reach the Scale's status.
+    send(
+        "PATCH",
+        &format!("{deploys}/web/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"replicas":4}}"#,
+    );
+    assert_eq!(get(&url).1["status"]["replicas"], 4);
+    // Missing objects, kinds without scale, and verbs the subresource does not have.
+    assert_eq!(get(&format!("{deploys}/nope/scale")).0, 404);
+    make(&server, "default", "c", json!({}));
+    assert_eq!(get(&format!("{}/c/scale", cms(&server, "default"))).0, 404);
+    assert_eq!(send("DELETE", &url, "", "").0, 405);
+    assert_eq!(
+        get(&format!("{deploys}/web")).0,
+        200,
+        "a DELETE of the subresource deleted nothing"
+    );
+}
+
+#[test]
+fn discovery_lists_deployments_scale_as_an_autoscaling_scale() {
+    let server = ApiServer::start().unwrap();
+    let (_, apps) = get(&format!("{}/apis/apps/v1", server.url()));
+    let scale = apps["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deployments/scale")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (
+            scale["group"].as_str(),
+            scale["version"].as_str(),
+            scale["kind"].as_str()
+        ),
+        (Some("autoscaling"), Some("v1"), Some("Scale"))
+    );
+    assert_eq!(scale["verbs"], json!(["get", "patch", "update"]));
+}
+
+#[test]
+fn custom_resources_scale_by_their_declared_paths() {
+    use kube_informer::testing::{ResourceSpec, ScaleSubresource};
+    let workers = ResourceSpec::new(kube_informer::object::ApiResource::new(
+        "example.com",
+        "v1",
+        "Worker",
+        "workers",
+        true,
+    ))
+    .with_status_subresource()
+    .with_scale_subresource(
+        ScaleSubresource::new(".spec.size", ".status.size").label_selector_path(".status.selector"),
+    );
+    let server = ApiServer::builder().resource(workers).start().unwrap();
+    let url = collection(&server, "apis/example.com/v1", "workers", true);
+    post(&url, &json!({"metadata": {"name": "w"}, "spec": {}}));
+    send(
+        "PATCH",
+        &format!("{url}/w/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"size":1,"selector":"app=w"}}"#,
+    );
+    let (_, scale) = send(
+        "PATCH",
+        &format!("{url}/w/scale"),
+        "application/merge-patch+json",
+        r#"{"spec":{"replicas":2}}"#,
+    );
+    assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=w"}));
+    assert_eq!(get(&format!("{url}/w")).1["spec"]["size"], 2);
+}
+
+// ----- access reviews -----
+
+fn can_i(server: &ApiServer, token: &str, attrs: Value) -> (u16, Value) {
+    let body = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": attrs}});
+    let r = agent()
+        .post(&format!(
+            "{}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            server.url()
+        ))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .send(&body.to_string())
+        .unwrap();
+    let code = r.status().as_u16();
+    (
+        code,
+        serde_json::from_str(&r.into_body().read_to_string().unwrap()).unwrap(),
+    )
+}
+
+#[test]
+fn self_subject_access_reviews_answer_from_the_access_rules() {
+    use kube_informer::testing::AccessRule;
+    let server = ApiServer::builder()
+        .token("v", "viewer")
+        .token("a", "admin")
+        .rule(AccessRule::user("admin"))
+        .rule(
+            AccessRule::user("viewer")
+                .verbs(&["get", "list", "watch"])
+                .resources(&["configmaps", "deployments.apps/scale"]),
+        )
+        .start()
+        .unwrap();
+    let (code, yes) = can_i(
+        &server,
+        "v",
+        json!({"verb": "list", "resource": "configmaps", "namespace": "default"}),
+    );
+    assert_eq!((code, yes["status"]["allowed"].as_bool()), (201, Some(true)));
+    assert_eq!(yes["kind"], "SelfSubjectAccessReview");
+    assert_eq!(yes["spec"]["resourceAttributes"]["resource"], "configmaps");
+    let (_, no) = can_i(&server, "v", json!({"verb": "delete", "resource": "configmaps"}));
+    assert_eq!(no["status"]["allowed"], false);
+    assert!(
+        no["status"]["reason"].as_str().unwrap().contains("no access rule"),
+        "{no}"
+    );
+    let (_, sub) = can_i(
+        &server,
+        "v",
+        json!({"verb": "get", "resource": "deployments", "group": "apps", "subresource": "scale"}),
+    );
+    assert_eq!(sub["status"]["allowed"], true);
+    assert_eq!(
+        can_i(&server, "a", json!({"verb": "*", "resource": "*"})).1["status"]["allowed"],
+        true
+    );
+    // The review is open to every authenticated user, whatever their rules; not to strangers.
+    assert_eq!(
+        can_i(&server, "wrong", json!({"verb": "get", "resource": "pods"})).0,
+        401
+    );
+    // Only create exists.
+    assert_eq!(
+        get(&format!(
+            "{}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            server.url()
+        ))
+        .0,
+        401
+    );
+    let (_, discovery) = get(&format!("{}/apis/authorization.k8s.io/v1", server.url()));
+    assert_eq!(
+        discovery.get("code").and_then(Value::as_u64),
+        Some(401),
+        "discovery needs credentials too"
+    );
+}
+
+#[test]
+fn access_review_paths_and_discovery() {
+    let server = ApiServer::start().unwrap();
+    let base = format!("{}/apis/authorization.k8s.io/v1", server.url());
+    let (_, list) = get(&base);
+    let names: Vec<&str> = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]);
+    assert_eq!(get(&format!("{base}/selfsubjectaccessreviews")).0, 405);
+    let (code, rules) = post(
+        &format!("{base}/selfsubjectrulesreviews"),
+        &json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": "default"}}),
+    );
+    assert_eq!(
+        (code, rules["status"]["resourceRules"][0]["verbs"].clone()),
+        (201, json!(["*"]))
+    );
+    let (code, st) = post(&format!("{base}/selfsubjectaccessreviews"), &json!({"spec": {}}));
+    assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
+}

@@ -21,9 +21,9 @@ use super::resource::ResourceSpec;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessRule {
-    user: String,
-    verbs: Vec<String>,
-    resources: Vec<String>,
+    pub(crate) user: String,
+    pub(crate) verbs: Vec<String>,
+    pub(crate) resources: Vec<String>,
 }
 
 impl AccessRule {
@@ -51,10 +51,20 @@ impl AccessRule {
     }
 
     fn allows(&self, user: &str, verb: Verb, spec: &ResourceSpec, sub: Option<&str>) -> bool {
-        if self.user != user || !self.verbs.iter().any(|v| v == "*" || v == verb.as_str()) {
+        self.grants(user, verb.as_str(), &spec.api.group, &spec.api.plural, sub)
+    }
+
+    /// True when this rule lets `user` do `verb` on `plural` of `group` (`sub`resource). A rule's `*` matches any
+    /// verb or resource; a request for `*` is granted only by a rule's `*`.
+    fn grants(&self, user: &str, verb: &str, group: &str, plural: &str, sub: Option<&str>) -> bool {
+        if self.user != user || !self.verbs.iter().any(|v| v == "*" || v == verb) {
             return false;
         }
-        let (plural, id) = (&spec.api.plural, spec.id());
+        let id = if group.is_empty() {
+            plural.to_owned()
+        } else {
+            format!("{plural}.{group}")
+        };
         self.resources.iter().any(|r| {
             if r == "*" {
                 return true;
@@ -120,6 +130,28 @@ impl Auth {
             Some(u) => Ok(Some(u.clone())),
             None => Err(()),
         }
+    }
+
+    /// True when any rule is configured (else every authenticated user may do everything).
+    pub(crate) fn has_rules(&self) -> bool {
+        !self.rules.is_empty()
+    }
+
+    /// The first rule granting `user` `verb` on `plural` of `group` (`sub`resource).
+    pub(crate) fn granting_rule(
+        &self,
+        user: &str,
+        verb: &str,
+        group: &str,
+        plural: &str,
+        sub: Option<&str>,
+    ) -> Option<&AccessRule> {
+        self.rules.iter().find(|r| r.grants(user, verb, group, plural, sub))
+    }
+
+    /// The rules of `user`.
+    pub(crate) fn rules_of<'a>(&'a self, user: &'a str) -> impl Iterator<Item = &'a AccessRule> {
+        self.rules.iter().filter(move |r| r.user == user)
     }
 
     /// True when `user` may do `verb` on the resource (always, when no rule is configured).

@@ -12,12 +12,14 @@ use super::admin;
 use super::discovery;
 use super::errors;
 use super::faults::FaultAction;
+use super::field_validation::Directive;
 use super::handlers;
 use super::http::{self, HttpError, MAX_BODY, RequestHead};
 use super::list::ListOptions;
 use super::log::{PendingRecord, RequestRecord, Verb};
 use super::openapi;
 use super::reply::{self, Reply, Sent};
+use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
 use super::tls::{Pki, subject_common_name};
@@ -310,6 +312,10 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         connection: ctx.id,
         time: SystemTime::now(),
     };
+    if let Route::Review(review) = &route {
+        record.verb = Verb::Create;
+        record.resource = Some(format!("{}.{}", review.plural(), review::GROUP));
+    }
     let resource = match &route {
         Route::Resource(r) => {
             record.resource = Some(r.spec.id());
@@ -371,6 +377,21 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
 
     let r = match route {
         Route::NotFound => return respond(ctx, out, head, record, Reply::Status(errors::no_such_path()), None),
+        // Every authenticated user may review their own access (kube-apiserver's `system:basic-user`).
+        Route::Review(kind) => {
+            let reply = if head.method != "POST" {
+                Reply::Status(errors::method_not_allowed())
+            } else {
+                let api_version = format!("{}/{}", review::GROUP, review::VERSION);
+                let decoded =
+                    handlers::decode_body_as(&api_version, kind.kind(), head, body, Directive::Ignore).map(|(v, _)| v);
+                match decoded.and_then(|b| review::answer(kind, &shared.auth, user.as_deref(), b)) {
+                    Ok(v) => Reply::value(201, &v),
+                    Err(st) => Reply::Status(st),
+                }
+            };
+            return respond(ctx, out, head, record, reply, fault.as_ref());
+        }
         Route::Discovery(d) => {
             let reply = if head.method != "GET" {
                 Reply::Status(errors::method_not_allowed())

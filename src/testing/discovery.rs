@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
+use super::review::{self, Review};
 use super::router::Discovery;
 
 /// The Kubernetes version the server claims in `/version`.
@@ -16,9 +17,11 @@ pub(crate) const MAJOR: &str = "1";
 /// Minor version.
 pub(crate) const MINOR: &str = "34";
 
-/// Group → versions, in registration order (the first is the preferred one, `v1` first when present).
+/// Group → versions, in registration order (the first is the preferred one, `v1` first when present); the access
+/// reviews' `authorization.k8s.io/v1` is always served.
 fn groups(specs: &[Arc<ResourceSpec>]) -> BTreeMap<&str, Vec<&str>> {
     let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    out.insert(review::GROUP, vec![review::VERSION]);
     for s in specs.iter().filter(|s| !s.api.group.is_empty()) {
         let versions = out.entry(&s.api.group).or_default();
         if !versions.contains(&s.api.version.as_str()) {
@@ -69,6 +72,21 @@ fn resource_list(group: &str, version: &str, specs: &[Arc<ResourceSpec>]) -> Opt
                 "verbs": ["get", "patch", "update"],
             }));
         }
+        if s.scale.is_some() {
+            // The group/version/kind of the subresource's own type: client-go's scale client reads them.
+            resources.push(json!({
+                "name": format!("{}/scale", s.api.plural),
+                "singularName": "",
+                "namespaced": s.api.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    if group == review::GROUP && version == review::VERSION {
+        resources.extend(Review::discovery());
     }
     if resources.is_empty() {
         return None;
@@ -132,7 +150,7 @@ mod tests {
             .iter()
             .map(|g| g["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["apps", "coordination.k8s.io"]);
+        assert_eq!(names, ["apps", "authorization.k8s.io", "coordination.k8s.io"]);
         let core = answer(&Discovery::GroupVersion(String::new(), "v1".into()), &specs, addr).unwrap();
         assert_eq!(core["groupVersion"], "v1");
         let res = core["resources"].as_array().unwrap();

@@ -89,6 +89,15 @@ impl FieldError {
         }
     }
 
+    /// `Invalid value: <number>: <detail>` (a number is printed bare).
+    pub(crate) fn invalid_number(field: &str, value: i64, detail: &str) -> Self {
+        FieldError {
+            reason: "FieldValueInvalid",
+            field: field.to_owned(),
+            message: format!("Invalid value: {value}: {detail}"),
+        }
+    }
+
     /// `Required value: <detail>` (`Required value` without a detail).
     pub(crate) fn required(field: &str, detail: &str) -> Self {
         FieldError {

@@ -14,6 +14,7 @@ use super::protobuf;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::router::ResourcePath;
+use super::scale::{self, ScaleSubresource};
 use super::server::Shared;
 use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType};
@@ -58,12 +59,22 @@ fn decode_body(
     body: &[u8],
     directive: Directive,
 ) -> Result<(Value, Vec<String>), Failure> {
+    decode_body_as(&spec.api.api_version(), &spec.api.kind, head, body, directive)
+}
+
+/// [`decode_body`] for a body of type `api_version` `kind` (a subresource's or a review's).
+pub(crate) fn decode_body_as(
+    api_version: &str,
+    kind: &str,
+    head: &RequestHead,
+    body: &[u8],
+    directive: Directive,
+) -> Result<(Value, Vec<String>), Failure> {
     let ct = head.header("content-type").unwrap_or("application/json");
-    let (api_version, kind) = (spec.api.api_version(), &spec.api.kind);
     // Protobuf for the kinds k8s.io/api defines; custom resources have none, as with kube-apiserver.
-    let proto = protobuf::knows_kind(&api_version, kind);
+    let proto = protobuf::knows_kind(api_version, kind);
     match ct.split(';').next().unwrap_or("").trim() {
-        protobuf::MEDIA_TYPE if proto => protobuf::decode_object(body, &api_version, kind)
+        protobuf::MEDIA_TYPE if proto => protobuf::decode_object(body, api_version, kind)
             .map(|v| (v, Vec::new()))
             .map_err(errors::bad_request),
         "application/json" | "" | "*/*" if directive != Directive::Ignore => {
@@ -108,6 +119,10 @@ fn run(
     let status_only = match r.subresource.as_deref() {
         None => false,
         Some("status") if spec.status_subresource => true,
+        Some("scale") => match &spec.scale {
+            Some(scale) => return scale_request(shared, verb, r, scale, head, query, body, on_commit),
+            None => return Err(errors::no_such_path()),
+        },
         Some(_) => return Err(errors::no_such_path()),
     };
     let store = &shared.store;
@@ -210,6 +225,43 @@ fn run(
         Verb::DeleteCollection => delete_collection(shared, spec, ns, head, query, body, on_commit),
         Verb::Watch => Err(errors::internal("watch is served by the connection")),
     }
+}
+
+/// A request on `…/{name}/scale`.
+#[allow(clippy::too_many_arguments)]
+fn scale_request(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    scale: &ScaleSubresource,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+    on_commit: OnCommit<'_>,
+) -> Result<Reply, Failure> {
+    let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
+    let name = r.name.as_deref().unwrap_or("");
+    let answer = match verb {
+        Verb::Get => scale::get(store, spec, scale, ns, name)?,
+        Verb::Update => scale::update(
+            store,
+            spec,
+            scale,
+            ns,
+            name,
+            &decode_body_as("autoscaling/v1", "Scale", head, body, Directive::Ignore)?.0,
+            dry_run(query)?,
+            on_commit,
+        )?,
+        Verb::Patch => {
+            let ct = head.header("content-type").unwrap_or("");
+            let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_media_type(ct))?;
+            let doc = strategy::parse_patch(kind, body)?;
+            scale::patch(store, spec, scale, ns, name, kind, &doc, dry_run(query)?, on_commit)?
+        }
+        _ => return Err(errors::method_not_allowed()),
+    };
+    Ok(Reply::value(200, &answer))
 }
 
 /// GET of one object, with `resourceVersion` semantics ("" latest, "0" any, N at least N).

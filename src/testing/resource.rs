@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::defaults::{self, KindRules};
 use super::meta::GenerationRule;
+use super::scale::ScaleSubresource;
 use crate::object::ApiResource;
 
 /// Which names a resource accepts (apimachinery's name validation functions).
@@ -37,6 +38,8 @@ pub struct ResourceSpec {
     /// `…/{name}/status` exists: main-resource writes keep the stored `.status`, status writes change only it,
     /// and a create drops `.status`.
     pub(crate) status_subresource: bool,
+    /// `…/{name}/scale` exists, reading and writing replicas at these paths.
+    pub(crate) scale: Option<ScaleSubresource>,
     /// Field paths accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace` (a CRD's
     /// `selectableFields`, a pod's `spec.nodeName`).
     pub(crate) selectable_fields: Vec<String>,
@@ -70,6 +73,7 @@ impl ResourceSpec {
         ResourceSpec {
             api,
             status_subresource: false,
+            scale: None,
             selectable_fields: Vec::new(),
             short_names: Vec::new(),
             categories: Vec::new(),
@@ -87,6 +91,19 @@ impl ResourceSpec {
     pub fn with_status_subresource(mut self) -> Self {
         self.status_subresource = true;
         self
+    }
+
+    /// Adds the `scale` subresource (`…/{name}/scale`, an `autoscaling/v1` `Scale`, what `kubectl scale` and a
+    /// HorizontalPodAutoscaler use), reading and writing the replicas where `scale` says.
+    #[must_use]
+    pub fn with_scale_subresource(mut self, scale: ScaleSubresource) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// The scale subresource, if the resource has one.
+    pub fn scale_subresource(&self) -> Option<&ScaleSubresource> {
+        self.scale.as_ref()
     }
 
     /// Accepts `path` (dot-separated, e.g. `spec.nodeName`) in field selectors.
@@ -189,7 +206,8 @@ impl ResourceSpec {
     ///
     /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
     /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
-    /// strategies do (pods since 1.33; deployments also on annotation changes).
+    /// strategies do (pods since 1.33; deployments also on annotation changes). Deployments have the `scale`
+    /// subresource (`.spec.replicas`, `.status.replicas`, `.spec.selector`).
     ///
     /// Their objects are defaulted as kube-apiserver defaults them (a secret's `type: Opaque`, a deployment's
     /// strategy and pod template, a service's cluster IP, …; the fidelity table in [`testing`](super) lists what is
@@ -251,6 +269,7 @@ impl ResourceSpec {
             ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
                 .generation(GenerationRule::SpecAndAnnotations)
                 .with_status_subresource()
+                .with_scale_subresource(ScaleSubresource::deployment())
                 .short_name("deploy")
                 .category("all"),
         ];

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::log::Verb;
 use super::resource::ResourceSpec;
+use super::review::{self, Review};
 use super::store::StoreInner;
 
 /// A non-resource path.
@@ -42,6 +43,8 @@ pub(crate) enum Route {
     Resource(ResourcePath),
     /// `/openapi/…`: the rest of the path (`v2`, `v3`, `v3/apis/apps/v1`).
     OpenApi(String),
+    /// `/apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`.
+    Review(Review),
     NotFound,
 }
 
@@ -96,6 +99,9 @@ pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
         ["api", v] => Route::Discovery(Discovery::GroupVersion(String::new(), (*v).to_owned())),
         ["apis", g] => Route::Discovery(Discovery::Group((*g).to_owned())),
         ["apis", g, v] => Route::Discovery(Discovery::GroupVersion((*g).to_owned(), (*v).to_owned())),
+        ["apis", review::GROUP, review::VERSION, plural] if Review::from_plural(plural).is_some() => {
+            Route::Review(Review::from_plural(plural).unwrap_or(Review::Access))
+        }
         ["api", v, rest @ ..] => resource_route("", v, rest, store),
         ["apis", g, v, rest @ ..] => resource_route(g, v, rest, store),
         _ => Route::NotFound,
@@ -155,6 +161,15 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
 /// The verb of a request on a resource path; `None` when the method is not allowed there.
 pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
     let object = path.name.is_some();
+    // A subresource is read, replaced or patched: never listed, watched or deleted.
+    if path.subresource.is_some() {
+        return match method {
+            "GET" if !path.watch_prefix => Some(Verb::Get),
+            "PUT" => Some(Verb::Update),
+            "PATCH" => Some(Verb::Patch),
+            _ => None,
+        };
+    }
     Some(match (method, object) {
         // A watch of one object (`/watch/…/{name}` or `…/{name}?watch=true`) watches that name.
         ("GET", _) if path.watch_prefix || watch_param => Verb::Watch,

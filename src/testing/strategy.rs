@@ -425,6 +425,29 @@ pub(crate) fn update(
     Ok(Written { object, created: false })
 }
 
+/// An update computed from the current object (a subresource's write): `build` makes the requested new state of
+/// the whole object under the store's lock; the update rules then apply as for a PUT (a resourceVersion in it is a
+/// precondition).
+pub(crate) fn update_current(
+    store: &Store,
+    spec: &ResourceSpec,
+    url_ns: Option<&str>,
+    name: &str,
+    dry_run: bool,
+    on_commit: OnCommit<'_>,
+    build: impl FnOnce(&StoredObject) -> Result<Value, Failure>,
+) -> Result<Written, Failure> {
+    let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
+    let mut g = store.lock();
+    let current = g
+        .get(&spec.id(), &object_key(ns, name))
+        .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    let new = prepare_update(&g, spec, &current, build(&current)?, false)?;
+    let object = store_update(&mut g, spec, &current, new, dry_run);
+    publish(store, g, spec, 200, on_commit);
+    Ok(Written { object, created: false })
+}
+
 /// The patch formats kube-apiserver accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PatchType {

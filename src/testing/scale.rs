@@ -1,0 +1,337 @@
+//! The `scale` subresource (`…/{name}/scale`, `autoscaling/v1` `Scale`): described by paths into the object, as
+//! a CRD's `subresources.scale` declares it, and served as kube-apiserver serves it for deployments and custom
+//! resources (`scaleFromDeployment`, `scaleFromCustomResource`).
+
+use serde_json::{Map, Value, json};
+
+use super::errors::{self, Failure, FieldError};
+use super::patch::{self, PatchError};
+use super::resource::ResourceSpec;
+use super::store::{Store, StoredObject, object_key};
+use super::strategy::{self, OnCommit, PatchType, Written};
+use crate::selector::{LabelSelector, Selector};
+
+/// The `scale` subresource of a resource: where the desired and observed replica counts and the label selector
+/// live in its objects, as a CRD's `subresources.scale` names them (`specReplicasPath`, `statusReplicasPath`,
+/// `labelSelectorPath`).
+///
+/// Paths are dot-separated JSON paths from the object's root (`.spec.replicas`), without array notation.
+///
+/// ```
+/// use kube_informer::object::ApiResource;
+/// use kube_informer::testing::{ResourceSpec, ScaleSubresource};
+///
+/// let workers = ResourceSpec::new(ApiResource::new("example.com", "v1", "Worker", "workers", true))
+///     .with_status_subresource()
+///     .with_scale_subresource(
+///         ScaleSubresource::new(".spec.replicas", ".status.replicas").label_selector_path(".status.selector"),
+///     );
+/// assert!(workers.scale_subresource().is_some());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    spec_replicas_path: String,
+    status_replicas_path: String,
+    label_selector_path: Option<String>,
+}
+
+impl ScaleSubresource {
+    /// Replicas are desired at `spec_replicas_path` and observed at `status_replicas_path`.
+    pub fn new(spec_replicas_path: &str, status_replicas_path: &str) -> Self {
+        ScaleSubresource {
+            spec_replicas_path: spec_replicas_path.to_owned(),
+            status_replicas_path: status_replicas_path.to_owned(),
+            label_selector_path: None,
+        }
+    }
+
+    /// The label selector (`Scale.status.selector`, what a HorizontalPodAutoscaler counts pods by) is at `path`:
+    /// a string in the label selector syntax, as a CRD requires, or a `LabelSelector` object (`matchLabels`,
+    /// `matchExpressions`), as a deployment's `.spec.selector`, which is written out as kube-apiserver does.
+    #[must_use]
+    pub fn label_selector_path(mut self, path: &str) -> Self {
+        self.label_selector_path = Some(path.to_owned());
+        self
+    }
+
+    /// What deployments declare: `.spec.replicas`, `.status.replicas`, `.spec.selector`.
+    pub(crate) fn deployment() -> Self {
+        ScaleSubresource::new(".spec.replicas", ".status.replicas").label_selector_path(".spec.selector")
+    }
+}
+
+fn segments(path: &str) -> impl Iterator<Item = &str> {
+    path.trim_start_matches('.').split('.').filter(|s| !s.is_empty())
+}
+
+fn read<'v>(obj: &'v Value, path: &str) -> Option<&'v Value> {
+    segments(path).try_fold(obj, |v, seg| v.get(seg))
+}
+
+/// Sets `value` at `path`, making the maps on the way (unstructured's `SetNestedField`).
+fn write(obj: &mut Value, path: &str, value: Value) -> Result<(), Failure> {
+    let segs: Vec<&str> = segments(path).collect();
+    let Some((last, parents)) = segs.split_last() else {
+        return Err(errors::internal("empty scale path"));
+    };
+    let mut cur = obj;
+    for seg in parents {
+        let map = cur
+            .as_object_mut()
+            .ok_or_else(|| errors::bad_request(format!("cannot set {path}: a value on the way is not an object")))?;
+        let next = map.entry(*seg).or_insert_with(|| Value::Object(Map::new()));
+        if next.is_null() {
+            *next = Value::Object(Map::new());
+        }
+        cur = next;
+    }
+    cur.as_object_mut()
+        .ok_or_else(|| errors::bad_request(format!("cannot set {path}: a value on the way is not an object")))?
+        .insert((*last).to_owned(), value);
+    Ok(())
+}
+
+/// An integer at `path`: 0 when absent, 400 when not an integer.
+fn replicas(obj: &Value, path: &str) -> Result<i64, Failure> {
+    match read(obj, path) {
+        None | Some(Value::Null) => Ok(0),
+        Some(v) => v
+            .as_i64()
+            .ok_or_else(|| errors::bad_request(format!("{path} is not an integer: {v}"))),
+    }
+}
+
+/// The `Scale` of an object.
+fn scale_of(scale: &ScaleSubresource, obj: &Value) -> Result<Value, Failure> {
+    let meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
+    let mut scale_meta = Map::new();
+    for key in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+        if let Some(v) = meta.get(key) {
+            scale_meta.insert(key.to_owned(), v.clone());
+        }
+    }
+    let mut spec = Map::new();
+    let desired = replicas(obj, &scale.spec_replicas_path)?;
+    if desired != 0 {
+        spec.insert("replicas".into(), json!(desired));
+    }
+    let mut status = Map::new();
+    status.insert("replicas".into(), json!(replicas(obj, &scale.status_replicas_path)?));
+    let selector = match scale.label_selector_path.as_deref().and_then(|p| read(obj, p)) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => {
+            let ls: LabelSelector = serde_json::from_value(v.clone())
+                .map_err(|e| errors::bad_request(format!("invalid label selector: {e}")))?;
+            Selector::from_label_selector(&ls)
+                .map_err(|e| errors::bad_request(e.to_string()))?
+                .to_string()
+        }
+    };
+    if !selector.is_empty() {
+        status.insert("selector".into(), json!(selector));
+    }
+    Ok(json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": scale_meta,
+        "spec": spec,
+        "status": status,
+    }))
+}
+
+/// The current object, or 404 naming the subresource as kube-apiserver does (`deployments.apps "x" not found`).
+fn current(
+    store: &Store,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    name: &str,
+) -> Result<std::sync::Arc<StoredObject>, Failure> {
+    let ns = if spec.api.namespaced { ns.unwrap_or("") } else { "" };
+    store
+        .lock()
+        .get(&spec.id(), &object_key(ns, name))
+        .ok_or_else(|| errors::not_found(&spec.api, name))
+}
+
+/// GET `…/{name}/scale`.
+pub(crate) fn get(
+    store: &Store,
+    spec: &ResourceSpec,
+    scale: &ScaleSubresource,
+    ns: Option<&str>,
+    name: &str,
+) -> Result<Value, Failure> {
+    scale_of(scale, &current(store, spec, ns, name)?.to_value())
+}
+
+/// Checks a `Scale` written by a client (`autoscaling.ValidateScale`, the type and name checks of an update) and
+/// returns its desired replicas and resourceVersion precondition.
+fn check_scale(body: &Value, name: &str) -> Result<(i64, String), Failure> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| errors::bad_request("the body of the request must be a JSON object"))?;
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("");
+    if !text("apiVersion").is_empty() && text("apiVersion") != "autoscaling/v1" {
+        return Err(errors::bad_request(format!(
+            "the API version in the data ({}) does not match the expected API version (autoscaling/v1)",
+            text("apiVersion")
+        )));
+    }
+    if !text("kind").is_empty() && text("kind") != "Scale" {
+        return Err(errors::bad_request(format!(
+            "the kind in the data ({}) does not match the expected kind (Scale)",
+            text("kind")
+        )));
+    }
+    let meta = obj.get("metadata");
+    let body_name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
+    if body_name != name {
+        return Err(errors::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let rv = meta
+        .and_then(|m| m.get("resourceVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let replicas = match body.pointer("/spec/replicas") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v
+            .as_i64()
+            .ok_or_else(|| errors::bad_request(format!("spec.replicas must be an integer: {v}")))?,
+    };
+    if replicas < 0 {
+        let e = FieldError::invalid_number("spec.replicas", replicas, "must be greater than or equal to 0");
+        return Err(errors::invalid("autoscaling", "Scale", name, vec![e]));
+    }
+    Ok((replicas, rv))
+}
+
+/// Writes a `Scale`: its replicas go to the object's `specReplicasPath`, its resourceVersion is the object's
+/// precondition (409 when stale, none when empty), as the deployment and custom resource scale storages do.
+#[allow(clippy::too_many_arguments)]
+fn write_scale(
+    store: &Store,
+    spec: &ResourceSpec,
+    scale: &ScaleSubresource,
+    ns: Option<&str>,
+    name: &str,
+    body: &Value,
+    dry_run: bool,
+    on_commit: OnCommit<'_>,
+) -> Result<Value, Failure> {
+    let (replicas, rv) = check_scale(body, name)?;
+    let w: Written = strategy::update_current(store, spec, ns, name, dry_run, on_commit, |current| {
+        let mut obj = current.to_value();
+        write(&mut obj, &scale.spec_replicas_path, json!(replicas))?;
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(rv));
+        }
+        Ok(obj)
+    })?;
+    scale_of(scale, &w.object.to_value())
+}
+
+/// PUT `…/{name}/scale`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update(
+    store: &Store,
+    spec: &ResourceSpec,
+    scale: &ScaleSubresource,
+    ns: Option<&str>,
+    name: &str,
+    body: &Value,
+    dry_run: bool,
+    on_commit: OnCommit<'_>,
+) -> Result<Value, Failure> {
+    write_scale(store, spec, scale, ns, name, body, dry_run, on_commit)
+}
+
+/// PATCH `…/{name}/scale`: the patch applies to the current `Scale` (strategic merge as a merge patch: a `Scale`
+/// has no lists), then it is written as by PUT.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn patch(
+    store: &Store,
+    spec: &ResourceSpec,
+    scale: &ScaleSubresource,
+    ns: Option<&str>,
+    name: &str,
+    kind: PatchType,
+    patch_doc: &Value,
+    dry_run: bool,
+    on_commit: OnCommit<'_>,
+) -> Result<Value, Failure> {
+    let mut doc = get(store, spec, scale, ns, name)?;
+    match kind {
+        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
+            PatchError::Malformed(m) => errors::bad_request(m),
+            PatchError::Failed(m) => Box::new(crate::object::Status::failure(422, "Invalid", m)),
+        })?,
+        PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
+            if !patch_doc.is_object() {
+                return Err(errors::bad_request("a merge patch must be a JSON object"));
+            }
+            patch::merge_patch(&mut doc, patch_doc);
+        }
+    }
+    write_scale(store, spec, scale, ns, name, &doc, dry_run, on_commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_replicas_and_selectors_by_path() {
+        let d = json!({
+            "metadata": {"name": "d", "namespace": "ns", "uid": "u", "resourceVersion": "7", "creationTimestamp": "t", "labels": {"x": "y"}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]}]}},
+            "status": {"replicas": 2},
+        });
+        let s = scale_of(&ScaleSubresource::deployment(), &d).unwrap();
+        assert_eq!(
+            s,
+            json!({
+                "kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {"name": "d", "namespace": "ns", "uid": "u", "resourceVersion": "7", "creationTimestamp": "t"},
+                "spec": {"replicas": 3},
+                "status": {"replicas": 2, "selector": "app=web,tier in (a,b)"},
+            })
+        );
+        let cr = ScaleSubresource::new(".spec.size", ".status.size").label_selector_path(".status.selector");
+        let w = json!({"metadata": {"name": "w"}, "status": {"selector": "app=w"}});
+        let s = scale_of(&cr, &w).unwrap();
+        assert_eq!(
+            (s["spec"].clone(), s["status"].clone()),
+            (json!({}), json!({"replicas": 0, "selector": "app=w"}))
+        );
+        assert_eq!(scale_of(&cr, &json!({"spec": {"size": "x"}})).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn writes_make_the_maps_on_the_way() {
+        let mut v = json!({"metadata": {}});
+        write(&mut v, ".spec.deep.replicas", json!(4)).unwrap();
+        assert_eq!(v["spec"]["deep"]["replicas"], 4);
+        let mut bad = json!({"spec": 1});
+        assert_eq!(write(&mut bad, ".spec.replicas", json!(1)).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn scales_written_by_clients_are_validated() {
+        let ok = json!({"metadata": {"name": "d", "resourceVersion": "5"}, "spec": {"replicas": 2}});
+        assert_eq!(check_scale(&ok, "d").unwrap(), (2, "5".to_owned()));
+        let negative = json!({"metadata": {"name": "d"}, "spec": {"replicas": -1}});
+        let e = check_scale(&negative, "d").unwrap_err();
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message,
+            "Scale.autoscaling \"d\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+        );
+        assert_eq!(check_scale(&ok, "other").unwrap_err().code, 400);
+        let wrong_kind = json!({"kind": "Deployment", "metadata": {"name": "d"}});
+        assert_eq!(check_scale(&wrong_kind, "d").unwrap_err().code, 400);
+    }
+}
