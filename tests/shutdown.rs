@@ -9,10 +9,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TempDir, WAIT, cm, eventually};
+use common::{TempDir, WAIT, cm, eventually, hanging_plugin, pid_in, process_alive, process_exists, thread_names};
 use crossbeam_channel::Receiver;
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
-use kube_informer::client::{Api, Client, Config, ExecConfig};
+use kube_informer::client::{Api, Client, Config};
 use kube_informer::informer::{
     Event, FactoryOptions, HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer, SharedInformerFactory,
 };
@@ -155,23 +155,22 @@ fn stop_returns_while_waiting_out_the_relist_jitter() {
 }
 
 #[test]
-fn stop_returns_while_the_exec_plugin_is_still_running() {
+fn stop_returns_and_kills_the_exec_plugin_it_waited_for() {
     let server = ApiServer::start().unwrap();
     let dir = TempDir::new("shutdown-exec");
-    let (started, release) = (dir.path("started"), dir.path("release"));
-    let script = format!(
-        "touch '{s}'; while [ ! -f '{r}' ] && [ -f '{s}' ]; do sleep 0.02; done; exit 1",
-        s = started.display(),
-        r = release.display()
-    );
-    let config = Config::new(server.url())
-        .proxy(None)
-        .exec(ExecConfig::new("sh").args(["-c", script.as_str()]));
+    let config = Config::new(server.url()).proxy(None).exec(hanging_plugin(&dir));
     let inf = informer(&Client::new(config).unwrap(), listing());
     inf.start().unwrap();
-    eventually("the plugin started", || started.exists());
+    eventually("the plugin started its helper", || dir.path("helper").exists());
+    let (plugin, helper) = (pid_in(&dir, "plugin"), pid_in(&dir, "helper"));
     stops("waiting for a credential", &inf);
-    std::fs::write(&release, "").unwrap();
+    // Nobody waits for the plugin any more: it was killed and reaped before stop() returned, and the helper it
+    // started dies with it, as does the thread that ran it.
+    assert!(!process_exists(plugin), "the plugin ({plugin}) was killed and reaped");
+    eventually("the plugin's helper was killed", || !process_alive(helper));
+    eventually("the exec thread ended", || {
+        !thread_names().iter().any(|n| n.starts_with("exec:"))
+    });
 }
 
 #[test]

@@ -1,17 +1,17 @@
 //! Nothing a server sends, and no duration a caller passes, can freeze or kill the library: absurd `Retry-After`s
 //! (header and `Status` body) from a scripted peer, `Duration::MAX` timeouts meaning "forever", 410 and 429 storms,
-//! exec plugins that hang or print secrets on stderr.
+//! exec plugins that hang or print without end (the plugin's stderr: `tests/security.rs`; a stop while a plugin
+//! runs: `tests/shutdown.rs`).
 
 mod common;
 
 use std::time::Duration;
 
-use common::WAIT;
 use common::peer::{Peer, response, too_many_requests};
-use kube_informer::MAX_RETRY_AFTER;
+use common::{TempDir, WAIT, hanging_plugin, pid_in, process_alive, process_exists};
 use kube_informer::cache::ReflectorConfig;
 use kube_informer::client::params::ListParams;
-use kube_informer::client::{Api, Client, Config};
+use kube_informer::client::{Api, Client, Config, ExecConfig};
 use kube_informer::events::{ApiEventSink, EventRecorder, RecorderOptions};
 use kube_informer::informer::{
     FactoryOptions, HandlerOptions, InformerOptions, SharedIndexInformer, SharedInformerFactory,
@@ -19,6 +19,7 @@ use kube_informer::informer::{
 use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
 use kube_informer::testing::ApiServer;
+use kube_informer::{Error, MAX_RETRY_AFTER};
 
 fn client_of(peer: &Peer) -> Client {
     Client::new(Config::new(peer.url()).proxy(None)).unwrap()
@@ -152,4 +153,155 @@ fn duration_max_means_forever_wherever_a_caller_gives_a_duration() {
     ));
     assert!(recorder.flush(forever));
     recorder.stop();
+}
+
+/// The result of a LIST by a client whose exec plugin is `exec`, or `None` if it did not return within [`WAIT`].
+fn list_with_plugin(exec: ExecConfig) -> Option<kube_informer::Result<()>> {
+    // Nothing listens on port 1: the plugin runs before any connection is made.
+    let client = Client::new(Config::new("https://127.0.0.1:1").proxy(None).exec(exec)).unwrap();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let _ = tx.send(Api::<ConfigMap>::all(client).list(&ListParams::default()).map(drop));
+    });
+    rx.recv_timeout(WAIT).ok()
+}
+
+#[test]
+fn a_hanging_exec_plugin_is_killed_with_its_children_and_reaped_when_its_time_is_up() {
+    let dir = TempDir::new("survive-exec-hang");
+    let result = list_with_plugin(hanging_plugin(&dir).timeout(Duration::from_secs(2)))
+        .expect("the request returned: a plugin's run is bounded");
+    let err = result.unwrap_err();
+    assert!(matches!(err, Error::Auth(_)), "{err:?}");
+    assert!(err.to_string().contains("did not finish within 2s"), "{err}");
+    // By the time the request fails, the plugin has been reaped, and the helper it started (which held its
+    // output open) is dead too.
+    let (plugin, helper) = (pid_in(&dir, "plugin"), pid_in(&dir, "helper"));
+    assert!(!process_exists(plugin), "the plugin ({plugin}) was killed and reaped");
+    assert!(
+        !process_alive(helper),
+        "the plugin's helper ({helper}) was killed with it"
+    );
+}
+
+#[test]
+fn an_exec_plugin_printing_without_end_is_killed() {
+    // `yes` prints "y" lines forever: the credential's reader stops at a megabyte instead of filling memory.
+    let result = list_with_plugin(ExecConfig::new("yes")).expect("the request returned");
+    let err = result.unwrap_err();
+    assert!(matches!(err, Error::Auth(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("printed more than 1048576 bytes on standard output"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_exec_timeout_has_a_default_and_no_limit_is_possible() {
+    use kube_informer::client::DEFAULT_EXEC_TIMEOUT;
+    assert_eq!(DEFAULT_EXEC_TIMEOUT, Duration::from_secs(60));
+    assert_eq!(ExecConfig::new("aws").timeout, DEFAULT_EXEC_TIMEOUT);
+    // `Duration::MAX`: no limit, and no overflow either; a plugin that answers is served as usual.
+    let ok = r#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}}"#;
+    let exec = ExecConfig::new("sh")
+        .args(["-c", &format!("printf '%s' '{ok}'")])
+        .timeout(Duration::MAX);
+    let err = list_with_plugin(exec).expect("the request returned").unwrap_err();
+    assert!(
+        !matches!(err, Error::Auth(_)),
+        "the credential was issued, the connection refused: {err:?}"
+    );
+}
+
+/// A ConfigMap list at resourceVersion 10, as kube-apiserver sends it.
+fn list_at_10() -> Vec<u8> {
+    let list = br#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[]}"#;
+    response("200 OK", &[("Content-Type", "application/json")], list)
+}
+
+/// What kube-apiserver says of a compacted resourceVersion, as a `Status`.
+const GONE: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 10 (20)","reason":"Expired","code":410}"#;
+
+/// Runs an informer against a peer answering `answer(request)` until it was asked `n` LISTs, and returns how far
+/// apart the first and the last of them came.
+fn lists_window(n: usize, answer: fn(&common::peer::Request) -> Vec<u8>) -> Duration {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+    let seen = times.clone();
+    let peer = Peer::start(move |request, _| {
+        if !request.is_watch() {
+            let mut t = seen.lock().unwrap();
+            t.push(Instant::now());
+            if t.len() == n {
+                let _ = done_tx.try_send(());
+            }
+        }
+        answer(request)
+    });
+    let reflector = ReflectorConfig {
+        streaming_list: false,
+        // client-go's shape with shorter steps: 200 ms, 400 ms, then 800 ms.
+        backoff: kube_informer::cache::BackoffConfig {
+            initial: Duration::from_millis(200),
+            max: Duration::from_millis(800),
+            factor: 2.0,
+            reset_after: Duration::from_secs(3600),
+        },
+        relist_jitter: Duration::ZERO,
+        ..Default::default()
+    };
+    let api = Api::<ConfigMap>::all(client_of(&peer));
+    let informer = SharedIndexInformer::for_api(&api, InformerOptions::default().reflector(reflector));
+    informer.start().unwrap();
+    assert!(done_rx.recv_timeout(WAIT).is_ok(), "the peer was asked {n} lists");
+    informer.stop();
+    let t = times.lock().unwrap();
+    t[n - 1].duration_since(t[0])
+}
+
+/// The least time `n` attempts of a storm take when each waits at least its back-off step (200 ms, 400 ms, then
+/// 800 ms; the jitter only adds) after the first retry, which may come at once.
+fn shortest_storm(n: usize) -> Duration {
+    [0, 200, 400]
+        .into_iter()
+        .chain(std::iter::repeat(800))
+        .take(n - 1)
+        .map(Duration::from_millis)
+        .sum()
+}
+
+#[test]
+fn a_storm_of_410s_on_the_watch_backs_off_exponentially_after_one_immediate_relist() {
+    // Every watch gets a 410 ERROR event, as kube-apiserver sends it for a compacted resourceVersion; every list
+    // works. The first 410 relists at once, the next ones after 200 ms, 400 ms, 800 ms… — where the reflector used to
+    // relist at once (within `relist_jitter`) every time, forever.
+    let window = lists_window(6, |request| {
+        if request.is_watch() {
+            let event = format!("{{\"type\":\"ERROR\",\"object\":{GONE}}}\n");
+            response("200 OK", &[("Content-Type", "application/json")], event.as_bytes())
+        } else {
+            list_at_10()
+        }
+    });
+    let least = shortest_storm(6);
+    assert!(
+        window >= least,
+        "6 lists in {window:?}, where the back-off takes at least {least:?}"
+    );
+}
+
+#[test]
+fn a_storm_of_410s_on_the_list_backs_off_exponentially() {
+    // Every list, and so every relist, is answered 410 Gone.
+    let window = lists_window(6, |_| {
+        response("410 Gone", &[("Content-Type", "application/json")], GONE.as_bytes())
+    });
+    let least = shortest_storm(6);
+    assert!(
+        window >= least,
+        "6 lists in {window:?}, where the back-off takes at least {least:?}"
+    );
 }

@@ -8,22 +8,37 @@
 //!
 //! The credential is cached until that timestamp (forever when there is none) and dropped after a 401 answered to a
 //! request that used it. One plugin run at a time serves every waiting request (single flight), and each waiting
-//! request gives up at once when its client is aborted.
+//! request gives up at once when its client is aborted (an informer's stop aborts its client).
+//!
+//! A run is bounded: a plugin still running after [`ExecConfig::timeout`] ([`DEFAULT_EXEC_TIMEOUT`], one minute, by
+//! default), or once every request waiting for it gave up, is killed with every process it started, and reaped. What
+//! the plugin prints on standard error goes to this process's standard error, as client-go does — never into an
+//! error's text or a log line, since plugins print tokens and keys there when they fail.
 
 use std::fmt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use crossbeam_channel::{Sender, select};
+use crossbeam_channel::{Receiver, Sender, select};
 use log::debug;
 use parking_lot::Mutex;
 use rustls::sign::CertifiedKey;
 use serde::Deserialize;
 
-use super::abort::CancelSignal;
+use super::abort::{CancelSignal, Never};
+use super::exec_process::{self, MAX_STDOUT, RunEnd};
 use super::secret::Secret;
+use crate::thread_name::os_thread_name;
 use crate::{Error, Result};
+
+/// How long an exec plugin may run before it is killed, unless [`ExecConfig::timeout`] says otherwise: one minute.
+///
+/// client-go sets no limit, so a plugin that hangs (waiting on a network that is down, on a lock, on a login
+/// prompt nobody sees) stalls every request that needs a credential, for good. Cloud plugins (`aws eks get-token`,
+/// `gke-gcloud-auth-plugin`, `kubelogin` with a cached login) take a few seconds at most; raise the limit for a
+/// plugin that waits for a person, such as a browser login.
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The `apiVersion`s of `ExecCredential` this crate speaks.
 pub const EXEC_API_VERSIONS: [&str; 2] = [
@@ -84,6 +99,9 @@ pub struct ExecConfig {
     pub provide_cluster_info: bool,
     /// The cluster's `client.authentication.k8s.io/exec` extension, passed as `spec.cluster.config`.
     pub cluster_config: Option<serde_json::Value>,
+    /// How long one run may take before the plugin is killed ([`DEFAULT_EXEC_TIMEOUT`]; `Duration::MAX`: no limit).
+    /// Not a kubeconfig field: set it on the [`Config`](super::Config)'s exec plugin.
+    pub timeout: Duration,
 }
 
 impl ExecConfig {
@@ -98,7 +116,26 @@ impl ExecConfig {
             interactive_mode: InteractiveMode::Never,
             provide_cluster_info: false,
             cluster_config: None,
+            timeout: DEFAULT_EXEC_TIMEOUT,
         }
+    }
+
+    /// Sets how long one run may take before the plugin (and every process it started) is killed; the requests
+    /// waiting for it then fail with [`Error::Auth`]. `Duration::MAX` means no limit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::client::{DEFAULT_EXEC_TIMEOUT, ExecConfig};
+    ///
+    /// assert_eq!(ExecConfig::new("kubelogin").timeout, DEFAULT_EXEC_TIMEOUT);
+    /// // A login in a browser may take a person a while.
+    /// let exec = ExecConfig::new("kubelogin").timeout(Duration::from_secs(300));
+    /// assert_eq!(exec.timeout, Duration::from_secs(300));
+    /// ```
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// Sets the arguments.
@@ -155,6 +192,7 @@ impl fmt::Debug for ExecConfig {
             .field("api_version", &self.api_version)
             .field("interactive_mode", &self.interactive_mode)
             .field("provide_cluster_info", &self.provide_cluster_info)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
@@ -191,10 +229,25 @@ type Waiter = Sender<Result<Arc<ExecCredential>, String>>;
 struct ExecState {
     /// The last credential issued; replaced by each successful run, cleared after a 401 that used it.
     current: Option<Arc<ExecCredential>>,
-    /// `Some` while a run is in progress: the requests waiting for its result.
-    running: Option<Vec<Waiter>>,
+    /// `Some` while a run is in progress and someone waits for it. Invariant: its `waiters` are never empty — the
+    /// last one to give up removes the run, which tells its runner to kill the plugin.
+    running: Option<Run>,
     /// Number of successful runs so far.
     generation: u64,
+    /// Number of runs started so far (each run's id).
+    runs: u64,
+}
+
+/// A plugin run in progress, as the requests waiting for it see it.
+struct Run {
+    /// Tells a finishing runner whether the run it publishes to is still its own.
+    id: u64,
+    /// The requests waiting for its result.
+    waiters: Vec<Waiter>,
+    /// Dropped with the run when its last waiter gives up: the runner then kills the plugin.
+    _abandon: Sender<Never>,
+    /// Disconnected once the plugin's process has been reaped.
+    reaped: Receiver<Never>,
 }
 
 /// Runs one exec plugin and caches its credential; shared by every clone and isolated copy of a client.
@@ -240,30 +293,42 @@ impl ExecAuth {
     /// The current credential: cached when still valid, else from a plugin run (shared with concurrent callers).
     /// Returns `Error::Stopped` as soon as `cancel` fires.
     pub(crate) fn credential(self: &Arc<Self>, cancel: &CancelSignal) -> Result<Arc<ExecCredential>> {
-        let rx = {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let run = {
             let mut st = self.state.lock();
             if let Some(c) = st.current.as_ref().filter(|c| !c.is_expired(SystemTime::now())) {
                 return Ok(Arc::clone(c));
             }
-            let (tx, rx) = crossbeam_channel::bounded(1);
             match &mut st.running {
-                Some(waiters) => waiters.push(tx),
+                Some(run) => {
+                    run.waiters.push(tx.clone());
+                    run.id
+                }
+                None if cancel.is_cancelled() => return Err(Error::Stopped),
                 None => {
-                    st.running = Some(vec![tx]);
+                    st.runs += 1;
+                    let id = st.runs;
+                    let (abandon, abandoned) = crossbeam_channel::bounded::<Never>(0);
+                    let (reaped_tx, reaped) = crossbeam_channel::bounded::<Never>(0);
                     let me = Arc::clone(self);
                     let spawned = std::thread::Builder::new()
-                        .name("kube-informer/client/exec".into())
-                        .spawn(move || me.run_and_publish());
+                        .name(os_thread_name("exec", &self.config.command))
+                        .spawn(move || me.run_and_publish(id, &abandoned, reaped_tx));
                     if let Err(e) = spawned {
-                        st.running = None;
                         return Err(Error::Auth(format!("cannot start a thread for the exec plugin: {e}")));
                     }
+                    st.running = Some(Run {
+                        id,
+                        waiters: vec![tx.clone()],
+                        _abandon: abandon,
+                        reaped,
+                    });
+                    id
                 }
             }
-            rx
         };
         if cancel.is_cancelled() {
-            return Err(Error::Stopped);
+            return Err(self.give_up(run, &tx));
         }
         select! {
             recv(rx) -> r => match r {
@@ -271,8 +336,27 @@ impl ExecAuth {
                 Ok(Err(message)) => Err(Error::Auth(message)),
                 Err(_) => Err(Error::Auth("exec plugin run ended without a result".into())),
             },
-            recv(cancel.receiver()) -> _ => Err(Error::Stopped),
+            recv(cancel.receiver()) -> _ => Err(self.give_up(run, &tx)),
         }
+    }
+
+    /// A request waiting for run `id` gives up (its client was aborted). The last one to go ends the run: the plugin
+    /// is killed, and this returns once it has been reaped (at most a second: a killed process exits at once).
+    fn give_up(&self, id: u64, waiter: &Waiter) -> Error {
+        let mut st = self.state.lock();
+        let Some(run) = st.running.as_mut().filter(|run| run.id == id) else {
+            return Error::Stopped;
+        };
+        run.waiters.retain(|w| !w.same_channel(waiter));
+        if !run.waiters.is_empty() {
+            return Error::Stopped;
+        }
+        let reaped = run.reaped.clone();
+        // Dropping the run drops its `_abandon`: the runner kills the plugin. A request coming next starts a new run.
+        st.running = None;
+        drop(st);
+        let _ = reaped.recv_timeout(Duration::from_secs(1));
+        Error::Stopped
     }
 
     /// Forgets the credential of run `generation` (a request using it got a 401), so the next request runs the
@@ -288,13 +372,17 @@ impl ExecAuth {
         }
     }
 
-    /// Body of the runner thread: run the plugin once, publish the result to every waiter.
-    fn run_and_publish(&self) {
+    /// Body of the runner thread of run `id`: run the plugin once, publish the result to every waiter.
+    fn run_and_publish(&self, id: u64, abandoned: &Receiver<Never>, reaped: Sender<Never>) {
         // A panic must still release the waiters (and let the next request start a new run).
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_plugin()))
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_plugin(abandoned, reaped)))
             .unwrap_or_else(|_| Err(format!("running exec plugin {:?} panicked", self.config.command)));
         let mut st = self.state.lock();
-        let waiters = st.running.take().unwrap_or_default();
+        // Nobody waits any more when the run was abandoned (and another may have started since).
+        let waiters = match st.running.take_if(|run| run.id == id) {
+            Some(run) => run.waiters,
+            None => Vec::new(),
+        };
         let outcome = match result {
             Ok(mut cred) => {
                 st.generation += 1;
@@ -314,19 +402,16 @@ impl ExecAuth {
         }
     }
 
-    /// Runs the plugin and parses its answer. Messages name the plugin and never include what it printed on stdout
-    /// (that is where the credential is).
-    fn run_plugin(&self) -> Result<ExecCredential, String> {
+    /// Runs the plugin (bounded, see [`exec_process`]) and parses its answer. Messages name the plugin and never
+    /// include what it printed: the credential is on its standard output, and its standard error goes to ours.
+    fn run_plugin(&self, abandoned: &Receiver<Never>, reaped: Sender<Never>) -> Result<ExecCredential, String> {
         let cfg = &self.config;
         let mut cmd = Command::new(&cfg.command);
         cmd.args(&cfg.args)
             .envs(cfg.env.iter().map(|(k, v)| (k, v)))
-            .env("KUBERNETES_EXEC_INFO", &self.exec_info)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env("KUBERNETES_EXEC_INFO", &self.exec_info);
         debug!("running exec plugin {:?}", cfg.command);
-        let output = cmd.output().map_err(|e| {
+        let end = exec_process::run(cmd, &cfg.command, cfg.timeout, abandoned, reaped).map_err(|e| {
             let mut m = format!("cannot run exec plugin {:?}: {e}", cfg.command);
             if e.kind() == std::io::ErrorKind::NotFound {
                 match &cfg.install_hint {
@@ -342,23 +427,26 @@ impl ExecAuth {
             }
             m
         })?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let tail: String = {
-                let t = stderr.trim();
-                let start = t.len().saturating_sub(1000);
-                let start = (start..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
-                t[start..].to_owned()
-            };
-            return Err(format!(
-                "exec plugin {:?} failed ({}){}{}",
-                cfg.command,
-                output.status,
-                if tail.is_empty() { "" } else { ": " },
-                tail
-            ));
+        let command = &cfg.command;
+        match end {
+            RunEnd::Exited(status, stdout) if status.success() => {
+                parse_exec_output(command, &cfg.api_version, &stdout, &self.provider)
+            }
+            RunEnd::Exited(status, _) => Err(format!(
+                "exec plugin {command:?} failed ({status}); what it printed on standard error is on this process's \
+                 standard error"
+            )),
+            RunEnd::TimedOut => Err(format!(
+                "exec plugin {command:?} did not finish within {:?} (ExecConfig::timeout) and was killed",
+                cfg.timeout
+            )),
+            RunEnd::Abandoned => Err(format!(
+                "exec plugin {command:?} was killed: every request waiting for it gave up"
+            )),
+            RunEnd::TooMuchOutput => Err(format!(
+                "exec plugin {command:?} printed more than {MAX_STDOUT} bytes on standard output and was killed"
+            )),
         }
-        parse_exec_output(&cfg.command, &cfg.api_version, &output.stdout, &self.provider)
     }
 }
 

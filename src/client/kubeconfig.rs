@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use super::config::{ClientIdentity, Config, Credential, Impersonation, Material, Origin, ProxySetting};
-use super::exec::{EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
+use super::exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 use super::secret::{Secret, base64_decode};
 use crate::{ConfigError, Error, Result};
 
@@ -781,6 +781,7 @@ impl Resolver<'_> {
             interactive_mode,
             provide_cluster_info: e.provide_cluster_info,
             cluster_config,
+            timeout: DEFAULT_EXEC_TIMEOUT,
         })
     }
 

@@ -29,6 +29,7 @@ mod auth;
 mod config;
 mod discovery;
 mod exec;
+mod exec_process;
 mod incluster;
 mod kubeconfig;
 mod metrics;
@@ -54,7 +55,7 @@ pub use config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_READ_TIMEOUT, DEFAULT_WATCH_IDLE_LIMIT,
     Timeouts,
 };
-pub use exec::{EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
+pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
 pub use metrics::{LatencyHistogram, MethodLatency, RequestCount, RequestMetrics};

@@ -147,6 +147,52 @@ pub fn plugin(dir: &TempDir, tokens: &str, expires: &str) -> kube_informer::clie
         .env("EXPIRES", expires)
 }
 
+/// An exec plugin that hangs: it writes its pid to `dir/plugin`, starts a helper that would live an hour (holding
+/// the plugin's standard output open, as a script's commands do), writes the helper's pid to `dir/helper`, and waits
+/// for it.
+pub fn hanging_plugin(dir: &TempDir) -> kube_informer::client::ExecConfig {
+    let (plugin, helper) = (dir.path("plugin"), dir.path("helper"));
+    // Each pid is written whole before the file appears (`mv`), so that a reader never sees half of it.
+    let script = format!(
+        "echo $$ > '{p}.new' && mv '{p}.new' '{p}'; sleep 3600 & echo $! > '{h}.new' && mv '{h}.new' '{h}'; wait",
+        p = plugin.display(),
+        h = helper.display()
+    );
+    kube_informer::client::ExecConfig::new("sh").args(["-c", script.as_str()])
+}
+
+/// The pid [`hanging_plugin`] wrote to `dir/<file>` (`plugin` or `helper`).
+pub fn pid_in(dir: &TempDir, file: &str) -> u32 {
+    let text = std::fs::read_to_string(dir.path(file)).unwrap_or_else(|e| panic!("{file}'s pid: {e}"));
+    text.trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{file}'s pid {text:?}: {e}"))
+}
+
+/// Whether process `pid` exists at all (a zombie — dead, not reaped yet — does).
+pub fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Whether process `pid` is alive: it exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().to_owned()))
+        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+}
+
+/// The names the OS shows for this process's threads (`/proc/self/task/*/comm`).
+pub fn thread_names() -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim_end().to_owned())
+        .collect()
+}
+
 /// An example binary, `target/<profile>/examples/<name>`, next to this test binary's `deps` folder (cargo builds the
 /// examples for `cargo test`).
 pub fn example(name: &str) -> std::path::PathBuf {
