@@ -448,3 +448,398 @@ fn access_review_paths_and_discovery() {
     let (code, st) = post(&format!("{base}/selfsubjectaccessreviews"), &json!({"spec": {}}));
     assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
 }
+
+// ----- server-side tables -----
+
+/// What kubectl 1.32 sends when it prints (`kubectl get`).
+const KUBECTL_TABLE: &str =
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+fn get_accepting(url: &str, accept: &str) -> (u16, Value) {
+    let r = agent().get(url).header("Accept", accept).call().unwrap();
+    let code = r.status().as_u16();
+    let text = r.into_body().read_to_string().unwrap();
+    (code, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+fn column_names(table: &Value) -> Vec<(String, i64)> {
+    table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_owned(), c["priority"].as_i64().unwrap()))
+        .collect()
+}
+
+fn names(cols: &[(&str, i64)]) -> Vec<(String, i64)> {
+    cols.iter().map(|(n, p)| ((*n).to_owned(), *p)).collect()
+}
+
+#[test]
+fn kubectl_get_is_answered_with_a_table_of_the_built_in_printers_columns() {
+    let server = ApiServer::start().unwrap();
+    post(
+        &cms(&server, "default"),
+        &json!({"metadata": {"name": "settings"}, "data": {"a": "1", "b": "2"}}),
+    );
+    let (code, t) = get_accepting(&cms(&server, "default"), KUBECTL_TABLE);
+    assert_eq!(
+        (code, t["kind"].as_str(), t["apiVersion"].as_str()),
+        (200, Some("Table"), Some("meta.k8s.io/v1"))
+    );
+    assert_eq!(column_names(&t), names(&[("Name", 0), ("Data", 0), ("Age", 0)]));
+    assert_eq!(t["columnDefinitions"][0]["format"], "name");
+    assert!(
+        t["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|rv| !rv.is_empty()),
+        "{t}"
+    );
+    let row = &t["rows"][0];
+    assert_eq!(
+        (row["cells"][0].as_str(), row["cells"][1].as_i64()),
+        (Some("settings"), Some(2))
+    );
+    // Rows carry the object's metadata by default (includeObject=Metadata).
+    assert_eq!(row["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(row["object"]["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(row["object"]["metadata"]["name"], "settings");
+    assert_eq!(row["object"].get("data"), None);
+
+    let pods = collection(&server, "api/v1", "pods", true);
+    post(
+        &pods,
+        &json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1", "containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}}),
+    );
+    let (_, t) = get_accepting(&pods, KUBECTL_TABLE);
+    assert_eq!(
+        column_names(&t),
+        names(&[
+            ("Name", 0),
+            ("Ready", 0),
+            ("Status", 0),
+            ("Restarts", 0),
+            ("Age", 0),
+            ("IP", 1),
+            ("Node", 1),
+            ("Nominated Node", 1),
+            ("Readiness Gates", 1)
+        ])
+    );
+    assert_eq!(t["rows"][0]["cells"][1], "0/2");
+    assert_eq!(t["rows"][0]["cells"][6], "n1");
+
+    let deployments = collection(&server, "apis/apps/v1", "deployments", true);
+    let (_, t) = get_accepting(&deployments, KUBECTL_TABLE);
+    assert_eq!(
+        column_names(&t),
+        names(&[
+            ("Name", 0),
+            ("Ready", 0),
+            ("Up-to-date", 0),
+            ("Available", 0),
+            ("Age", 0),
+            ("Containers", 1),
+            ("Images", 1),
+            ("Selector", 1)
+        ])
+    );
+    assert_eq!(t["rows"], json!([]));
+    for (prefix, plural, namespaced, columns) in [
+        ("api/v1", "secrets", true, vec!["Name", "Type", "Data", "Age"]),
+        ("api/v1", "namespaces", false, vec!["Name", "Status", "Age"]),
+        (
+            "api/v1",
+            "services",
+            true,
+            vec![
+                "Name",
+                "Type",
+                "Cluster-IP",
+                "External-IP",
+                "Port(s)",
+                "Age",
+                "Selector",
+            ],
+        ),
+        (
+            "api/v1",
+            "nodes",
+            false,
+            vec![
+                "Name",
+                "Status",
+                "Roles",
+                "Age",
+                "Version",
+                "Internal-IP",
+                "External-IP",
+                "OS-Image",
+                "Kernel-Version",
+                "Container-Runtime",
+            ],
+        ),
+        (
+            "apis/coordination.k8s.io/v1",
+            "leases",
+            true,
+            vec!["Name", "Holder", "Age"],
+        ),
+        (
+            "apis/apiextensions.k8s.io/v1",
+            "customresourcedefinitions",
+            false,
+            vec!["Name", "Created At"],
+        ),
+    ] {
+        let (code, t) = get_accepting(&collection(&server, prefix, plural, namespaced), KUBECTL_TABLE);
+        let got: Vec<String> = column_names(&t).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            (code, got),
+            (200, columns.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>()),
+            "{plural}"
+        );
+    }
+}
+
+#[test]
+fn one_object_and_writes_are_tables_too_and_include_object_says_what_rows_carry() {
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    let created = agent()
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", KUBECTL_TABLE)
+        .send(r#"{"metadata":{"name":"a"},"data":{"x":"1"}}"#)
+        .unwrap();
+    assert_eq!(created.status().as_u16(), 201);
+    let t: Value = serde_json::from_str(&created.into_body().read_to_string().unwrap()).unwrap();
+    assert_eq!(t["kind"], "Table");
+    let stored = get(&format!("{url}/a")).1;
+    assert_eq!(t["metadata"]["resourceVersion"], stored["metadata"]["resourceVersion"]);
+    assert_eq!(t["rows"][0]["cells"][1], 1);
+
+    let (_, t) = get_accepting(&format!("{url}/a?includeObject=Object"), KUBECTL_TABLE);
+    assert_eq!(t["rows"].as_array().map(Vec::len), Some(1));
+    assert_eq!(t["rows"][0]["object"], stored);
+    let (_, t) = get_accepting(&format!("{url}?includeObject=None"), KUBECTL_TABLE);
+    assert_eq!(t["rows"][0]["object"], Value::Null);
+    let (code, st) = get_accepting(&format!("{url}?includeObject=All"), KUBECTL_TABLE);
+    assert_eq!((code, st["reason"].as_str()), (400, Some("BadRequest")));
+    assert!(st["message"].as_str().unwrap().contains("includeObject"), "{st}");
+    // Without a Table asked for, includeObject means nothing.
+    assert_eq!(get(&format!("{url}?includeObject=All")).0, 200);
+    // Errors stay statuses.
+    let (code, st) = get_accepting(&format!("{url}/missing"), KUBECTL_TABLE);
+    assert_eq!((code, st["kind"].as_str()), (404, Some("Status")));
+}
+
+#[test]
+fn accept_is_negotiated_as_kube_apiserver_does() {
+    let server = ApiServer::start().unwrap();
+    make(&server, "default", "a", json!({"k": "v"}));
+    let url = cms(&server, "default");
+    let (code, st) = get_accepting(&url, "text/html");
+    assert_eq!((code, st["reason"].as_str()), (406, Some("NotAcceptable")));
+    assert_eq!(
+        get_accepting(&url, "application/vnd.kubernetes.protobuf, application/json").1["kind"],
+        "ConfigMapList"
+    );
+    assert_eq!(get_accepting(&url, "*/*").1["kind"], "ConfigMapList");
+    // A metadata-only client (client-go's metadata informers).
+    let (_, list) = get_accepting(&url, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+    assert_eq!(list["kind"], "PartialObjectMetadataList");
+    assert_eq!(list["items"][0]["metadata"]["labels"], json!({"k": "v"}));
+    assert_eq!(list["items"][0].get("data"), None);
+    let (_, one) = get_accepting(
+        &format!("{url}/a"),
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+    );
+    assert_eq!(
+        (one["kind"].as_str(), one["metadata"]["name"].as_str()),
+        (Some("PartialObjectMetadata"), Some("a"))
+    );
+    let (code, _) = get_accepting(
+        &format!("{url}/a"),
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+    );
+    assert_eq!(code, 406);
+}
+
+fn watch_accepting(server: &ApiServer, path: &str, accept: &str) -> Raw {
+    use std::io::{BufReader, Write};
+    let s = std::net::TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut w = s.try_clone().unwrap();
+    write!(w, "GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: {accept}\r\n\r\n").unwrap();
+    let mut raw = Raw {
+        r: BufReader::new(s),
+        code: 0,
+        headers: Vec::new(),
+        pending: Vec::new(),
+    };
+    raw.read_head();
+    raw
+}
+
+#[test]
+fn kubectl_get_watch_gets_table_rows_with_the_columns_once() {
+    let server = ApiServer::start().unwrap();
+    make(&server, "default", "a", json!({}));
+    let mut w = watch_accepting(
+        &server,
+        "/api/v1/namespaces/default/configmaps?watch=true",
+        KUBECTL_TABLE,
+    );
+    assert_eq!(w.code, 200);
+    let first = w.event();
+    assert_eq!(
+        (first["type"].as_str(), first["object"]["kind"].as_str()),
+        (Some("ADDED"), Some("Table"))
+    );
+    assert_eq!(
+        column_names(&first["object"]),
+        names(&[("Name", 0), ("Data", 0), ("Age", 0)])
+    );
+    assert_eq!(first["object"]["rows"][0]["cells"][0], "a");
+    send(
+        "PATCH",
+        &format!("{}/a", cms(&server, "default")),
+        "application/merge-patch+json",
+        r#"{"data":{"x":"1","y":"2"}}"#,
+    );
+    let second = w.event();
+    assert_eq!(second["type"], "MODIFIED");
+    assert_eq!(second["object"]["columnDefinitions"], Value::Null);
+    // `make` gave it one entry; the patch added two.
+    assert_eq!(second["object"]["rows"][0]["cells"][1], 3);
+    assert_eq!(second["object"]["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    // A bad includeObject refuses the watch.
+    let refused = watch_accepting(
+        &server,
+        "/api/v1/namespaces/default/configmaps?watch=true&includeObject=Some",
+        KUBECTL_TABLE,
+    );
+    assert_eq!(refused.code, 400);
+}
+
+const WIDGETS_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.size, labelSelectorPath: .status.selector}
+    additionalPrinterColumns:
+    - {name: Color, type: string, jsonPath: .spec.color, description: The color.}
+    - {name: Size, type: integer, jsonPath: .spec.size, priority: 1}
+    - {name: Ready, type: string, jsonPath: ".status.conditions[?(@.type==\"Ready\")].status"}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {color: {type: string}, size: {type: integer}}}
+          status:
+            type: object
+            properties:
+              size: {type: integer}
+              selector: {type: string}
+              conditions: {type: array, items: {type: object, properties: {type: {type: string}, status: {type: string}}}}
+"#;
+
+#[test]
+fn a_crds_additional_printer_columns_and_scale_subresource_are_served() {
+    let server = ApiServer::builder().crd(WIDGETS_CRD).start().unwrap();
+    let url = collection(&server, "apis/example.com/v1", "widgets", true);
+    let (code, _) = post(
+        &url,
+        &json!({"metadata": {"name": "w"}, "spec": {"color": "blue", "size": 1}}),
+    );
+    assert_eq!(code, 201);
+    send(
+        "PATCH",
+        &format!("{url}/w/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"size":1,"selector":"app=w","conditions":[{"type":"Ready","status":"True"}]}}"#,
+    );
+    let (_, t) = get_accepting(&url, KUBECTL_TABLE);
+    assert_eq!(
+        column_names(&t),
+        names(&[("Name", 0), ("Color", 0), ("Size", 1), ("Ready", 0)])
+    );
+    assert_eq!(t["columnDefinitions"][1]["description"], "The color.");
+    assert_eq!(t["rows"][0]["cells"], json!(["w", "blue", 1, "True"]));
+
+    let (code, scale) = get(&format!("{url}/w/scale"));
+    assert_eq!((code, scale["kind"].as_str()), (200, Some("Scale")));
+    assert_eq!(scale["spec"], json!({"replicas": 1}));
+    assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=w"}));
+    let (code, _) = send(
+        "PATCH",
+        &format!("{url}/w/scale"),
+        "application/merge-patch+json",
+        r#"{"spec":{"replicas":4}}"#,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(get(&format!("{url}/w")).1["spec"]["size"], 4);
+    let (_, discovery) = get(&format!("{}/apis/example.com/v1", server.url()));
+    let resources: Vec<&str> = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(resources.contains(&"widgets/scale"), "{resources:?}");
+
+    // Without declared columns, a CRD's table has NAME and AGE.
+    let plain = WIDGETS_CRD
+        .replace("widgets", "gadgets")
+        .replace("widget", "gadget")
+        .replace("Widget", "Gadget");
+    let plain: String = plain.split("    additionalPrinterColumns:").next().unwrap().to_owned()
+        + "    schema:"
+        + plain.split("    schema:").nth(1).unwrap();
+    let server = ApiServer::builder().crd(&plain).start().unwrap();
+    let url = collection(&server, "apis/example.com/v1", "gadgets", true);
+    post(&url, &json!({"metadata": {"name": "g"}}));
+    let (_, t) = get_accepting(&url, KUBECTL_TABLE);
+    assert_eq!(column_names(&t), names(&[("Name", 0), ("Age", 0)]));
+    assert_eq!(t["columnDefinitions"][1]["type"], "date");
+}
+
+#[test]
+fn invalid_printer_columns_and_scale_paths_refuse_the_crd() {
+    let server = ApiServer::start().unwrap();
+    let crds = collection(
+        &server,
+        "apis/apiextensions.k8s.io/v1",
+        "customresourcedefinitions",
+        false,
+    );
+    let bad = WIDGETS_CRD
+        .replace("{name: Color, type: string", "{name: Color, type: text")
+        .replace("specReplicasPath: .spec.size", "specReplicasPath: .metadata.size");
+    let (code, st) = send("POST", &crds, "application/yaml", &bad);
+    assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")), "{st}");
+    let fields: Vec<&str> = st["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["field"].as_str())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.versions[0].additionalPrinterColumns[0].type",
+            "spec.versions[0].subresources.scale.specReplicasPath"
+        ]
+    );
+}

@@ -22,6 +22,7 @@ use super::reply::{self, Reply, Sent};
 use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
+use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name};
 use super::watch::{self, WatchEnd};
 use crate::client::params::parse_query;
@@ -427,11 +428,27 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             return respond(ctx, out, head, record, Reply::Status(st), None);
         }
     }
+    // What the answer is to be (a Table for `kubectl get`): 406 before anything is done when nothing it accepts
+    // is served, as kube-apiserver negotiates first.
+    let conversion = match table::negotiate(head.header("accept")) {
+        Ok(c) => c,
+        Err(st) => return respond(ctx, out, head, record, Reply::Status(st), None),
+    };
     if verb != Verb::Watch {
         let mut pending = PendingRecord::new(&shared.log, record);
-        let reply = handlers::handle(shared, verb, &r, head, &query, body, &mut |code| pending.commit(code));
+        let mut reply = handlers::handle(shared, verb, &r, head, &query, body, &mut |code| pending.commit(code));
+        // `includeObject` is read when the answer is converted: a write with a bad value still happens.
+        match Converter::new(&r.spec, conversion, &query) {
+            Ok(Some(mut c)) => reply = c.reply(reply),
+            Ok(None) => {}
+            Err(st) => reply = Reply::Status(st),
+        }
         return answer(out, head, pending, reply, fault.as_ref());
     }
+    let converter = match Converter::new(&r.spec, conversion, &query) {
+        Ok(c) => c,
+        Err(st) => return respond(ctx, out, head, record, Reply::Status(st), None),
+    };
 
     let mut opts = match ListOptions::parse(&query, &r.spec) {
         Ok(o) => o,
@@ -454,6 +471,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             &opts,
             head.http10,
             fault.map(|f| (f, ticket)),
+            converter,
             &mut started,
         )
     };

@@ -8,7 +8,10 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::errors::{self, Failure, FieldError};
+use super::printer_column::{ColumnType, PrinterColumn};
+use super::printers;
 use super::resource::{NameRule, ResourceSpec, validate_name};
+use super::scale::ScaleSubresource;
 use super::store::{ListQuery, Store, StoredObject};
 use super::strategy;
 use crate::object::ApiResource;
@@ -33,6 +36,123 @@ pub(crate) fn resource() -> ResourceSpec {
     .short_name("crds")
     .category("api-extensions")
     .with_builtin_rules()
+    .printer_columns(printers::default_convertor())
+}
+
+/// A served version's `additionalPrinterColumns` as table columns (NAME first, as apiextensions-apiserver's table
+/// convertor puts it; AGE alone when none are declared), checked as kube-apiserver checks them.
+fn printer_columns(version: &Value, path: &str, errs: &mut Vec<FieldError>) -> Vec<PrinterColumn> {
+    let declared = version
+        .get("additionalPrinterColumns")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut columns = vec![PrinterColumn::name()];
+    if declared.is_empty() {
+        columns.push(
+            PrinterColumn::json_path("Age", ColumnType::Date, ".metadata.creationTimestamp")
+                .unwrap_or_else(|_| PrinterColumn::age()),
+        );
+        return columns;
+    }
+    for (j, c) in declared.iter().enumerate() {
+        let at = format!("{path}.additionalPrinterColumns[{j}]");
+        let name = text(c, "/name");
+        if name.is_empty() {
+            errs.push(FieldError::required(&format!("{at}.name"), ""));
+        }
+        let ty = text(c, "/type");
+        let column_type = ColumnType::parse(ty);
+        if ty.is_empty() {
+            errs.push(FieldError::required(&format!("{at}.type"), ""));
+        } else if column_type.is_none() {
+            errs.push(FieldError::not_supported(
+                &format!("{at}.type"),
+                ty,
+                &["boolean", "date", "integer", "number", "string"],
+            ));
+        }
+        let format = text(c, "/format");
+        const FORMATS: [&str; 8] = [
+            "byte",
+            "date",
+            "date-time",
+            "double",
+            "float",
+            "int32",
+            "int64",
+            "password",
+        ];
+        if !format.is_empty() && !FORMATS.contains(&format) {
+            errs.push(FieldError::not_supported(&format!("{at}.format"), format, &FORMATS));
+        }
+        let json_path = text(c, "/jsonPath");
+        let column = if json_path.is_empty() {
+            errs.push(FieldError::required(&format!("{at}.JSONPath"), ""));
+            None
+        } else {
+            match PrinterColumn::json_path(name, column_type.unwrap_or(ColumnType::String), json_path) {
+                Ok(col) => Some(col),
+                Err(_) => {
+                    errs.push(FieldError::invalid(
+                        &format!("{at}.JSONPath"),
+                        json_path,
+                        "must be a simple json path starting with .",
+                    ));
+                    None
+                }
+            }
+        };
+        if let (Some(col), Some(_)) = (column, column_type) {
+            let priority = c.get("priority").and_then(Value::as_i64).unwrap_or(0);
+            let mut col = col.priority(i32::try_from(priority).unwrap_or(i32::MAX)).format(format);
+            if let Some(d) = c.get("description").and_then(Value::as_str) {
+                col = col.description(d);
+            }
+            columns.push(col);
+        }
+    }
+    columns
+}
+
+/// A served version's `subresources.scale`, checked as kube-apiserver checks it.
+fn scale_subresource(scale: &Value, path: &str, errs: &mut Vec<FieldError>) -> Option<ScaleSubresource> {
+    let spec_path = text(scale, "/specReplicasPath");
+    let status_path = text(scale, "/statusReplicasPath");
+    let before = errs.len();
+    for (field, value, root) in [
+        ("specReplicasPath", spec_path, ".spec."),
+        ("statusReplicasPath", status_path, ".status."),
+    ] {
+        let at = format!("{path}.subresources.scale.{field}");
+        if value.is_empty() {
+            errs.push(FieldError::required(&at, ""));
+        } else if !value.starts_with(root) || value.contains('[') {
+            errs.push(FieldError::invalid(
+                &at,
+                value,
+                &format!("should be a json path under {}", root.trim_end_matches('.')),
+            ));
+        }
+    }
+    if errs.len() > before {
+        return None;
+    }
+    let mut scale_subresource = ScaleSubresource::new(spec_path, status_path);
+    match text(scale, "/labelSelectorPath") {
+        "" => {}
+        p if (p.starts_with(".spec.") || p.starts_with(".status.")) && !p.contains('[') => {
+            scale_subresource = scale_subresource.label_selector_path(p);
+        }
+        p => {
+            errs.push(FieldError::invalid(
+                &format!("{path}.subresources.scale.labelSelectorPath"),
+                p,
+                "should be a json path under either .spec or .status",
+            ));
+            return None;
+        }
+    }
+    Some(scale_subresource)
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -122,6 +242,10 @@ pub(crate) fn specs(crd: &Value) -> Result<Vec<ResourceSpec>, Vec<FieldError>> {
         } else if let Err(m) = validate_name(NameRule::Label, vname) {
             errs.push(FieldError::invalid(&format!("{path}.name"), vname, &m));
         }
+        let columns = printer_columns(v, &path, &mut errs);
+        let scale = v
+            .pointer("/subresources/scale")
+            .and_then(|sc| scale_subresource(sc, &path, &mut errs));
         let schema = v.pointer("/schema/openAPIV3Schema");
         match schema {
             None => errs.push(FieldError::required(
@@ -141,6 +265,10 @@ pub(crate) fn specs(crd: &Value) -> Result<Vec<ResourceSpec>, Vec<FieldError>> {
         if v.pointer("/subresources/status").is_some() {
             spec = spec.with_status_subresource();
         }
+        if let Some(scale) = scale {
+            spec = spec.with_scale_subresource(scale);
+        }
+        spec = spec.printer_columns(columns);
         for key in ["shortNames", "categories"] {
             for n in crd
                 .pointer(&format!("/spec/names/{key}"))

@@ -1,12 +1,15 @@
 //! `ResourceSpec`: a resource the embedded server serves, and how (status subresource, selectable fields, names,
 //! schema).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::defaults::{self, KindRules};
 use super::meta::GenerationRule;
+use super::printer_column::PrinterColumn;
+use super::printers;
 use super::scale::ScaleSubresource;
 use crate::object::ApiResource;
 
@@ -64,6 +67,8 @@ pub struct ResourceSpec {
     /// What kube-apiserver does to objects of this built-in kind on their way to storage (defaulting, the registry
     /// strategy's preparation, a service's allocations): set for the default resources, `None` otherwise.
     pub(crate) builtin: Option<&'static KindRules>,
+    /// The columns of the `Table` answer (`kubectl get`), in order; empty: NAME and AGE.
+    pub(crate) printer_columns: Vec<PrinterColumn>,
 }
 
 impl ResourceSpec {
@@ -83,6 +88,7 @@ impl ResourceSpec {
             custom: false,
             singular: None,
             builtin: None,
+            printer_columns: Vec::new(),
         }
     }
 
@@ -190,6 +196,37 @@ impl ResourceSpec {
         self.schema.as_deref()
     }
 
+    /// Sets the columns of the server-side `Table` that `kubectl get` prints (`-o wide` adds those of priority
+    /// above 0), in order: what a CRD's `additionalPrinterColumns` declares, or kube-apiserver's built-in printers
+    /// compute. Without any, a table has NAME and AGE.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer::testing::{ColumnType, PrinterColumn, ResourceSpec};
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true))
+    ///     .printer_columns(vec![
+    ///         PrinterColumn::name(),
+    ///         PrinterColumn::json_path("Color", ColumnType::String, ".spec.color").unwrap(),
+    ///         PrinterColumn::age(),
+    ///     ]);
+    /// assert_eq!(widgets.table_columns()[1].column_name(), "Color");
+    /// ```
+    #[must_use]
+    pub fn printer_columns(mut self, columns: Vec<PrinterColumn>) -> Self {
+        self.printer_columns = columns;
+        self
+    }
+
+    /// The columns of the resource's `Table`: those set, or NAME and AGE.
+    pub fn table_columns(&self) -> Cow<'_, [PrinterColumn]> {
+        if self.printer_columns.is_empty() {
+            Cow::Owned(vec![PrinterColumn::name(), PrinterColumn::age()])
+        } else {
+            Cow::Borrowed(&self.printer_columns)
+        }
+    }
+
     /// The resource.
     pub fn api_resource(&self) -> &ApiResource {
         &self.api
@@ -207,7 +244,9 @@ impl ResourceSpec {
     /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
     /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
     /// strategies do (pods since 1.33; deployments also on annotation changes). Deployments have the `scale`
-    /// subresource (`.spec.replicas`, `.status.replicas`, `.spec.selector`).
+    /// subresource (`.spec.replicas`, `.status.replicas`, `.spec.selector`). Each has the table columns
+    /// kube-apiserver's built-in printers give it (config maps DATA; pods READY, STATUS, RESTARTS, and IP, NODE, …
+    /// in wide output; …).
     ///
     /// Their objects are defaulted as kube-apiserver defaults them (a secret's `type: Opaque`, a deployment's
     /// strategy and pod template, a service's cluster IP, …; the fidelity table in [`testing`](super) lists what is
@@ -229,13 +268,18 @@ impl ResourceSpec {
                 .generation(GenerationRule::Untracked)
         };
         let specs = vec![
-            core("ConfigMap", "configmaps", true).short_name("cm"),
-            core("Secret", "secrets", true).selectable_field("type"),
+            core("ConfigMap", "configmaps", true)
+                .short_name("cm")
+                .printer_columns(printers::config_maps()),
+            core("Secret", "secrets", true)
+                .selectable_field("type")
+                .printer_columns(printers::secrets()),
             core("Namespace", "namespaces", false)
                 .with_status_subresource()
                 .selectable_field("status.phase")
                 .short_name("ns")
-                .names(NameRule::Label),
+                .names(NameRule::Label)
+                .printer_columns(printers::namespaces()),
             core("Event", "events", true)
                 .selectable_field("involvedObject.kind")
                 .selectable_field("involvedObject.namespace")
@@ -243,7 +287,8 @@ impl ResourceSpec {
                 .selectable_field("involvedObject.uid")
                 .selectable_field("reason")
                 .selectable_field("type")
-                .short_name("ev"),
+                .short_name("ev")
+                .printer_columns(printers::events()),
             core("Pod", "pods", true)
                 .generation(GenerationRule::Spec)
                 .with_status_subresource()
@@ -254,24 +299,29 @@ impl ResourceSpec {
                 .selectable_field("status.phase")
                 .selectable_field("status.podIP")
                 .short_name("po")
-                .category("all"),
+                .category("all")
+                .printer_columns(printers::pods()),
             core("Node", "nodes", false)
                 .with_status_subresource()
                 .selectable_field("spec.unschedulable")
-                .short_name("no"),
+                .short_name("no")
+                .printer_columns(printers::nodes()),
             core("Service", "services", true)
                 .with_status_subresource()
                 .short_name("svc")
                 .category("all")
-                .names(NameRule::Label),
+                .names(NameRule::Label)
+                .printer_columns(printers::services()),
             ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true))
-                .generation(GenerationRule::Untracked),
+                .generation(GenerationRule::Untracked)
+                .printer_columns(printers::leases()),
             ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
                 .generation(GenerationRule::SpecAndAnnotations)
                 .with_status_subresource()
                 .with_scale_subresource(ScaleSubresource::deployment())
                 .short_name("deploy")
-                .category("all"),
+                .category("all")
+                .printer_columns(printers::deployments()),
         ];
         specs.into_iter().map(ResourceSpec::with_builtin_rules).collect()
     }

@@ -28,6 +28,7 @@ use super::list::ListOptions;
 use super::reply::Limit;
 use super::resource::ResourceSpec;
 use super::store::{Event, EventKind, ListQuery, StoredObject};
+use super::table::Converter;
 use super::util;
 use crate::watch::INITIAL_EVENTS_END_ANNOTATION;
 
@@ -143,6 +144,8 @@ struct Streamer<'a> {
     ticket: u64,
     /// The one-shot part of the fault (stall, garbage) already happened.
     fault_done: bool,
+    /// Turns each event's object into what the client asked for (a Table row for `kubectl get -w`).
+    converter: Option<Converter<'a>>,
 }
 
 impl Streamer<'_> {
@@ -155,6 +158,8 @@ impl Streamer<'_> {
     }
 
     fn event(&mut self, ctx: &ConnCtx, kind: &str, object: &[u8]) -> Result<(), Stop> {
+        let converted = self.converter.as_mut().map(|c| c.event_object(kind, object));
+        let object = converted.as_deref().unwrap_or(object);
         let parts: [&[u8]; 5] = [b"{\"type\":\"", kind.as_bytes(), b"\",\"object\":", object, b"}\n"];
         if let Some(FaultAction::CloseMidObject { after_events }) = &self.fault {
             if self.sent == *after_events {
@@ -243,6 +248,7 @@ pub(crate) fn serve(
     opts: &ListOptions,
     http10: bool,
     fault: Option<(FaultAction, u64)>,
+    converter: Option<Converter<'_>>,
     started: &mut dyn FnMut(u16),
 ) -> WatchEnd {
     let (fault, ticket) = match fault {
@@ -339,6 +345,7 @@ pub(crate) fn serve(
         fault,
         ticket,
         fault_done: false,
+        converter,
     };
     let result = match start {
         Start::Expired { requested, floor } => {
