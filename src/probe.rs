@@ -10,10 +10,10 @@
 //!   check (`[+]informer:configmaps ok`, `[-]informer:secrets not ready: degraded for 12s (3 failed attempts): …`);
 //!   a failing answer always lists them.
 //!
-//! Served by [`tiny_http`](https://docs.rs/tiny_http) (blocking, no async runtime) and one thread of ours,
-//! `probe:<port>`, joined by [`stop`](ProbeServer::stop). tiny_http accepts connections on a thread of its own and
-//! reads each connection on a pooled thread; they end on their own once the server is dropped and the client is
-//! gone (an idle pooled thread after 5 s).
+//! Served on one thread, `probe:<port>`, that accepts a connection, answers its one request (HTTP/1.1, read with
+//! `httparse`, `Connection: close`) and goes back to accepting; [`stop`](ProbeServer::stop) joins it. No other
+//! thread is started. A client gets [`CONNECTION_BUDGET`] to send its request and read the answer, so one that
+//! stalls delays the next probe by at most that, and never a stop.
 //!
 //! ```
 //! # #[cfg(feature = "testing")] {
@@ -39,10 +39,11 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::io::{ErrorKind, Read, Write as _};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -55,8 +56,7 @@ use crate::worker::{STOP_BUDGET, Worker};
 /// [`stop`](ProbeServer::stop) or by being dropped.
 pub struct ProbeServer {
     addr: SocketAddr,
-    server: Arc<tiny_http::Server>,
-    /// Set before the serving thread is woken, so that it ends instead of reporting an error.
+    /// Set before the serving thread is woken (by a connection of our own), so that it ends.
     stopping: Arc<AtomicBool>,
     worker: Mutex<Option<Worker>>,
     live: Arc<AtomicUsize>,
@@ -69,22 +69,17 @@ impl ProbeServer {
     /// # Errors
     /// [`Error::InvalidInput`] when the address cannot be bound or the thread cannot be spawned.
     pub fn start(addr: impl ToSocketAddrs, registry: Registry) -> Result<ProbeServer> {
-        let server = tiny_http::Server::http(addr)
-            .map_err(|e| Error::InvalidInput(format!("probe endpoint: cannot listen: {e}")))?;
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| Error::InvalidInput("probe endpoint: not an IP address".into()))?;
-        let server = Arc::new(server);
+        let cannot = |e: std::io::Error| Error::InvalidInput(format!("probe endpoint: cannot listen: {e}"));
+        let listener = TcpListener::bind(addr).map_err(cannot)?;
+        let addr = listener.local_addr().map_err(cannot)?;
         let stopping = Arc::new(AtomicBool::new(false));
         let live = Arc::new(AtomicUsize::new(0));
-        let (thread_server, thread_stopping) = (server.clone(), stopping.clone());
+        let thread_stopping = stopping.clone();
         let name = ThreadName::new("probe", &addr.port().to_string(), format!("kube-informer/probe/{addr}"));
-        let worker = Worker::spawn(name, &live, move || serve(&thread_server, &registry, &thread_stopping))?;
+        let worker = Worker::spawn(name, &live, move || serve(&listener, &registry, &thread_stopping))?;
         log::info!("probe endpoint listening on http://{addr} (/metrics, /healthz, /readyz)");
         Ok(ProbeServer {
             addr,
-            server,
             stopping,
             worker: Mutex::new(Some(worker)),
             live,
@@ -101,15 +96,22 @@ impl ProbeServer {
         self.live.load(Ordering::SeqCst)
     }
 
-    /// Stops serving: the serving thread ends after the request it is answering, if any, and is joined (within
-    /// about a second: one stuck writing to a client that does not read is left detached, with a warning); the
-    /// listening socket closes once the last handle to the server is gone. Idempotent.
+    /// Stops serving: the serving thread drops the connection it is reading or answering, if any, closes the
+    /// listening socket and is joined (within about a second). Idempotent.
     pub fn stop(&self) {
         let Some(worker) = self.worker.lock().take() else {
             return;
         };
         self.stopping.store(true, Ordering::SeqCst);
-        self.server.unblock();
+        // Wakes a thread blocked in accept; it sees `stopping` and ends. A wildcard address is reached on loopback.
+        let wake = match self.addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), self.addr.port()),
+            IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), self.addr.port()),
+            _ => self.addr,
+        };
+        if let Err(e) = TcpStream::connect_timeout(&wake, STEP) {
+            log::debug!("probe endpoint: cannot wake the serving thread on {wake}: {e}");
+        }
         worker.join_until(Instant::now() + STOP_BUDGET);
         log::debug!("probe endpoint on {} stopped", self.addr);
     }
@@ -127,30 +129,121 @@ impl std::fmt::Debug for ProbeServer {
     }
 }
 
-/// The serving thread: answers requests one at a time until stopped.
-fn serve(server: &tiny_http::Server, registry: &Registry, stopping: &AtomicBool) {
+/// What a client gets to send its request and read the answer, at most; a connection past it is dropped.
+pub const CONNECTION_BUDGET: Duration = Duration::from_secs(2);
+
+/// How long a read or write blocks before the serving thread looks at `stopping` and the connection's budget.
+const STEP: Duration = Duration::from_millis(100);
+
+/// The longest request head read (request line and headers); a longer one gets `431`.
+const MAX_HEAD: usize = 8 * 1024;
+
+/// The serving thread: answers connections one at a time until stopped.
+fn serve(listener: &TcpListener, registry: &Registry, stopping: &AtomicBool) {
     loop {
-        match server.recv() {
-            Ok(request) => {
-                let answer = answer(request.method(), request.url(), registry);
-                let response = tiny_http::Response::from_string(answer.body)
-                    .with_status_code(answer.status)
-                    .with_header(header("Content-Type", answer.content_type));
-                if let Err(e) = request.respond(response) {
-                    log::debug!("probe endpoint: cannot answer: {e}");
+        let accepted = listener.accept();
+        if stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        match accepted {
+            Ok((stream, peer)) => {
+                if let Err(e) = converse(stream, registry, stopping) {
+                    log::debug!("probe endpoint: connection from {peer}: {e}");
                 }
             }
-            Err(_) if stopping.load(Ordering::SeqCst) => return,
+            // A connection reset before it was accepted, or a process out of descriptors for a moment.
             Err(e) => {
-                log::error!("probe endpoint: cannot accept connections any more: {e}");
-                return;
+                log::debug!("probe endpoint: cannot accept a connection: {e}");
+                std::thread::sleep(STEP);
             }
         }
     }
 }
 
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
+/// Reads one request from `stream` within [`CONNECTION_BUDGET`] and answers it.
+fn converse(mut stream: TcpStream, registry: &Registry, stopping: &AtomicBool) -> std::io::Result<()> {
+    let deadline = Instant::now() + CONNECTION_BUDGET;
+    stream.set_read_timeout(Some(STEP))?;
+    stream.set_write_timeout(Some(STEP))?;
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let answer = loop {
+        if stopping.load(Ordering::SeqCst) || Instant::now() >= deadline {
+            return Ok(());
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&head) {
+            Ok(httparse::Status::Complete(_)) => {
+                let method = request.method.unwrap_or_default();
+                let answer = answer(method, request.path.unwrap_or("/"), registry);
+                break (answer, method == "HEAD");
+            }
+            Ok(httparse::Status::Partial) if head.len() <= MAX_HEAD => {}
+            Ok(httparse::Status::Partial) | Err(httparse::Error::TooManyHeaders) => {
+                break (text(431, "request header fields too large\n"), false);
+            }
+            Err(e) => break (text(400, format!("bad request: {e}\n")), false),
+        }
+    };
+    let (answer, head_only) = answer;
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        answer.status,
+        reason(answer.status),
+        answer.content_type,
+        answer.body.len()
+    )
+    .into_bytes();
+    if !head_only {
+        out.extend_from_slice(answer.body.as_bytes());
+    }
+    let mut written = 0;
+    while written < out.len() {
+        if stopping.load(Ordering::SeqCst) || Instant::now() >= deadline {
+            return Err(std::io::Error::new(
+                ErrorKind::TimedOut,
+                "the client does not read its answer",
+            ));
+        }
+        match stream.write(&out[written..]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "",
+    }
 }
 
 /// An HTTP answer.
@@ -172,10 +265,10 @@ fn text(status: u16, body: impl Into<String>) -> Answer {
 }
 
 /// What to answer `method url`.
-fn answer(method: &tiny_http::Method, url: &str, registry: &Registry) -> Answer {
+fn answer(method: &str, url: &str, registry: &Registry) -> Answer {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let verbose = query.split('&').any(|p| p == "verbose" || p.starts_with("verbose="));
-    if !matches!(method, tiny_http::Method::Get | tiny_http::Method::Head) {
+    if !matches!(method, "GET" | "HEAD") {
         return text(405, "method not allowed\n");
     }
     let (probe, one) = match path
@@ -233,13 +326,14 @@ fn listing(probe: &str, checks: &[&Check], passed: &dyn Fn(&Check) -> bool, ok: 
 /// Used by tests of the answers without HTTP.
 #[cfg(test)]
 fn answer_get(url: &str, registry: &Registry) -> Answer {
-    answer(&tiny_http::Method::Get, url, registry)
+    answer("GET", url, registry)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::Health;
+    use std::io::{Read, Write};
 
     #[test]
     fn liveness_fails_on_halted_only_and_readiness_on_anything_not_ready() {
@@ -286,6 +380,50 @@ mod tests {
             "[-]store failed: halted: stopped\n[+]disk ok\nhealthz check failed\n"
         );
         assert_eq!(answer_get("/nothing", &registry).status, 404);
-        assert_eq!(answer(&tiny_http::Method::Post, "/healthz", &registry).status, 405);
+        assert_eq!(answer("POST", "/healthz", &registry).status, 405);
+    }
+
+    /// Sends `request` raw and reads the whole answer (the server closes the connection after it).
+    fn exchange(addr: SocketAddr, request: &[u8]) -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(request).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    #[test]
+    fn raw_http_answers_bad_heads_and_head_requests_and_a_silent_client_does_not_hold_up_stop() {
+        let registry = Registry::new();
+        registry.add_check("disk", || Health::Healthy);
+        let probe = ProbeServer::start("127.0.0.1:0", registry).unwrap();
+        let addr = probe.local_addr();
+        let ok = exchange(addr, b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
+        assert!(
+            ok.contains("Content-Length: 2\r\n") && ok.ends_with("\r\n\r\nok"),
+            "{ok}"
+        );
+        let head = exchange(addr, b"HEAD /healthz HTTP/1.1\r\n\r\n");
+        assert!(
+            head.starts_with("HTTP/1.1 200 OK\r\n") && head.ends_with("\r\n\r\n"),
+            "no body: {head}"
+        );
+        let bad = exchange(addr, b"GET /readyz HTTP/1.1\r\nno colon here\r\n\r\n");
+        assert!(bad.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{bad}");
+        let mut huge = b"GET /readyz HTTP/1.1\r\nX-Big: ".to_vec();
+        huge.extend(std::iter::repeat_n(b'a', MAX_HEAD + 1));
+        let big = exchange(addr, &huge);
+        assert!(big.starts_with("HTTP/1.1 431 "), "{big}");
+        // A client that connects and says nothing: the thread is busy with it when stop comes.
+        let _silent = TcpStream::connect(addr).unwrap();
+        let _half = {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET /rea").unwrap();
+            s
+        };
+        probe.stop();
+        assert_eq!(probe.running_threads(), 0, "the serving thread was joined");
+        assert!(TcpStream::connect(addr).is_err(), "the listening socket is closed");
     }
 }
