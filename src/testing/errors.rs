@@ -1,5 +1,6 @@
 //! The `Status` bodies kube-apiserver answers with (apimachinery's `api/errors` constructors and messages).
 
+use super::strategic_merge::StrategicMergeError;
 use crate::object::{ApiResource, Status, StatusCause, StatusDetails};
 
 /// An error answer. Boxed: a `Status` is a few hundred bytes and travels in every `Result`.
@@ -189,18 +190,7 @@ pub(crate) fn method_not_allowed() -> Failure {
     )
 }
 
-/// 415 UnsupportedMediaType.
-pub(crate) fn unsupported_media_type(content_type: &str) -> Failure {
-    Box::new(Status::failure(
-        415,
-        "UnsupportedMediaType",
-        format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got {content_type:?})"
-        ),
-    ))
-}
-
-/// 415 UnsupportedMediaType for a create or update body, as kube-apiserver's content negotiation words it:
+/// 415 UnsupportedMediaType for a body (or a patch type), as kube-apiserver's content negotiation words it:
 /// `accepted` lists the media types the resource decodes.
 pub(crate) fn unsupported_body_type(accepted: &[&str]) -> Failure {
     Box::new(Status::failure(
@@ -211,6 +201,34 @@ pub(crate) fn unsupported_body_type(accepted: &[&str]) -> Failure {
             accepted.join(", ")
         ),
     ))
+}
+
+/// 415 for a PATCH whose `Content-Type` the resource does not take. kube-apiserver lists the patch types it
+/// serves: a custom resource's omit strategic merge patch, whose merge keys only the built-in types declare.
+pub(crate) fn unsupported_patch_type(strategic: bool) -> Failure {
+    let mut types = vec!["application/json-patch+json", "application/merge-patch+json"];
+    if strategic {
+        types.push("application/strategic-merge-patch+json");
+    }
+    types.push("application/apply-patch+yaml");
+    unsupported_body_type(&types)
+}
+
+/// A strategic merge patch that does not apply, answered as kube-apiserver's patch handler answers: 400 with the
+/// message, 422 with a generic one, and the 500 of an error it did not classify.
+pub(crate) fn strategic_merge(e: StrategicMergeError) -> Failure {
+    match e {
+        StrategicMergeError::BadRequest(m) => bad_request(m),
+        StrategicMergeError::Invalid(_) => Box::new(
+            Status::failure(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+            )
+            .with_details(StatusDetails::default()),
+        ),
+        other => internal(other.message()),
+    }
 }
 
 /// 401, as the authentication filter answers.

@@ -161,17 +161,10 @@ fn run(
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
-            let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_media_type(ct))?;
-            if kind == PatchType::Strategic && spec.custom {
-                // kube-apiserver knows no merge keys of a custom resource.
-                return Err(Box::new(crate::object::Status::failure(
-                    415,
-                    "UnsupportedMediaType",
-                    format!(
-                        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {ct:?})"
-                    ),
-                )));
-            }
+            let strategic = spec.strategic_merge_schema().is_some();
+            let kind = PatchType::from_content_type(ct)
+                .filter(|k| strategic || *k != PatchType::Strategic)
+                .ok_or_else(|| errors::unsupported_patch_type(strategic))?;
             if kind == PatchType::Apply && param(query, "fieldManager").is_none_or(str::is_empty) {
                 let e = FieldError::required("fieldManager", "is required for apply patch");
                 return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));

@@ -45,7 +45,7 @@
 //! | Metadata | Every write stores `metadata` as a Go round-trip of `ObjectMeta` leaves it: unknown fields, nulls, empty strings, `generation: 0` and empty `labels`, `annotations`, `finalizers`, `ownerReferences`, `managedFields` dropped | The rest of a built-in object is not round-tripped: unknown fields are kept (kube-apiserver drops them with a warning, or answers 400 under `fieldValidation=Strict`), empty `omitempty` fields (`data: {}`, `selector: {}`) and nulls are kept (a pod template's metadata excepted), numbers keep their form (`1.0`); custom resources are not pruned by their schema |
 //! | Status subresource | Where registered: `…/{name}/status` GET/PUT/PATCH change only `.status`; main-resource writes keep the stored status; create drops `.status` | Status writes ignore metadata changes entirely |
 //! | Scale subresource | Where registered ([`ScaleSubresource`]: paths as a CRD's `subresources.scale`; deployments: `.spec.replicas`, `.status.replicas`, `.spec.selector`): `…/{name}/scale` GET/PUT/PATCH of an `autoscaling/v1` `Scale` carrying the parent's name, uid, resourceVersion and creationTimestamp; its resourceVersion is the write's precondition (409); negative replicas 422; `deployments/scale` in discovery as `autoscaling/v1` `Scale`; other subresources 404 | No `managedFields` handling; a missing `.spec.replicas` reads 0 (no defaulting to 1) |
-//! | PATCH | JSON merge patch (RFC 7386), JSON patch (RFC 6902: 400 when malformed, 422 when a step fails, all or nothing); a resourceVersion in the patched object is a precondition (409) | Strategic merge patch acts as a merge patch (lists are replaced, not merged by key; `$patch` directives unknown); server-side apply acts as a merge patch that may create (needs `fieldManager`), with no field ownership or conflicts |
+//! | PATCH | JSON merge patch (RFC 7386), JSON patch (RFC 6902: 400 when malformed, 422 when a step fails, all or nothing); strategic merge patch as apimachinery applies it ([`strategic_merge`]) for resources whose schema declares merge keys — the default resources carry Kubernetes 1.34's schemas: lists merged by merge key or replaced, `$patch` replace/delete, `$setElementOrder`, `$deleteFromPrimitiveList`, `$retainKeys`, its 400/422/500 answers, no directive ever stored; other resources answer it 415 as kube-apiserver answers for a custom resource; a resourceVersion in the patched object is a precondition (409) | Server-side apply acts as a merge patch that may create (needs `fieldManager`), with no field ownership or conflicts; strategic merge patch keeps fields the schema does not know (kube-apiserver drops them as it decodes), drops `null`s and directive keys inside content it takes whole (kube-apiserver decodes them to Go zero values), and does not reproduce the order Go's sort gives a malformed `$setElementOrder` of more than 20 items |
 //! | DELETE | `DeleteOptions` preconditions uid/resourceVersion (409 Conflict "Precondition failed"); `dryRun=All`; `propagationPolicy` validated; answers a `Success` Status naming the resource (objects whose finalizers hold them are returned instead); deletecollection with selectors | No garbage collector: `propagationPolicy` is accepted but dependents are not deleted and no `foregroundDeletion`/`orphan` finalizer is added; no grace periods (pods vanish at once) |
 //! | Finalizers | A delete of an object with finalizers sets deletionTimestamp (MODIFIED, a generation above 0 bumped); the update that empties them removes it (DELETED); no new finalizer may be added meanwhile (422) | |
 //! | LIST | labelSelector (equality and set-based), fieldSelector (`metadata.name`, `metadata.namespace`, plus per-resource selectable fields; others 400 "field label not supported"); `limit`/`continue` with opaque tokens (kube-apiserver's format) over a consistent snapshot at the first page's revision; `remainingItemCount` when no selector is set; a compacted token gets 410 Expired with a continue token for an inconsistent continuation; `resourceVersion` "" = latest, "0" = any and ignores `limit` (the watch cache), N = not older than N (Exact with a limit and no match, as the legacy rule), `resourceVersionMatch=Exact` reads that revision (410 when compacted); a revision ahead of the store waits briefly then 504 Timeout "Too large resource version" with cause `ResourceVersionTooLarge`; `ListOptions` validated as apimachinery does (422) | No protobuf output; a list at "0" is never stale (the cache is the store) |
@@ -113,6 +113,7 @@
 mod admin;
 mod admission;
 mod auth;
+mod builtin_schemas;
 mod conn;
 mod crd;
 mod defaults;
@@ -144,6 +145,7 @@ mod scale;
 mod schema;
 mod server;
 mod store;
+pub mod strategic_merge;
 mod strategy;
 mod table;
 pub(crate) mod tls;

@@ -11,6 +11,7 @@ use super::meta::GenerationRule;
 use super::printer_column::PrinterColumn;
 use super::printers;
 use super::scale::ScaleSubresource;
+use super::{builtin_schemas, strategic_merge};
 use crate::object::ApiResource;
 
 /// Which names a resource accepts (apimachinery's name validation functions).
@@ -171,7 +172,10 @@ impl ResourceSpec {
 
     /// Sets the object's OpenAPI v3 schema: a structural schema of the whole object, inlined as a CRD's
     /// `openAPIV3Schema` is (no `$ref`), with the `x-kubernetes-*` extensions kube-apiserver publishes where they
-    /// apply.
+    /// apply. A schema that declares strategic merge keys or strategies (`x-kubernetes-patch-merge-key`,
+    /// `x-kubernetes-patch-strategy`, as Kubernetes' own types do) makes the resource accept strategic merge patches,
+    /// applied as [`strategic_merge`](super::strategic_merge) describes; without them the server answers a strategic
+    /// merge patch 415, as kube-apiserver answers it for a custom resource.
     ///
     /// ```
     /// use kube_informer::object::ApiResource;
@@ -239,7 +243,9 @@ impl ResourceSpec {
 
     /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources)
     /// is called: core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`,
-    /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`.
+    /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`. Each carries the OpenAPI schema Kubernetes 1.34
+    /// publishes for its kind (see [`object_schema`](Self::object_schema)), which makes it accept strategic merge
+    /// patches.
     ///
     /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
     /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
@@ -326,10 +332,23 @@ impl ResourceSpec {
         specs.into_iter().map(ResourceSpec::with_builtin_rules).collect()
     }
 
-    /// Attaches kube-apiserver's rules for this kind, if it is one of the default resources' kinds (or CRDs).
+    /// Attaches kube-apiserver's rules and the schema Kubernetes publishes for this kind, if it is one of the default
+    /// resources' kinds (or CRDs).
     pub(crate) fn with_builtin_rules(mut self) -> Self {
         self.builtin = defaults::rules(&self.api.api_version(), &self.api.kind);
+        if let Some(schema) = builtin_schemas::schema(&self.api.api_version(), &self.api.kind) {
+            self.schema = Some(schema);
+        }
         self
+    }
+
+    /// The schema, if it carries strategic merge information (as the built-in kinds' do) and the resource is not a
+    /// custom resource (whose merge keys kube-apiserver never reads): the resource accepts
+    /// `application/strategic-merge-patch+json`.
+    pub(crate) fn strategic_merge_schema(&self) -> Option<&Value> {
+        self.schema
+            .as_deref()
+            .filter(|s| !self.custom && strategic_merge::has_strategy(s))
     }
 
     /// The singular name (`configmap`).

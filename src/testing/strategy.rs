@@ -13,6 +13,7 @@ use super::meta;
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
+use super::strategic_merge;
 use super::util;
 use crate::object::time::format_rfc3339;
 use crate::selector::{Operator, Requirement};
@@ -455,7 +456,8 @@ pub(crate) enum PatchType {
     Merge,
     /// `application/json-patch+json` (RFC 6902).
     Json,
-    /// `application/strategic-merge-patch+json`, applied as a merge patch.
+    /// `application/strategic-merge-patch+json`: lists merge as the resource's schema says
+    /// ([`strategic_merge`](super::strategic_merge)).
     Strategic,
     /// `application/apply-patch+yaml` (server-side apply), applied as a merge patch that may create.
     Apply,
@@ -501,7 +503,7 @@ pub(crate) fn patch(
     admit: Admit<'_>,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
-    if kind != PatchType::Json && !patch_doc.is_object() {
+    if matches!(kind, PatchType::Merge | PatchType::Apply) && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
     }
     if spec.api.namespaced && url_ns.is_none() {
@@ -530,7 +532,13 @@ pub(crate) fn patch(
             PatchError::Malformed(m) => errors::bad_request(m),
             PatchError::Failed(m) => Box::new(crate::object::Status::failure(422, "Invalid", m)),
         })?,
-        PatchType::Merge | PatchType::Strategic | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
+        PatchType::Strategic => {
+            let schema = spec
+                .strategic_merge_schema()
+                .ok_or_else(|| errors::unsupported_patch_type(false))?;
+            doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(errors::strategic_merge)?;
+        }
+        PatchType::Merge | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
     }
     admit(&mut doc)?;
     let obj = as_object(&mut doc)?;

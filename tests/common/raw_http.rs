@@ -10,6 +10,8 @@ use kube_informer::object::ApiResource;
 use kube_informer::testing::ApiServer;
 use serde_json::{Value, json};
 
+// Not every test file that includes this module polls.
+#[allow(unused_imports)]
 pub use crate::common::{WAIT, eventually};
 
 pub fn cm() -> ApiResource {

@@ -1,0 +1,197 @@
+//! The OpenAPI v3 schemas of the default resources ([`ResourceSpec::defaults`](super::ResourceSpec::defaults)),
+//! one inlined structural tree per kind, with the `x-kubernetes-*` extensions Kubernetes declares on them (strategic
+//! merge keys and strategies, list types and map keys, int-or-string).
+//!
+//! The data, `builtin_schemas.json`, is Kubernetes 1.34's OpenAPI definitions reachable from these kinds, without
+//! descriptions, each shared type (ObjectMeta, PodSpec, …) stored once and named by `$ref`;
+//! `tools/k8s-schemas/generate.py` makes it and says where it comes from. It is parsed and inlined once per process,
+//! the first time a server registers its default resources; later servers share the same trees.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
+
+use serde_json::{Map, Value};
+
+/// The generated document: `{"source": …, "kinds": {apiVersion/Kind: definition}, "definitions": {name: schema}}`.
+const DOCUMENT: &str = include_str!("builtin_schemas.json");
+
+/// How deep `$ref`s may nest; the data has no cycles (a test checks), this only bounds a broken file.
+const MAX_DEPTH: usize = 64;
+
+/// `apiVersion/Kind` (`v1/Pod`, `apps/v1/Deployment`) → the kind's inlined schema.
+static SCHEMAS: LazyLock<BTreeMap<String, Arc<Value>>> = LazyLock::new(|| {
+    let document: Value = serde_json::from_str(DOCUMENT).expect("builtin_schemas.json is JSON");
+    let definitions = document["definitions"].as_object().cloned().unwrap_or_default();
+    let kinds = document["kinds"].as_object().cloned().unwrap_or_default();
+    kinds
+        .into_iter()
+        .filter_map(|(kind, name)| {
+            let root = Value::Object(Map::from_iter([("$ref".to_owned(), name)]));
+            Some((kind, Arc::new(inline(&root, &definitions, 0)?)))
+        })
+        .collect()
+});
+
+/// The schema of a default resource's kind, by `apiVersion` and `kind`.
+pub(crate) fn schema(api_version: &str, kind: &str) -> Option<Arc<Value>> {
+    SCHEMAS.get(&format!("{api_version}/{kind}")).cloned()
+}
+
+/// Replaces every `{"$ref": name, …siblings}` with the named definition, the siblings added over it (a property's
+/// own `x-kubernetes-patch-strategy` beside a shared type). `None` when a name is unknown or nesting is absurd.
+fn inline(node: &Value, definitions: &Map<String, Value>, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    Some(match node {
+        Value::Object(fields) => {
+            let mut out = match fields.get("$ref") {
+                Some(Value::String(name)) => match inline(definitions.get(name)?, definitions, depth + 1)? {
+                    Value::Object(target) => target,
+                    _ => return None,
+                },
+                Some(_) => return None,
+                None => Map::new(),
+            };
+            for (key, value) in fields {
+                if key != "$ref" {
+                    out.insert(key.clone(), inline(value, definitions, depth + 1)?);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| inline(v, definitions, depth + 1))
+                .collect::<Option<_>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at<'a>(schema: &'a Value, path: &[&str]) -> &'a Value {
+        path.iter().fold(schema, |s, p| &s[*p])
+    }
+
+    fn no_refs(v: &Value) -> bool {
+        match v {
+            Value::Object(m) => !m.contains_key("$ref") && m.values().all(no_refs),
+            Value::Array(a) => a.iter().all(no_refs),
+            _ => true,
+        }
+    }
+
+    #[test]
+    fn every_default_kind_has_a_complete_inlined_schema() {
+        let document: Value = serde_json::from_str(DOCUMENT).unwrap();
+        let kinds = document["kinds"].as_object().unwrap();
+        assert_eq!(SCHEMAS.len(), kinds.len(), "a kind failed to inline");
+        for spec in super::super::ResourceSpec::defaults() {
+            let api = spec.api_resource();
+            let schema = schema(&api.api_version(), &api.kind).unwrap_or_else(|| panic!("{}", api.kind));
+            assert!(no_refs(&schema), "{}", api.kind);
+            assert_eq!(schema["type"], "object");
+            for field in ["apiVersion", "kind"] {
+                assert_eq!(at(&schema, &["properties", field, "type"]), "string");
+            }
+            // ObjectMeta, shared by all: owner references merge by uid, finalizers as a set.
+            let meta = at(&schema, &["properties", "metadata", "properties"]);
+            assert_eq!(meta["ownerReferences"]["x-kubernetes-patch-merge-key"], "uid");
+            assert_eq!(meta["finalizers"]["x-kubernetes-patch-strategy"], "merge");
+            assert_eq!(meta["finalizers"]["items"]["type"], "string");
+            assert_eq!(meta["creationTimestamp"]["format"], "date-time");
+            assert_eq!(meta["labels"]["additionalProperties"]["type"], "string");
+            assert!(!document.to_string().contains("\"description\""));
+        }
+    }
+
+    #[test]
+    fn pod_and_deployment_carry_kubernetes_merge_keys_and_strategies() {
+        let pod = schema("v1", "Pod").unwrap();
+        let spec = at(&pod, &["properties", "spec", "properties"]);
+        for list in [
+            "containers",
+            "initContainers",
+            "ephemeralContainers",
+            "volumes",
+            "imagePullSecrets",
+        ] {
+            assert_eq!(spec[list]["x-kubernetes-patch-merge-key"], "name", "{list}");
+        }
+        assert_eq!(spec["volumes"]["x-kubernetes-patch-strategy"], "merge,retainKeys");
+        // Tolerations carry no strategy: a patch replaces the list.
+        assert!(spec["tolerations"].get("x-kubernetes-patch-strategy").is_none());
+        assert_eq!(spec["tolerations"]["x-kubernetes-list-type"], "atomic");
+        let container = at(spec, &["containers", "items", "properties"]);
+        assert_eq!(container["ports"]["x-kubernetes-patch-merge-key"], "containerPort");
+        assert_eq!(
+            container["ports"]["x-kubernetes-list-map-keys"],
+            serde_json::json!(["containerPort", "protocol"])
+        );
+        assert_eq!(container["volumeMounts"]["x-kubernetes-patch-merge-key"], "mountPath");
+        assert_eq!(container["env"]["x-kubernetes-patch-merge-key"], "name");
+        assert_eq!(container["args"]["type"], "array");
+        assert_eq!(
+            container["ports"]["items"]["required"],
+            serde_json::json!(["containerPort"])
+        );
+        assert_eq!(
+            at(container, &["ports", "items", "properties", "containerPort", "format"]),
+            "int32"
+        );
+        assert_eq!(
+            at(
+                container,
+                &["resources", "properties", "limits", "additionalProperties", "oneOf"]
+            ),
+            &serde_json::json!([{"type": "string"}, {"type": "number"}])
+        );
+        let probe_port = at(
+            container,
+            &["livenessProbe", "properties", "httpGet", "properties", "port"],
+        );
+        assert_eq!(probe_port, &serde_json::json!({"x-kubernetes-int-or-string": true}));
+
+        // The deployment's pod template is the same PodSpec, inlined again; its strategy keeps the property's own
+        // retainKeys beside the shared type.
+        let deployment = schema("apps/v1", "Deployment").unwrap();
+        let dspec = at(&deployment, &["properties", "spec", "properties"]);
+        assert_eq!(
+            at(dspec, &["template", "properties", "spec"]),
+            at(&pod, &["properties", "spec"])
+        );
+        assert_eq!(dspec["strategy"]["x-kubernetes-patch-strategy"], "retainKeys");
+        assert_eq!(at(dspec, &["strategy", "properties", "type", "type"]), "string");
+        assert_eq!(dspec["selector"]["properties"]["matchLabels"]["type"], "object");
+        let conditions = at(&deployment, &["properties", "status", "properties", "conditions"]);
+        assert_eq!(conditions["x-kubernetes-patch-merge-key"], "type");
+    }
+
+    #[test]
+    fn the_trees_are_built_once_per_process() {
+        assert!(Arc::ptr_eq(
+            &schema("v1", "Pod").unwrap(),
+            &schema("v1", "Pod").unwrap()
+        ));
+        assert!(schema("v1", "Widget").is_none());
+        assert!(schema("v2", "Pod").is_none());
+    }
+
+    #[test]
+    fn broken_references_are_refused_not_followed_forever() {
+        let defs: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "a": {"properties": {"b": {"$ref": "b"}}},
+            "b": {"properties": {"a": {"$ref": "a"}}},
+            "c": {"$ref": 5},
+        }))
+        .unwrap();
+        assert!(inline(&serde_json::json!({"$ref": "a"}), &defs, 0).is_none());
+        assert!(inline(&serde_json::json!({"$ref": "missing"}), &defs, 0).is_none());
+        assert!(inline(&serde_json::json!({"$ref": "c"}), &defs, 0).is_none());
+    }
+}
