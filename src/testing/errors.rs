@@ -1,5 +1,6 @@
 //! The `Status` bodies kube-apiserver answers with (apimachinery's `api/errors` constructors and messages).
 
+use super::resource::ResourceSpec;
 use super::strategic_merge::StrategicMergeError;
 use crate::object::{ApiResource, Status, StatusCause, StatusDetails};
 
@@ -203,15 +204,10 @@ pub(crate) fn unsupported_body_type(accepted: &[&str]) -> Failure {
     ))
 }
 
-/// 415 for a PATCH whose `Content-Type` the resource does not take. kube-apiserver lists the patch types it
-/// serves: a custom resource's omit strategic merge patch, whose merge keys only the built-in types declare.
-pub(crate) fn unsupported_patch_type(strategic: bool) -> Failure {
-    let mut types = vec!["application/json-patch+json", "application/merge-patch+json"];
-    if strategic {
-        types.push("application/strategic-merge-patch+json");
-    }
-    types.push("application/apply-patch+yaml");
-    unsupported_body_type(&types)
+/// 415 for a PATCH whose `Content-Type` the resource does not take: kube-apiserver lists the patch types it
+/// serves ([`ResourceSpec::patch_types`]; a custom resource's omit strategic merge patch).
+pub(crate) fn unsupported_patch_type(spec: &ResourceSpec) -> Failure {
+    unsupported_body_type(&spec.patch_types())
 }
 
 /// A strategic merge patch that does not apply, answered as kube-apiserver's patch handler answers: 400 with the

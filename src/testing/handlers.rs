@@ -161,10 +161,9 @@ fn run(
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
-            let strategic = spec.strategic_merge_schema().is_some();
             let kind = PatchType::from_content_type(ct)
-                .filter(|k| strategic || *k != PatchType::Strategic)
-                .ok_or_else(|| errors::unsupported_patch_type(strategic))?;
+                .filter(|k| *k != PatchType::Strategic || spec.strategic_merge_schema().is_some())
+                .ok_or_else(|| errors::unsupported_patch_type(spec))?;
             if kind == PatchType::Apply && param(query, "fieldManager").is_none_or(str::is_empty) {
                 let e = FieldError::required("fieldManager", "is required for apply patch");
                 return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));

@@ -351,6 +351,17 @@ impl ResourceSpec {
             .filter(|s| !self.custom && strategic_merge::has_strategy(s))
     }
 
+    /// The media types a PATCH of this resource accepts, in the order kube-apiserver lists them (its OpenAPI
+    /// documents and its 415): strategic merge patch only with [`strategic_merge_schema`](Self::strategic_merge_schema).
+    pub(crate) fn patch_types(&self) -> Vec<&'static str> {
+        let mut types = vec!["application/json-patch+json", "application/merge-patch+json"];
+        if self.strategic_merge_schema().is_some() {
+            types.push("application/strategic-merge-patch+json");
+        }
+        types.push("application/apply-patch+yaml");
+        types
+    }
+
     /// The singular name (`configmap`).
     pub(crate) fn singular(&self) -> String {
         self.singular

@@ -535,7 +535,7 @@ pub(crate) fn patch(
         PatchType::Strategic => {
             let schema = spec
                 .strategic_merge_schema()
-                .ok_or_else(|| errors::unsupported_patch_type(false))?;
+                .ok_or_else(|| errors::unsupported_patch_type(spec))?;
             doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(errors::strategic_merge)?;
         }
         PatchType::Merge | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),

@@ -13,28 +13,6 @@ use super::meta::{self, Flavor};
 use crate::testing::discovery;
 use crate::testing::resource::ResourceSpec;
 
-/// The media types a PATCH accepts, the strategic one only where the resource knows its merge keys.
-fn patch_types(strategic: bool) -> Vec<&'static str> {
-    let mut v = vec!["application/json-patch+json", "application/merge-patch+json"];
-    if strategic {
-        v.push("application/strategic-merge-patch+json");
-    }
-    v.push("application/apply-patch+yaml");
-    v
-}
-
-/// True when the resource accepts strategic merge patches (its schema carries merge strategies).
-pub(crate) fn strategic(spec: &ResourceSpec) -> bool {
-    fn has_strategy(v: &Value) -> bool {
-        match v {
-            Value::Object(o) => o.contains_key("x-kubernetes-patch-strategy") || o.values().any(has_strategy),
-            Value::Array(a) => a.iter().any(has_strategy),
-            _ => false,
-        }
-    }
-    spec.schema.as_deref().is_some_and(has_strategy)
-}
-
 /// A query parameter: (name, type, description).
 type Param = (&'static str, &'static str, &'static str);
 
@@ -453,7 +431,7 @@ fn render_op(spec: &ResourceSpec, path: &str, op: &Op, flavor: Flavor) -> Value 
         vec!["application/json"]
     };
     let consumes: Vec<&str> = match op.body {
-        Some(Body::Patch) => patch_types(strategic(spec)),
+        Some(Body::Patch) => spec.patch_types(),
         _ => vec!["*/*"],
     };
     let mut codes: Vec<(&str, &str)> = vec![("200", "OK")];
