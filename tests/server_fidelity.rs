@@ -78,26 +78,34 @@ fn only_pods_deployments_and_custom_resources_count_generations() {
         ))
         .start()
         .unwrap();
+    // The spec field changed: one the kind's schema knows where it counts generations (the default resources'
+    // schemas prune unknown fields, so a change of `spec.x` would change nothing).
     let cases = [
-        ("api/v1", "configmaps", true, false),
-        ("api/v1", "secrets", true, false),
-        ("api/v1", "namespaces", false, false),
-        ("api/v1", "events", true, false),
-        ("api/v1", "nodes", false, false),
-        ("api/v1", "services", true, false),
-        ("apis/coordination.k8s.io/v1", "leases", true, false),
-        ("api/v1", "pods", true, true),
-        ("apis/apps/v1", "deployments", true, true),
-        ("apis/example.com/v1", "widgets", true, true),
+        ("api/v1", "configmaps", true, false, "x"),
+        ("api/v1", "secrets", true, false, "x"),
+        ("api/v1", "namespaces", false, false, "x"),
+        ("api/v1", "events", true, false, "x"),
+        ("api/v1", "nodes", false, false, "x"),
+        ("api/v1", "services", true, false, "x"),
+        (
+            "apis/coordination.k8s.io/v1",
+            "leases",
+            true,
+            false,
+            "leaseDurationSeconds",
+        ),
+        ("api/v1", "pods", true, true, "activeDeadlineSeconds"),
+        ("apis/apps/v1", "deployments", true, true, "replicas"),
+        ("apis/example.com/v1", "widgets", true, true, "x"),
     ];
-    for (prefix, plural, namespaced, counted) in cases {
+    for (prefix, plural, namespaced, counted, field) in cases {
         let url = collection(&server, prefix, plural, namespaced);
-        let (code, created) = post(&url, &json!({"metadata": {"name": "g"}, "spec": {"x": 1}}));
+        let (code, created) = post(&url, &json!({"metadata": {"name": "g"}, "spec": {field: 1}}));
         assert_eq!(code, 201, "{plural}: {created}");
         let want = if counted { json!(1) } else { Value::Null };
         assert_eq!(created["metadata"]["generation"], want, "{plural} create");
         let mut changed = created.clone();
-        changed["spec"]["x"] = json!(2);
+        changed["spec"][field] = json!(2);
         let (code, updated) = put(&format!("{url}/g"), &changed);
         assert_eq!(code, 200, "{plural}: {updated}");
         let want = if counted { json!(2) } else { Value::Null };
