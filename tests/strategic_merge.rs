@@ -52,6 +52,17 @@ fn kubectl_apply_patches_store_what_kube_apiserver_stores() {
                 "metadata": {"name": "web", "labels": {"app": "web"}}, "spec": spec(containers())}),
     );
     assert_eq!(code, 201, "{created}");
+    // What the server stores for a manifest with these containers, written as a whole (defaults included).
+    let mut n = 0;
+    let mut stored_for = |containers: Value| {
+        n += 1;
+        let (code, made) = post(
+            &url,
+            &json!({"metadata": {"name": format!("want-{n}"), "labels": {"app": "web"}}, "spec": spec(containers)}),
+        );
+        assert_eq!(code, 201, "{made}");
+        written(&made)
+    };
 
     // kubectl apply, one image changed: the patch names only the changed container, plus the element order.
     let (code, after) = send(
@@ -64,10 +75,7 @@ fn kubectl_apply_patches_store_what_kube_apiserver_stores() {
     let mut want = containers();
     want[0]["image"] = json!("nginx:1.28");
     let stored = get(&format!("{url}/web")).1;
-    assert_eq!(
-        written(&stored),
-        json!({"labels": {"app": "web"}, "spec": spec(want.clone())})
-    );
+    assert_eq!(written(&stored), stored_for(want.clone()));
     assert_eq!(stored, after);
     assert_eq!(stored["metadata"]["generation"], 2);
 
@@ -80,10 +88,7 @@ fn kubectl_apply_patches_store_what_kube_apiserver_stores() {
     );
     assert_eq!(code, 200, "{after}");
     let stored = get(&format!("{url}/web")).1;
-    assert_eq!(
-        written(&stored),
-        json!({"labels": {"app": "web"}, "spec": spec(json!([want[0].clone()]))})
-    );
+    assert_eq!(written(&stored), stored_for(json!([want[0].clone()])));
 
     // A new container with a port and an env var; an env var of the first one removed, one added.
     let (code, after) = send(
@@ -97,7 +102,7 @@ fn kubectl_apply_patches_store_what_kube_apiserver_stores() {
     let mut web = want[0].clone();
     web["env"] = json!([{"name": "LEVEL", "value": "debug"}]);
     let sidecar = json!({"name": "sidecar", "image": "envoy:1", "ports": [{"containerPort": 9901}]});
-    assert_eq!(written(&after)["spec"], spec(json!([web, sidecar])));
+    assert_eq!(written(&after), stored_for(json!([web, sidecar])));
     assert_eq!(get(&format!("{url}/web")).1, after);
 }
 
