@@ -247,7 +247,15 @@ fn scale_request(
         )?,
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
-            let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_media_type(ct))?;
+            // A `Scale` is a built-in type: every patch type applies to it, the strategic one included.
+            let kind = PatchType::from_content_type(ct).ok_or_else(|| {
+                errors::unsupported_body_type(&[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                    "application/apply-patch+yaml",
+                ])
+            })?;
             let doc = strategy::parse_patch(kind, body)?;
             scale::patch(store, spec, scale, ns, name, kind, &doc, dry_run(query)?, on_commit)?
         }
