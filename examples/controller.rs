@@ -38,7 +38,7 @@ use kube_informer::health::Registry;
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kube_informer::object::core::{ConfigMap, Namespace};
-use kube_informer::object::{MetaAccessor, ObjectMeta, OwnerReference};
+use kube_informer::object::{MetaAccessor, ObjectMeta, is_controlled_by, set_controller_reference};
 use kube_informer::probe::ProbeServer;
 use kube_informer::selector::Selector;
 use kube_informer::testing::ApiServer;
@@ -263,7 +263,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
     let Some(ns) = wanted else {
         // Not (or no longer) selected: remove our ConfigMap, if we made one.
         if let (Some(ns), Some(cm)) = (&ns, &existing)
-            && controlled_by(cm, ns)
+            && is_controlled_by(&**cm, &**ns)
         {
             let dp = DeleteParams {
                 preconditions: Some(Preconditions {
@@ -286,7 +286,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
 
     let synced_rv = match existing {
         None => {
-            let created = match api.create(&PostParams::default(), &desired(app, ns)) {
+            let created = match api.create(&PostParams::default(), &desired(app, ns)?) {
                 Ok(cm) => cm,
                 // Our cache lags behind: a later event brings it, and another reconcile.
                 Err(e) if e.is_already_exists() => return Ok(Action::await_change()),
@@ -297,7 +297,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
                 .normal(&**ns, "Created", format!("created ConfigMap {}", app.name));
             created.metadata.resource_version
         }
-        Some(cm) if !controlled_by(&cm, ns) => {
+        Some(cm) if !is_controlled_by(&*cm, &**ns) => {
             say(
                 ns_name,
                 format!("ConfigMap {} exists and is not ours: left alone", app.name),
@@ -310,7 +310,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
             return Ok(Action::await_change());
         }
         Some(cm) if cm.data != app.data => {
-            let mut fixed = desired(app, ns);
+            let mut fixed = desired(app, ns)?;
             fixed.metadata.resource_version = cm.metadata.resource_version.clone();
             let updated = api.replace(&app.name, &PostParams::default(), &fixed)?;
             say(
@@ -330,29 +330,14 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
     Ok(Action::await_change())
 }
 
-/// The ConfigMap the namespace should have.
-fn desired(app: &App, ns: &Namespace) -> ConfigMap {
+/// The ConfigMap the namespace should have, controlled by the namespace.
+fn desired(app: &App, ns: &Namespace) -> Result<ConfigMap> {
     let ns_name = ns.metadata.name.clone().unwrap_or_default();
-    let mut meta = ObjectMeta::namespaced(&ns_name, &app.name);
-    meta.labels.insert(MANAGED_BY.into(), NAME.into());
-    meta.owner_references.push(OwnerReference {
-        api_version: "v1".into(),
-        kind: "Namespace".into(),
-        name: ns_name,
-        uid: ns.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    });
-    let mut cm = ConfigMap::new(meta);
+    let mut cm = ConfigMap::new(ObjectMeta::namespaced(&ns_name, &app.name));
+    cm.metadata.labels.insert(MANAGED_BY.into(), NAME.into());
     cm.data = (&app.data).into();
-    cm
-}
-
-fn controlled_by(cm: &ConfigMap, ns: &Namespace) -> bool {
-    cm.metadata
-        .owner_references
-        .iter()
-        .any(|r| r.controller == Some(true) && Some(&r.uid) == ns.metadata.uid.as_ref())
+    set_controller_reference(ns, &mut cm).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    Ok(cm)
 }
 
 /// Writes the result back to the Namespace (only when it changed, so the controller converges).
@@ -495,7 +480,7 @@ fn summary(client: &Client, args: &Args) -> Result<()> {
         let name = ns.metadata.name.clone().unwrap_or_default();
         let cm = Api::<ConfigMap>::namespaced(client.clone(), &name).get_opt(&args.name)?;
         let state = match &cm {
-            Some(cm) if controlled_by(cm, &ns) => format!("{} {:?}", args.name, cm.data),
+            Some(cm) if is_controlled_by(cm, &ns) => format!("{} {:?}", args.name, cm.data),
             Some(_) => format!("{} (not managed)", args.name),
             None => "-".into(),
         };

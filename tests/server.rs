@@ -616,16 +616,28 @@ fn patches_merge_json_and_apply() {
         send("PATCH", &format!("{url}/nope"), "application/merge-patch+json", "{}").0,
         404
     );
-    // Server-side apply acts as a merge patch that may create; it needs a field manager.
+    // Server-side apply acts as a merge patch that may create; it needs a field manager and the resource's
+    // apiVersion.
     let apply = |q: &str| {
         send(
             "PATCH",
             &format!("{url}/applied{q}"),
             "application/apply-patch+yaml",
-            "data:\n  k: v\n",
+            "apiVersion: v1\nkind: ConfigMap\ndata:\n  k: v\n",
         )
     };
     assert_eq!(apply("").0, 422);
+    let (code, st) = send(
+        "PATCH",
+        &format!("{url}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        "data:\n  k: v\n",
+    );
+    assert_eq!(code, 400);
+    assert_eq!(
+        st["message"],
+        "Incorrect version specified in apply patch. Specified patch version: , expected: v1"
+    );
     let (code, v) = apply("?fieldManager=test");
     assert_eq!((code, v["data"]["k"].as_str()), (201, Some("v")));
     assert_eq!(apply("?fieldManager=test").0, 200);

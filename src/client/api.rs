@@ -10,7 +10,7 @@ use super::Client;
 use super::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use super::request::{Request, Target};
 use super::watch_stream::WatchStream;
-use crate::object::{ApiResource, ListMeta, Object, ObjectList, Resource, Status};
+use crate::object::{ApiResource, ListMeta, Object, ObjectList, Resource, Scale, Status};
 use crate::watch::{ListDecoder, json_error};
 use crate::{Error, Result};
 
@@ -56,11 +56,11 @@ impl<K> fmt::Debug for Api<K> {
     }
 }
 
-/// What a delete returns.
+/// What a delete returns ([`Api::delete`]: an object; [`Api::delete_collection`]: a list of them).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Deleted<K> {
     /// The object: still present with a `deletionTimestamp` when finalizers (or a graceful deletion) keep it, or
-    /// its last state when it is gone.
+    /// its last state when it is gone. For a collection, the list of objects deleted.
     Object(K),
     /// A `Status` (some resources answer a completed delete this way).
     Status(Box<Status>),
@@ -267,18 +267,7 @@ impl<K: Object> Api<K> {
 
     /// Deletes `name`.
     pub fn delete(&self, name: &str, dp: &DeleteParams) -> Result<Deleted<K>> {
-        let body = self.client.request_bytes(&self.target().delete(name, dp)?)?;
-        #[derive(serde::Deserialize)]
-        struct Kind {
-            #[serde(default)]
-            kind: String,
-        }
-        let kind: Kind = decode_json(&body)?;
-        if kind.kind == "Status" {
-            Ok(Deleted::Status(Box::new(decode_json(&body)?)))
-        } else {
-            Ok(Deleted::Object(decode_json(&body)?))
-        }
+        decode_deleted(&self.client.request_bytes(&self.target().delete(name, dp)?)?)
     }
 
     /// The object through its `status` subresource.
@@ -294,6 +283,57 @@ impl<K: Object> Api<K> {
     /// Patches the `status` subresource.
     pub fn patch_status<P: Serialize>(&self, name: &str, pp: &PatchParams, patch: &Patch<P>) -> Result<K> {
         self.call(&self.target().patch(name, pp, patch, Some("status"))?)
+    }
+
+    /// Deletes every object matching `lp`'s label and field selectors, in this `Api`'s namespace (kube-apiserver
+    /// has no deletecollection across namespaces; a cluster-scoped resource deletes across the cluster). An empty
+    /// selector deletes them all.
+    ///
+    /// Returns what the server answers: usually the list of objects deleted — as they were, or still present with
+    /// a `deletionTimestamp` where finalizers hold them — or a `Status`.
+    ///
+    /// ```no_run
+    /// use kube_informer::client::{Api, Client, params::{DeleteParams, ListParams}};
+    /// use kube_informer::object::core::ConfigMap;
+    ///
+    /// let cms: Api<ConfigMap> = Api::namespaced(Client::try_default()?, "ci");
+    /// cms.delete_collection(&DeleteParams::default(), &ListParams::default().labels("run=1234"))?;
+    /// # Ok::<(), kube_informer::Error>(())
+    /// ```
+    pub fn delete_collection(&self, dp: &DeleteParams, lp: &ListParams) -> Result<Deleted<ObjectList<K>>> {
+        decode_deleted(&self.client.request_bytes(&self.target().delete_collection(dp, lp)?)?)
+    }
+
+    /// The `scale` subresource: desired and observed replicas of a Deployment, ReplicaSet, StatefulSet or a
+    /// custom resource that declares one.
+    pub fn get_scale(&self, name: &str) -> Result<Scale> {
+        self.call(&self.target().get(name, Some("scale"))?)
+    }
+
+    /// Replaces the `scale` subresource: sets the desired replicas (set `metadata.resourceVersion` for a
+    /// conditional write).
+    pub fn replace_scale(&self, name: &str, pp: &PostParams, scale: &Scale) -> Result<Scale> {
+        self.call(&self.target().replace(name, pp, scale, Some("scale"))?)
+    }
+
+    /// Patches the `scale` subresource (`{"spec": {"replicas": 3}}` as a merge patch).
+    pub fn patch_scale<P: Serialize>(&self, name: &str, pp: &PatchParams, patch: &Patch<P>) -> Result<Scale> {
+        self.call(&self.target().patch(name, pp, patch, Some("scale"))?)
+    }
+}
+
+/// A delete's answer: a `Status`, or an object (or list).
+fn decode_deleted<T: DeserializeOwned>(body: &[u8]) -> Result<Deleted<T>> {
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        #[serde(default)]
+        kind: String,
+    }
+    let kind: Kind = decode_json(body)?;
+    if kind.kind == "Status" {
+        Ok(Deleted::Status(Box::new(decode_json(body)?)))
+    } else {
+        Ok(Deleted::Object(decode_json(body)?))
     }
 }
 

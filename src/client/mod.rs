@@ -3,7 +3,9 @@
 //! * [`Config`]: where the API server is and how to reach it — from a kubeconfig (kind, EKS and GKE exec plugins,
 //!   client certificates, tokens), from inside a pod, or built by hand.
 //! * [`Client`]: a cheap-to-clone handle on one API server; blocking calls, safe to share between threads.
-//! * [`Api`]: typed calls on one resource — paged and streaming LIST, WATCH, get/create/replace/patch/delete.
+//! * [`Api`]: typed calls on one resource — paged and streaming LIST, WATCH, get/create/replace/patch/delete,
+//!   deletecollection, the `status` and `scale` subresources, and [`Api::entry`] for get-or-create-or-modify.
+//! * [`retry_on_conflict`]: a read-modify-write retried when another writer got there first.
 //!
 //! ```no_run
 //! use kube_informer::client::{Api, Client, params::ListParams};
@@ -28,6 +30,7 @@ mod api;
 mod auth;
 mod config;
 mod discovery;
+mod entry;
 mod exec;
 mod exec_process;
 mod incluster;
@@ -35,6 +38,7 @@ mod kubeconfig;
 mod metrics;
 pub mod params;
 mod request;
+mod retry;
 mod sealed;
 mod secret;
 mod tls;
@@ -55,10 +59,12 @@ pub use config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_READ_TIMEOUT, DEFAULT_WATCH_IDLE_LIMIT,
     Timeouts,
 };
+pub use entry::{Committed, Entry, OccupiedEntry, VacantEntry};
 pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
 pub use metrics::{LatencyHistogram, MethodLatency, RequestCount, RequestMetrics};
+pub use retry::{RetryBackoff, on_error, retry_on_conflict};
 pub use secret::Secret;
 pub use watch_stream::WatchStream;
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::params::{
     DeleteParams, ListParams, Patch, PatchParams, PostParams, Query, WatchParams, percent_encode_into,
 };
-use crate::object::ApiResource;
+use crate::object::{ApiResource, Scale};
 use crate::{Error, Result};
 
 /// HTTP methods the API uses.
@@ -78,6 +78,93 @@ impl Request {
         self.content_type = Some(content_type);
         Ok(self)
     }
+
+    /// A JSON body holding an object of `resource`: `apiVersion` and `kind` are added when the serialised object
+    /// lacks them (types declared with `object!` carry no type fields), as server-side apply requires them and
+    /// kube-apiserver checks them against the URL everywhere else.
+    fn object_body<T: Serialize + ?Sized>(
+        self,
+        content_type: &'static str,
+        body: &T,
+        (api_version, kind): (&str, &str),
+    ) -> Result<Self> {
+        let mut req = self.json_body(content_type, body)?;
+        if let Some(bytes) = req.body.take() {
+            req.body = Some(with_type_meta(bytes, api_version, kind));
+        }
+        Ok(req)
+    }
+}
+
+/// `body` (one serialised JSON value) with `"apiVersion"` and `"kind"` added at the front of the top-level object
+/// when it lacks them; any other body (not an object, not parseable) is returned unchanged for the server to judge.
+pub(crate) fn with_type_meta(body: Vec<u8>, api_version: &str, kind: &str) -> Vec<u8> {
+    let Some(keys) = top_level_keys(&body) else {
+        return body;
+    };
+    let mut prefix = String::new();
+    for (present, key, value) in [(keys.api_version, "apiVersion", api_version), (keys.kind, "kind", kind)] {
+        if !present {
+            prefix.push_str(&serde_json::Value::from(key).to_string());
+            prefix.push(':');
+            prefix.push_str(&serde_json::Value::from(value).to_string());
+            prefix.push(',');
+        }
+    }
+    if prefix.is_empty() {
+        return body;
+    }
+    if keys.count == 0 {
+        prefix.pop(); // `{}`: nothing follows
+    }
+    // The serialiser writes no whitespace: the object opens at byte 0.
+    let mut out = Vec::with_capacity(body.len() + prefix.len());
+    out.push(b'{');
+    out.extend_from_slice(prefix.as_bytes());
+    out.extend_from_slice(&body[1..]);
+    out
+}
+
+/// Which type fields a JSON object has, and how many keys.
+struct TopLevelKeys {
+    api_version: bool,
+    kind: bool,
+    count: usize,
+}
+
+/// The top-level keys of a JSON object (values are skipped, not built); `None` when `body` is not one.
+fn top_level_keys(body: &[u8]) -> Option<TopLevelKeys> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    use std::borrow::Cow;
+
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = TopLevelKeys;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<TopLevelKeys, A::Error> {
+            let mut keys = TopLevelKeys {
+                api_version: false,
+                kind: false,
+                count: 0,
+            };
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                map.next_value::<IgnoredAny>()?;
+                keys.count += 1;
+                match &*key {
+                    "apiVersion" => keys.api_version = true,
+                    "kind" => keys.kind = true,
+                    _ => {}
+                }
+            }
+            Ok(keys)
+        }
+    }
+    if body.first() != Some(&b'{') {
+        return None;
+    }
+    serde_json::Deserializer::from_slice(body).deserialize_map(Keys).ok()
 }
 
 /// Checks a name or namespace the way client-go's `IsValidPathSegmentName` does, so it cannot change the path.
@@ -146,6 +233,15 @@ impl Target<'_> {
         self.collection()
     }
 
+    /// The `apiVersion` and `kind` of bodies sent to the object or one of its subresources: the resource's own,
+    /// except for `scale` (an autoscaling/v1 `Scale`).
+    fn body_type(&self, subresource: Option<&str>) -> (String, &str) {
+        match subresource {
+            Some("scale") => (Scale::API_VERSION.to_owned(), Scale::KIND),
+            _ => (self.resource.api_version(), &self.resource.kind),
+        }
+    }
+
     pub(crate) fn list(&self, lp: &ListParams) -> Result<Request> {
         let mut q = Query::default();
         lp.append_to(&mut q);
@@ -169,7 +265,8 @@ impl Target<'_> {
     pub(crate) fn create<K: Serialize>(&self, pp: &PostParams, obj: &K) -> Result<Request> {
         let mut q = Query::default();
         pp.append_to(&mut q);
-        Request::new(Method::Post, self.for_create()?, q).json_body("application/json", obj)
+        let (api_version, kind) = self.body_type(None);
+        Request::new(Method::Post, self.for_create()?, q).object_body("application/json", obj, (&api_version, kind))
     }
 
     pub(crate) fn replace<K: Serialize>(
@@ -181,7 +278,12 @@ impl Target<'_> {
     ) -> Result<Request> {
         let mut q = Query::default();
         pp.append_to(&mut q);
-        Request::new(Method::Put, self.object(name, subresource)?, q).json_body("application/json", obj)
+        let (api_version, kind) = self.body_type(subresource);
+        Request::new(Method::Put, self.object(name, subresource)?, q).object_body(
+            "application/json",
+            obj,
+            (&api_version, kind),
+        )
     }
 
     pub(crate) fn patch<P: Serialize>(
@@ -204,12 +306,39 @@ impl Target<'_> {
         }
         let mut q = Query::default();
         pp.append_to(&mut q);
-        Request::new(Method::Patch, self.object(name, subresource)?, q).json_body(patch.content_type(), patch.body())
+        let req = Request::new(Method::Patch, self.object(name, subresource)?, q);
+        if is_apply {
+            // An apply body is a whole (partial) object: it names its type.
+            let (api_version, kind) = self.body_type(subresource);
+            req.object_body(patch.content_type(), patch.body(), (&api_version, kind))
+        } else {
+            req.json_body(patch.content_type(), patch.body())
+        }
     }
 
     pub(crate) fn delete(&self, name: &str, dp: &DeleteParams) -> Result<Request> {
         Request::new(Method::Delete, self.object(name, None)?, Query::default())
             .json_body("application/json", &dp.to_body())
+    }
+
+    /// DELETE of the collection, narrowed by `lp`'s selectors (a namespaced resource needs a namespace: kube-apiserver
+    /// serves no deletecollection across namespaces). `limit` and `continue` are not sent: the server deletes every
+    /// match.
+    pub(crate) fn delete_collection(&self, dp: &DeleteParams, lp: &ListParams) -> Result<Request> {
+        if self.resource.namespaced && self.namespace.is_none() {
+            return Err(Error::InvalidInput(format!(
+                "{} is namespaced: delete a collection within one namespace (Api::namespaced)",
+                self.resource.qualified_name()
+            )));
+        }
+        let lp = ListParams {
+            limit: None,
+            continue_token: None,
+            ..lp.clone()
+        };
+        let mut q = Query::default();
+        lp.append_to(&mut q);
+        Request::new(Method::Delete, self.collection()?, q).json_body("application/json", &dp.to_body())
     }
 }
 
@@ -306,7 +435,10 @@ mod tests {
                 Some("application/json")
             )
         );
-        assert_eq!(r.body.unwrap(), br#"{"metadata":{"name":"x"}}"#);
+        assert_eq!(
+            r.body.unwrap(),
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#
+        );
 
         let r = t.replace("x", &PostParams::default(), &obj, Some("status")).unwrap();
         assert_eq!(
@@ -363,6 +495,143 @@ mod tests {
             "/apis/apps/v1/namespaces/prod/deployments/web/status?fieldManager=ctl&force=true"
         );
         assert_eq!(r.content_type, Some("application/apply-patch+yaml"));
+        assert_eq!(
+            r.body.unwrap(),
+            br#"{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":2}}"#,
+            "an apply body names its type"
+        );
+    }
+
+    #[test]
+    fn builds_scale_and_collection_requests() {
+        let ar = deploy();
+        let t = Target {
+            resource: &ar,
+            namespace: Some("prod"),
+        };
+        let r = t.get("web", Some("scale")).unwrap();
+        assert_eq!(r.path, "/apis/apps/v1/namespaces/prod/deployments/web/scale");
+        // A Scale names its own type, not the deployment's.
+        let body = json!({"metadata": {"name": "web"}, "spec": {"replicas": 3}});
+        let r = t.replace("web", &PostParams::default(), &body, Some("scale")).unwrap();
+        assert_eq!(
+            r.body.unwrap(),
+            br#"{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":3}}"#
+        );
+        let r = t
+            .patch(
+                "web",
+                &PatchParams::apply("hpa"),
+                &Patch::Apply(json!({"spec": {"replicas": 1}})),
+                Some("scale"),
+            )
+            .unwrap();
+        assert!(
+            r.body
+                .unwrap()
+                .starts_with(br#"{"apiVersion":"autoscaling/v1","kind":"Scale","#)
+        );
+        let r = t
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": 1}})),
+                Some("scale"),
+            )
+            .unwrap();
+        assert_eq!(r.body.unwrap(), br#"{"spec":{"replicas":1}}"#);
+
+        let r = t
+            .delete_collection(
+                &DeleteParams {
+                    dry_run: true,
+                    ..Default::default()
+                },
+                &ListParams::default().labels("app=web").limit(10).continue_token("x"),
+            )
+            .unwrap();
+        assert_eq!(
+            (r.method, r.path_and_query().as_str()),
+            (
+                Method::Delete,
+                "/apis/apps/v1/namespaces/prod/deployments?labelSelector=app%3Dweb"
+            )
+        );
+        assert_eq!(
+            r.body.unwrap(),
+            br#"{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}"#
+        );
+        let all = Target {
+            resource: &ar,
+            namespace: None,
+        };
+        let e = all
+            .delete_collection(&DeleteParams::default(), &ListParams::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("within one namespace"), "{e}");
+        let nodes = node();
+        let cluster = Target {
+            resource: &nodes,
+            namespace: None,
+        };
+        let r = cluster
+            .delete_collection(
+                &DeleteParams::default(),
+                &ListParams::default().fields("spec.unschedulable=true"),
+            )
+            .unwrap();
+        assert_eq!(
+            r.path_and_query(),
+            "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dtrue"
+        );
+    }
+
+    #[test]
+    fn object_bodies_gain_the_type_fields_they_lack() {
+        let cases: [(&[u8], &[u8]); 8] = [
+            (
+                br#"{"metadata":{}}"#,
+                br#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#,
+            ),
+            (br#"{}"#, br#"{"apiVersion":"v1","kind":"Pod"}"#),
+            // What the caller set wins.
+            (br#"{"kind":"Pod","a":1}"#, br#"{"apiVersion":"v1","kind":"Pod","a":1}"#),
+            (
+                br#"{"apiVersion":"v2","x":{"kind":"n"}}"#,
+                br#"{"kind":"Pod","apiVersion":"v2","x":{"kind":"n"}}"#,
+            ),
+            (
+                br#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#,
+                br#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#,
+            ),
+            // An escaped key is still the key.
+            (
+                br#"{"kin\u0064":"Pod","apiVersion":"v1"}"#,
+                br#"{"kin\u0064":"Pod","apiVersion":"v1"}"#,
+            ),
+            // Not an object: left for the server to refuse.
+            (br#"[1,2]"#, br#"[1,2]"#),
+            (br#"{"a":"#, br#"{"a":"#),
+        ];
+        for (body, want) in cases {
+            let got = with_type_meta(body.to_vec(), "v1", "Pod");
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(want),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        // Only the object verbs: merge, JSON and strategic patches are sent as given.
+        let ar = cm();
+        let t = Target {
+            resource: &ar,
+            namespace: Some("default"),
+        };
+        let r = t
+            .patch("x", &PatchParams::default(), &Patch::Merge(json!({"data": {}})), None)
+            .unwrap();
+        assert_eq!(r.body.unwrap(), br#"{"data":{}}"#);
     }
 
     #[test]

@@ -100,4 +100,23 @@ impl MetaAccessor for K8sMeta {
     fn clear_managed_fields(&mut self) {
         self.managed_fields = None;
     }
+    fn set_owner_references(&mut self, refs: Vec<OwnerReference>) {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference as K8sRef;
+        self.owner_references = Some(
+            refs.into_iter()
+                .map(|r| K8sRef {
+                    api_version: r.api_version,
+                    kind: r.kind,
+                    name: r.name,
+                    uid: r.uid,
+                    controller: r.controller,
+                    block_owner_deletion: r.block_owner_deletion,
+                })
+                .collect(),
+        )
+        .filter(|r: &Vec<K8sRef>| !r.is_empty());
+    }
+    fn finalizers_mut(&mut self) -> &mut Vec<String> {
+        self.finalizers.get_or_insert_with(Vec::new)
+    }
 }

@@ -42,7 +42,9 @@ mod in_place_tests;
 mod k8s_openapi_impl;
 mod list;
 mod meta;
+mod owner;
 mod raw;
+mod scale;
 mod status;
 mod string_map;
 pub mod time;
@@ -51,7 +53,12 @@ pub use api_resource::ApiResource;
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use owner::{
+    OwnerReferenceError, OwnerRefs, controller_of, is_controlled_by, remove_owner_reference, set_controller_reference,
+    set_controller_reference_with, set_owner_reference, set_owner_reference_with,
+};
 pub use raw::RawJson;
+pub use scale::{Scale, ScaleSpec, ScaleStatus};
 pub use status::{Status, StatusCause, StatusDetails};
 pub use string_map::{Iter as StringMapIter, StrMap, StringMap};
 
@@ -109,6 +116,10 @@ pub trait MetaAccessor {
     fn annotations_mut(&mut self) -> &mut dyn StrMap;
     /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object).
     fn clear_managed_fields(&mut self);
+    /// Replaces `metadata.ownerReferences`.
+    fn set_owner_references(&mut self, refs: Vec<OwnerReference>);
+    /// `metadata.finalizers`, mutably (created when absent).
+    fn finalizers_mut(&mut self) -> &mut Vec<String>;
 }
 
 /// The empty map returned for absent labels and annotations (k8s-openapi metadata keeps them as `Option`).
@@ -163,6 +174,12 @@ impl MetaAccessor for ObjectMeta {
     }
     fn clear_managed_fields(&mut self) {
         self.managed_fields = None;
+    }
+    fn set_owner_references(&mut self, refs: Vec<OwnerReference>) {
+        self.owner_references = refs;
+    }
+    fn finalizers_mut(&mut self) -> &mut Vec<String> {
+        &mut self.finalizers
     }
 }
 

@@ -506,6 +506,9 @@ pub(crate) fn patch(
     if matches!(kind, PatchType::Merge | PatchType::Apply) && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
     }
+    if kind == PatchType::Apply {
+        check_apply_body(spec, patch_doc)?;
+    }
     if spec.api.namespaced && url_ns.is_none() {
         return Err(errors::method_not_allowed());
     }
@@ -550,6 +553,26 @@ pub(crate) fn patch(
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
+}
+
+/// What kube-apiserver's field manager demands of an apply body before merging it: the resource's own
+/// `apiVersion` (400 "Incorrect version specified in apply patch" otherwise, an absent one included) and no
+/// `metadata.managedFields`.
+fn check_apply_body(spec: &ResourceSpec, patch_doc: &Value) -> Result<(), Failure> {
+    let want = spec.api.api_version();
+    let got = patch_doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if got != want {
+        return Err(errors::bad_request(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {got}, expected: {want}"
+        )));
+    }
+    if patch_doc
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(errors::bad_request("metadata.managedFields must be nil"));
+    }
+    Ok(())
 }
 
 /// `DeleteOptions` the server honours.
@@ -948,7 +971,7 @@ mod tests {
             Some("ns"),
             "new",
             PatchType::Apply,
-            &json!({"spec":{"z":1}}),
+            &json!({"apiVersion":"apps/v1","kind":"Deployment","spec":{"z":1}}),
             false,
             false,
             &mut |_| Ok(()),
@@ -956,6 +979,35 @@ mod tests {
         )
         .unwrap();
         assert!(w.created);
+        // The field manager's checks: the resource's own apiVersion, and no managedFields.
+        for (body, message) in [
+            (json!({"spec":{"z":1}}), "Specified patch version: , expected: apps/v1"),
+            (
+                json!({"apiVersion":"apps/v1beta1","spec":{}}),
+                "Specified patch version: apps/v1beta1, expected: apps/v1",
+            ),
+            (
+                json!({"apiVersion":"apps/v1","metadata":{"managedFields":[]}}),
+                "metadata.managedFields must be nil",
+            ),
+        ] {
+            let e = patch(
+                &store,
+                &spec,
+                Some("ns"),
+                "new",
+                PatchType::Apply,
+                &body,
+                false,
+                false,
+                &mut |_| Ok(()),
+                &mut |_| {},
+            )
+            .err()
+            .unwrap();
+            assert_eq!(e.code, 400);
+            assert!(e.message.contains(message), "{}", e.message);
+        }
         let status = json!({"status":{"ok":true},"spec":{"z":2}});
         let w = patch(
             &store,

@@ -4,6 +4,7 @@
 
 pub mod peer;
 pub mod watchdog;
+pub mod widget;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
