@@ -10,19 +10,36 @@
 //!
 //! Under [leader election](crate::leaderelection) the workers run only while this replica leads:
 //! [`Controller::leader_callbacks`] starts them on `on_started_leading` and pauses them on `on_stopped_leading`.
+//!
+//! What a controller beyond a toy needs besides:
+//!
+//! * [`predicate`]s on its informers' events ([`ControllerBuilder::predicate`]): with
+//!   [`GenerationChanged`](predicate::GenerationChanged) its own status writes no longer queue it again;
+//! * an error policy ([`ControllerBuilder::build_with_error_policy`]) deciding per error whether to back off, retry
+//!   after a delay, or wait for a change;
+//! * [`finalizer`]: cleanup that must happen before an object goes, safe against crashes and concurrent replicas;
+//! * owner references ([`set_controller_reference`](crate::object::set_controller_reference),
+//!   [`OwnerRefs`](crate::object::OwnerRefs)) for what it creates, mapped back by [`ControllerBuilder::owns`];
+//! * safe writes on the client: [`retry_on_conflict`](crate::client::retry_on_conflict),
+//!   [`Api::entry`](crate::client::Api::entry) (get or create, modify, write only when changed), server-side apply
+//!   of `object!` types.
 
 mod action;
 mod context;
+mod finalizer;
 mod mapper;
 mod options;
+pub mod predicate;
 mod runner;
 
 use crate::workqueue::QueueMetrics;
 
 pub use action::Action;
 pub use context::Context;
+pub use finalizer::{FinalizerError, FinalizerEvent, add_finalizer, finalizer, has_finalizer, remove_finalizer};
 pub use mapper::controller_owner_key;
 pub use options::ControllerOptions;
+pub use predicate::Predicate;
 pub use runner::{Controller, ControllerBuilder};
 
 /// A snapshot of a controller's counters, from [`Controller::metrics`].
@@ -47,4 +64,6 @@ pub struct ControllerMetrics {
     pub terms: u64,
     /// Worker threads running now.
     pub workers: usize,
+    /// Events that queued nothing because a [`Predicate`] stopped them, over every term.
+    pub filtered: u64,
 }

@@ -14,6 +14,7 @@ use parking_lot::{Mutex, RwLock};
 use super::context::Context;
 use super::mapper::controller_owner_key;
 use super::options::{ControllerOptions, QueueKey};
+use super::predicate::{Predicate, admits};
 use super::{Action, ControllerMetrics};
 use crate::cache::{Lister, Store};
 use crate::clock::deadline::deadline_after;
@@ -31,7 +32,13 @@ use crate::worker::panic_message;
 use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter};
 
 type Queue = RateLimitingQueue<QueueKey>;
-type ReconcileFn<K, D> = Box<dyn Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, String> + Send + Sync>;
+type ReconcileFn<K, D> = Box<dyn Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, Failed> + Send + Sync>;
+
+/// A failed reconcile: its error's text, and what the error policy chose to do about it.
+struct Failed {
+    message: String,
+    action: Action,
+}
 
 /// How long workers wait for the caches between checks of the stop flag.
 const SYNC_POLL: Duration = Duration::from_millis(50);
@@ -41,9 +48,15 @@ const SYNC_POLL: Duration = Duration::from_millis(50);
 #[derive(Default)]
 struct QueueSlot {
     current: RwLock<Option<Arc<Queue>>>,
+    /// Events the predicates stopped, over every term.
+    filtered: AtomicU64,
 }
 
 impl QueueSlot {
+    fn filtered(&self) {
+        self.filtered.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn add(&self, key: QueueKey) {
         if let Some(q) = &*self.current.read() {
             q.add(key);
@@ -232,6 +245,8 @@ pub struct Controller<K: Object, D> {
 /// options, and finally the reconcile function.
 pub struct ControllerBuilder<K: Object, D> {
     primary: Arc<SharedIndexInformer<K>>,
+    /// What primary events must pass to queue their key (`None`: every event).
+    predicate: Option<Box<dyn Predicate<K>>>,
     data: Arc<D>,
     secondaries: Vec<Connect>,
     options: ControllerOptions,
@@ -243,6 +258,7 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
     pub fn builder(primary: Arc<SharedIndexInformer<K>>, data: D) -> ControllerBuilder<K, D> {
         ControllerBuilder {
             primary,
+            predicate: None,
             data: Arc::new(data),
             secondaries: Vec::new(),
             options: ControllerOptions::default(),
@@ -272,18 +288,70 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         })
     }
 
+    /// [`owns`](Self::owns), queueing only for the events `predicate` lets through.
+    #[must_use]
+    pub fn owns_filtered<S: Object>(self, informer: Arc<SharedIndexInformer<S>>, predicate: impl Predicate<S>) -> Self
+    where
+        K: Resource,
+    {
+        let primary = K::api_resource();
+        self.watches_filtered(informer, predicate, move |obj: &S| {
+            controller_owner_key(obj, &primary).into_iter().collect()
+        })
+    }
+
     /// Reconciles the primary keys `mapper` returns for each changed object of `informer` (for an update, the keys
     /// of the old and the new state; for a delete, of the last state known).
     #[must_use]
     pub fn watches<S: Object>(
+        self,
+        informer: Arc<SharedIndexInformer<S>>,
+        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.watch(informer, None, mapper)
+    }
+
+    /// [`watches`](Self::watches), mapping only the events `predicate` lets through.
+    #[must_use]
+    pub fn watches_filtered<S: Object>(
+        self,
+        informer: Arc<SharedIndexInformer<S>>,
+        predicate: impl Predicate<S>,
+        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.watch(informer, Some(Box::new(predicate)), mapper)
+    }
+
+    /// Queues only the primary events `predicate` lets through ([`GenerationChanged`] keeps the controller's own
+    /// status writes from queueing its key again). Called again, both predicates must let an event through.
+    /// The first term of a controller (and every term after a pause) still reconciles every key once.
+    ///
+    /// [`GenerationChanged`]: super::predicate::GenerationChanged
+    #[must_use]
+    pub fn predicate(mut self, predicate: impl Predicate<K>) -> Self {
+        self.predicate = Some(match self.predicate.take() {
+            None => Box::new(predicate),
+            Some(before) => Box::new(before.and(predicate)),
+        });
+        self
+    }
+
+    fn watch<S: Object>(
         mut self,
         informer: Arc<SharedIndexInformer<S>>,
+        predicate: Option<Box<dyn Predicate<S>>>,
         mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
     ) -> Self {
         self.secondaries
             .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
                 let slot = slot.clone();
                 let handler = move |ev: &Event<S>| {
+                    if let Some(p) = &predicate
+                        && !admits(&**p, ev)
+                    {
+                        slot.filtered();
+                        return;
+                    }
                     if let Event::Update { old, .. } = ev {
                         for key in mapper(old) {
                             slot.add(key.into());
@@ -328,7 +396,9 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// Builds the controller around `reconcile`, registering its event handlers on the informers. Nothing is
     /// reconciled until [`Controller::start`].
     ///
-    /// `reconcile(key, ctx)` is called on a worker thread; the error type only needs `Display` (it is logged).
+    /// `reconcile(key, ctx)` is called on a worker thread; the error type only needs `Display` (it is logged). A
+    /// failed key is retried after the rate limiter's delay: use
+    /// [`build_with_error_policy`](Self::build_with_error_policy) to decide per error.
     ///
     /// # Errors
     /// When an informer was stopped, or a handler thread cannot be spawned.
@@ -337,8 +407,55 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         E: fmt::Display,
         F: Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, E> + Send + Sync + 'static,
     {
+        self.build_with_error_policy(reconcile, |_: Option<&K>, _: &E, _: &Context<'_, K, D>| {
+            Action::requeue_rate_limited()
+        })
+    }
+
+    /// [`build`](Self::build) with an error policy (kube-rs's `error_policy`): after a failed reconcile,
+    /// `error_policy(obj, err, ctx)` decides what happens to the key — retry after the rate limiter's delay
+    /// ([`Action::requeue_rate_limited`], what `build` does), after a delay of its choosing
+    /// ([`Action::requeue_after`], the failure count still grows: [`Context::retries`]), or not until the object
+    /// changes ([`Action::await_change`]: an error retrying cannot fix, such as an invalid spec). `obj` is the
+    /// primary as the cache holds it when the reconcile failed (`None` once deleted).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::controller::{Action, Context};
+    /// use kube_informer::object::core::ConfigMap;
+    ///
+    /// enum Error {
+    ///     InvalidSpec(String),
+    ///     Api(kube_informer::Error),
+    /// }
+    /// # impl std::fmt::Display for Error {
+    /// #     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("error") }
+    /// # }
+    ///
+    /// fn error_policy(_obj: Option<&ConfigMap>, err: &Error, ctx: &Context<'_, ConfigMap, ()>) -> Action {
+    ///     match err {
+    ///         // Retrying will not help: wait for someone to fix the object.
+    ///         Error::InvalidSpec(_) => Action::await_change(),
+    ///         // The server asked us to slow down.
+    ///         Error::Api(e) if e.retry_after().is_some() => Action::requeue_after(e.retry_after().unwrap()),
+    ///         Error::Api(_) if ctx.retries() > 10 => Action::requeue_after(Duration::from_secs(300)),
+    ///         Error::Api(_) => Action::requeue_rate_limited(),
+    ///     }
+    /// }
+    /// # let _ = error_policy;
+    /// ```
+    ///
+    /// # Errors
+    /// When an informer was stopped, or a handler thread cannot be spawned.
+    pub fn build_with_error_policy<E, F, P>(self, reconcile: F, error_policy: P) -> Result<Controller<K, D>>
+    where
+        E: fmt::Display,
+        F: Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, E> + Send + Sync + 'static,
+        P: Fn(Option<&K>, &E, &Context<'_, K, D>) -> Action + Send + Sync + 'static,
+    {
         let ControllerBuilder {
             primary,
+            predicate,
             data,
             secondaries,
             options,
@@ -351,7 +468,15 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
 
         let registered = (|| -> Result<()> {
             let primary_slot = slot.clone();
-            let handler = move |ev: &Event<K>| primary_slot.add(key_of(&**ev.object()).into());
+            let handler = move |ev: &Event<K>| {
+                if let Some(p) = &predicate
+                    && !admits(&**p, ev)
+                {
+                    primary_slot.filtered();
+                    return;
+                }
+                primary_slot.add(key_of(&**ev.object()).into());
+            };
             registrations.push(Box::new(
                 primary.add_event_handler_with(handler, handler_options(&name))?,
             ));
@@ -382,7 +507,15 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 listers,
                 data,
                 sources,
-                reconcile: Box::new(move |key, ctx| reconcile(key, ctx).map_err(|e| e.to_string())),
+                reconcile: Box::new(move |key, ctx| {
+                    reconcile(key, ctx).map_err(|e| {
+                        let obj = ctx.object();
+                        Failed {
+                            action: error_policy(obj.as_deref(), &e, ctx),
+                            message: e.to_string(),
+                        }
+                    })
+                }),
                 options,
                 rate_limiter,
                 slot,
@@ -627,6 +760,7 @@ impl<K: Object, D> Shared<K, D> {
             in_flight: self.stats.in_flight.load(Ordering::Relaxed),
             terms: self.stats.terms.load(Ordering::Relaxed),
             workers: self.live_workers.load(Ordering::SeqCst),
+            filtered: self.slot.filtered.load(Ordering::Relaxed),
         }
     }
 
@@ -702,29 +836,49 @@ impl<K: Object, D> Shared<K, D> {
         self.stats.reconciles.fetch_add(1, Ordering::Relaxed);
         match outcome {
             Ok(Ok(action)) => {
-                queue.forget(key);
                 self.key_recovered(key);
-                if let Some(delay) = action.requeue_after_duration() {
-                    queue.add_after(key.clone(), delay);
+                if action.is_rate_limited() {
+                    queue.add_rate_limited(key.clone());
+                } else {
+                    queue.forget(key);
+                    if let Some(delay) = action.requeue_after_duration() {
+                        queue.add_after(key.clone(), delay);
+                    }
                 }
             }
-            Ok(Err(message)) => {
+            Ok(Err(Failed { message, action })) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                self.key_failed(key, &format!("failed: {message}"), false);
-                queue.add_rate_limited(key.clone());
+                let next = if action.is_rate_limited() {
+                    "retrying with back-off"
+                } else if action.requeue_after_duration().is_some() {
+                    "retrying after the error policy's delay"
+                } else {
+                    "dropped by the error policy until the object changes"
+                };
+                self.key_failed(key, &format!("failed: {message}"), next, false);
+                if action.is_rate_limited() {
+                    queue.add_rate_limited(key.clone());
+                } else if let Some(delay) = action.requeue_after_duration() {
+                    // The failure counts (Context::retries grows) though the policy chose the delay.
+                    let _ = self.rate_limiter.when(key);
+                    queue.add_after(key.clone(), delay);
+                } else {
+                    queue.forget(key);
+                }
             }
             Err(panic) => {
                 self.stats.panics.fetch_add(1, Ordering::Relaxed);
                 let what = format!("panicked ({})", panic_message(&*panic));
-                self.key_failed(key, &what, true);
+                self.key_failed(key, &what, "retrying with back-off", true);
                 queue.add_rate_limited(key.clone());
             }
         }
     }
 
     /// Logs a failed reconcile of `key`: at `warn!` from the `warn_after_failures`-th failure in a row, then once a
-    /// minute while the key keeps failing (every panic: it is a bug), at `debug!` otherwise.
-    fn key_failed(&self, key: &QueueKey, what: &str, panicked: bool) {
+    /// minute while the key keeps failing (every panic: it is a bug), at `debug!` otherwise; `next` says what becomes of
+    /// the key (the error policy's choice).
+    fn key_failed(&self, key: &QueueKey, what: &str, next: &str, panicked: bool) {
         let now = Instant::now();
         let (level, attempts, lasted) = {
             let mut failing = self.failing.lock();
@@ -741,11 +895,7 @@ impl<K: Object, D> Shared<K, D> {
             (if panicked { log::Level::Warn } else { level }, attempts, lasted)
         };
         if attempts == 1 {
-            log::log!(
-                level,
-                "controller {}: reconcile of {key} {what}; retrying with back-off",
-                self.name
-            );
+            log::log!(level, "controller {}: reconcile of {key} {what}; {next}", self.name);
         } else {
             log::log!(
                 level,

@@ -461,3 +461,192 @@ impl ListerWatcher<ConfigMap> for OwnedLw {
         self.inner.interrupt();
     }
 }
+
+/// A rate limiter that counts the retries it schedules and the keys it forgets.
+#[derive(Default)]
+struct CountingLimiter {
+    inner: Option<ItemExponentialFailureRateLimiter<QueueKey>>,
+    when: Mutex<Vec<String>>,
+    forgotten: Mutex<Vec<String>>,
+}
+
+impl CountingLimiter {
+    fn new() -> Arc<Self> {
+        Arc::new(CountingLimiter {
+            inner: Some(ItemExponentialFailureRateLimiter::new(
+                Duration::from_millis(1),
+                Duration::from_millis(50),
+            )),
+            ..Default::default()
+        })
+    }
+    fn scheduled(&self, key: &str) -> usize {
+        self.when.lock().iter().filter(|k| *k == key).count()
+    }
+}
+
+impl RateLimiter<QueueKey> for CountingLimiter {
+    fn when(&self, key: &QueueKey) -> Duration {
+        self.when.lock().push(key.to_string());
+        self.inner.as_ref().unwrap().when(key)
+    }
+    fn forget(&self, key: &QueueKey) {
+        self.forgotten.lock().push(key.to_string());
+        self.inner.as_ref().unwrap().forget(key)
+    }
+    fn num_requeues(&self, key: &QueueKey) -> u32 {
+        self.inner.as_ref().unwrap().num_requeues(key)
+    }
+}
+
+fn counting(limiter: &Arc<CountingLimiter>) -> ControllerOptions {
+    let mut o = ControllerOptions::default().name("test");
+    o.rate_limiter = Some(limiter.clone());
+    o
+}
+
+#[test]
+fn the_error_policy_decides_what_a_failure_does() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("invalid", "1");
+    lw.put("later", "1");
+    let inf = informer(&lw, "cms");
+    let limiter = CountingLimiter::new();
+    let (tx, rx) = unbounded();
+    let failed_once = Arc::new(AtomicBool::new(false));
+    let policy_saw = Arc::new(Mutex::new(Vec::new()));
+    let saw = policy_saw.clone();
+    let c = Controller::builder(inf, ())
+        .options(counting(&limiter))
+        .build_with_error_policy(
+            move |key: &str, ctx: &Context<'_, ConfigMap, ()>| {
+                let value = ctx.object().map(|o| o.data["v"].to_owned());
+                let _ = tx.send(Seen {
+                    key: key.to_owned(),
+                    value: value.clone(),
+                    retries: ctx.retries(),
+                });
+                match key {
+                    // Fails until someone fixes the object.
+                    "ns/invalid" if value.as_deref() == Some("1") => Err("spec.v must not be 1".to_owned()),
+                    "ns/later" if !failed_once.swap(true, Ordering::SeqCst) => Err("busy".to_owned()),
+                    _ => Ok(Action::await_change()),
+                }
+            },
+            move |obj: Option<&ConfigMap>, err: &String, ctx: &Context<'_, ConfigMap, ()>| {
+                saw.lock()
+                    .push((ctx.key().to_owned(), obj.map(|o| o.data["v"].to_owned()), err.clone()));
+                if err.starts_with("spec") {
+                    Action::await_change()
+                } else {
+                    Action::requeue_after(Duration::from_millis(1))
+                }
+            },
+        )
+        .unwrap();
+    c.start().unwrap();
+
+    // "later": retried after the policy's delay, its failure counted.
+    let s = recv_until(&rx, "the retry of later", |s| s.key == "ns/later" && s.retries == 1);
+    assert_eq!(s.value.as_deref(), Some("1"));
+    // "invalid": dropped, then reconciled again when the object changes — with its history forgotten.
+    lw.put("invalid", "2");
+    let s = recv_until(&rx, "the fixed object", |s| {
+        s.key == "ns/invalid" && s.value.as_deref() == Some("2")
+    });
+    assert_eq!(s.retries, 0);
+    c.stop();
+    assert_eq!(limiter.scheduled("ns/invalid"), 0, "a dropped error schedules no retry");
+    assert_eq!(
+        limiter.scheduled("ns/later"),
+        1,
+        "requeue_after still counts the failure"
+    );
+    assert!(limiter.forgotten.lock().iter().any(|k| k == "ns/invalid"));
+    let saw = policy_saw.lock();
+    assert!(saw.contains(&(
+        "ns/invalid".to_owned(),
+        Some("1".to_owned()),
+        "spec.v must not be 1".to_owned()
+    )));
+    assert!(saw.contains(&("ns/later".to_owned(), Some("1".to_owned()), "busy".to_owned())));
+    let m = c.metrics();
+    assert_eq!(m.errors, 2);
+}
+
+#[test]
+fn the_default_policy_and_requeue_rate_limited_back_off() {
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, "cms");
+    let limiter = CountingLimiter::new();
+    let calls = Arc::new(AtomicU32::new(0));
+    let n = calls.clone();
+    let (c, rx) = recording(inf, counting(&limiter), move |_| {
+        match n.fetch_add(1, Ordering::SeqCst) {
+            0 => Err("failed".to_owned()),
+            // Not ready yet: back off as after a failure, without it being one.
+            1 => Ok(Action::requeue_rate_limited()),
+            _ => Ok(Action::await_change()),
+        }
+    });
+    c.start().unwrap();
+    let retries: Vec<u32> = (0..3).map(|_| recv(&rx).retries).collect();
+    assert_eq!(retries, [0, 1, 2]);
+    eventually("the third reconcile's bookkeeping", || c.metrics().reconciles == 3);
+    assert_eq!(limiter.scheduled("ns/a"), 2);
+    assert_eq!(c.metrics().errors, 1, "a rate-limited requeue is not an error");
+    c.stop();
+}
+
+#[test]
+fn predicates_stop_events_before_they_queue_a_key() {
+    use crate::controller::predicate::{on_delete, on_update};
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let secondary = Arc::new(MemoryLw::default());
+    let inf = informer(&lw, "cms");
+    let sec = informer(&secondary, "secondary");
+    let (tx, rx) = unbounded();
+    let c = Controller::builder(inf, ())
+        .options(fast())
+        .predicate(on_update(|_: &ConfigMap, new: &ConfigMap| &new.data["v"] != "skip"))
+        // Secondary objects map to a; their deletions are ignored.
+        .watches_filtered(sec.clone(), on_delete(|_: &ConfigMap| false), |_: &ConfigMap| {
+            vec!["ns/a".to_owned()]
+        })
+        .build(move |key: &str, ctx: &Context<'_, ConfigMap, ()>| {
+            let _ = tx.send((key.to_owned(), ctx.object().map(|o| o.data["v"].to_owned())));
+            Ok::<_, String>(Action::await_change())
+        })
+        .unwrap();
+    c.start().unwrap();
+    let next = || rx.recv_timeout(WAIT).expect("a reconcile");
+    assert_eq!(next(), ("ns/a".to_owned(), Some("1".to_owned())));
+    lw.put("a", "skip");
+    lw.put("a", "3");
+    // Events reach the handler in order: once 3 is reconciled, "skip" was judged — and queued nothing.
+    let (_, v) = next();
+    assert_eq!(
+        v.as_deref(),
+        Some("3"),
+        "the filtered update queued no reconcile of its own"
+    );
+    eventually("the filter counted", || c.metrics().filtered == 1);
+    let adds = c.metrics().queue.unwrap().adds;
+
+    secondary.put("s", "1");
+    assert_eq!(next().0, "ns/a", "a secondary add maps to a");
+    secondary.delete("s");
+    lw.put("a", "4");
+    assert_eq!(next().1.as_deref(), Some("4"));
+    // The secondary's events reach its own handler: wait until the delete was judged.
+    eventually("the secondary delete filtered", || c.metrics().filtered == 2);
+    assert_eq!(
+        c.metrics().queue.unwrap().adds,
+        adds + 2,
+        "the secondary add and the update to 4"
+    );
+    c.stop();
+    sec.stop();
+}

@@ -6,8 +6,12 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_informer::client::Api;
+use kube_informer::controller::{add_finalizer, remove_finalizer};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer, strip_managed_fields};
-use kube_informer::object::{MetaAccessor, Object, Resource, key_of};
+use kube_informer::object::{
+    MetaAccessor, Object, OwnerRefs, Resource, is_controlled_by, key_of, remove_owner_reference,
+    set_controller_reference,
+};
 use kube_informer::testing::ApiServer;
 
 #[test]
@@ -47,6 +51,46 @@ fn metadata_access_works_on_k8s_openapi_objects() {
     assert_eq!(cm.metadata.labels.as_ref().unwrap()["app"], "web");
     cm.meta_mut().set_resource_version(Some("7".into()));
     assert_eq!(cm.meta().resource_version(), Some("7"));
+}
+
+#[test]
+fn owner_references_and_finalizers_work_on_k8s_openapi_objects() {
+    let deploy = Deployment {
+        metadata: ObjectMeta {
+            name: Some("web".into()),
+            namespace: Some("ns".into()),
+            uid: Some("u-1".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let r = deploy.controller_owner_ref().unwrap();
+    assert_eq!(
+        (r.api_version.as_str(), r.kind.as_str(), r.controller),
+        ("apps/v1", "Deployment", Some(true))
+    );
+    let mut cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("web-settings".into()),
+            namespace: Some("ns".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    set_controller_reference(&deploy, &mut cm).unwrap();
+    let refs = cm.metadata.owner_references.as_ref().unwrap();
+    assert_eq!((refs.len(), refs[0].block_owner_deletion), (1, Some(true)));
+    assert!(is_controlled_by(&cm, &deploy));
+    assert!(remove_owner_reference(&deploy, &mut cm));
+    assert_eq!(cm.metadata.owner_references, None, "an empty list is left out");
+
+    assert!(add_finalizer(&mut cm, "example.com/x"));
+    assert_eq!(
+        cm.metadata.finalizers.as_deref(),
+        Some(&["example.com/x".to_owned()][..])
+    );
+    assert!(remove_finalizer(&mut cm, "example.com/x"));
+    assert!(cm.meta().finalizers().is_empty());
 }
 
 #[test]
