@@ -376,3 +376,103 @@ fn two_replicas_adding_the_finalizer_add_it_once() {
     .unwrap_err();
     assert!(matches!(e, FinalizerError::InvalidFinalizerName(_)), "{e}");
 }
+
+#[test]
+fn the_configset_example_converges_its_embedded_server_and_exits_0() {
+    let out = std::process::Command::new(common::example("configset"))
+        .output()
+        .expect("the configset example is built by cargo test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "installed CustomResourceDefinition configsets.demo.kube-informer.io",
+        "[demo/web] created ConfigMap web",
+        "[demo/web] status: Ready (generation 1)",
+        "[demo/web] ConfigMap write conflicted; read again and retried (2 attempts)",
+        "[demo/web] updated ConfigMap web",
+        "[demo/web] status: Ready (generation 2)",
+        "[demo/bad] status: Invalid (generation 1)",
+        "[demo/bad] invalid spec: not retried until it changes",
+        "[demo/web] cleanup: deleted ConfigMap web",
+        "configset demo/bad",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    assert_eq!(
+        stdout.matches("[demo/api] created ConfigMap api").count(),
+        2,
+        "re-created after its deletion:\n{stdout}"
+    );
+    assert!(!stdout.contains("configset demo/web"), "web is gone:\n{stdout}");
+}
+
+#[test]
+fn the_configset_example_installs_its_crd_and_runs_against_the_server_its_kubeconfig_names() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    // A server that does not serve configsets yet: the example installs its CRD through the API, as in a cluster.
+    let configsets =
+        kube_informer::object::ApiResource::new("demo.kube-informer.io", "v1", "ConfigSet", "configsets", true);
+    let server = ApiServer::start().unwrap();
+    let client = server.client().unwrap();
+    /// Kills the example if the test fails before it exits.
+    struct Running(std::process::Child);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Running(
+        Command::new(common::example("configset"))
+            .arg("--kubeconfig")
+            .arg(server.kubeconfig_path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the configset example is built by cargo test"),
+    );
+    let sets: Api<kube_informer::object::DynamicObject> = Api::namespaced_with(client.clone(), "prod", &configsets);
+    let cms: Api<ConfigMap> = Api::namespaced(client, "prod");
+    eventually("the CRD installed and served", || {
+        sets.list(&Default::default()).is_ok()
+    });
+    let cs: kube_informer::object::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "demo.kube-informer.io/v1", "kind": "ConfigSet",
+        "metadata": {"name": "site", "namespace": "prod"},
+        "spec": {"data": {"title": "hello"}},
+    }))
+    .unwrap();
+    sets.create(&PostParams::default(), &cs).unwrap();
+    eventually("the ConfigMap", || {
+        cms.get_opt("site")
+            .unwrap()
+            .is_some_and(|c| c.data.get("title") == Some("hello"))
+    });
+    assert_eq!(
+        sets.get("site").unwrap().metadata.finalizers,
+        ["configsets.demo.kube-informer.io/cleanup"]
+    );
+    sets.delete("site", &DeleteParams::default()).unwrap();
+    eventually("the ConfigSet and its ConfigMap gone", || {
+        sets.get_opt("site").unwrap().is_none() && cms.get_opt("site").unwrap().is_none()
+    });
+    // Enter stops it.
+    child.0.stdin.take().unwrap().write_all(b"\n").unwrap();
+    let mut status = None;
+    eventually("the example to exit", || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.0.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert!(status.unwrap().success(), "{stdout}");
+    assert!(
+        stdout.contains("[prod/site] cleanup: deleted ConfigMap site"),
+        "{stdout}"
+    );
+}
