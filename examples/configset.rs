@@ -27,7 +27,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::BufRead;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -48,6 +47,8 @@ use kube_informer::testing::{ApiServer, Fault, Verb};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+#[path = "support/mod.rs"]
+mod support;
 const NAME: &str = "configset-controller";
 const FINALIZER: &str = "configsets.demo.kube-informer.io/cleanup";
 const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
@@ -387,7 +388,7 @@ fn run(args: &Args) -> Result<(), BoxError> {
 
     match &server {
         Some(s) => demo(s, &client, &controller)?,
-        None => wait_for_exit(args.run_for),
+        None => support::wait_for_exit("configset", args.run_for),
     }
 
     controller.stop();
@@ -519,27 +520,6 @@ fn demo(server: &ApiServer, client: &Client, controller: &Controller<ConfigSet, 
         m.filtered
     );
     Ok(())
-}
-
-/// Blocks until Enter is pressed, stdin closes, or `run_for` passes.
-fn wait_for_exit(run_for: Option<Duration>) {
-    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
-    let _stdin = std::thread::Builder::new()
-        .name("configset/stdin".into())
-        .spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::stdin().lock().read_line(&mut line);
-            let _ = tx.send(());
-        });
-    println!("running; press Enter to stop");
-    match run_for {
-        Some(d) => {
-            let _ = rx.recv_timeout(d);
-        }
-        None => {
-            let _ = rx.recv();
-        }
-    }
 }
 
 /// What the embedded server holds at the end.

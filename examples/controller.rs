@@ -25,7 +25,6 @@
 //! with `--leader-elect`, get/create/update leases in `--lease-namespace`.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,6 +44,8 @@ use kube_informer::testing::ApiServer;
 use kube_informer::{Error, Result};
 use serde_json::json;
 
+#[path = "support/mod.rs"]
+mod support;
 const NAME: &str = "configmap-sync";
 const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 const SYNCED: &str = "configmap-sync.kube-informer.io/synced";
@@ -219,7 +220,7 @@ fn run(args: Args) -> Result<()> {
 
     match &server {
         Some(_) => demo(&client, &args, &controller)?,
-        None => wait_for_exit(args.run_for),
+        None => support::wait_for_exit("configmap-sync", args.run_for),
     }
 
     drop(probe);
@@ -448,27 +449,6 @@ fn demo(client: &Client, args: &Args, controller: &Controller<Namespace, App>) -
     )?;
     wait("removal", &|| Ok(ours("team-b")?.is_none()))?;
     Ok(())
-}
-
-/// Blocks until Enter is pressed, stdin closes, or `run_for` passes.
-fn wait_for_exit(run_for: Option<Duration>) {
-    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
-    let _stdin = std::thread::Builder::new()
-        .name("configmap-sync/stdin".into())
-        .spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::stdin().lock().read_line(&mut line);
-            let _ = tx.send(());
-        });
-    println!("running; press Enter to stop");
-    match run_for {
-        Some(d) => {
-            let _ = rx.recv_timeout(d);
-        }
-        None => {
-            let _ = rx.recv();
-        }
-    }
 }
 
 /// What the embedded server holds at the end.

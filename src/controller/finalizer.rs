@@ -1,34 +1,7 @@
 //! Finalizers: cleanup that runs before an object may go (kube-rs's `finalizer`, controller-runtime's
 //! `AddFinalizer` / `RemoveFinalizer`).
 //!
-//! A finalizer is a name in `metadata.finalizers`. While any is there, a delete only sets `deletionTimestamp`; the
-//! object stays until the list is empty. A controller that must clean up something the garbage collector does not
-//! know of (an external resource, an object in another namespace, a record elsewhere) adds its finalizer to every
-//! object it manages, and removes it only once that cleanup succeeded. [`finalizer`] does the bookkeeping:
-//!
-//! 1. A live object without our finalizer gets it (a merge patch with a resourceVersion precondition), then
-//!    [`FinalizerEvent::Apply`] runs on the object as patched — in the same call, so the reconcile does not wait for
-//!    the patch to come back through the watch (it would not, under a [`GenerationChanged`] predicate: adding a
-//!    finalizer leaves the generation alone).
-//! 2. A live object with our finalizer: [`FinalizerEvent::Apply`].
-//! 3. An object being deleted with our finalizer: [`FinalizerEvent::Cleanup`]; only if it succeeds is the finalizer
-//!    removed, by a JSON patch that first `test`s that our name is still at the index it read. Two replicas
-//!    removing at once (or another controller removing its own finalizer meanwhile) cannot remove a wrong entry:
-//!    the loser's test fails, it reads the object again and finds nothing left to do.
-//! 4. An object being deleted without our finalizer: nothing (it goes without us).
-//!
-//! Writes that lose a race (409 Conflict, or a failed `test`) read the object again and start over, up to
-//! [`RetryBackoff::DEFAULT_RETRY`]'s five attempts; past that the conflict is returned and the controller retries
-//! the key later.
-//!
-//! # Cleanup must be idempotent
-//!
-//! A crash (or a failed patch) between a successful cleanup and the finalizer's removal leaves the finalizer in
-//! place: the next reconcile runs the cleanup again. Cleanup must therefore succeed when there is nothing left to
-//! clean (a 404 on delete is success), and it must tolerate `Apply` never having run. Apply is re-run on every change
-//! and resync, so it must be idempotent too.
-//!
-//! [`GenerationChanged`]: super::predicate::GenerationChanged
+//! (The protocol and its guarantees are documented on [`finalizer`].)
 
 use std::fmt;
 use std::sync::Arc;
@@ -83,10 +56,30 @@ impl<E: fmt::Display> fmt::Display for FinalizerError<E> {
 
 impl<E: fmt::Debug + fmt::Display> std::error::Error for FinalizerError<E> {}
 
-/// Reconciles `obj` behind the finalizer `name` (see the [module documentation](self)): adds the finalizer to a
-/// live object before the first [`FinalizerEvent::Apply`], runs [`FinalizerEvent::Cleanup`] once the object is being
-/// deleted, and removes the finalizer only after the cleanup succeeded. Returns the action `reconcile` returned
-/// (or [`Action::await_change`] when there was nothing to do).
+/// Reconciles `obj` behind the finalizer `name`: adds the finalizer to a live object before the first
+/// [`FinalizerEvent::Apply`], runs [`FinalizerEvent::Cleanup`] once the object is being deleted, and removes the
+/// finalizer only after the cleanup succeeded. Returns the action `reconcile` returned (or [`Action::await_change`]
+/// when there was nothing to do).
+///
+/// A finalizer is a name in `metadata.finalizers`. While any is there, a delete only sets `deletionTimestamp`; the
+/// object stays until the list is empty. A controller that must clean up something the garbage collector does not
+/// know of (an external resource, an object in another namespace, a record elsewhere) adds its finalizer to every
+/// object it manages, and removes it only once that cleanup succeeded. [`finalizer`] does the bookkeeping:
+///
+/// 1. A live object without our finalizer gets it (a merge patch with a resourceVersion precondition), then
+///    [`FinalizerEvent::Apply`] runs on the object as patched — in the same call, so the reconcile does not wait for
+///    the patch to come back through the watch (it would not, under a [`GenerationChanged`] predicate: adding a
+///    finalizer leaves the generation alone).
+/// 2. A live object with our finalizer: [`FinalizerEvent::Apply`].
+/// 3. An object being deleted with our finalizer: [`FinalizerEvent::Cleanup`]; only if it succeeds is the finalizer
+///    removed, by a JSON patch that first `test`s that our name is still at the index it read. Two replicas
+///    removing at once (or another controller removing its own finalizer meanwhile) cannot remove a wrong entry:
+///    the loser's test fails, it reads the object again and finds nothing left to do.
+/// 4. An object being deleted without our finalizer: nothing (it goes without us).
+///
+/// Writes that lose a race (409 Conflict, or a failed `test`) read the object again and start over, up to
+/// [`RetryBackoff::DEFAULT_RETRY`]'s five attempts; past that the conflict is returned and the controller retries
+/// the key later.
 ///
 /// `api` addresses the object's resource; it is narrowed to the object's namespace here. `name` must be unique
 /// among the controllers handling the object, and is conventionally `domain/purpose`.
@@ -112,8 +105,17 @@ impl<E: fmt::Debug + fmt::Display> std::error::Error for FinalizerError<E> {}
 /// # }
 /// ```
 ///
+/// # Cleanup must be idempotent
+///
+/// A crash (or a failed patch) between a successful cleanup and the finalizer's removal leaves the finalizer in
+/// place: the next reconcile runs the cleanup again. Cleanup must therefore succeed when there is nothing left to
+/// clean (a 404 on delete is success), and it must tolerate `Apply` never having run. Apply is re-run on every change
+/// and resync, so it must be idempotent too.
+///
 /// # Errors
 /// The reconcile's error (wrapped), or the API error of a finalizer patch.
+///
+/// [`GenerationChanged`]: super::predicate::GenerationChanged
 pub fn finalizer<K, E>(
     api: &Api<K>,
     name: &str,
