@@ -22,8 +22,15 @@
 //!
 //! It installs the CustomResourceDefinition through the API when the resource is not served yet — into the embedded
 //! server as into a cluster. Against a cluster it then runs until Enter is pressed (or stdin closes, or `--run-for`
-//! passes). It needs RBAC to create CRDs (once), to list/watch/
-//! update/patch configsets and their status, and to list/watch/create/update/delete configmaps.
+//! passes), printing what it does and every failed reconcile. The permissions it needs (`tests/examples.rs` runs it
+//! with exactly these):
+//!
+//! | resource | verbs |
+//! |---|---|
+//! | `customresourcedefinitions.apiextensions.k8s.io` | `create` (only while the CRD is not installed) |
+//! | `configsets.demo.kube-informer.io` | `get`, `list`, `watch`, `patch` |
+//! | `configsets.demo.kube-informer.io/status` | `patch` |
+//! | `configmaps` | `get`, `list`, `watch`, `create`, `update`, `delete` |
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -179,7 +186,10 @@ fn error_policy(_cs: Option<&ConfigSet>, err: &FinalizerError<AppError>, ctx: &C
             say(ctx.key(), "invalid spec: not retried until it changes".into());
             Action::await_change()
         }
-        _ => Action::requeue_rate_limited(),
+        _ => {
+            say(ctx.key(), format!("failed, retried with back-off: {err}"));
+            Action::requeue_rate_limited()
+        }
     }
 }
 

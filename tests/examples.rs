@@ -3,11 +3,17 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use common::*;
-use kube_informer::testing::ApiServer;
+use kube_informer::client::Api;
+use kube_informer::client::params::{DeleteParams, PostParams};
+use kube_informer::object::core::ConfigMap;
+use kube_informer::object::{ApiResource, DynamicObject};
+use kube_informer::testing::{AccessRule, ApiServer};
+use serde_json::json;
 
 #[test]
 fn demo_runs_without_a_cluster_and_exits_0() {
@@ -140,4 +146,175 @@ fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
     );
     drop(child.0.stdin.take()); // stdin closes: the example stops
     assert!(child.0.wait().unwrap().success());
+}
+
+#[test]
+fn configset_demo_runs_without_a_cluster_and_exits_0() {
+    let out = Command::new(example("configset"))
+        .output()
+        .expect("the configset example is built by cargo test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "configset failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "installed CustomResourceDefinition configsets.demo.kube-informer.io",
+        "[demo/web] ConfigMap write conflicted; read again and retried (2 attempts)",
+        "[demo/web] status: Ready (generation 2)",
+        "[demo/api] created ConfigMap api", // phase 3: recreated after its deletion
+        "[demo/bad] invalid spec: not retried until it changes",
+        "[demo/web] cleanup: deleted ConfigMap web",
+        "configset demo/bad     phase=Invalid",
+        "configmap demo/api     data={\"replicas\": \"3\"} controller=ConfigSet api",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in\n{stdout}");
+    }
+    assert!(!stdout.contains("configset demo/web"), "web is gone:\n{stdout}");
+}
+
+/// The lines a child prints, read on a thread of their own so that every wait has a deadline.
+struct Lines {
+    rx: crossbeam_channel::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Lines {
+    fn of(out: impl Read + Send + 'static) -> Lines {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        std::thread::Builder::new()
+            .name("example-stdout".into())
+            .spawn(move || {
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            })
+            .unwrap();
+        Lines { rx, seen: Vec::new() }
+    }
+
+    /// Reads lines until one contains `text`.
+    fn wait_for(&mut self, text: &str) {
+        let deadline = Instant::now() + WAIT;
+        while !self.seen.last().is_some_and(|l| l.contains(text)) {
+            match self.rx.recv_deadline(deadline) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!("no line with {text:?}; the example printed:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+
+    /// Everything up to the end of the output.
+    fn rest(mut self) -> String {
+        let deadline = Instant::now() + WAIT;
+        while let Ok(line) = self.rx.recv_deadline(deadline) {
+            self.seen.push(line);
+        }
+        self.seen.join("\n")
+    }
+}
+
+fn configsets() -> ApiResource {
+    ApiResource::new("demo.kube-informer.io", "v1", "ConfigSet", "configsets", true)
+}
+
+/// `--kubeconfig` mode against a server it did not start, as against a cluster: HTTPS, a token, and only the
+/// permissions the example's documentation asks for. The example installs its CRD through the API, reconciles
+/// what someone else creates and deletes, and stops when its stdin closes; a second run finds the CRD in place.
+#[test]
+fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
+    const CONTROLLER: &str = "configset-controller";
+    let server = ApiServer::builder()
+        .https()
+        .token("admin-token", "admin")
+        .token("controller-token", CONTROLLER)
+        .kubeconfig_user("admin")
+        .rule(AccessRule::user("admin"))
+        // The RBAC of the example's module documentation, verb for verb.
+        .rule(
+            AccessRule::user(CONTROLLER)
+                .verbs(&["create"])
+                .resources(&["customresourcedefinitions.apiextensions.k8s.io"]),
+        )
+        .rule(
+            AccessRule::user(CONTROLLER)
+                .verbs(&["get", "list", "watch", "patch"])
+                .resources(&["configsets.demo.kube-informer.io"]),
+        )
+        .rule(
+            AccessRule::user(CONTROLLER)
+                .verbs(&["patch"])
+                .resources(&["configsets.demo.kube-informer.io/status"]),
+        )
+        .rule(
+            AccessRule::user(CONTROLLER)
+                .verbs(&["get", "list", "watch", "create", "update", "delete"])
+                .resources(&["configmaps"]),
+        )
+        .start()
+        .unwrap();
+    let kubeconfig = server.kubeconfig_for(CONTROLLER).unwrap();
+    let run = |stdin: Stdio| {
+        Command::new(example("configset"))
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut child = KillOnDrop(run(Stdio::piped()));
+    let mut lines = Lines::of(child.0.stdout.take().unwrap());
+    lines.wait_for("installed CustomResourceDefinition configsets.demo.kube-informer.io");
+    lines.wait_for("running; press Enter to stop");
+
+    let admin = server.client().unwrap();
+    let sets = Api::<DynamicObject>::namespaced_with(admin.clone(), "prod", &configsets());
+    let cms = Api::<ConfigMap>::namespaced(admin, "prod");
+    let cs = DynamicObject::new("app", &configsets())
+        .within("prod")
+        .with_field("spec", &json!({"data": {"mode": "fast"}}));
+    let uid = sets.create(&PostParams::default(), &cs).unwrap().metadata.uid;
+    lines.wait_for("[prod/app] status: Ready (generation 1)");
+    let cm = cms.get("app").unwrap();
+    assert_eq!(cm.data.get("mode"), Some("fast"));
+    let owner = &cm.metadata.owner_references[0];
+    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("ConfigSet", "app"));
+    assert_eq!((owner.controller, owner.block_owner_deletion), (Some(true), Some(true)));
+    assert_eq!(Some(&owner.uid), uid.as_ref());
+    let live = sets.get("app").unwrap();
+    assert_eq!(live.metadata.finalizers, ["configsets.demo.kube-informer.io/cleanup"]);
+    assert_eq!(live.to_value()["status"]["observedGeneration"], 1);
+
+    sets.delete("app", &DeleteParams::default()).unwrap();
+    lines.wait_for("[prod/app] cleanup: deleted ConfigMap app");
+    eventually("the ConfigSet gone once its finalizer is removed", || {
+        sets.get_opt("app").unwrap().is_none()
+    });
+    assert!(cms.get_opt("app").unwrap().is_none());
+
+    drop(child.0.stdin.take()); // stdin closes: the example stops
+    let status = child.0.wait().unwrap();
+    let mut stderr = String::new();
+    child.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let stdout = lines.rest();
+    assert!(status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("controller: "), "{stdout}");
+    assert!(
+        !stdout.contains("embedded"),
+        "no embedded server in this mode:\n{stdout}"
+    );
+    assert!(!stdout.contains("failed"), "no reconcile failed:\n{stdout}");
+
+    // Again, with the CRD in place: nothing to install.
+    let mut again = KillOnDrop(run(Stdio::null()));
+    let stdout = Lines::of(again.0.stdout.take().unwrap()).rest();
+    assert!(again.0.wait().unwrap().success(), "{stdout}");
+    assert!(stdout.contains("running; press Enter to stop"), "{stdout}");
+    assert!(!stdout.contains("installed"), "{stdout}");
 }
