@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use kube_informer::cache::ListWatch;
 use kube_informer::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
-use kube_informer::client::{Api, Client, Committed, Config, RetryBackoff, on_error};
+use kube_informer::client::{Api, Client, Committed, RetryBackoff, on_error};
 use kube_informer::controller::predicate::GenerationChanged;
 use kube_informer::controller::{
     Action, Context, Controller, ControllerOptions, FinalizerError, FinalizerEvent, finalizer,
@@ -361,15 +361,7 @@ type BoxError = Box<dyn std::error::Error>;
 
 fn run(args: &Args) -> Result<(), BoxError> {
     // Against a cluster, or against an embedded API server.
-    let server = match &args.kubeconfig {
-        Some(_) => None,
-        None => Some(ApiServer::start()?),
-    };
-    let config = match (&args.kubeconfig, &server) {
-        (Some(path), _) => Config::from_kubeconfig_file(path, args.context.as_deref())?,
-        (None, Some(s)) => Config::from_kubeconfig_file(s.kubeconfig_path(), None)?.proxy(None),
-        (None, None) => unreachable!(),
-    };
+    let (server, config) = support::connect(args.kubeconfig.as_deref(), args.context.as_deref())?;
     let client = Client::new(config.request_timeout(Some(Duration::from_secs(10))))?;
     if let Some(s) = &server {
         println!("embedded API server at {}", s.url());

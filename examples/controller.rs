@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use kube_informer::cache::ListWatch;
 use kube_informer::client::params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
-use kube_informer::client::{Api, Client, Config};
+use kube_informer::client::{Api, Client};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
 use kube_informer::health::Registry;
@@ -40,7 +40,6 @@ use kube_informer::object::core::{ConfigMap, Namespace};
 use kube_informer::object::{MetaAccessor, ObjectMeta, is_controlled_by, set_controller_reference};
 use kube_informer::probe::ProbeServer;
 use kube_informer::selector::Selector;
-use kube_informer::testing::ApiServer;
 use kube_informer::{Error, Result};
 use serde_json::json;
 
@@ -136,15 +135,7 @@ fn main() {
 
 fn run(args: Args) -> Result<()> {
     // Against a real cluster, or against an embedded API server seeded with a few namespaces.
-    let server = match &args.kubeconfig {
-        Some(_) => None,
-        None => Some(ApiServer::start().map_err(|e| Error::InvalidInput(format!("embedded server: {e}")))?),
-    };
-    let config = match (&args.kubeconfig, &server) {
-        (Some(path), _) => Config::from_kubeconfig_file(path, args.context.as_deref())?,
-        (None, Some(s)) => Config::from_kubeconfig_file(s.kubeconfig_path(), None)?.proxy(None),
-        (None, None) => unreachable!(),
-    };
+    let (server, config) = support::connect(args.kubeconfig.as_deref(), args.context.as_deref())?;
     // Bounded requests: a lease renewal must fail well within the renew deadline (10 s) rather than hang.
     let client = Client::new(config.request_timeout(Some(Duration::from_secs(5))))?;
     if let Some(s) = &server {

@@ -161,9 +161,12 @@ fn configset_demo_runs_without_a_cluster_and_exits_0() {
     );
     for line in [
         "installed CustomResourceDefinition configsets.demo.kube-informer.io",
+        "[demo/web] created ConfigMap web",
+        "[demo/web] status: Ready (generation 1)",
         "[demo/web] ConfigMap write conflicted; read again and retried (2 attempts)",
+        "[demo/web] updated ConfigMap web",
         "[demo/web] status: Ready (generation 2)",
-        "[demo/api] created ConfigMap api", // phase 3: recreated after its deletion
+        "[demo/bad] status: Invalid (generation 1)",
         "[demo/bad] invalid spec: not retried until it changes",
         "[demo/web] cleanup: deleted ConfigMap web",
         "configset demo/bad     phase=Invalid",
@@ -171,6 +174,11 @@ fn configset_demo_runs_without_a_cluster_and_exits_0() {
     ] {
         assert!(stdout.contains(line), "{line:?} in\n{stdout}");
     }
+    assert_eq!(
+        stdout.matches("[demo/api] created ConfigMap api").count(),
+        2,
+        "re-created after its deletion:\n{stdout}"
+    );
     assert!(!stdout.contains("configset demo/web"), "web is gone:\n{stdout}");
 }
 

@@ -4,6 +4,24 @@
 use std::io::BufRead;
 use std::time::Duration;
 
+use kube_informer::Error;
+use kube_informer::client::Config;
+use kube_informer::testing::ApiServer;
+
+/// Where an example works: the cluster of a kubeconfig (`--kubeconfig`, `--context`), or else an embedded API server
+/// started here, returned so that it lives as long as the caller keeps it. With a kubeconfig nothing of the embedded
+/// server runs.
+pub fn connect(kubeconfig: Option<&str>, context: Option<&str>) -> Result<(Option<ApiServer>, Config), Error> {
+    match kubeconfig {
+        Some(path) => Ok((None, Config::from_kubeconfig_file(path, context)?)),
+        None => {
+            let server = ApiServer::start()?;
+            let config = Config::from_kubeconfig_file(server.kubeconfig_path(), None)?.proxy(None);
+            Ok((Some(server), config))
+        }
+    }
+}
+
 /// Blocks until Enter is pressed, stdin closes, or `run_for` passes. The thread reading stdin (`<name>/stdin`) is
 /// left to the process's exit: a read of stdin cannot be interrupted.
 pub fn wait_for_exit(name: &str, run_for: Option<Duration>) {
