@@ -350,6 +350,8 @@ fn parse_args() -> Args {
 }
 
 fn main() {
+    // Logs on stderr: the library's warnings and recoveries by default, everything with RUST_LOG=debug.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args = parse_args();
     if let Err(e) = run(&args) {
         eprintln!("error: {e}");
