@@ -6,8 +6,8 @@ use std::sync::{Arc, Barrier};
 use kube_informer::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube_informer::client::{Api, Client, Committed, Deleted, Entry, RetryBackoff, on_error, retry_on_conflict};
 use kube_informer::object::core::ConfigMap;
-use kube_informer::object::{ApiResource, ObjectMeta, Resource};
-use kube_informer::testing::{ApiServer, Verb};
+use kube_informer::object::{ApiResource, DynamicObject, ObjectMeta, Resource, Scale, ScaleSpec};
+use kube_informer::testing::{ApiServer, ScaleSubresource, Verb};
 use serde_json::json;
 
 mod common;
@@ -323,4 +323,187 @@ fn widget_resource_is_what_the_server_serves() {
         )
         .unwrap();
     assert_eq!(created["kind"], "Widget");
+}
+
+// ----- the scale subresource -----
+
+fn deployments() -> ApiResource {
+    ApiResource::new("apps", "v1", "Deployment", "deployments", true)
+}
+
+/// A Deployment `name` in `prod` with `replicas`, selecting `app=<name>`.
+fn deployment(server: &ApiServer, name: &str, replicas: i32) {
+    let labels = json!({"app": name});
+    server
+        .create_json(
+            &deployments(),
+            Some("prod"),
+            json!({
+                "metadata": {"name": name},
+                "spec": {
+                    "replicas": replicas,
+                    "selector": {"matchLabels": labels},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                    },
+                },
+            }),
+        )
+        .unwrap();
+}
+
+fn spec_replicas(api: &Api<DynamicObject>, name: &str) -> i64 {
+    let d = api.get(name).unwrap();
+    d.field::<serde_json::Value>("spec").unwrap().unwrap()["replicas"]
+        .as_i64()
+        .unwrap()
+}
+
+#[test]
+fn scale_reads_and_writes_a_deployments_replicas() {
+    let server = ApiServer::start().unwrap();
+    deployment(&server, "web", 3);
+    let api: Api<DynamicObject> = Api::namespaced_with(server.client().unwrap(), "prod", &deployments());
+    let pp = PostParams::default();
+
+    let scale = api.get_scale("web").unwrap();
+    assert_eq!(scale.metadata.name.as_deref(), Some("web"));
+    assert_eq!(scale.metadata.namespace.as_deref(), Some("prod"));
+    assert_eq!(scale.spec, ScaleSpec { replicas: Some(3) });
+    let status = scale.status.clone().unwrap();
+    assert_eq!(status.selector.as_deref(), Some("app=web"));
+    assert_eq!(
+        scale.metadata.resource_version,
+        api.get("web").unwrap().metadata.resource_version,
+        "a Scale carries its object's resourceVersion"
+    );
+
+    // A replace sends an autoscaling/v1 Scale (the server refuses any other type on …/scale), conditional on the
+    // resourceVersion read.
+    let mark = server.requests().mark();
+    let written = api
+        .replace_scale("web", &pp, &Scale::new(scale.metadata.clone(), 5))
+        .unwrap();
+    assert_eq!(written.spec.replicas, Some(5));
+    assert_eq!(spec_replicas(&api, "web"), 5);
+    let puts: Vec<_> = server
+        .requests()
+        .since(mark)
+        .iter()
+        .filter(|r| r.verb == Verb::Update)
+        .map(|r| (r.path.clone(), r.subresource.clone(), r.code))
+        .collect();
+    assert_eq!(
+        puts,
+        [(
+            "/apis/apps/v1/namespaces/prod/deployments/web/scale".to_owned(),
+            Some("scale".to_owned()),
+            200
+        )]
+    );
+
+    // The Scale read before is stale now: its write conflicts and changes nothing.
+    let e = api
+        .replace_scale("web", &pp, &Scale::new(scale.metadata.clone(), 1))
+        .unwrap_err();
+    assert!(e.is_conflict(), "{e}");
+    assert_eq!(spec_replicas(&api, "web"), 5);
+    // Without a resourceVersion the write is unconditional.
+    api.replace_scale("web", &pp, &Scale::new(ObjectMeta::namespaced("prod", "web"), 4))
+        .unwrap();
+    assert_eq!(spec_replicas(&api, "web"), 4);
+
+    // What `kubectl scale` sends: a merge patch of the Scale; and a JSON patch guarded by a test op.
+    let patched = api
+        .patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .unwrap();
+    assert_eq!(patched.spec.replicas, Some(2));
+    let guarded = |from: i32, to: i32| {
+        api.patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Json(json!([
+                {"op": "test", "path": "/spec/replicas", "value": from},
+                {"op": "replace", "path": "/spec/replicas", "value": to},
+            ])),
+        )
+    };
+    assert_eq!(guarded(2, 6).unwrap().spec.replicas, Some(6));
+    assert_eq!(guarded(2, 7).unwrap_err().code(), Some(422), "the test op fails: 6 now");
+    assert_eq!(spec_replicas(&api, "web"), 6);
+
+    // A dry run answers the result and keeps the object.
+    let dry = api
+        .replace_scale(
+            "web",
+            &PostParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &Scale::new(ObjectMeta::namespaced("prod", "web"), 9),
+        )
+        .unwrap();
+    assert_eq!(dry.spec.replicas, Some(9));
+    assert_eq!(spec_replicas(&api, "web"), 6);
+
+    // Typed errors: invalid replicas, a missing object, a kind without the subresource.
+    let e = api
+        .replace_scale("web", &pp, &Scale::new(ObjectMeta::namespaced("prod", "web"), -1))
+        .unwrap_err();
+    assert_eq!(e.code(), Some(422), "{e}");
+    assert!(api.get_scale("nope").unwrap_err().is_not_found());
+    server.create(&cm("c").within_ns("prod")).unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "prod");
+    assert!(cms.get_scale("c").unwrap_err().is_not_found());
+}
+
+#[test]
+fn concurrent_scale_ups_of_a_custom_resource_all_land() {
+    const THREADS: usize = 4;
+    const EACH: i32 = 5;
+    // Widgets scale by their size.
+    let server = ApiServer::builder()
+        .resource(widget_spec().with_scale_subresource(ScaleSubresource::new(".spec.size", ".status.size")))
+        .start()
+        .unwrap();
+    let api: Api<Widget> = Api::namespaced(server.client().unwrap(), "default");
+    api.create(&PostParams::default(), &widget("default", "w", "red"))
+        .unwrap();
+    let patient = RetryBackoff {
+        steps: 10_000,
+        duration: std::time::Duration::ZERO,
+        ..RetryBackoff::DEFAULT_RETRY
+    };
+    let start = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let (api, start) = (api.clone(), start.clone());
+            std::thread::Builder::new()
+                .name(format!("test/scaler-{i}"))
+                .spawn(move || {
+                    start.wait();
+                    for _ in 0..EACH {
+                        // Read-modify-write of the Scale: its resourceVersion makes a lost race a conflict.
+                        retry_on_conflict(patient, || {
+                            let s = api.get_scale("w")?;
+                            let n = s.spec.replicas.unwrap_or(0);
+                            api.replace_scale("w", &PostParams::default(), &Scale::new(s.metadata, n + 1))
+                        })
+                        .unwrap();
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let expected = 1 + THREADS as i32 * EACH;
+    assert_eq!(api.get_scale("w").unwrap().spec.replicas, Some(expected));
+    assert_eq!(api.get("w").unwrap().spec.size, expected as u32);
 }
