@@ -61,12 +61,7 @@ fn degraded_error(h: &Health) -> Option<(u64, String)> {
 
 #[test]
 fn a_missing_rbac_verb_is_named_by_not_synced_health_and_metrics() {
-    let server = ApiServer::builder()
-        .token("t", "alice")
-        .kubeconfig_user("alice")
-        .rule(AccessRule::user("alice").resources(&["configmaps"]))
-        .start()
-        .unwrap();
+    let server = server_allowing_only_configmaps();
     server.create(&cm("ns", "a", "1")).unwrap();
     let factory = SharedInformerFactory::new(
         server.client().unwrap(),

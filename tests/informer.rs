@@ -357,12 +357,7 @@ fn stop_returns_from_every_reflector_state() {
 
 #[test]
 fn factory_shares_informers_and_reports_the_unsynced() {
-    let server = ApiServer::builder()
-        .token("t", "alice")
-        .kubeconfig_user("alice")
-        .rule(AccessRule::user("alice").resources(&["configmaps"]))
-        .start()
-        .unwrap();
+    let server = server_allowing_only_configmaps();
     seed(&server, 5);
     let factory = SharedInformerFactory::new(
         server.client().unwrap(),

@@ -17,7 +17,7 @@ use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, Leade
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject};
 use kube_informer::probe::ProbeServer;
-use kube_informer::testing::{AccessRule, ApiServer};
+use kube_informer::testing::ApiServer;
 use prometheus_parse::{Sample, Scrape, Value};
 
 fn parse(text: &str) -> Scrape {
@@ -236,12 +236,7 @@ fn get(addr: std::net::SocketAddr, path: &str) -> std::result::Result<(u16, Stri
 
 #[test]
 fn the_probe_endpoint_answers_over_http_and_says_why_it_is_not_ready() {
-    let server = ApiServer::builder()
-        .token("t", "alice")
-        .kubeconfig_user("alice")
-        .rule(AccessRule::user("alice").resources(&["configmaps"]))
-        .start()
-        .unwrap();
+    let server = server_allowing_only_configmaps();
     let factory = SharedInformerFactory::new(
         server.client().unwrap(),
         FactoryOptions::default().reflector(quick_reflector()),

@@ -15,6 +15,16 @@ use kube_informer::informer::ResourceEventHandler;
 use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
 
+/// An embedded server whose kubeconfig user, `alice`, may do anything to configmaps and nothing else.
+pub fn server_allowing_only_configmaps() -> kube_informer::testing::ApiServer {
+    kube_informer::testing::ApiServer::builder()
+        .token("t", "alice")
+        .kubeconfig_user("alice")
+        .rule(kube_informer::testing::AccessRule::user("alice").resources(&["configmaps"]))
+        .start()
+        .unwrap()
+}
+
 /// How long a test waits for something that should happen at once.
 pub const WAIT: Duration = Duration::from_secs(20);
 
