@@ -257,3 +257,129 @@ fn a_folder_of_manifests_brings_crds_before_their_objects() {
     assert_eq!(code, 200);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn crd_url(server: &ApiServer, name: &str) -> String {
+    format!(
+        "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
+        server.url()
+    )
+}
+
+fn condition(crd: &Value, kind: &str) -> (String, String, String) {
+    let c = crd["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} condition: {crd}"));
+    let s = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+    (s("status"), s("reason"), s("message"))
+}
+
+#[test]
+fn names_another_crd_of_the_group_holds_are_refused_until_it_lets_go() {
+    let server = ApiServer::builder().crd(CRD).start().unwrap();
+    let gadgets = CRD.replace("widgets.example.com", "gadgets.example.com").replace(
+        "plural: widgets, singular: widget, kind: Widget",
+        "plural: gadgets, singular: gadget, kind: Gadget",
+    );
+    // Created as on a cluster (201), but its short name `wd` is the widgets'.
+    let (code, created) = send(
+        "POST",
+        &format!(
+            "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            server.url()
+        ),
+        "application/yaml",
+        &gadgets,
+    );
+    assert_eq!(code, 201, "{created}");
+    let (_, crd) = get(&crd_url(&server, "gadgets.example.com"));
+    assert_eq!(
+        condition(&crd, "NamesAccepted"),
+        (
+            "False".into(),
+            "ShortNamesConflict".into(),
+            r#""wd" is already in use"#.into()
+        )
+    );
+    assert_eq!(
+        condition(&crd, "Established"),
+        (
+            "False".into(),
+            "NotAccepted".into(),
+            "not all names are accepted".into()
+        )
+    );
+    assert_eq!(crd["status"]["acceptedNames"]["shortNames"], Value::Null);
+    let gadgets_url = format!("{}/apis/example.com/v1/namespaces/default/gadgets", server.url());
+    assert_eq!(get(&gadgets_url).0, 404, "not served while its names are refused");
+    // The Rust API says why.
+    let e = server.install_crd(&gadgets).unwrap_err();
+    let kube_informer::Error::Api(st) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(st.code, 409);
+    assert!(
+        st.message.contains(r#"ShortNamesConflict: "wd" is already in use"#),
+        "{}",
+        st.message
+    );
+    // The widgets go: the name is free, the gadgets are accepted and served.
+    assert_eq!(send("DELETE", &crd_url(&server, "widgets.example.com"), "", "").0, 200);
+    let (_, crd) = get(&crd_url(&server, "gadgets.example.com"));
+    assert_eq!(condition(&crd, "NamesAccepted").0, "True");
+    assert_eq!(condition(&crd, "Established").0, "True");
+    assert_eq!(crd["status"]["acceptedNames"]["shortNames"], json!(["wd"]));
+    assert_eq!(get(&gadgets_url).0, 200);
+}
+
+#[test]
+fn a_deleted_crd_waits_for_the_finalizers_of_its_objects() {
+    let server = ApiServer::builder().crd(CRD).start().unwrap();
+    for (name, finalizers) in [("plain", json!([])), ("guarded", json!(["example.com/cleanup"]))] {
+        let (code, _) = post(
+            &url(&server, ""),
+            &json!({"metadata": {"name": name, "finalizers": finalizers}, "spec": {"color": "red"}}),
+        );
+        assert_eq!(code, 201);
+    }
+    let (code, crd) = send("DELETE", &crd_url(&server, "widgets.example.com"), "", "");
+    assert_eq!(code, 200);
+    assert!(crd["metadata"]["deletionTimestamp"].is_string(), "{crd}");
+    assert_eq!(
+        crd["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+    // The object without finalizers is gone; the guarded one is being deleted and keeps the CRD.
+    assert_eq!(get(&url(&server, "/plain")).0, 404);
+    let (code, guarded) = get(&url(&server, "/guarded"));
+    assert_eq!(code, 200);
+    assert!(guarded["metadata"]["deletionTimestamp"].is_string());
+    let (_, crd) = get(&crd_url(&server, "widgets.example.com"));
+    let (status, reason, _) = condition(&crd, "Terminating");
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("True", "InstanceDeletionInProgress")
+    );
+    // No new object meanwhile: kube-apiserver's 405.
+    let (code, st) = post(
+        &url(&server, ""),
+        &json!({"metadata": {"name": "late"}, "spec": {"color": "red"}}),
+    );
+    assert_eq!(code, 405);
+    assert_eq!(
+        st["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+    // Its controller finishes: the object goes, then the CRD, then the resource.
+    let (code, _) = send(
+        "PATCH",
+        &url(&server, "/guarded"),
+        "application/merge-patch+json",
+        r#"{"metadata": {"finalizers": null}}"#,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(get(&crd_url(&server, "widgets.example.com")).0, 404);
+    assert_eq!(get(&url(&server, "")).0, 404);
+}

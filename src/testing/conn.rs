@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use rustls::{ServerConnection, StreamOwned};
 
 use super::admin;
+use super::conversion;
 use super::discovery;
 use super::errors;
 use super::faults::FaultAction;
@@ -427,6 +428,10 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             );
             return respond(ctx, out, head, record, Reply::Status(st), None);
         }
+    }
+    // A version that would need a conversion webhook is refused rather than served unconverted.
+    if let Some(st) = conversion::refused(&r.spec) {
+        return respond(ctx, out, head, record, Reply::Status(st), None);
     }
     // What the answer is to be (a Table for `kubectl get`): 406 before anything is done when nothing it accepts
     // is served, as kube-apiserver negotiates first.

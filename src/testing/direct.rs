@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::admission::Admission;
+use super::conversion;
 use super::crd;
 use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
@@ -29,19 +30,25 @@ fn from_stored<K: DeserializeOwned>(o: &StoredObject) -> Result<K, Error> {
 }
 
 impl ApiServer {
-    /// A write to a CRD changes what the server serves.
+    /// A write to a CRD, or to an object of a CRD being deleted, changes what the server serves.
     fn after_write(&self, spec: &ResourceSpec) {
-        if spec.id() == crd::ID {
+        if spec.id() == crd::ID || spec.terminating {
             crd::sync(&self.shared().store);
         }
     }
 
+    /// The spec of `ar` in its version: 404 when not served, 500 when serving it needs a conversion webhook.
     fn spec_of(&self, ar: &ApiResource) -> Result<std::sync::Arc<ResourceSpec>, Error> {
-        self.shared()
+        let spec = self
+            .shared()
             .store
             .lock()
-            .spec(&ar.qualified_name())
-            .ok_or_else(|| api(errors::no_such_path()))
+            .served(&ar.qualified_name(), &ar.version)
+            .ok_or_else(|| api(errors::no_such_path()))?;
+        match conversion::refused(&spec) {
+            Some(st) => Err(api(st)),
+            None => Ok(spec),
+        }
     }
 
     /// Creates an object (POST semantics: generateName, validation, uid, creationTimestamp, generation 1 where the
@@ -67,7 +74,7 @@ impl ApiServer {
         Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
         let w = strategy::create(&self.shared().store, &spec, namespace, obj, false, &mut |_| {}).map_err(api)?;
         self.after_write(&spec);
-        Ok(w.object.to_value())
+        Ok(conversion::served(&spec, w.object).to_value())
     }
 
     /// Replaces an object (PUT semantics: a non-empty resourceVersion must be current, else 409).
@@ -95,7 +102,7 @@ impl ApiServer {
         )
         .map_err(api)?;
         self.after_write(&spec);
-        Ok(w.object.to_value())
+        Ok(conversion::served(&spec, w.object).to_value())
     }
 
     /// Replaces an object's `.status` only (PUT on the status subresource).
@@ -126,7 +133,7 @@ impl ApiServer {
         )
         .map_err(api)?;
         self.after_write(&spec);
-        Ok(w.object.to_value())
+        Ok(conversion::served(&spec, w.object).to_value())
     }
 
     /// Applies a JSON merge patch (RFC 7386) to an object.
@@ -155,7 +162,7 @@ impl ApiServer {
         )
         .map_err(api)?;
         self.after_write(&spec);
-        Ok(w.object.to_value())
+        Ok(conversion::served(&spec, w.object).to_value())
     }
 
     /// Deletes an object. Returns `Ok(true)` when it is gone, `Ok(false)` when finalizers hold it (it now has a
@@ -202,6 +209,7 @@ impl ApiServer {
             .store
             .lock()
             .get(&spec.id(), &super::store::object_key(ns, name))
+            .map(|o| conversion::served(&spec, o))
             .ok_or_else(|| api(errors::not_found(&spec.api, name)))
     }
 
@@ -221,7 +229,9 @@ impl ApiServer {
             filter: &all,
             count_remaining: false,
         };
-        Ok(g.list(&spec.id(), &q).items)
+        let items = g.list(&spec.id(), &q).items;
+        drop(g);
+        Ok(items.into_iter().map(|o| conversion::served(&spec, o)).collect())
     }
 
     /// Every object of a resource (in one namespace, or all when `None`), in key order.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::conversion;
 use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
@@ -17,8 +18,8 @@ pub(crate) const MAJOR: &str = "1";
 /// Minor version.
 pub(crate) const MINOR: &str = "34";
 
-/// Group → versions, in registration order (the first is the preferred one, `v1` first when present); the access
-/// reviews' `authorization.k8s.io/v1` is always served.
+/// Group → versions, most preferred first by Kubernetes' version priority (GA, then beta, then alpha, newer
+/// first); the access reviews' `authorization.k8s.io/v1` is always served.
 fn groups(specs: &[Arc<ResourceSpec>]) -> BTreeMap<&str, Vec<&str>> {
     let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     out.insert(review::GROUP, vec![review::VERSION]);
@@ -29,7 +30,7 @@ fn groups(specs: &[Arc<ResourceSpec>]) -> BTreeMap<&str, Vec<&str>> {
         }
     }
     for versions in out.values_mut() {
-        versions.sort_by_key(|v| *v != "v1");
+        versions.sort_by(|a, b| conversion::priority(a, b));
     }
     out
 }

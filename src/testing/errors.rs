@@ -122,6 +122,24 @@ impl FieldError {
         }
     }
 
+    /// `Duplicate value: "<value>"`.
+    pub(crate) fn duplicate(field: &str, value: &str) -> Self {
+        FieldError {
+            reason: "FieldValueDuplicate",
+            field: field.to_owned(),
+            message: format!("Duplicate value: {value:?}"),
+        }
+    }
+
+    /// `Too many: <count>: must have at most <max> items`.
+    pub(crate) fn too_many(field: &str, count: usize, max: usize) -> Self {
+        FieldError {
+            reason: "FieldValueTooMany",
+            field: field.to_owned(),
+            message: format!("Too many: {count}: must have at most {max} items"),
+        }
+    }
+
     /// `Unsupported value: "<value>": supported values: …`.
     pub(crate) fn not_supported(field: &str, value: &str, supported: &[&str]) -> Self {
         let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
@@ -188,6 +206,22 @@ pub(crate) fn method_not_allowed() -> Failure {
             "the server does not allow this method on the requested resource",
         )
         .with_details(StatusDetails::default()),
+    )
+}
+
+/// 405 for a create of a custom resource whose CRD is being deleted (apiextensions-apiserver's wording).
+pub(crate) fn create_while_terminating(ar: &ApiResource) -> Failure {
+    Box::new(
+        Status::failure(
+            405,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        )
+        .with_details(StatusDetails {
+            group: ar.group.clone(),
+            kind: ar.plural.clone(),
+            ..Default::default()
+        }),
     )
 }
 

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::admission::Admission;
+use super::conversion;
 use super::crd;
 use super::errors::{self, Failure, FieldError};
 use super::field_validation::{self, Directive, Stage};
@@ -31,10 +32,15 @@ pub(crate) fn handle(
     on_commit: OnCommit<'_>,
 ) -> Reply {
     let reply = run(shared, verb, r, head, query, body, on_commit).unwrap_or_else(Reply::Status);
-    if r.spec.id() == crd::ID && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
+    // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
+    if (r.spec.id() == crd::ID || r.spec.terminating) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
         crd::sync(&shared.store);
     }
-    reply
+    let reply = conversion::reply(&r.spec, reply);
+    match &r.spec.deprecation {
+        Some(w) => Reply::warned(reply, vec![w.clone()]),
+        None => reply,
+    }
 }
 
 fn param<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {

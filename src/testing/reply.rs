@@ -43,12 +43,18 @@ impl Reply {
         Reply::Json(code, serde_json::to_vec(v).unwrap_or_default())
     }
 
-    /// `reply`, with `Warning` headers when there are warnings.
+    /// `reply`, with `Warning` headers when there are warnings: `warnings` first, then those `reply` already has.
     pub(crate) fn warned(reply: Reply, warnings: Vec<String>) -> Reply {
         if warnings.is_empty() {
-            reply
-        } else {
-            Reply::Warned(warnings, Box::new(reply))
+            return reply;
+        }
+        match reply {
+            Reply::Warned(mut earlier, inner) => {
+                let mut all = warnings;
+                all.append(&mut earlier);
+                Reply::Warned(all, inner)
+            }
+            other => Reply::Warned(warnings, Box::new(other)),
         }
     }
 
@@ -104,7 +110,7 @@ impl Reply {
 
 /// A `Warning` header value: code 299, no agent, the text quoted with `"` and `\` escaped (RFC 7234), control
 /// characters dropped.
-fn warning_header(text: &str) -> String {
+pub(crate) fn warning_header(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     out.push_str("299 - \"");
     for c in text.chars().filter(|c| !c.is_control()) {

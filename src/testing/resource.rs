@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::conversion::Conversion;
 use super::defaults::{self, KindRules};
 use super::meta::GenerationRule;
 use super::printer_column::PrinterColumn;
@@ -70,6 +71,17 @@ pub struct ResourceSpec {
     pub(crate) builtin: Option<&'static KindRules>,
     /// The columns of the `Table` answer (`kubectl get`), in order; empty: NAME and AGE.
     pub(crate) printer_columns: Vec<PrinterColumn>,
+    /// Set on a served version of a CRD that is not its storage version: objects are converted on their way in and
+    /// out ([`conversion`](super::conversion)). `None`: objects are stored in this version.
+    pub(crate) conversion: Option<Conversion>,
+    /// The `Warning` every request of this version gets (a CRD version marked `deprecated`).
+    pub(crate) deprecation: Option<String>,
+    /// The fields this version accepts in a field selector, when its CRD's versions declare different
+    /// `selectableFields`: `selectable_fields` then lists those of every version, in the same order for all, so that
+    /// each version reads the same values stored beside an object. `None`: `selectable_fields`.
+    pub(crate) field_selectable: Option<Vec<String>>,
+    /// Its CRD is being deleted: creates are refused (405) and every write lets the CRD's cleanup go on.
+    pub(crate) terminating: bool,
 }
 
 impl ResourceSpec {
@@ -90,6 +102,10 @@ impl ResourceSpec {
             singular: None,
             builtin: None,
             printer_columns: Vec::new(),
+            conversion: None,
+            deprecation: None,
+            field_selectable: None,
+            terminating: false,
         }
     }
 
@@ -376,7 +392,8 @@ impl ResourceSpec {
 
     /// True when `field` may appear in a field selector.
     pub(crate) fn selectable(&self, field: &str) -> bool {
-        field == "metadata.name" || field == "metadata.namespace" || self.selectable_fields.iter().any(|f| f == field)
+        let declared = self.field_selectable.as_ref().unwrap_or(&self.selectable_fields);
+        field == "metadata.name" || field == "metadata.namespace" || declared.iter().any(|f| f == field)
     }
 }
 

@@ -114,7 +114,7 @@ fn find(store: &StoreInner, group: &str, version: &str, plural: &str) -> Option<
     } else {
         format!("{plural}.{group}")
     };
-    store.spec(&id).filter(|s| s.api.version == version)
+    store.served(&id, version)
 }
 
 fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner) -> Route {

@@ -198,7 +198,12 @@ fn prune(versions: &mut Vec<Version>, compacted: u64) {
 /// One resource's data.
 #[derive(Debug)]
 pub(crate) struct ResourceState {
+    /// The storage version's spec: objects are stored as it says (their `apiVersion`, the selectable fields'
+    /// values beside them).
     pub(crate) spec: Arc<ResourceSpec>,
+    /// The versions served, most preferred first (Kubernetes' version priority); empty while none is (a CRD whose
+    /// versions are all `served: false` keeps its objects). For a resource registered with one spec: that spec.
+    served: Vec<Arc<ResourceSpec>>,
     /// Versions by key, in etcd key order. Invariant: every list is non-empty and ascending by revision.
     objects: BTreeMap<String, Vec<Version>>,
     /// The last events, ascending by revision. Invariant: `history.len() <= capacity`.
@@ -286,18 +291,29 @@ impl StoreInner {
         self.compacted
     }
 
-    /// Adds a resource, or replaces the spec of a registered one (keeping its objects).
+    /// Adds a resource served in one version, or replaces the spec of a registered one (keeping its objects).
     pub(crate) fn register(&mut self, spec: ResourceSpec) {
-        self.registrations += 1;
-        let id = spec.id();
         let spec = Arc::new(spec);
+        self.register_versions(spec.clone(), vec![spec]);
+    }
+
+    /// Adds a resource stored as `storage` says and served in the `served` versions (most preferred first), or
+    /// replaces the specs of a registered one (keeping its objects).
+    pub(crate) fn register_versions(&mut self, storage: Arc<ResourceSpec>, served: Vec<Arc<ResourceSpec>>) {
+        self.registrations += 1;
+        let id = storage.id();
+        let spec = storage;
         match self.resources.get_mut(&id) {
-            Some(r) if !r.removed => r.spec = spec,
+            Some(r) if !r.removed => {
+                r.spec = spec;
+                r.served = served;
+            }
             _ => {
                 self.resources.insert(
                     id,
                     ResourceState {
                         spec,
+                        served,
                         objects: BTreeMap::new(),
                         history: VecDeque::new(),
                         first_seq: 0,
@@ -346,21 +362,41 @@ impl StoreInner {
             .is_none_or(|r| r.removed || !Arc::ptr_eq(&r.signal, signal))
     }
 
-    /// Every registered resource.
+    /// Every served version of every registered resource, by group and plural, each resource's versions most
+    /// preferred first.
     pub(crate) fn specs(&self) -> Vec<Arc<ResourceSpec>> {
-        let mut v: Vec<_> = self
-            .resources
-            .values()
-            .filter(|r| !r.removed)
-            .map(|r| r.spec.clone())
-            .collect();
-        v.sort_by(|a, b| (&a.api.group, &a.api.plural).cmp(&(&b.api.group, &b.api.plural)));
-        v
+        let mut resources: Vec<&ResourceState> = self.resources.values().filter(|r| !r.removed).collect();
+        resources.sort_by(|a, b| (&a.spec.api.group, &a.spec.api.plural).cmp(&(&b.spec.api.group, &b.spec.api.plural)));
+        resources.into_iter().flat_map(|r| r.served.iter().cloned()).collect()
     }
 
-    /// The resource filed under `id` (`plural.group`).
+    /// The ids of the registered custom resources (CRDs' resources), served or not.
+    pub(crate) fn custom_ids(&self) -> Vec<String> {
+        self.resources
+            .iter()
+            .filter(|(_, r)| !r.removed && r.spec.custom)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The storage version's spec of the resource filed under `id` (`plural.group`), served or not.
     pub(crate) fn spec(&self, id: &str) -> Option<Arc<ResourceSpec>> {
         self.resources.get(id).filter(|r| !r.removed).map(|r| r.spec.clone())
+    }
+
+    /// The spec of `id` served in `version`.
+    pub(crate) fn served(&self, id: &str, version: &str) -> Option<Arc<ResourceSpec>> {
+        let r = self.resources.get(id).filter(|r| !r.removed)?;
+        r.served.iter().find(|s| s.api.version == version).cloned()
+    }
+
+    /// The specs of the versions `id` is served in, most preferred first.
+    pub(crate) fn served_versions(&self, id: &str) -> Vec<Arc<ResourceSpec>> {
+        self.resources
+            .get(id)
+            .filter(|r| !r.removed)
+            .map(|r| r.served.clone())
+            .unwrap_or_default()
     }
 
     /// The latest live version of a key.

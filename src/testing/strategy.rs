@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
+use super::conversion;
 use super::defaults::Cluster;
 use super::errors::{self, Failure, FieldError};
 use super::meta;
@@ -200,6 +201,9 @@ fn create_locked(
     mut body: Value,
     dry_run: bool,
 ) -> Result<Written, Failure> {
+    if spec.terminating {
+        return Err(errors::create_while_terminating(&spec.api));
+    }
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
     if spec.status_subresource && !spec.builtin.is_some_and(|r| r.create_keeps_status) {
@@ -263,6 +267,7 @@ fn create_locked(
     if let Some(rules) = spec.builtin {
         rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
     }
+    conversion::to_storage(spec, &mut body);
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
@@ -290,7 +295,10 @@ fn prepare_update(
     mut new: Value,
     status_only: bool,
 ) -> Result<Option<Value>, Failure> {
-    let old = current.to_value();
+    // Both sides in the request's version: only what the request changes counts.
+    let mut old = current.to_value();
+    conversion::to_served(spec, &mut old);
+    conversion::to_served(spec, &mut new);
     let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
         return Err(errors::internal("stored object is not a JSON object"));
     };
@@ -391,6 +399,7 @@ fn store_update(
     stamp(&mut new, rev);
     let meta = new.get("metadata").and_then(Value::as_object);
     let finished = meta.is_some_and(|m| m.contains_key("deletionTimestamp") && finalizers(m).is_empty());
+    conversion::to_storage(spec, &mut new);
     let stored = StoredObject::from_value(spec, &new);
     let change = if finished {
         Change::Delete(stored)
@@ -530,6 +539,7 @@ pub(crate) fn patch(
         return Err(errors::not_found(&spec.api, name));
     };
     let mut doc = current.to_value();
+    conversion::to_served(spec, &mut doc);
     match kind {
         PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
             PatchError::Malformed(m) => errors::bad_request(m),
@@ -624,7 +634,16 @@ pub(crate) fn delete(
         return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
     }
     let mut value = current.to_value();
-    let meta = value.get_mut("metadata").and_then(Value::as_object_mut);
+    let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);
+    // The kind's own finalizer, added at the first delete (a CRD's: its objects go first).
+    if let (Some(f), Some(m)) = (spec.builtin.and_then(|r| r.delete_finalizer), meta.as_deref_mut()) {
+        if !m.contains_key("deletionTimestamp") && !finalizers(m).contains(&f) {
+            let list = m.entry("finalizers").or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(a) = list {
+                a.push(Value::String(f.to_owned()));
+            }
+        }
+    }
     let outcome = match meta {
         Some(meta) if !finalizers(meta).is_empty() => {
             if meta.contains_key("deletionTimestamp") {

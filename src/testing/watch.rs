@@ -14,6 +14,7 @@
 //! 4. End with the terminating chunk at `timeoutSeconds`, after a 410 ERROR when the watcher fell behind the
 //!    history, or abruptly when a fault, the client, a restart or shutdown ends it.
 
+use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,11 +22,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::conn::{ConnCtx, Stream};
+use super::conversion;
 use super::errors::{self, Failure, FieldError};
 use super::faults::FaultAction;
 use super::http::{self, ResponseBody};
 use super::list::ListOptions;
-use super::reply::Limit;
+use super::reply::{self, Limit};
 use super::resource::ResourceSpec;
 use super::store::{Event, EventKind, ListQuery, StoredObject};
 use super::table::Converter;
@@ -146,6 +148,8 @@ struct Streamer<'a> {
     fault_done: bool,
     /// Turns each event's object into what the client asked for (a Table row for `kubectl get -w`).
     converter: Option<Converter<'a>>,
+    /// The version watched: objects are sent in it.
+    spec: &'a ResourceSpec,
 }
 
 impl Streamer<'_> {
@@ -158,6 +162,11 @@ impl Streamer<'_> {
     }
 
     fn event(&mut self, ctx: &ConnCtx, kind: &str, object: &[u8]) -> Result<(), Stop> {
+        let served = match kind {
+            "ERROR" | "BOOKMARK" => Cow::Borrowed(object),
+            _ => conversion::served_json(self.spec, object),
+        };
+        let object = &served[..];
         let converted = self.converter.as_mut().map(|c| c.event_object(kind, object));
         let object = converted.as_deref().unwrap_or(object);
         let parts: [&[u8]; 5] = [b"{\"type\":\"", kind.as_bytes(), b"\",\"object\":", object, b"}\n"];
@@ -329,7 +338,9 @@ pub(crate) fn serve(
         Some(FaultAction::CutAfterBytes(n)) => Some(*n),
         _ => None,
     };
-    if http::write_head(out, 200, &[], body, !http10).is_err() {
+    let warning = spec.deprecation.as_deref().map(reply::warning_header);
+    let headers: Vec<(&str, &str)> = warning.iter().map(|w| ("Warning", w.as_str())).collect();
+    if http::write_head(out, 200, &headers, body, !http10).is_err() {
         return WatchEnd::Close;
     }
     let mut s = Streamer {
@@ -346,6 +357,7 @@ pub(crate) fn serve(
         ticket,
         fault_done: false,
         converter,
+        spec,
     };
     let result = match start {
         Start::Expired { requested, floor } => {

@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Object, absent, child, child_or_empty, default_ptr, empty_str, text};
+use super::super::errors::{self, Failure};
+use super::{Cluster, Object, absent, child, child_or_empty, default_ptr, empty_str, text};
+use crate::testing::crd;
 
 /// `SetDefaults_CustomResourceDefinition`: the singular name (the kind in lower case) and list kind (`<Kind>List`),
 /// conversion strategy `None`, a conversion webhook service's port 443, and `status.storedVersions` (when a status
@@ -50,4 +52,28 @@ pub(super) fn default_crd(obj: &mut Object) {
             status.insert("storedVersions".into(), json!([storage]));
         }
     }
+}
+
+/// The CRD strategy's `ValidateUpdate` beyond what every write checks: the group and plural never change, the
+/// scope and kind not once established, and every version objects were stored in stays listed. A status write is
+/// the controllers' and is not checked here.
+pub(super) fn prepare_crd_update(
+    new: &mut Object,
+    old: &Object,
+    status_only: bool,
+    _: &Cluster<'_>,
+) -> Result<(), Failure> {
+    if status_only {
+        return Ok(());
+    }
+    let (new_v, old_v) = (Value::Object(std::mem::take(new)), Value::Object(old.clone()));
+    let errs = crd::check_update(&new_v, &old_v);
+    if let Value::Object(m) = new_v {
+        *new = m;
+    }
+    if errs.is_empty() {
+        return Ok(());
+    }
+    let name = old_v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    Err(errors::invalid(crd::GROUP, "CustomResourceDefinition", name, errs))
 }

@@ -56,6 +56,9 @@ pub(crate) struct KindRules {
     /// The strategy's `PrepareForUpdate` (or the status strategy's, when `status_only`) given the stored object,
     /// after the generic preparation (status or spec kept from the stored object).
     prepare_for_update: fn(&mut Object, &Object, bool, &Cluster<'_>) -> Result<(), Failure>,
+    /// A finalizer the kind's REST storage adds when an object is first deleted (a CRD's
+    /// `customresourcecleanup.apiextensions.k8s.io`: its objects are removed before it goes).
+    pub(crate) delete_finalizer: Option<&'static str>,
 }
 
 impl KindRules {
@@ -112,6 +115,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: no_create,
         prepare_for_update: no_update,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "v1/Secret",
@@ -119,6 +123,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: no_create,
         prepare_for_update: no_update,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "v1/Namespace",
@@ -126,6 +131,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: core::create_namespace,
         prepare_for_update: core::update_namespace,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "v1/Event",
@@ -133,6 +139,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: no_create,
         prepare_for_update: no_update,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "v1/Pod",
@@ -140,6 +147,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: pod::create_pod,
         prepare_for_update: pod::update_pod,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "v1/Node",
@@ -147,6 +155,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: true,
         prepare_for_create: no_create,
         prepare_for_update: no_update,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "v1/Service",
@@ -154,6 +163,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: service::create_service,
         prepare_for_update: service::update_service,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "coordination.k8s.io/v1/Lease",
@@ -161,6 +171,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: no_create,
         prepare_for_update: no_update,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "apps/v1/Deployment",
@@ -168,13 +179,15 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: apps::create_deployment,
         prepare_for_update: no_update,
+        delete_finalizer: None,
     },
     KindRules {
         kind: "apiextensions.k8s.io/v1/CustomResourceDefinition",
         default: apiextensions::default_crd,
         create_keeps_status: false,
         prepare_for_create: no_create,
-        prepare_for_update: no_update,
+        prepare_for_update: apiextensions::prepare_crd_update,
+        delete_finalizer: Some(crate::testing::crd::FINALIZER),
     },
 ];
 
