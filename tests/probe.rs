@@ -112,6 +112,15 @@ fn every_component_is_exported_under_client_go_and_controller_runtime_names() {
         0.0
     );
 
+    assert_eq!(
+        number(one(
+            &scrape,
+            "kube_informer_controller_filtered_total",
+            &[("controller", "cm-controller")]
+        )),
+        controller.metrics().filtered as f64
+    );
+
     let host = server
         .url()
         .trim_start_matches("https://")

@@ -308,6 +308,12 @@ impl Families {
             controller(),
             m.panics,
         );
+        self.counter(
+            "kube_informer_controller_filtered",
+            "Informer events a predicate kept from queueing a key.",
+            controller(),
+            m.filtered,
+        );
         self.gauge(
             "controller_runtime_active_workers",
             "Reconciles running now.",

@@ -40,6 +40,7 @@
 //! | `kube_informer_handler_delivered_total` | counter | `name`, `handler` | events handled |
 //! | `kube_informer_handler_panics_total` | counter | `name`, `handler` | handler calls that panicked |
 //! | `kube_informer_handler_coalesced_total` | counter | `name`, `handler` | events merged by a coalescing queue |
+//! | `kube_informer_controller_filtered_total` | counter | `controller` | informer events a predicate kept from queueing a key |
 //! | `kube_informer_events_total` | counter | `component`, `result` (`created`, `patched`, `dropped`, `failed`) | Events recorded |
 //! | `kube_informer_events_retries_total` | counter | `component` | Event writes retried |
 //! | `kube_informer_events_queued` | gauge | `component` | Events waiting to be written |
