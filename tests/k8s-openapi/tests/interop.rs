@@ -126,3 +126,37 @@ fn an_informer_of_k8s_openapi_configmaps_syncs_and_watches() {
     assert_eq!(cached.data.as_ref().unwrap()["k"], "v");
     informer.stop();
 }
+
+/// The scale subresource judged by a type this project did not write: the server's `Scale` decodes into
+/// k8s-openapi's `autoscaling/v1` `Scale` with the same meaning, and k8s-openapi's `Scale` decodes into ours.
+#[test]
+fn the_scale_subresource_agrees_with_k8s_openapi() {
+    use k8s_openapi::api::autoscaling::v1::{Scale as K8sScale, ScaleSpec as K8sScaleSpec};
+    let server = ApiServer::start().unwrap();
+    let deployments = Api::<Deployment>::namespaced(server.client().unwrap(), "default");
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}},
+    }))
+    .unwrap();
+    let created = deployments.create(&Default::default(), &deployment).unwrap();
+    let ours = deployments.get_scale("web").unwrap();
+    let theirs: K8sScale = serde_json::from_value(serde_json::to_value(&ours).unwrap()).unwrap();
+    assert_eq!(theirs.spec.as_ref().and_then(|s| s.replicas), Some(2));
+    assert_eq!(theirs.metadata.name.as_deref(), Some("web"));
+    assert_eq!(theirs.metadata.uid, created.metadata.uid);
+    assert_eq!(theirs.metadata.resource_version, created.metadata.resource_version);
+    assert_eq!(
+        theirs.status.as_ref().map(|s| s.selector.as_deref()),
+        Some(Some("app=web"))
+    );
+    // Written as k8s-openapi writes a Scale: the deployment follows.
+    let mut wanted = theirs.clone();
+    wanted.spec = Some(K8sScaleSpec { replicas: Some(5) });
+    let back = serde_json::from_value(serde_json::to_value(&wanted).unwrap()).unwrap();
+    let replaced = deployments.replace_scale("web", &Default::default(), &back).unwrap();
+    assert_eq!(replaced.spec.replicas, Some(5));
+    let after = deployments.get("web").unwrap();
+    assert_eq!(after.spec.replicas, Some(5));
+}
