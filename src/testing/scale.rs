@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::admission::Admission;
 use super::errors::{self, Failure, FieldError};
 use super::patch::{self, PatchError};
 use super::resource::ResourceSpec;
@@ -210,7 +211,8 @@ fn check_scale(body: &Value, name: &str) -> Result<(i64, String), Failure> {
 }
 
 /// Writes a `Scale`: its replicas go to the object's `specReplicasPath`, its resourceVersion is the object's
-/// precondition (409 when stale, none when empty), as the deployment and custom resource scale storages do.
+/// precondition (409 when stale, none when empty), and the object is then validated as any update of it (a custom
+/// resource's schema: 422 naming the object's kind), as the deployment and custom resource scale storages do.
 #[allow(clippy::too_many_arguments)]
 fn write_scale(
     store: &Store,
@@ -226,6 +228,9 @@ fn write_scale(
     let w: Written = strategy::update_current(store, spec, ns, name, dry_run, on_commit, |current| {
         let mut obj = current.to_value();
         write(&mut obj, &scale.spec_replicas_path, json!(replicas))?;
+        // The scaled object is written as an update of its resource: admitted as a PUT of it would be, so a custom
+        // resource's schema (its bounds on the replicas) holds through the subresource too.
+        Admission::quiet(spec).admit(&mut obj)?;
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(rv));
         }
