@@ -61,7 +61,8 @@ impl<'a> Admission<'a> {
         if spec.custom {
             if let Some(s) = spec.schema.as_deref() {
                 schema::default(obj, Some(s));
-                let errs = schema::validate(obj, s);
+                let mut errs = schema::validate(obj, s);
+                errs.extend(schema::validate_embedded(obj, s));
                 if !errs.is_empty() {
                     let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
                     return Err(errors::invalid(&spec.api.group, &spec.api.kind, name, errs));

@@ -11,7 +11,7 @@ mod validation;
 use serde_json::{Map, Value};
 
 pub(crate) use defaulting::{default, prune_non_nullable_nulls};
-pub(crate) use objectmeta::{coerce_embedded_metadata, prune_object_meta};
+pub(crate) use objectmeta::{coerce_embedded_metadata, prune_object_meta, validate_embedded};
 pub(crate) use pruning::prune;
 pub(crate) use validation::validate;
 
@@ -27,6 +27,12 @@ impl FieldPath {
         } else {
             FieldPath(format!("{}.{key}", self.0))
         }
+    }
+
+    /// `[key]`: a key of a map whose values share one schema (`additionalProperties`), as `field.Path.Key` prints
+    /// it.
+    pub(crate) fn key(&self, key: &str) -> FieldPath {
+        FieldPath(format!("{}[{key}]", self.0))
     }
 
     /// `[i]`.
