@@ -62,7 +62,9 @@ impl<'a> Admission<'a> {
             if let Some(s) = spec.schema.as_deref() {
                 schema::default(obj, Some(s));
                 let mut errs = schema::validate(obj, s);
+                // Then, as kube-apiserver orders them: the embedded resources, the list types.
                 errs.extend(schema::validate_embedded(obj, s));
+                errs.extend(schema::validate_list_types(obj, s));
                 if !errs.is_empty() {
                     let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
                     return Err(errors::invalid(&spec.api.group, &spec.api.kind, name, errs));
