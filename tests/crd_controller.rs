@@ -464,6 +464,13 @@ fn invalid_frontends_get_kube_apiserver_422_causes_through_the_typed_api() {
         ),
         "{causes:?}"
     );
+    // The scale subresource's own check of the replicas, named by its path.
+    assert!(
+        causes.contains(
+            &".spec.replicas [FieldValueInvalid] Invalid value: -1: should be a non-negative integer".to_owned()
+        ),
+        "{causes:?}"
+    );
 
     // The embedded resource must say what it is.
     let mut bad = frontend("bad", "nginx");

@@ -62,7 +62,11 @@ impl<'a> Admission<'a> {
             if let Some(s) = spec.schema.as_deref() {
                 schema::default(obj, Some(s));
                 let mut errs = schema::validate(obj, s);
-                // Then, as kube-apiserver orders them: the embedded resources, the list types.
+                if let Some(scale) = &spec.scale {
+                    errs.extend(scale.validate(obj));
+                }
+                // Then, as kube-apiserver orders them: the scale subresource's fields (above), the embedded
+                // resources, the list types.
                 errs.extend(schema::validate_embedded(obj, s));
                 errs.extend(schema::validate_list_types(obj, s));
                 if !errs.is_empty() {
