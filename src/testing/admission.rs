@@ -61,7 +61,14 @@ impl<'a> Admission<'a> {
         if spec.custom {
             if let Some(s) = spec.schema.as_deref() {
                 schema::default(obj, Some(s));
-                let errs = schema::validate(obj, s);
+                let mut errs = schema::validate(obj, s);
+                if let Some(scale) = &spec.scale {
+                    errs.extend(scale.validate(obj));
+                }
+                // Then, as kube-apiserver orders them: the scale subresource's fields (above), the embedded
+                // resources, the list types.
+                errs.extend(schema::validate_embedded(obj, s));
+                errs.extend(schema::validate_list_types(obj, s));
                 if !errs.is_empty() {
                     let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
                     return Err(errors::invalid(&spec.api.group, &spec.api.kind, name, errs));

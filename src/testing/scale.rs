@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::admission::Admission;
 use super::errors::{self, Failure, FieldError};
 use super::patch::{self, PatchError};
 use super::resource::ResourceSpec;
@@ -58,6 +59,51 @@ impl ScaleSubresource {
     pub(crate) fn deployment() -> Self {
         ScaleSubresource::new(".spec.replicas", ".status.replicas").label_selector_path(".spec.selector")
     }
+
+    /// What kube-apiserver checks on every write of a custom resource with a scale subresource, besides its schema
+    /// (`ValidateScaleSpec`, `ValidateScaleStatus`): each replica count, where present, an integer from 0 to
+    /// 2³¹-1, and the label selector, where present, a string. The fields are named by their paths, leading dot
+    /// and all (`.spec.replicas`), as kube-apiserver names them.
+    pub(crate) fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        for path in [&self.spec_replicas_path, &self.status_replicas_path] {
+            let problem = match read(obj, path) {
+                None => None,
+                Some(v) => match v.as_i64() {
+                    None => Some((0, accessor_error(path, v, "int64"))),
+                    Some(n) if n < 0 => Some((n, "should be a non-negative integer".to_owned())),
+                    Some(n) if n > i64::from(i32::MAX) => {
+                        Some((n, format!("should be less than or equal to {}", i32::MAX)))
+                    }
+                    Some(_) => None,
+                },
+            };
+            if let Some((shown, detail)) = problem {
+                errs.push(FieldError::invalid_number(path, shown, &detail));
+            }
+        }
+        if let Some(path) = &self.label_selector_path {
+            if let Some(v) = read(obj, path).filter(|v| !v.is_string()) {
+                errs.push(FieldError::invalid(path, "", &accessor_error(path, v, "string")));
+            }
+        }
+        errs
+    }
+}
+
+/// unstructured's `Nested*` accessor error for a value of the wrong type, with the Go type name JSON decoding gives
+/// it.
+fn accessor_error(path: &str, v: &Value, expected: &str) -> String {
+    let (shown, go_type) = match v {
+        Value::String(s) => (s.clone(), "string"),
+        Value::Bool(b) => (b.to_string(), "bool"),
+        Value::Number(n) if n.is_i64() => (n.to_string(), "int64"),
+        Value::Number(n) => (n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string()), "float64"),
+        Value::Null => ("<nil>".to_owned(), "<nil>"),
+        Value::Array(_) => (v.to_string(), "[]interface {}"),
+        Value::Object(_) => (v.to_string(), "map[string]interface {}"),
+    };
+    format!("{path} accessor error: {shown} is of the type {go_type}, expected {expected}")
 }
 
 fn segments(path: &str) -> impl Iterator<Item = &str> {
@@ -210,7 +256,8 @@ fn check_scale(body: &Value, name: &str) -> Result<(i64, String), Failure> {
 }
 
 /// Writes a `Scale`: its replicas go to the object's `specReplicasPath`, its resourceVersion is the object's
-/// precondition (409 when stale, none when empty), as the deployment and custom resource scale storages do.
+/// precondition (409 when stale, none when empty), and the object is then validated as any update of it (a custom
+/// resource's schema: 422 naming the object's kind), as the deployment and custom resource scale storages do.
 #[allow(clippy::too_many_arguments)]
 fn write_scale(
     store: &Store,
@@ -226,6 +273,9 @@ fn write_scale(
     let w: Written = strategy::update_current(store, spec, ns, name, dry_run, on_commit, |current| {
         let mut obj = current.to_value();
         write(&mut obj, &scale.spec_replicas_path, json!(replicas))?;
+        // The scaled object is written as an update of its resource: admitted as a PUT of it would be, so a custom
+        // resource's schema (its bounds on the replicas) holds through the subresource too.
+        Admission::quiet(spec).admit(&mut obj)?;
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(rv));
         }
@@ -308,6 +358,34 @@ mod tests {
             (json!({}), json!({"replicas": 0, "selector": "app=w"}))
         );
         assert_eq!(scale_of(&cr, &json!({"spec": {"size": "x"}})).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn custom_resources_keep_their_scale_fields_in_range() {
+        let scale = ScaleSubresource::new(".spec.replicas", ".status.replicas").label_selector_path(".status.selector");
+        let check = |obj: Value| -> Vec<String> {
+            scale
+                .validate(&obj)
+                .iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect()
+        };
+        assert!(check(json!({"spec": {"replicas": 3}, "status": {"replicas": 2, "selector": "a=b"}})).is_empty());
+        assert!(check(json!({"spec": {}})).is_empty(), "absent fields are not checked");
+        assert_eq!(
+            check(json!({"spec": {"replicas": -1}, "status": {"replicas": 2_147_483_648_i64, "selector": 7}})),
+            [
+                ".spec.replicas: Invalid value: -1: should be a non-negative integer",
+                ".status.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647",
+                r#".status.selector: Invalid value: "": .status.selector accessor error: 7 is of the type int64, expected string"#,
+            ]
+        );
+        assert_eq!(
+            check(json!({"spec": {"replicas": 1.5}})),
+            [
+                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 1.5 is of the type float64, expected int64"
+            ]
+        );
     }
 
     #[test]

@@ -239,7 +239,79 @@ async function informer(namespace) {
     await inf.stop();
 }
 
-const SCENARIOS = { version, crud, 'list-paging': listPaging, watch: watchEvents, informer };
+// CustomObjectsApi on a custom resource (the Frontend CRD of tests/fixtures/crds/, loaded at the server's start).
+async function customObjects(namespace) {
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const at = { group: 'web.example.com', version: 'v1', namespace, plural: 'frontends' };
+    const frontend = (name, labels, spec = {}) => ({
+        apiVersion: 'web.example.com/v1',
+        kind: 'Frontend',
+        metadata: { name, labels },
+        spec: { image: 'nginx:1', ...spec },
+    });
+    const created = await custom.createNamespacedCustomObject({ ...at, body: frontend('a', { tier: 'front' }) });
+    check(created.metadata.uid && created.metadata.generation === 1, 'uid and generation set');
+    check(
+        created.spec.replicas === 1 && created.spec.tier === 'web' && created.spec.port === 8080,
+        `the schema's defaults: ${JSON.stringify(created.spec)}`,
+    );
+    await custom.createNamespacedCustomObject({ ...at, body: frontend('b', { tier: 'back' }, { replicas: 2 }) });
+    await refused(
+        'a second create of the same name',
+        () => custom.createNamespacedCustomObject({ ...at, body: frontend('a') }),
+        409,
+        'AlreadyExists',
+    );
+
+    const all = await custom.listNamespacedCustomObject(at);
+    check(all.kind === 'FrontendList', `list kind ${all.kind}`);
+    check(JSON.stringify(all.items.map((o) => o.metadata.name).sort()) === '["a","b"]', 'list of every Frontend');
+    const front = await custom.listNamespacedCustomObject({ ...at, labelSelector: 'tier=front' });
+    check(JSON.stringify(front.items.map((o) => o.metadata.name)) === '["a"]', 'list with a label selector');
+    const got = await custom.getNamespacedCustomObject({ ...at, name: 'a' });
+    check(got.metadata.uid === created.metadata.uid, 'get by name');
+
+    // The status subresource changes .status only, and makes no new generation.
+    const patched = await custom.patchNamespacedCustomObjectStatus(
+        { ...at, name: 'a', body: { status: { replicas: 1, selector: 'app=a' }, spec: { replicas: 7 } } },
+        mergePatch,
+    );
+    check(patched.status.replicas === 1 && patched.status.selector === 'app=a', `status: ${JSON.stringify(patched.status)}`);
+    check(patched.spec.replicas === 1 && patched.metadata.generation === 1, `spec: ${JSON.stringify(patched.spec)}`);
+    const status = await custom.getNamespacedCustomObjectStatus({ ...at, name: 'a' });
+    check(status.status.selector === 'app=a', 'status read through the subresource');
+    const scale = await custom.getNamespacedCustomObjectScale({ ...at, name: 'a' });
+    check(scale.spec.replicas === 1 && scale.status.selector === 'app=a', `scale: ${JSON.stringify(scale)}`);
+
+    // An invalid object: 422 with kube-apiserver's causes.
+    try {
+        await custom.createNamespacedCustomObject({ ...at, body: frontend('bad', undefined, { tier: 'db' }) });
+        throw new Failed('an invalid Frontend was created');
+    } catch (e) {
+        if (e instanceof Failed) throw e;
+        const body = typeof e.body === 'string' ? JSON.parse(e.body) : e.body;
+        check(e.code === 422 && body.reason === 'Invalid', `422 Invalid expected, got ${e.code} ${body && body.reason}`);
+        const causes = body.details.causes.map((c) => `${c.field}: ${c.message}`);
+        check(
+            JSON.stringify(causes) === JSON.stringify(['spec.tier: Unsupported value: "db": supported values: "web", "api", "worker"']),
+            `causes ${JSON.stringify(causes)}`,
+        );
+    }
+
+    await custom.deleteNamespacedCustomObject({ ...at, name: 'a' });
+    await refused('a read after delete', () => custom.getNamespacedCustomObject({ ...at, name: 'a' }), 404, 'NotFound');
+    const left = await custom.listNamespacedCustomObject(at);
+    check(JSON.stringify(left.items.map((o) => o.metadata.name)) === '["b"]', 'what is left after the delete');
+}
+
+const SCENARIOS = {
+    version,
+    crud,
+    'list-paging': listPaging,
+    watch: watchEvents,
+    informer,
+    'custom-objects': customObjects,
+};
 
 const [scenario, namespace] = process.argv.slice(2);
 if (!SCENARIOS[scenario] || !namespace) {

@@ -274,6 +274,121 @@ def patch_strategic(ns):
     check(containers == want, f"containers after the patch: {containers}")
 
 
+def frontend(name, labels=None, **spec):
+    return {
+        "apiVersion": "web.example.com/v1",
+        "kind": "Frontend",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"image": "nginx:1", **spec},
+    }
+
+
+def custom_objects(ns):
+    """The dynamic client on a custom resource (the Frontend CRD of tests/fixtures/crds/, loaded at start)."""
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    frontends = dyn.resources.get(api_version="web.example.com/v1", kind="Frontend")
+    check(frontends.name == "frontends" and frontends.namespaced, "web.example.com/v1 Frontend discovered")
+    check(frontends.short_names == ["fe"], f"short names {frontends.short_names}")
+    check(sorted(frontends.subresources) == ["scale", "status"], f"subresources {sorted(frontends.subresources)}")
+    check(dyn.resources.search(kind="Frontend", group="web.example.com"), "Frontend found by search")
+
+    rv = frontends.get(namespace=ns).metadata.resourceVersion
+    w = watch.Watch()
+    out = []
+    mark = log_mark()
+    reader = threading.Thread(
+        target=collect,
+        args=(
+            lambda: frontends.watch(
+                namespace=ns, label_selector="tier=front", resource_version=rv, timeout=WAIT, watcher=w
+            ),
+            4,
+            out,
+        ),
+    )
+    reader.start()
+    wait_for_request(mark, "watch", "frontends", ns)
+
+    created = frontends.create(body=frontend("a", {"tier": "front"}), namespace=ns)
+    check(created.metadata.generation == 1, f"generation {created.metadata.generation}")
+    # The schema's defaults.
+    check(
+        (created.spec.replicas, created.spec.tier, created.spec.port) == (1, "web", 8080),
+        f"defaults: {created.spec}",
+    )
+    frontends.create(body=frontend("b", {"tier": "back"}, replicas=2), namespace=ns)
+    got = frontends.get(name="a", namespace=ns)
+    check(got.metadata.uid == created.metadata.uid, "get by name")
+    listed = frontends.get(namespace=ns, label_selector="tier=front")
+    check([i.metadata.name for i in listed.items] == ["a"], "list with a label selector")
+    check(len(frontends.get(namespace=ns).items) == 2, "list of every Frontend")
+
+    # A merge patch (the dynamic client's default, strategic merge, is refused for custom resources).
+    patched = frontends.patch(
+        body={"spec": {"replicas": 3}}, name="a", namespace=ns, content_type="application/merge-patch+json"
+    )
+    check((patched.spec.replicas, patched.metadata.generation) == (3, 2), f"merge patch: {patched.spec}")
+    # The status subresource: only .status changes, and no new generation.
+    status = frontends.status.patch(
+        body={"status": {"observedGeneration": 2, "replicas": 3, "selector": "app=a"}, "spec": {"replicas": 9}},
+        name="a",
+        namespace=ns,
+        content_type="application/merge-patch+json",
+    )
+    check(status.status.replicas == 3 and status.spec.replicas == 3, f"status patch: {status}")
+    check(status.metadata.generation == 2, "a status write is no new generation")
+    read = frontends.status.get(name="a", namespace=ns)
+    check(read.status.selector == "app=a", "status read through the subresource")
+    scale = frontends.scale.get(name="a", namespace=ns)
+    check(
+        (scale.spec.replicas, scale.status.replicas, scale.status.selector) == (3, 3, "app=a"),
+        f"the Scale: {scale}",
+    )
+
+    frontends.delete(name="a", namespace=ns)
+    reader.join(WAIT)
+    w.stop()
+    check(not reader.is_alive(), f"the watch delivered {out} only")
+    seen = events_of(out)
+    check(
+        seen == [("ADDED", "a"), ("MODIFIED", "a"), ("MODIFIED", "a"), ("DELETED", "a")],
+        f"events {seen}",
+    )
+    check(out[2]["object"].status.replicas == 3, "the second MODIFIED event carries the status")
+    try:
+        frontends.get(name="a", namespace=ns)
+        raise Failed("a read after delete succeeded")
+    except ApiException as e:
+        check(e.status == 404, f"404 after delete: {e.status}")
+
+    # An invalid object: the 422 as an ApiException with kube-apiserver's causes.
+    try:
+        frontends.create(body=frontend("bad", tier="db", replicas=11, sidecar={"apiVersion": "v1"}), namespace=ns)
+        raise Failed("an invalid Frontend was created")
+    except ApiException as e:
+        check(e.status == 422, f"422, not {e.status}")
+        status = json.loads(e.body)
+        check(status["reason"] == "Invalid", f"reason {status['reason']}")
+        check(status["details"]["kind"] == "Frontend" and status["details"]["name"] == "bad", "details")
+        causes = sorted((c["field"], c["reason"], c["message"]) for c in status["details"]["causes"])
+        want = sorted(
+            [
+                (
+                    "spec.replicas",
+                    "FieldValueInvalid",
+                    "Invalid value: 11: spec.replicas in body should be less than or equal to 10",
+                ),
+                ("spec.sidecar.kind", "FieldValueRequired", "Required value"),
+                (
+                    "spec.tier",
+                    "FieldValueNotSupported",
+                    'Unsupported value: "db": supported values: "web", "api", "worker"',
+                ),
+            ]
+        )
+        check(causes == want, f"causes {causes}")
+
+
 SCENARIOS = {
     "version": version,
     "crud": crud,
@@ -282,6 +397,7 @@ SCENARIOS = {
     "watch-410-recovery": watch_410_recovery,
     "dynamic-discovery": dynamic_discovery,
     "patch-strategic": patch_strategic,
+    "custom-objects": custom_objects,
 }
 
 

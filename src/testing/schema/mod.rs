@@ -4,6 +4,7 @@
 //! `serde_json::Value`s. Pure functions: the handlers decide when each runs.
 
 mod defaulting;
+mod listtype;
 mod objectmeta;
 mod pruning;
 mod validation;
@@ -11,7 +12,8 @@ mod validation;
 use serde_json::{Map, Value};
 
 pub(crate) use defaulting::{default, prune_non_nullable_nulls};
-pub(crate) use objectmeta::{coerce_embedded_metadata, prune_object_meta};
+pub(crate) use listtype::validate_list_types;
+pub(crate) use objectmeta::{coerce_embedded_metadata, prune_object_meta, validate_embedded};
 pub(crate) use pruning::prune;
 pub(crate) use validation::validate;
 
@@ -27,6 +29,12 @@ impl FieldPath {
         } else {
             FieldPath(format!("{}.{key}", self.0))
         }
+    }
+
+    /// `[key]`: a key of a map whose values share one schema (`additionalProperties`), as `field.Path.Key` prints
+    /// it.
+    pub(crate) fn key(&self, key: &str) -> FieldPath {
+        FieldPath(format!("{}[{key}]", self.0))
     }
 
     /// `[i]`.

@@ -1,8 +1,8 @@
 //! Validation of a value against a structural schema, with the field errors kube-apiserver answers for custom
 //! resources (kube-openapi's validator as apiextensions-apiserver maps its results to `field.Error`s): types,
 //! `nullable`, `x-kubernetes-int-or-string`, `required`, `enum`, string length, `pattern` (RE2 syntax, as Go's),
-//! formats, numeric bounds and `multipleOf`, item and property counts, `uniqueItems`, `x-kubernetes-list-type`
-//! `set`/`map` uniqueness, and the junctors `allOf`, `anyOf`, `oneOf`, `not`. CEL rules
+//! formats, numeric bounds and `multipleOf`, item and property counts, `uniqueItems`, and the junctors `allOf`,
+//! `anyOf`, `oneOf`, `not`. List types are checked apart, after it ([`listtype`](super::listtype)); CEL rules
 //! (`x-kubernetes-validations`) are not evaluated.
 
 use serde_json::{Map, Value};
@@ -18,7 +18,7 @@ pub(crate) fn validate(x: &Value, schema: &Value) -> Vec<FieldError> {
 }
 
 /// Go's `%v`/`%q` rendering of a bad value in a field error.
-fn render(v: &Value) -> String {
+pub(super) fn render(v: &Value) -> String {
     match v {
         Value::String(s) => format!("{s:?}"),
         Value::Number(n) => number_text(n),
@@ -268,44 +268,6 @@ fn array(items: &[Value], s: &Value, path: &FieldPath, out: &mut Vec<FieldError>
     if s.flag("uniqueItems") && items.iter().enumerate().any(|(i, a)| items[..i].contains(a)) {
         let detail = format!("{} in body shouldn't contain duplicates", name(path));
         out.push(invalid(path, "\"\"", &detail));
-    }
-    match s.keyword("x-kubernetes-list-type").and_then(Value::as_str) {
-        Some("set") => {
-            for (i, a) in items.iter().enumerate() {
-                if items[..i].contains(a) {
-                    out.push(FieldError {
-                        reason: "FieldValueDuplicate",
-                        field: path.index(i).as_str().to_owned(),
-                        message: format!("Duplicate value: {}", render(a)),
-                    });
-                }
-            }
-        }
-        Some("map") => {
-            let keys: Vec<&str> = s
-                .keyword("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
-                .map(|k| k.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let key_of = |v: &Value| -> Map<String, Value> {
-                keys.iter()
-                    .filter_map(|k| Some(((*k).to_owned(), v.get(*k)?.clone())))
-                    .collect()
-            };
-            let mut seen: Vec<Map<String, Value>> = Vec::new();
-            for (i, a) in items.iter().enumerate() {
-                let key = key_of(a);
-                if seen.contains(&key) {
-                    out.push(FieldError {
-                        reason: "FieldValueDuplicate",
-                        field: path.index(i).as_str().to_owned(),
-                        message: format!("Duplicate value: {}", Value::Object(key.clone())),
-                    });
-                }
-                seen.push(key);
-            }
-        }
-        _ => {}
     }
     if let Some(item_schema) = s.items() {
         for (i, v) in items.iter().enumerate() {
@@ -621,23 +583,6 @@ mod tests {
                 "n: Invalid value: 11: n in body should be less than or equal to 10",
                 "n: Invalid value: 11: n in body should be a multiple of 2",
             ]
-        );
-    }
-
-    #[test]
-    fn list_types_reject_duplicates() {
-        let s = json!({"type": "object", "properties": {
-            "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-            "map": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                    "items": {"type": "object", "properties": {"name": {"type": "string"}, "v": {"type": "integer"}}}},
-        }});
-        assert_eq!(
-            errors(json!({"set": ["a", "b", "a"]}), &s),
-            [r#"set[2]: Duplicate value: "a""#]
-        );
-        assert_eq!(
-            errors(json!({"map": [{"name": "a", "v": 1}, {"name": "a", "v": 2}]}), &s),
-            [r#"map[1]: Duplicate value: {"name":"a"}"#]
         );
     }
 }
