@@ -389,6 +389,73 @@ def custom_objects(ns):
         check(causes == want, f"causes {causes}")
 
 
+def crd_versions(ns):
+    """A CRD created through the dynamic client, served in two versions: objects written in one are read, listed,
+    patched and watched in the other with only apiVersion changed; the deprecated version warns."""
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+    group = f"{ns}.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}}
+    crds.create(body={
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
+                 "versions": [
+                     {"name": "v1", "served": True, "storage": True, "schema": schema},
+                     {"name": "v1beta1", "served": True, "storage": False, "deprecated": True, "schema": schema}]}})
+    deadline = time.time() + WAIT
+    while True:
+        conditions = crds.get(name=f"widgets.{group}").status.conditions or []
+        if any(c.type == "Established" and c.status == "True" for c in conditions):
+            break
+        check(time.time() < deadline, "the CRD became established")
+        time.sleep(0.05)  # polling a condition, bounded by the deadline
+
+    v1 = dyn.resources.get(api_version=f"{group}/v1", kind="Widget")
+    beta = dyn.resources.get(api_version=f"{group}/v1beta1", kind="Widget")
+    rv = v1.get(namespace=ns).metadata.resourceVersion
+    w = watch.Watch()
+    out = []
+    mark = log_mark()
+    reader = threading.Thread(
+        target=collect,
+        args=(lambda: v1.watch(namespace=ns, resource_version=rv, timeout=WAIT, watcher=w), 2, out),
+    )
+    reader.start()
+    wait_for_request(mark, "watch", "widgets", ns)
+
+    created = beta.create(
+        body={"apiVersion": f"{group}/v1beta1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"color": "red"}},
+        namespace=ns,
+    )
+    check(created.apiVersion == f"{group}/v1beta1", f"created in v1beta1: {created.apiVersion}")
+    got = v1.get(name="a", namespace=ns)
+    check((got.apiVersion, got.metadata.uid) == (f"{group}/v1", created.metadata.uid), f"read in v1: {got}")
+    patched = v1.patch(body={"spec": {"color": "blue"}}, name="a", namespace=ns,
+                       content_type="application/merge-patch+json")
+    check(patched.metadata.resourceVersion != created.metadata.resourceVersion, "the v1 patch wrote")
+    listed = beta.get(namespace=ns)
+    check([(i.apiVersion, i.spec.color) for i in listed.items] == [(f"{group}/v1beta1", "blue")],
+          f"listed in v1beta1: {listed.items}")
+    reader.join(WAIT)
+    w.stop()
+    check(not reader.is_alive(), f"the watch delivered {out} only")
+    check([(e["type"], e["object"].apiVersion) for e in out] == [("ADDED", f"{group}/v1"), ("MODIFIED", f"{group}/v1")],
+          f"the v1 watch saw the v1beta1 write in v1: {[(e['type'], e['object'].apiVersion) for e in out]}")
+    # The deprecated version's warning reaches the client as a Warning header.
+    api = client.ApiClient()
+    method, url, headers, _, _ = api.param_serialize(
+        "GET", f"/apis/{group}/v1beta1/namespaces/{ns}/widgets", auth_settings=["BearerToken"]
+    )
+    response = api.call_api(method, url, header_params=headers)
+    response.read()
+    warning = response.getheader("Warning")
+    check(warning == f'299 - "{group}/v1beta1 Widget is deprecated; use {group}/v1 Widget"',
+          f"the deprecation warning: {warning}")
+    crds.delete(name=f"widgets.{group}")
+
+
 SCENARIOS = {
     "version": version,
     "crud": crud,
@@ -398,6 +465,7 @@ SCENARIOS = {
     "dynamic-discovery": dynamic_discovery,
     "patch-strategic": patch_strategic,
     "custom-objects": custom_objects,
+    "crd-versions": crd_versions,
 }
 
 
