@@ -84,6 +84,12 @@ fn server() -> ApiServer {
     server
 }
 
+/// Creates the Widget `name` of `color` in `default`, written in `version` through the Rust API.
+fn make(server: &ApiServer, version: &str, name: &str, color: &str) {
+    let body = json!({"metadata": {"name": name}, "spec": {"color": color}});
+    server.create_json(&widgets(version), Some("default"), body).unwrap();
+}
+
 #[test]
 fn every_version_reads_and_writes_the_same_objects() {
     let server = server();
@@ -244,13 +250,7 @@ fn watches_and_informers_see_every_write_in_their_version() {
     let informer = SharedIndexInformer::new(ListWatch::new(&api), InformerOptions::default());
     informer.start().unwrap();
     common::eventually("the informer syncs", || informer.has_synced());
-    server
-        .create_json(
-            &widgets("v1"),
-            Some("default"),
-            json!({"metadata": {"name": "w"}, "spec": {"color": "red"}}),
-        )
-        .unwrap();
+    make(&server, "v1", "w", "red");
     let e = watch.change();
     assert_eq!(
         (e["type"].as_str(), e["object"]["apiVersion"].as_str()),
@@ -274,13 +274,7 @@ fn watches_and_informers_see_every_write_in_their_version() {
 #[test]
 fn tables_show_each_versions_columns() {
     let server = server();
-    server
-        .create_json(
-            &widgets("v1"),
-            Some("default"),
-            json!({"metadata": {"name": "w"}, "spec": {"color": "red"}}),
-        )
-        .unwrap();
+    make(&server, "v1", "w", "red");
     let table = |version: &str| -> Value {
         let r = agent()
             .get(&url(&server, version, ""))
@@ -308,13 +302,7 @@ fn tables_show_each_versions_columns() {
 fn selectable_fields_filter_lists_and_watches() {
     let server = server();
     for (name, color) in [("a", "red"), ("b", "blue"), ("c", "red")] {
-        server
-            .create_json(
-                &widgets("v2"),
-                Some("default"),
-                json!({"metadata": {"name": name}, "spec": {"color": color}}),
-            )
-            .unwrap();
+        make(&server, "v2", name, color);
     }
     let (code, list) = get(&url(&server, "v2", "?fieldSelector=spec.color%3Dred"));
     assert_eq!(code, 200, "{list}");
@@ -340,13 +328,7 @@ fn selectable_fields_filter_lists_and_watches() {
 #[test]
 fn the_storage_version_can_move_and_stored_versions_are_kept() {
     let server = server();
-    server
-        .create_json(
-            &widgets("v1"),
-            Some("default"),
-            json!({"metadata": {"name": "old"}, "spec": {"color": "red"}}),
-        )
-        .unwrap();
+    make(&server, "v1", "old", "red");
     // v2 becomes the storage version: objects stored in v1 are still served in every version.
     let moved = CRD
         .replace("    storage: true\n", "    storage: STORAGE\n")
