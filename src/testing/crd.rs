@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::errors::{self, Failure, FieldError};
+use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printer_column::{ColumnType, PrinterColumn};
 use super::printers;
 use super::resource::{NameRule, ResourceSpec, validate_name};
@@ -444,7 +445,17 @@ pub(crate) fn sync(store: &Store) {
             let mut with_status = v.clone();
             with_status["status"] = status;
             // A concurrent write wins; the next sync catches up.
-            let _ = strategy::update(store, &crd_spec, None, &o.name, with_status, true, false, &mut |_| {});
+            let _ = strategy::update(
+                store,
+                &crd_spec,
+                None,
+                &o.name,
+                with_status,
+                true,
+                false,
+                SERVER,
+                &mut |_| {},
+            );
         }
         if let Some(first) = specs(&v).ok().and_then(|s| s.into_iter().next()) {
             desired.push(first);
@@ -514,9 +525,19 @@ pub(crate) fn install(store: &Store, crd: Value) -> Result<String, Failure> {
         if let Some(m) = crd.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("resourceVersion");
         }
-        strategy::update(store, &spec, None, &name, crd, false, false, &mut |_| {})?;
+        strategy::update(
+            store,
+            &spec,
+            None,
+            &name,
+            crd,
+            false,
+            false,
+            DIRECT_FIELD_MANAGER,
+            &mut |_| {},
+        )?;
     } else {
-        strategy::create(store, &spec, None, crd, false, &mut |_| {})?;
+        strategy::create(store, &spec, None, crd, false, DIRECT_FIELD_MANAGER, &mut |_| {})?;
     }
     sync(store);
     Ok(name)

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::admission::Admission;
 use super::crd;
 use super::errors::{self, Failure};
+use super::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
 use super::store::{ListQuery, StoredObject};
@@ -65,7 +66,9 @@ impl ApiServer {
         let spec = self.spec_of(ar)?;
         let mut obj = obj;
         Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
-        let w = strategy::create(&self.shared().store, &spec, namespace, obj, false, &mut |_| {}).map_err(api)?;
+        let store = &self.shared().store;
+        let w =
+            strategy::create(store, &spec, namespace, obj, false, DIRECT_FIELD_MANAGER, &mut |_| {}).map_err(api)?;
         self.after_write(&spec);
         Ok(w.object.to_value())
     }
@@ -91,6 +94,7 @@ impl ApiServer {
             obj,
             false,
             false,
+            DIRECT_FIELD_MANAGER,
             &mut |_| {},
         )
         .map_err(api)?;
@@ -122,6 +126,7 @@ impl ApiServer {
             obj,
             true,
             false,
+            DIRECT_FIELD_MANAGER,
             &mut |_| {},
         )
         .map_err(api)?;
@@ -150,6 +155,10 @@ impl ApiServer {
             patch,
             false,
             false,
+            &Writer {
+                manager: DIRECT_FIELD_MANAGER.to_owned(),
+                force: false,
+            },
             &mut |obj| Admission::quiet(&spec).admit(obj),
             &mut |_| {},
         )

@@ -10,6 +10,7 @@ use super::field_validation::{self, Directive, Stage};
 use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
+use super::managed_fields;
 use super::protobuf;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
@@ -138,6 +139,7 @@ fn run(
             } else {
                 "UpdateOptions"
             };
+            let writer = managed_fields::writer(query, head.header("user-agent").unwrap_or(""), options, None)?;
             let directive = Directive::parse(query, options)?;
             let (mut v, duplicates) = decode_body(spec, head, body, directive)?;
             let mut admission = Admission {
@@ -151,10 +153,11 @@ fn run(
             };
             admission.admit(&mut v)?;
             let reply = if verb == Verb::Create {
-                let w = strategy::create(store, spec, ns, v, dry_run(query)?, on_commit)?;
+                let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
                 Reply::Object(201, w.object)
             } else {
-                let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, on_commit)?;
+                let dry = dry_run(query)?;
+                let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
                 Reply::Object(200, w.object)
             };
             Ok(Reply::warned(reply, admission.warnings))
@@ -164,10 +167,8 @@ fn run(
             let kind = PatchType::from_content_type(ct)
                 .filter(|k| *k != PatchType::Strategic || spec.strategic_merge_schema().is_some())
                 .ok_or_else(|| errors::unsupported_patch_type(spec))?;
-            if kind == PatchType::Apply && param(query, "fieldManager").is_none_or(str::is_empty) {
-                let e = FieldError::required("fieldManager", "is required for apply patch");
-                return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));
-            }
+            let user_agent = head.header("user-agent").unwrap_or("");
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let directive = Directive::parse(query, "PatchOptions")?;
             let doc = strategy::parse_patch(kind, body)?;
             let (worded, duplicates) = match kind {
@@ -199,6 +200,7 @@ fn run(
                 &doc,
                 status_only,
                 dry_run(query)?,
+                &writer,
                 &mut |obj| admission.admit(obj),
                 on_commit,
             )?;

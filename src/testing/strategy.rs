@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::defaults::Cluster;
 use super::errors::{self, Failure, FieldError};
+use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use super::meta;
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
@@ -163,17 +164,18 @@ fn stamp(value: &mut Value, rev: u64) {
     }
 }
 
-/// POST: creates an object in `url_ns`.
+/// POST: creates an object in `url_ns`, for `manager`.
 pub(crate) fn create(
     store: &Store,
     spec: &ResourceSpec,
     url_ns: Option<&str>,
     body: Value,
     dry_run: bool,
+    manager: &str,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let mut g = store.lock();
-    let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
+    let w = create_locked(&mut g, spec, url_ns, body, dry_run, Ownership::Track(manager))?;
     publish(store, g, spec, 201, on_commit);
     Ok(w)
 }
@@ -199,9 +201,14 @@ fn create_locked(
     url_ns: Option<&str>,
     mut body: Value,
     dry_run: bool,
+    ownership: Ownership<'_>,
 ) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
+    let requested = match ownership {
+        Ownership::Track(_) => take_requested(meta_mut(obj)?),
+        Ownership::Computed => Requested::Absent,
+    };
     if spec.status_subresource && !spec.builtin.is_some_and(|r| r.create_keeps_status) {
         obj.remove("status");
     }
@@ -260,6 +267,10 @@ fn create_locked(
         meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
     }
     meta::normalize(meta);
+    // Field ownership is decided before the strategy's preparation, as kube-apiserver's handler does.
+    if let Ownership::Track(manager) = ownership {
+        FieldManager::new(spec, Subresource::Main).create(&mut body, requested, manager);
+    }
     if let Some(rules) = spec.builtin {
         rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
     }
@@ -289,6 +300,7 @@ fn prepare_update(
     current: &StoredObject,
     mut new: Value,
     status_only: bool,
+    ownership: Ownership<'_>,
 ) -> Result<Option<Value>, Failure> {
     let old = current.to_value();
     let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
@@ -309,6 +321,10 @@ fn prepare_update(
             return Err(errors::stale(&spec.api, name));
         }
     }
+    let requested = match ownership {
+        Ownership::Track(_) => take_requested(new_meta),
+        Ownership::Computed => Requested::Absent,
+    };
     let mut result = if status_only {
         // Only `.status` comes from the request; everything else stays as stored.
         let status = new_obj.remove("status");
@@ -317,6 +333,8 @@ fn prepare_update(
             Some(s) => r.insert("status".into(), s),
             None => r.remove("status"),
         };
+        let fm = FieldManager::new(spec, Subresource::Status);
+        r = track(&fm, ownership, &old, r, Some(&*new_obj), requested)?;
         if let Some(rules) = spec.builtin {
             rules.prepare_for_update(&mut r, old_obj, true, &cluster)?;
         }
@@ -359,6 +377,8 @@ fn prepare_update(
             };
         }
         meta::normalize(meta_mut(new_obj)?);
+        let fm = FieldManager::new(spec, Subresource::Main);
+        *new_obj = track(&fm, ownership, &old, std::mem::take(new_obj), None, requested)?;
         if let Some(rules) = spec.builtin {
             rules.prepare_for_update(new_obj, old_obj, false, &cluster)?;
         }
@@ -373,6 +393,34 @@ fn prepare_update(
     meta::normalize(result_meta);
     let result = Value::Object(result);
     Ok(if result == old { None } else { Some(result) })
+}
+
+/// Sets the `managedFields` of `new`, an update of `old`: tracked for the writer, or (computed already) taken from
+/// `computed_from`, the object the apply or scale write produced, when `new` was rebuilt from the stored one.
+fn track(
+    fm: &FieldManager<'_>,
+    ownership: Ownership<'_>,
+    old: &Value,
+    new: Object,
+    computed_from: Option<&Object>,
+    requested: Requested,
+) -> Result<Object, Failure> {
+    let mut new = Value::Object(new);
+    match ownership {
+        Ownership::Track(manager) => fm.update(old, &mut new, requested, manager),
+        Ownership::Computed => {
+            if let (Some(from), Some(meta)) = (computed_from, new.get_mut("metadata").and_then(Value::as_object_mut)) {
+                match from.get("metadata").and_then(|m| m.get("managedFields")) {
+                    Some(entries) => meta.insert("managedFields".into(), entries.clone()),
+                    None => meta.remove("managedFields"),
+                };
+            }
+        }
+    }
+    match new {
+        Value::Object(o) => Ok(o),
+        _ => Err(errors::internal("the object is not a JSON object")),
+    }
 }
 
 /// Stores a prepared update: a MODIFIED event, or DELETED when it removed the last finalizer of an object being
@@ -400,7 +448,7 @@ fn store_update(
     commit(g, spec, change, dry_run)
 }
 
-/// PUT (`status_only`: PUT of the status subresource).
+/// PUT (`status_only`: PUT of the status subresource), for `manager`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update(
     store: &Store,
@@ -410,6 +458,7 @@ pub(crate) fn update(
     mut body: Value,
     status_only: bool,
     dry_run: bool,
+    manager: &str,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
@@ -420,15 +469,15 @@ pub(crate) fn update(
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, body, status_only)?;
+    let new = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
 }
 
 /// An update computed from the current object (a subresource's write): `build` makes the requested new state of
-/// the whole object under the store's lock; the update rules then apply as for a PUT (a resourceVersion in it is a
-/// precondition).
+/// the whole object under the store's lock, its `managedFields` included; the update rules then apply as for a PUT
+/// (a resourceVersion in it is a precondition).
 pub(crate) fn update_current(
     store: &Store,
     spec: &ResourceSpec,
@@ -443,7 +492,7 @@ pub(crate) fn update_current(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, build(&current)?, false)?;
+    let new = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
@@ -459,7 +508,8 @@ pub(crate) enum PatchType {
     /// `application/strategic-merge-patch+json`: lists merge as the resource's schema says
     /// ([`strategic_merge`](super::strategic_merge)).
     Strategic,
-    /// `application/apply-patch+yaml` (server-side apply), applied as a merge patch that may create.
+    /// `application/apply-patch+yaml` (or `+json`): server-side apply ([`managed_fields`](super::managed_fields)),
+    /// which may create.
     Apply,
 }
 
@@ -489,7 +539,8 @@ pub(crate) fn parse_patch(kind: PatchType, body: &[u8]) -> Result<Value, Failure
     }
 }
 
-/// PATCH (`status_only`: PATCH of the status subresource). An apply patch of a missing object creates it.
+/// PATCH (`status_only`: PATCH of the status subresource) by `writer`. An apply patch of a missing object creates
+/// it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
     store: &Store,
@@ -500,36 +551,49 @@ pub(crate) fn patch(
     patch_doc: &Value,
     status_only: bool,
     dry_run: bool,
+    writer: &Writer,
     admit: Admit<'_>,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     if matches!(kind, PatchType::Merge | PatchType::Apply) && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
     }
-    if kind == PatchType::Apply {
-        check_apply_body(spec, patch_doc)?;
-    }
     if spec.api.namespaced && url_ns.is_none() {
         return Err(errors::method_not_allowed());
     }
     let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
+    let fm = FieldManager::new(
+        spec,
+        if status_only {
+            Subresource::Status
+        } else {
+            Subresource::Main
+        },
+    );
     let mut g = store.lock();
     let Some(current) = g.get(&spec.id(), &object_key(ns, name)) else {
         if kind == PatchType::Apply && !status_only {
-            let mut body = patch_doc.clone();
+            let mut body = fm.apply(None, patch_doc, &writer.manager, writer.force)?;
             let meta = meta_mut(as_object(&mut body)?)?;
             if text(meta, "name").is_empty() {
                 meta.insert("name".into(), Value::String(name.to_owned()));
             }
+            let uid = text(meta, "uid");
+            if !uid.is_empty() {
+                let why =
+                    format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found");
+                return Err(errors::conflict(&spec.api, name, &why));
+            }
             check_name(as_object(&mut body)?, name)?;
             admit(&mut body)?;
-            let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
+            let w = create_locked(&mut g, spec, url_ns, body, dry_run, Ownership::Computed)?;
             publish(store, g, spec, 201, on_commit);
             return Ok(w);
         }
         return Err(errors::not_found(&spec.api, name));
     };
     let mut doc = current.to_value();
+    let mut ownership = Ownership::Track(&writer.manager);
     match kind {
         PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
             PatchError::Malformed(m) => errors::bad_request(m),
@@ -541,7 +605,11 @@ pub(crate) fn patch(
                 .ok_or_else(|| errors::unsupported_patch_type(spec))?;
             doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(errors::strategic_merge)?;
         }
-        PatchType::Merge | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
+        PatchType::Merge => patch::merge_patch(&mut doc, patch_doc),
+        PatchType::Apply => {
+            doc = fm.apply(Some(&doc), patch_doc, &writer.manager, writer.force)?;
+            ownership = Ownership::Computed;
+        }
     }
     admit(&mut doc)?;
     let obj = as_object(&mut doc)?;
@@ -549,30 +617,10 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let new = prepare_update(&g, spec, &current, doc, status_only)?;
+    let new = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
-}
-
-/// What kube-apiserver's field manager demands of an apply body before merging it: the resource's own
-/// `apiVersion` (400 "Incorrect version specified in apply patch" otherwise, an absent one included) and no
-/// `metadata.managedFields`.
-fn check_apply_body(spec: &ResourceSpec, patch_doc: &Value) -> Result<(), Failure> {
-    let want = spec.api.api_version();
-    let got = patch_doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    if got != want {
-        return Err(errors::bad_request(format!(
-            "Incorrect version specified in apply patch. Specified patch version: {got}, expected: {want}"
-        )));
-    }
-    if patch_doc
-        .pointer("/metadata/managedFields")
-        .is_some_and(|m| !m.is_null())
-    {
-        return Err(errors::bad_request("metadata.managedFields must be nil"));
-    }
-    Ok(())
 }
 
 /// `DeleteOptions` the server honours.
@@ -663,6 +711,13 @@ mod tests {
     use crate::object::ApiResource;
     use serde_json::json;
 
+    fn tester() -> Writer {
+        Writer {
+            manager: "test".into(),
+            force: false,
+        }
+    }
+
     fn setup() -> (Store, ResourceSpec) {
         let spec = ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
             .with_status_subresource();
@@ -682,6 +737,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"},"spec":{"r":1},"status":{"x":1}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
@@ -699,6 +755,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap_err();
@@ -718,7 +775,7 @@ mod tests {
             (json!({"metadata":{"name":"a","resourceVersion":"5"}}), 500),
         ];
         for (body, code) in cases {
-            let err = create(&store, &spec, Some("ns"), body.clone(), false, &mut |_| {}).unwrap_err();
+            let err = create(&store, &spec, Some("ns"), body.clone(), false, "test", &mut |_| {}).unwrap_err();
             assert_eq!(err.code, code, "{body}");
         }
         let w = create(
@@ -727,6 +784,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"generateName":"web-"}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
@@ -742,29 +800,52 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"},"spec":{"r":1}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
         let mut v = value(&w.object);
         // A label change keeps the generation.
         v["metadata"]["labels"] = json!({"a":"b"});
-        let u1 = update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {}).unwrap();
+        let u1 = update(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            v.clone(),
+            false,
+            false,
+            "test",
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(value(&u1.object)["metadata"]["generation"], 1);
         // The same body again carries a stale resourceVersion.
-        let stale = update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {}).unwrap_err();
+        let stale = update(
+            &store,
+            &spec,
+            Some("ns"),
+            "d",
+            v.clone(),
+            false,
+            false,
+            "test",
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert_eq!((stale.code, stale.reason.as_str()), (409, "Conflict"));
         // A spec change bumps it; the status sent with it is ignored.
         let mut v = value(&u1.object);
         v["spec"]["r"] = json!(2);
         v["status"] = json!({"ready": true});
-        let u2 = update(&store, &spec, Some("ns"), "d", v, false, false, &mut |_| {}).unwrap();
+        let u2 = update(&store, &spec, Some("ns"), "d", v, false, false, "test", &mut |_| {}).unwrap();
         assert_eq!(value(&u2.object)["metadata"]["generation"], 2);
         assert!(value(&u2.object).get("status").is_none());
         // Status writes touch only the status.
         let mut v = value(&u2.object);
         v["status"] = json!({"ready": true});
         v["spec"]["r"] = json!(99);
-        let u3 = update(&store, &spec, Some("ns"), "d", v, true, false, &mut |_| {}).unwrap();
+        let u3 = update(&store, &spec, Some("ns"), "d", v, true, false, "test", &mut |_| {}).unwrap();
         let got = value(&u3.object);
         assert_eq!(
             (got["status"]["ready"].clone(), got["spec"]["r"].clone()),
@@ -780,6 +861,7 @@ mod tests {
             value(&u3.object),
             false,
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
@@ -794,6 +876,7 @@ mod tests {
                 value(&u3.object),
                 false,
                 false,
+                "test",
                 &mut |_| {}
             )
             .unwrap_err()
@@ -803,9 +886,19 @@ mod tests {
         let mut ghost = value(&u3.object);
         ghost["metadata"]["name"] = json!("ghost");
         assert_eq!(
-            update(&store, &spec, Some("ns"), "ghost", ghost, false, false, &mut |_| {})
-                .unwrap_err()
-                .code,
+            update(
+                &store,
+                &spec,
+                Some("ns"),
+                "ghost",
+                ghost,
+                false,
+                false,
+                "test",
+                &mut |_| {}
+            )
+            .unwrap_err()
+            .code,
             404
         );
     }
@@ -819,6 +912,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d","finalizers":["x/y"]}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
@@ -834,13 +928,23 @@ mod tests {
         // No new finalizer may be added now.
         v["metadata"]["finalizers"] = json!(["x/y", "new"]);
         assert_eq!(
-            update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {})
-                .unwrap_err()
-                .code,
+            update(
+                &store,
+                &spec,
+                Some("ns"),
+                "d",
+                v.clone(),
+                false,
+                false,
+                "test",
+                &mut |_| {}
+            )
+            .unwrap_err()
+            .code,
             422
         );
         v["metadata"]["finalizers"] = json!([]);
-        update(&store, &spec, Some("ns"), "d", v, false, false, &mut |_| {}).unwrap();
+        update(&store, &spec, Some("ns"), "d", v, false, false, "test", &mut |_| {}).unwrap();
         assert!(store.lock().get("deployments.apps", "ns/d").is_none());
     }
 
@@ -853,6 +957,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
@@ -886,6 +991,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"},"spec":{"a":1,"b":[1,2]}}),
             false,
+            "test",
             &mut |_| {},
         )
         .unwrap();
@@ -898,6 +1004,7 @@ mod tests {
             &json!({"spec":{"a":null,"c":3}}),
             false,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
@@ -913,6 +1020,7 @@ mod tests {
             &jp,
             false,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
@@ -928,6 +1036,7 @@ mod tests {
             &failing,
             false,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
@@ -944,6 +1053,7 @@ mod tests {
             &stale,
             false,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
@@ -959,6 +1069,7 @@ mod tests {
             &json!({}),
             false,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
@@ -974,20 +1085,22 @@ mod tests {
             &json!({"apiVersion":"apps/v1","kind":"Deployment","spec":{"z":1}}),
             false,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
         .unwrap();
         assert!(w.created);
-        // The field manager's checks: the resource's own apiVersion, and no managedFields.
+        // The field manager's checks: the resource's own apiVersion and kind (kube-apiserver checks the whole
+        // group, version and kind first), and no managedFields.
         for (body, message) in [
-            (json!({"spec":{"z":1}}), "Specified patch version: , expected: apps/v1"),
+            (json!({"spec":{"z":1}}), "invalid object type: /, Kind="),
             (
-                json!({"apiVersion":"apps/v1beta1","spec":{}}),
-                "Specified patch version: apps/v1beta1, expected: apps/v1",
+                json!({"apiVersion":"apps/v1beta1","kind":"Deployment","spec":{}}),
+                "invalid object type: apps/v1beta1, Kind=Deployment",
             ),
             (
-                json!({"apiVersion":"apps/v1","metadata":{"managedFields":[]}}),
+                json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"managedFields":[]}}),
                 "metadata.managedFields must be nil",
             ),
         ] {
@@ -1000,13 +1113,14 @@ mod tests {
                 &body,
                 false,
                 false,
+                &tester(),
                 &mut |_| Ok(()),
                 &mut |_| {},
             )
             .err()
             .unwrap();
             assert_eq!(e.code, 400);
-            assert!(e.message.contains(message), "{}", e.message);
+            assert_eq!(e.message, message);
         }
         let status = json!({"status":{"ok":true},"spec":{"z":2}});
         let w = patch(
@@ -1018,6 +1132,7 @@ mod tests {
             &status,
             true,
             false,
+            &tester(),
             &mut |_| Ok(()),
             &mut |_| {},
         )
@@ -1036,6 +1151,7 @@ mod tests {
             Some("ns"),
             json!({"metadata":{"name":"d"}}),
             true,
+            "test",
             &mut |_| {},
         )
         .unwrap();
