@@ -235,6 +235,7 @@ fn scale_request(
 ) -> Result<Reply, Failure> {
     let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
     let name = r.name.as_deref().unwrap_or("");
+    let user_agent = head.header("user-agent").unwrap_or("");
     let answer = match verb {
         Verb::Get => scale::get(store, spec, scale, ns, name)?,
         Verb::Update => scale::update(
@@ -245,6 +246,7 @@ fn scale_request(
             name,
             &decode_body_as("autoscaling/v1", "Scale", head, body, Directive::Ignore)?.0,
             dry_run(query)?,
+            &managed_fields::writer(query, user_agent, "UpdateOptions", None)?,
             on_commit,
         )?,
         Verb::Patch => {
@@ -258,8 +260,20 @@ fn scale_request(
                     "application/apply-patch+yaml",
                 ])
             })?;
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let doc = strategy::parse_patch(kind, body)?;
-            scale::patch(store, spec, scale, ns, name, kind, &doc, dry_run(query)?, on_commit)?
+            scale::patch(
+                store,
+                spec,
+                scale,
+                ns,
+                name,
+                kind,
+                &doc,
+                dry_run(query)?,
+                &writer,
+                on_commit,
+            )?
         }
         _ => return Err(errors::method_not_allowed()),
     };

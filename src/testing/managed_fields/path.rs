@@ -35,14 +35,6 @@ impl PathElement {
         }
     }
 
-    /// The field name, for a field.
-    pub(crate) fn field(&self) -> Option<&str> {
-        match self {
-            PathElement::Field(f) => Some(f),
-            _ => None,
-        }
-    }
-
     /// The key of this element in FieldsV1 (`f:spec`, `k:{"name":"web"}`).
     pub(crate) fn to_key(&self) -> String {
         match self {
@@ -348,7 +340,7 @@ mod tests {
 
     #[test]
     fn elements_order_as_structured_merge_diff_orders_them() {
-        let mut elements = vec![
+        let mut elements = [
             PathElement::Index(0),
             PathElement::Value(json!("b")),
             PathElement::Value(json!(2)),

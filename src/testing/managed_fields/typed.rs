@@ -8,7 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::path::{PathElement, go_quote};
-use super::schema::{Atom, List, ListKind, MapType, Scalar, Schema, Ty};
+use super::schema::{Atom, List, ListKind, Scalar, Schema, Ty};
 use super::set::Set;
 
 /// A problem of a value against its schema: where (a printed path), and what.
@@ -248,11 +248,6 @@ impl<'s> Typed<'_, 's> {
         }
         Set::from_parts(members, children)
     }
-
-    /// The map type of `ty`, if it has one.
-    pub(crate) fn map_type(&self, ty: Ty<'s>) -> Option<MapType<'s>> {
-        self.schema.atom(ty).map
-    }
 }
 
 fn fail(errs: &mut Vec<ValidationError>, path: &str, message: String) {
@@ -264,14 +259,14 @@ fn fail(errs: &mut Vec<ValidationError>, path: &str, message: String) {
 
 /// What is wrong with `v` as a scalar of type `s` (nothing when null).
 pub(crate) fn scalar_problem(s: Scalar, v: &Value) -> Option<String> {
-    let ok = match (s, v) {
-        (_, Value::Null) => true,
-        (Scalar::Numeric, Value::Number(_)) => true,
-        (Scalar::String, Value::String(_)) => true,
-        (Scalar::Boolean, Value::Bool(_)) => true,
-        (Scalar::Untyped, Value::Number(_) | Value::String(_) | Value::Bool(_)) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (s, v),
+        (_, Value::Null)
+            | (Scalar::Numeric, Value::Number(_))
+            | (Scalar::String, Value::String(_))
+            | (Scalar::Boolean, Value::Bool(_))
+            | (Scalar::Untyped, Value::Number(_) | Value::String(_) | Value::Bool(_))
+    );
     (!ok).then(|| match s {
         Scalar::Numeric => format!("expected numeric (int or float), got {}", go_type(v)),
         Scalar::String => format!("expected string, got {v}"),
