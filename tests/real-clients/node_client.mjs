@@ -239,7 +239,43 @@ async function informer(namespace) {
     await inf.stop();
 }
 
-const SCENARIOS = { version, crud, 'list-paging': listPaging, watch: watchEvents, informer };
+async function serverSideApply(namespace) {
+    const apply = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
+    const body = (data) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace }, data });
+    const created = await core.patchNamespacedConfigMap(
+        { name: 'ssa', namespace, body: body({ color: 'blue', size: 'large' }), fieldManager: 'node' },
+        apply,
+    );
+    check(created.metadata.managedFields[0].manager === 'node', `managers ${JSON.stringify(created.metadata.managedFields)}`);
+    check(created.metadata.managedFields[0].operation === 'Apply', 'an Apply entry');
+    const reapplied = await core.patchNamespacedConfigMap(
+        { name: 'ssa', namespace, body: body({ color: 'blue' }), fieldManager: 'node' },
+        apply,
+    );
+    check(JSON.stringify(reapplied.data) === '{"color":"blue"}', `a re-apply without size: ${JSON.stringify(reapplied.data)}`);
+    await refused(
+        'a conflicting apply',
+        () => core.patchNamespacedConfigMap({ name: 'ssa', namespace, body: body({ color: 'red' }), fieldManager: 'other' }, apply),
+        409,
+        'Conflict',
+    );
+    const forced = await core.patchNamespacedConfigMap(
+        { name: 'ssa', namespace, body: body({ color: 'red' }), fieldManager: 'other', force: true },
+        apply,
+    );
+    check(forced.data.color === 'red', `color after the forced apply: ${forced.data.color}`);
+    const managers = forced.metadata.managedFields.map((e) => e.manager);
+    check(JSON.stringify(managers) === '["other"]', `managers after the forced apply: ${managers}`);
+}
+
+const SCENARIOS = {
+    version,
+    crud,
+    'list-paging': listPaging,
+    watch: watchEvents,
+    informer,
+    'server-side-apply': serverSideApply,
+};
 
 const [scenario, namespace] = process.argv.slice(2);
 if (!SCENARIOS[scenario] || !namespace) {
