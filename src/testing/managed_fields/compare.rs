@@ -21,11 +21,11 @@ pub(crate) struct Comparison {
 
 impl Comparison {
     /// Applies a filter to the three sets.
-    pub(crate) fn filtered(self, f: impl Fn(&Set) -> Set) -> Comparison {
+    pub(crate) fn filtered(self, f: impl Fn(Set) -> Set) -> Comparison {
         Comparison {
-            removed: f(&self.removed),
-            modified: f(&self.modified),
-            added: f(&self.added),
+            removed: f(self.removed),
+            modified: f(self.modified),
+            added: f(self.added),
         }
     }
 }
@@ -41,9 +41,16 @@ pub(crate) fn compare<'s>(schema: &Schema<'s>, ty: Ty<'s>, lhs: &Value, rhs: &Va
     w.out
 }
 
-struct Walker<'a, 's> {
+/// A step of the path walked: fields are borrowed from the values (most fields visited are unchanged, and their
+/// paths never owned).
+enum Step<'v> {
+    Field(&'v str),
+    Item(PathElement),
+}
+
+struct Walker<'a, 's, 'v> {
     schema: &'a Schema<'s>,
-    path: Vec<PathElement>,
+    path: Vec<Step<'v>>,
     out: Comparison,
 }
 
@@ -55,8 +62,61 @@ fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
     v.and_then(Value::as_array)
 }
 
-impl<'s> Walker<'_, 's> {
-    fn compare(&mut self, ty: Ty<'s>, lhs: Option<&Value>, rhs: Option<&Value>) {
+/// The keys of two sorted maps, each once, in order, with their values on each side.
+fn zip<'v>(
+    l: Option<&'v Map<String, Value>>,
+    r: Option<&'v Map<String, Value>>,
+) -> impl Iterator<Item = (&'v str, Option<&'v Value>, Option<&'v Value>)> {
+    let mut li = l.into_iter().flat_map(Map::iter).peekable();
+    let mut ri = r.into_iter().flat_map(Map::iter).peekable();
+    std::iter::from_fn(move || match (li.peek(), ri.peek()) {
+        (None, None) => None,
+        (Some((lk, _)), Some((rk, _))) if lk == rk => {
+            let ((k, lv), (_, rv)) = (li.next()?, ri.next()?);
+            Some((k.as_str(), Some(lv), Some(rv)))
+        }
+        (Some((lk, _)), Some((rk, _))) if lk.as_str() > rk.as_str() => {
+            let (k, rv) = ri.next()?;
+            Some((k.as_str(), None, Some(rv)))
+        }
+        (Some(_), _) => {
+            let (k, lv) = li.next()?;
+            Some((k.as_str(), Some(lv), None))
+        }
+        (None, Some(_)) => {
+            let (k, rv) = ri.next()?;
+            Some((k.as_str(), None, Some(rv)))
+        }
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    Removed,
+    Modified,
+    Added,
+}
+
+impl<'s, 'v> Walker<'_, 's, 'v> {
+    /// Inserts the current path, made owned, into one of the sets.
+    fn insert(&mut self, which: Which) {
+        let path: Vec<PathElement> = self
+            .path
+            .iter()
+            .map(|s| match s {
+                Step::Field(f) => PathElement::Field((*f).to_owned()),
+                Step::Item(pe) => pe.clone(),
+            })
+            .collect();
+        let set = match which {
+            Which::Removed => &mut self.out.removed,
+            Which::Modified => &mut self.out.modified,
+            Which::Added => &mut self.out.added,
+        };
+        set.insert(&path);
+    }
+
+    fn compare(&mut self, ty: Ty<'s>, lhs: Option<&'v Value>, rhs: Option<&'v Value>) {
         let atom = self.schema.atom(ty);
         let (al, ar) = (atom.deduce(lhs), atom.deduce(rhs));
         let mut leaf = false;
@@ -72,14 +132,14 @@ impl<'s> Walker<'_, 's> {
         }
         if !leaf {
             if lhs.is_none() {
-                self.out.added.insert(&self.path);
+                self.insert(Which::Added);
             } else if rhs.is_none() {
-                self.out.removed.insert(&self.path);
+                self.insert(Which::Removed);
             }
         }
     }
 
-    fn handle(&mut self, atom: Atom<'s>, lhs: Option<&Value>, rhs: Option<&Value>, leaf: &mut bool) {
+    fn handle(&mut self, atom: Atom<'s>, lhs: Option<&'v Value>, rhs: Option<&'v Value>, leaf: &mut bool) {
         if let Some(m) = atom.map {
             self.map(m, lhs, rhs, leaf);
         } else if let Some(s) = atom.scalar {
@@ -98,28 +158,27 @@ impl<'s> Walker<'_, 's> {
         }
         *leaf = true;
         match (lhs, rhs) {
-            (None, _) => self.out.added.insert(&self.path),
-            (_, None) => self.out.removed.insert(&self.path),
-            (Some(l), Some(r)) if !values_equal(l, r) => self.out.modified.insert(&self.path),
+            (None, _) => self.insert(Which::Added),
+            (_, None) => self.insert(Which::Removed),
+            (Some(l), Some(r)) if !values_equal(l, r) => self.insert(Which::Modified),
             _ => {}
         }
     }
 
-    fn map(&mut self, m: MapType<'s>, lhs: Option<&Value>, rhs: Option<&Value>, leaf: &mut bool) {
+    fn map(&mut self, m: MapType<'s>, lhs: Option<&'v Value>, rhs: Option<&'v Value>, leaf: &mut bool) {
         let (lm, rm) = (as_map(lhs), as_map(rhs));
         let empty = |x: Option<&Map<String, Value>>| x.is_none_or(Map::is_empty);
         if m.atomic || (empty(lm) && empty(rm)) {
             return self.leaf(lhs, rhs, leaf);
         }
-        let keys: std::collections::BTreeSet<&String> = lm.into_iter().chain(rm).flat_map(Map::keys).collect();
-        for k in keys {
-            self.path.push(PathElement::Field(k.clone()));
-            self.compare(m.child(k), lm.and_then(|x| x.get(k)), rm.and_then(|x| x.get(k)));
+        for (k, lv, rv) in zip(lm, rm) {
+            self.path.push(Step::Field(k));
+            self.compare(m.child(k), lv, rv);
             self.path.pop();
         }
     }
 
-    fn list(&mut self, l: List<'s>, lhs: Option<&Value>, rhs: Option<&Value>, leaf: &mut bool) {
+    fn list(&mut self, l: List<'s>, lhs: Option<&'v Value>, rhs: Option<&'v Value>, leaf: &mut bool) {
         let (ll, rl) = (as_list(lhs), as_list(rhs));
         let empty = |x: Option<&Vec<Value>>| x.is_none_or(Vec::is_empty);
         if !l.associative() || (empty(ll) && empty(rl)) {
@@ -127,7 +186,7 @@ impl<'s> Walker<'_, 's> {
         }
         // Every element on either side, in order of first appearance, with its items on each side.
         let mut order: Vec<PathElement> = Vec::new();
-        let mut sides: BTreeMap<PathElement, (Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
+        let mut sides: BTreeMap<PathElement, (Vec<&'v Value>, Vec<&'v Value>)> = BTreeMap::new();
         for (items, right) in [(ll, false), (rl, true)] {
             for item in items.into_iter().flatten() {
                 let Ok(pe) = item_element(self.schema, &l, item) else {
@@ -145,45 +204,33 @@ impl<'s> Walker<'_, 's> {
             }
         }
         for pe in order {
-            let (left, right) = &sides[&pe];
+            let (left, right) = sides.remove(&pe).unwrap_or_default();
+            self.path.push(Step::Item(pe));
             match (left.len(), right.len()) {
-                (0..=1, 0..=1) => self.item(l.elem, &pe, left.first().copied(), right.first().copied()),
+                (0..=1, 0..=1) => self.compare(l.elem, left.first().copied(), right.first().copied()),
                 // Repeated on both sides: compared whole.
                 (2.., 2..) => {
-                    let same = left.len() == right.len() && left.iter().zip(right).all(|(a, b)| values_equal(a, b));
+                    let same = left.len() == right.len() && left.iter().zip(&right).all(|(a, b)| values_equal(a, b));
                     if !same {
-                        self.insert_at(&pe, |c| &mut c.modified);
+                        self.insert(Which::Modified);
                     }
                 }
                 // No longer repeated: the single item is new, the repeated ones are gone.
                 (2.., _) => {
                     if let Some(r) = right.first() {
-                        self.item(l.elem, &pe, None, Some(r));
+                        self.compare(l.elem, None, Some(r));
                     }
-                    self.insert_at(&pe, |c| &mut c.removed);
+                    self.insert(Which::Removed);
                 }
                 (_, _) => {
                     if let Some(x) = left.first() {
-                        self.item(l.elem, &pe, Some(x), None);
+                        self.compare(l.elem, Some(x), None);
                     }
-                    self.insert_at(&pe, |c| &mut c.added);
+                    self.insert(Which::Added);
                 }
             }
+            self.path.pop();
         }
-    }
-
-    fn item(&mut self, elem: Ty<'s>, pe: &PathElement, lhs: Option<&Value>, rhs: Option<&Value>) {
-        self.path.push(pe.clone());
-        self.compare(elem, lhs, rhs);
-        self.path.pop();
-    }
-
-    fn insert_at(&mut self, pe: &PathElement, which: impl Fn(&mut Comparison) -> &mut Set) {
-        self.path.push(pe.clone());
-        let path = std::mem::take(&mut self.path);
-        which(&mut self.out).insert(&path);
-        self.path = path;
-        self.path.pop();
     }
 }
 

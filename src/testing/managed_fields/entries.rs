@@ -28,8 +28,9 @@ pub(crate) const UPDATE: &str = "Update";
 /// The identifier of a manager: `{"manager":…,"operation":…,"apiVersion":…,"subresource":…}` with empty values
 /// left out, and no API version for an applier.
 pub(crate) fn identifier(manager: &str, operation: &str, api_version: &str, subresource: &str) -> String {
-    let mut m = Vec::with_capacity(4);
     let api_version = if operation == APPLY { "" } else { api_version };
+    let mut out = String::with_capacity(64 + manager.len());
+    out.push('{');
     for (k, v) in [
         ("manager", manager),
         ("operation", operation),
@@ -37,10 +38,37 @@ pub(crate) fn identifier(manager: &str, operation: &str, api_version: &str, subr
         ("subresource", subresource),
     ] {
         if !v.is_empty() {
-            m.push(format!("{}:{}", Value::from(k), Value::from(v)));
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(k);
+            out.push_str("\":");
+            push_go_json_string(&mut out, v);
         }
     }
-    format!("{{{}}}", m.join(","))
+    out.push('}');
+    out
+}
+
+/// Appends `s` as Go's `encoding/json` writes a string: quoted, with `"`, `\`, control characters, `<`, `>`, `&`
+/// and the line and paragraph separators escaped.
+fn push_go_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// The parts of an identifier: manager, operation, API version, subresource.

@@ -167,25 +167,21 @@ impl<'a> FieldManager<'a> {
         typed.unwrap_or_else(|| unstructured_zero(&self.api_version, self.kind))
     }
 
-    /// What this endpoint's writes never own.
-    fn reset(&self, set: &Set) -> Set {
-        let status = PathElement::Field("status".to_owned());
-        match self.subresource {
-            Subresource::Main if self.status_subresource => {
-                set.recursive_difference(&Set::of([std::slice::from_ref(&status)]))
-            }
-            Subresource::Status => set.only(&status),
-            _ => set.clone(),
-        }
-    }
-
     fn with_updater<T>(&self, f: impl FnOnce(&Updater<'_, '_>) -> T) -> T {
         let known = |v: &str| v == self.api_version;
-        let reset = |s: &Set| self.reset(s);
+        let status = PathElement::Field("status".to_owned());
+        // What this endpoint's writes never own.
+        let not_status = |set: &Set| set.recursive_difference(&Set::of([std::slice::from_ref(&status)]));
+        let only_status = |set: &Set| set.only(&status);
+        let reset: Option<&dyn Fn(&Set) -> Set> = match self.subresource {
+            Subresource::Main if self.status_subresource => Some(&not_status),
+            Subresource::Status => Some(&only_status),
+            _ => None,
+        };
         f(&Updater {
             schema: &self.schema,
             known_version: &known,
-            reset: &reset,
+            reset,
         })
     }
 
@@ -214,27 +210,20 @@ impl<'a> FieldManager<'a> {
         };
         // An object without managers is tracked from its creation only.
         let tracked = if managed.fields.is_empty() && !creating {
-            Ok(managed)
+            managed
         } else {
             self.update_as(live, new, managed, manager)
         };
-        match tracked {
-            Ok(m) => set_entries(new, entries::encode(&m)),
-            // As kube-apiserver's `UpdateNoErrors`: the stored entries stay.
-            Err(_) => set_entries(new, live_entries.to_vec()),
-        }
+        set_entries(new, entries::encode(&tracked));
     }
 
     /// The managers after `manager` updated `live` to `new`.
-    fn update_as(&self, live: &Value, new: &Value, mut managed: Managed, manager: &str) -> Result<Managed, String> {
+    fn update_as(&self, live: &Value, new: &Value, mut managed: Managed, manager: &str) -> Managed {
         let id = identifier(or_unknown(manager), UPDATE, &self.api_version, self.subresource.name());
-        let t = Typed { schema: &self.schema };
-        for (what, obj) in [("live", live), ("new", new)] {
-            let errs = t.validate(Ty::Root, obj, true);
-            if !errs.is_empty() {
-                return Err(format!("failed to convert {what} object to smd typed: {errs}"));
-            }
-        }
+        // kube-apiserver converts both objects to typed values first, and keeps the stored entries when that fails
+        // (an unknown field, a value of the wrong type): for objects its decoding refused before this point. The
+        // objects here went through the server's admission (pruned to their schema), and the walks take what does
+        // not fit as an untyped value: they are not checked again.
         managed.fields = self.with_updater(|u| {
             u.update(
                 live,
@@ -261,7 +250,7 @@ impl<'a> FieldManager<'a> {
             managed.times.insert(id, entries::now());
         }
         cap_update_managers(&mut managed, MAX_UPDATE_MANAGERS);
-        Ok(managed)
+        managed
     }
 
     /// Applies `config` to `live` (`None`: the object does not exist yet) for `manager`: the new object, its
@@ -332,13 +321,7 @@ impl<'a> FieldManager<'a> {
         force: bool,
     ) -> Result<(Value, Managed), Refused> {
         if managed.fields.is_empty() {
-            managed = self
-                .update_as(&self.zero(), live, managed, BEFORE_FIRST_APPLY)
-                .map_err(|e| {
-                    Refused::Failed(errors::internal(format!(
-                        "failed to create manager for existing fields: {e}"
-                    )))
-                })?;
+            managed = self.update_as(&self.zero(), live, managed, BEFORE_FIRST_APPLY);
         }
         let id = identifier(or_unknown(manager), APPLY, "", self.subresource.name());
         if config.pointer("/metadata/managedFields").is_some_and(|m| !m.is_null()) {

@@ -38,7 +38,12 @@ impl PathElement {
     /// The key of this element in FieldsV1 (`f:spec`, `k:{"name":"web"}`).
     pub(crate) fn to_key(&self) -> String {
         match self {
-            PathElement::Field(f) => format!("f:{f}"),
+            PathElement::Field(f) => {
+                let mut s = String::with_capacity(f.len() + 2);
+                s.push_str("f:");
+                s.push_str(f);
+                s
+            }
             PathElement::Key(fields) => {
                 let mut s = String::from("k:{");
                 for (i, (name, v)) in fields.iter().enumerate() {

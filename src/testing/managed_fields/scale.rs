@@ -148,40 +148,64 @@ mod tests {
         e
     }
 
-    // Cases of apimachinery's scalehandler_test.go.
+    // Cases of apimachinery's scalehandler_test.go (TestTransformManagedFieldsToSubresource,
+    // TestTransformingManagedFieldsToParent).
     #[test]
     fn replicas_ownership_moves_between_the_parent_and_its_scale() {
         let replicas = json!({"f:spec": {"f:replicas": {}}});
         let parent = vec![
-            entry(
-                "test",
-                "apps/v1",
-                "",
-                json!({"f:spec": {"f:replicas": {}, "f:selector": {}}}),
-            ),
-            entry("other", "apps/v1", "", json!({"f:metadata": {"f:labels": {"f:a": {}}}})),
+            entry("manager-1", "apps/v1", "", json!({"f:spec": {"f:another-field": {}}})),
+            entry("manager-2", "apps/v1", "", replicas.clone()),
         ];
         let h = ScaleHandler::new(&parent, "apps/v1", ".spec.replicas");
-        let sub = h.to_subresource().unwrap();
-        assert_eq!(sub, vec![entry("test", "autoscaling/v1", "", replicas.clone())]);
-        // The scale's writer took the replicas: the parent's owner loses them, the writer owns them there.
-        let written = vec![entry("scaler", "autoscaling/v1", "scale", replicas.clone())];
-        let back = h.to_parent(&written).unwrap();
-        let mut scaler = entry("scaler", "apps/v1", "scale", replicas.clone());
-        scaler.as_object_mut().unwrap().remove("time");
         assert_eq!(
-            back,
+            h.to_subresource().unwrap(),
+            vec![entry("manager-2", "autoscaling/v1", "", replicas.clone())]
+        );
+
+        let untimed = |mut e: Value| {
+            e.as_object_mut().unwrap().remove("time");
+            e
+        };
+        let with_selector = json!({"f:spec": {"f:replicas": {}, "f:selector": {}}});
+        let selector = json!({"f:spec": {"f:selector": {}}});
+        let test = [entry("test", "apps/v1", "", with_selector.clone())];
+        let h = ScaleHandler::new(&test, "apps/v1", ".spec.replicas");
+        // different managers, update -> update: the scale's writer takes the replicas.
+        let scale = [untimed(entry("scale", "autoscaling/v1", "scale", replicas.clone()))];
+        assert_eq!(
+            h.to_parent(&scale).unwrap(),
             vec![
-                scaler,
-                entry("other", "apps/v1", "", json!({"f:metadata": {"f:labels": {"f:a": {}}}})),
-                entry("test", "apps/v1", "", json!({"f:spec": {"f:selector": {}}})),
+                untimed(entry("scale", "apps/v1", "scale", replicas.clone())),
+                entry("test", "apps/v1", "", selector.clone()),
             ]
         );
-        // Nothing taken: the parent's entries stay as they are.
+        // same manager, update -> update: still another entry (the subresource tells them apart).
+        let scale = [untimed(entry("test", "autoscaling/v1", "scale", replicas.clone()))];
         assert_eq!(
-            h.to_parent(&sub).unwrap(),
-            entries::encode(&entries::decode(&parent).unwrap())
+            h.to_parent(&scale).unwrap(),
+            vec![
+                untimed(entry("test", "apps/v1", "scale", replicas.clone())),
+                entry("test", "apps/v1", "", selector.clone()),
+            ]
         );
+        // subresource doesn't own the path anymore: the parent's other entries stay.
+        let scale = [untimed(entry(
+            "scale",
+            "autoscaling/v1",
+            "scale",
+            json!({"f:status": {"f:replicas": {}}}),
+        ))];
+        assert_eq!(
+            h.to_parent(&scale).unwrap(),
+            vec![entry("test", "apps/v1", "", selector.clone())]
+        );
+        // An applier's entry is the same manager on both sides (no version in its identifier): kept as it was.
+        let mut applied = entry("test", "apps/v1", "", with_selector.clone());
+        applied["operation"] = json!("Apply");
+        let parent = [applied.clone()];
+        let h = ScaleHandler::new(&parent, "apps/v1", ".spec.replicas");
+        assert_eq!(h.to_parent(&h.to_subresource().unwrap()).unwrap(), vec![applied]);
         // Entries of other versions are not the Scale's, and go.
         let old = vec![entry("old", "apps/v1beta1", "", replicas.clone())];
         let h = ScaleHandler::new(&old, "apps/v1", ".spec.replicas");

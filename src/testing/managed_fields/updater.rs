@@ -54,13 +54,20 @@ pub(crate) struct Updater<'a, 's> {
     /// True for an API version the resource serves; managers of other versions are dropped, as kube-apiserver
     /// drops managers whose version it cannot convert to.
     pub(crate) known_version: &'a dyn Fn(&str) -> bool,
-    /// Removes the reset fields from a set.
-    pub(crate) reset: &'a dyn Fn(&Set) -> Set,
+    /// Removes the reset fields from a set (`None`: there are none).
+    pub(crate) reset: Option<&'a dyn Fn(&Set) -> Set>,
 }
 
 impl Updater<'_, '_> {
     fn typed(&self) -> Typed<'_, '_> {
         Typed { schema: self.schema }
+    }
+
+    fn without_reset(&self, set: Set) -> Set {
+        match self.reset {
+            Some(reset) => reset(&set),
+            None => set,
+        }
     }
 
     /// Takes away from the managers other than `workflow` what changed from `old` to `new`; refuses when they owned
@@ -73,7 +80,7 @@ impl Updater<'_, '_> {
         workflow: &str,
         force: bool,
     ) -> Result<Comparison, Vec<Conflict>> {
-        let cmp = compare(self.schema, Ty::Root, old, new).filtered(|s| (self.reset)(s));
+        let cmp = compare(self.schema, Ty::Root, old, new).filtered(|s| self.without_reset(s));
         managers.retain(|m, vs| m == workflow || (self.known_version)(&vs.api_version));
         let changed = cmp.modified.union(&cmp.added);
         let mut conflicts: Vec<(String, Set)> = Vec::new();
@@ -127,7 +134,7 @@ impl Updater<'_, '_> {
         };
         let before = managers.remove(manager).map(|vs| vs.set).unwrap_or_default();
         let set = before.difference(&cmp.removed).union(&cmp.modified).union(&cmp.added);
-        let set = (self.reset)(&set);
+        let set = self.without_reset(set);
         if !set.is_empty() {
             managers.insert(
                 manager.to_owned(),
@@ -156,7 +163,7 @@ impl Updater<'_, '_> {
             .map_err(ApplyError::Merge)?
             .unwrap_or(Value::Null);
         let last = managers.get(manager).cloned();
-        let set = (self.reset)(&self.typed().to_set(Ty::Root, config));
+        let set = self.without_reset(self.typed().to_set(Ty::Root, config));
         managers.insert(
             manager.to_owned(),
             VersionedSet {

@@ -16,11 +16,10 @@ fn run_case(schemas: &Value, case: &Value) {
     let schema_json = &schemas[case["schema"].as_str().unwrap()];
     let schema = Schema::new(schema_json.is_object().then_some(schema_json), true);
     let known = |v: &str| v.starts_with('v');
-    let keep = |s: &Set| s.clone();
     let updater = Updater {
         schema: &schema,
         known_version: &known,
-        reset: &keep,
+        reset: None,
     };
     let mut live = Value::Null;
     let mut managers = ManagedFields::new();
@@ -96,7 +95,7 @@ fn reset_fields_are_never_owned() {
     let updater = Updater {
         schema: &schema,
         known_version: &known,
-        reset: &drop_status,
+        reset: Some(&drop_status),
     };
     let live = json!({});
     let new = json!({"spec": {"a": "x"}, "status": {"ready": true, "deep": {"x": "y"}}});
@@ -120,11 +119,10 @@ fn reset_fields_are_never_owned() {
 fn managers_of_unknown_versions_are_dropped() {
     let schema = Schema::new(None, true);
     let known = |v: &str| v == "v1";
-    let keep = |s: &Set| s.clone();
     let updater = Updater {
         schema: &schema,
         known_version: &known,
-        reset: &keep,
+        reset: None,
     };
     let mut m = ManagedFields::new();
     m.insert(
