@@ -1,6 +1,7 @@
 //! Direct store calls on [`ApiServer`]: create, replace, patch, delete, get and list without HTTP — as JSON values
 //! or typed objects. They follow the same rules as the HTTP verbs (validation, resourceVersions, finalizers,
-//! events for watchers), but skip faults, authentication and the request log.
+//! events for watchers, `managedFields`: their writes are owned by [`DIRECT_FIELD_MANAGER`]), but skip faults,
+//! authentication and the request log.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
