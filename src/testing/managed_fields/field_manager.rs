@@ -458,7 +458,10 @@ fn cap_update_managers(managed: &mut Managed, max: usize) {
                         managed.fields.insert(bucket.clone(), s);
                     }
                 }
-                let merged = managed.fields[&bucket].set.union(&vs.set);
+                let merged = match managed.fields.get(&bucket) {
+                    Some(b) => b.set.union(&vs.set),
+                    None => vs.set.clone(),
+                };
                 managed.fields.insert(
                     bucket.clone(),
                     VersionedSet {
