@@ -101,12 +101,14 @@ fn every_version_reads_and_writes_the_same_objects() {
     assert_eq!(code, 201, "{w}");
     assert_eq!(w["apiVersion"], "example.com/v2");
     assert_eq!(w["spec"], json!({"color": "red", "size": 3}));
-    // Read in v1: the same object, only apiVersion differs (v1's schema has no size; nothing is pruned on read).
+    // Read in v1: the same object in v1, pruned by v1's schema, which has no size (as the CRD storage's codec
+    // prunes an object converted to the version asked for).
     let (_, v1) = get(&url(&server, "v1", "/a"));
     assert_eq!(v1["apiVersion"], "example.com/v1");
-    let mut same = v1.clone();
-    same["apiVersion"] = json!("example.com/v2");
-    assert_eq!(same, w);
+    let mut same = w.clone();
+    same["apiVersion"] = json!("example.com/v1");
+    same["spec"].as_object_mut().unwrap().remove("size");
+    assert_eq!(v1, same);
     // Listed in v1beta1: its own list kind and items' apiVersion.
     let (_, list) = get(&url(&server, "v1beta1", ""));
     assert_eq!(list["apiVersion"], "example.com/v1beta1");
@@ -412,4 +414,78 @@ fn webhook_conversion_is_refused_instead_of_faked() {
     );
     let e = server.get_json(&widgets("v2"), Some("default"), "a").unwrap_err();
     assert!(matches!(e, kube_informer::Error::Api(st) if st.code == 500));
+}
+
+#[test]
+fn server_side_apply_keeps_the_owners_of_every_version() {
+    let server = server();
+    let apply = |version: &str, manager: &str, spec: Value| {
+        let body = json!({"apiVersion": format!("example.com/{version}"), "kind": "Widget",
+                          "metadata": {"name": "w"}, "spec": spec});
+        send(
+            "PATCH",
+            &url(&server, version, &format!("/w?fieldManager={manager}")),
+            "application/apply-patch+yaml",
+            &body.to_string(),
+        )
+    };
+    assert_eq!(apply("v1", "a", json!({"color": "red"})).0, 201);
+    // b applies the same color through v1beta1 (shared, no conflict).
+    let (code, w) = apply("v1beta1", "b", json!({"color": "red"}));
+    assert_eq!(code, 200, "{w}");
+    // a stops applying the color through v1: b still owns it, so it stays; b's v1beta1 entry survives a's v1 write.
+    let (code, w) = apply("v1", "a", json!({}));
+    assert_eq!(code, 200, "{w}");
+    assert_eq!(w["spec"], json!({"color": "red"}));
+    let entries: Vec<(String, String)> = w["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap().to_owned(),
+                e["apiVersion"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        entries.contains(&("b".into(), "example.com/v1beta1".into())),
+        "{entries:?}"
+    );
+    assert!(entries.contains(&("a".into(), "example.com/v1".into())), "{entries:?}");
+}
+
+#[test]
+fn objects_are_read_with_todays_schema_of_each_version() {
+    let server = server();
+    let (code, _) = post(
+        &url(&server, "v2", ""),
+        &json!({"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"color": "red", "size": 5}}),
+    );
+    assert_eq!(code, 201);
+    // v1 does not know size: not served in v1, and a write through v1 drops it, as on a cluster.
+    let (_, v1) = get(&url(&server, "v1", "/a"));
+    assert_eq!(v1["spec"], json!({"color": "red"}));
+    let (_, v2) = get(&url(&server, "v2", "/a"));
+    assert_eq!(v2["spec"], json!({"color": "red", "size": 5}));
+    let (code, _) = put(&url(&server, "v1", "/a"), &v1);
+    assert_eq!(code, 200);
+    let (_, v2) = get(&url(&server, "v2", "/a"));
+    // Dropped by the v1 write; v2's default is not applied on read: an object is defaulted by the schema of the
+    // version it is stored in (v1) before it is converted.
+    assert_eq!(v2["spec"], json!({"color": "red"}));
+    // A default added to v1's schema later shows on read, without a write (no new resourceVersion).
+    let rv = v2["metadata"]["resourceVersion"].clone();
+    let shaped = CRD.replacen(
+        "          spec: {type: object, properties: {color: {type: string}}}\n          status",
+        "          spec: {type: object, properties: {color: {type: string}, shape: {type: string, default: round}}}\n          status",
+        1,
+    );
+    assert_ne!(shaped, CRD);
+    server.install_crd(&shaped).unwrap();
+    let (_, v1) = get(&url(&server, "v1", "/a"));
+    assert_eq!(v1["spec"], json!({"color": "red", "shape": "round"}));
+    assert_eq!(v1["metadata"]["resourceVersion"], rv);
+    let (_, list) = get(&url(&server, "v1", ""));
+    assert_eq!(list["items"][0]["spec"]["shape"], "round");
 }

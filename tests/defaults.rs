@@ -2,8 +2,10 @@
 //! stores for them: the request bodies are kubectl 1.32's own (tests/fixtures/protobuf/, both its protobuf bytes and
 //! the JSON of the same objects, which kubectl 1.20 sends), the expected objects are written from Kubernetes'
 //! defaulting functions (`pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go`), registry strategies and
-//! the service allocators. Only what the server makes up differs between runs (uid, times, resourceVersion, the
-//! allocated cluster IP), and those are checked for their form.
+//! the service allocators, and their `managedFields` as kube-apiserver's field manager computes them for kubectl's
+//! `fieldManager=kubectl-create` (what the request set, defaults included; not what the strategies and allocators
+//! add afterwards). Only what the server makes up differs between runs (uid, times, resourceVersion, the allocated
+//! cluster IP), and those are checked for their form.
 
 mod common;
 #[path = "common/raw_http.rs"]
@@ -17,8 +19,8 @@ use serde_json::{Value, json};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
-/// Creates the fixture's object at `path` (a collection URL path), sent as kubectl 1.32 sent it (protobuf) or as
-/// JSON, and reads it back.
+/// Creates the fixture's object at `path` (a collection URL path), sent as kubectl 1.32 sent it (protobuf, with its
+/// `fieldManager=kubectl-create`) or as JSON, and reads it back.
 fn create(server: &ApiServer, path: &str, fixture_name: &str, protobuf: bool) -> Value {
     let (content_type, body) = if protobuf {
         (
@@ -33,7 +35,7 @@ fn create(server: &ApiServer, path: &str, fixture_name: &str, protobuf: bool) ->
     };
     let url = format!("{}{path}", server.url());
     let r = agent()
-        .post(&url)
+        .post(&format!("{url}?fieldManager=kubectl-create"))
         .header("Content-Type", content_type)
         .send(&body[..])
         .unwrap();
@@ -53,9 +55,22 @@ fn create(server: &ApiServer, path: &str, fixture_name: &str, protobuf: bool) ->
     stored
 }
 
-/// Checks and removes what the server makes up: uid, creationTimestamp, resourceVersion.
+/// Checks and removes what the server makes up: uid, creationTimestamp, resourceVersion, the time of the managed
+/// fields entry.
 fn without_system_fields(mut v: Value) -> Value {
     let meta = v["metadata"].as_object_mut().unwrap();
+    for entry in meta["managedFields"].as_array_mut().unwrap() {
+        assert!(
+            entry
+                .as_object_mut()
+                .unwrap()
+                .remove("time")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .ends_with('Z')
+        );
+    }
     assert_eq!(meta.remove("uid").unwrap().as_str().unwrap().len(), 36);
     assert!(
         meta.remove("creationTimestamp")
@@ -102,7 +117,27 @@ fn kubectl_create_deployment_is_stored_as_kube_apiserver_stores_it() {
             json!({
                 "apiVersion": "apps/v1",
                 "kind": "Deployment",
-                "metadata": {"name": "d", "namespace": ns, "generation": 1, "labels": {"app": "d"}},
+                "metadata": {
+                    "name": "d", "namespace": ns, "generation": 1, "labels": {"app": "d"},
+                    "managedFields": [{
+                        "manager": "kubectl-create", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                        "fieldsV1": {
+                            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                            "f:spec": {
+                                "f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {}, "f:selector": {},
+                                "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}}, "f:type": {}},
+                                "f:template": {
+                                    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                                    "f:spec": {
+                                        "f:containers": {"k:{\"name\":\"nginx\"}": {
+                                            ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
+                                            "f:ports": {".": {}, "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                                                ".": {}, "f:containerPort": {}, "f:protocol": {}}},
+                                            "f:resources": {}, "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}},
+                                        "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {}, "f:securityContext": {},
+                                        "f:terminationGracePeriodSeconds": {}}}}},
+                    }],
+                },
                 "spec": {
                     "progressDeadlineSeconds": 600,
                     "replicas": 2,
@@ -152,7 +187,10 @@ fn kubectl_create_secret_generic_is_stored_as_kube_apiserver_stores_it() {
             json!({
                 "apiVersion": "v1",
                 "kind": "Secret",
-                "metadata": {"name": "s", "namespace": ns},
+                "metadata": {"name": "s", "namespace": ns, "managedFields": [{
+                    "manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:data": {".": {}, "f:bin": {}, "f:k": {}}, "f:type": {}},
+                }]},
                 "data": {"bin": "/w==", "k": "dg=="},
                 "type": "Opaque",
             }),
@@ -179,7 +217,22 @@ fn kubectl_create_service_clusterip_is_stored_as_kube_apiserver_stores_it() {
             json!({
                 "apiVersion": "v1",
                 "kind": "Service",
-                "metadata": {"name": "svc", "namespace": ns, "labels": {"app": "svc"}},
+                "metadata": {"name": "svc", "namespace": ns, "labels": {"app": "svc"}, "managedFields": [{
+                    "manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                        // The cluster IP and the IP families, allocated after the field manager ran, are no one's.
+                        "f:spec": {
+                            "f:internalTrafficPolicy": {},
+                            "f:ports": {
+                                ".": {},
+                                "k:{\"port\":443,\"protocol\":\"TCP\"}": {".": {}, "f:name": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}},
+                                "k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}, "f:name": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}},
+                            },
+                            "f:selector": {}, "f:sessionAffinity": {}, "f:type": {},
+                        },
+                    },
+                }]},
                 "spec": {
                     "clusterIP": "CLUSTER-IP",
                     "clusterIPs": ["CLUSTER-IP"],
@@ -212,7 +265,18 @@ fn kubectl_create_service_nodeport_is_stored_as_kube_apiserver_stores_it() {
         json!({
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": "np", "namespace": "pb", "labels": {"app": "np"}},
+            "metadata": {"name": "np", "namespace": "pb", "labels": {"app": "np"}, "managedFields": [{
+                "manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                "fieldsV1": {
+                    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                    "f:spec": {
+                        "f:externalTrafficPolicy": {}, "f:internalTrafficPolicy": {},
+                        "f:ports": {".": {}, "k:{\"port\":80,\"protocol\":\"TCP\"}": {
+                            ".": {}, "f:name": {}, "f:nodePort": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}}},
+                        "f:selector": {}, "f:sessionAffinity": {}, "f:type": {},
+                    },
+                },
+            }]},
             "spec": {
                 "clusterIP": "CLUSTER-IP",
                 "clusterIPs": ["CLUSTER-IP"],
@@ -255,7 +319,11 @@ fn kubectl_create_namespace_is_stored_as_kube_apiserver_stores_it() {
             json!({
                 "apiVersion": "v1",
                 "kind": "Namespace",
-                "metadata": {"name": "n1", "labels": {"kubernetes.io/metadata.name": "n1"}},
+                "metadata": {"name": "n1", "labels": {"kubernetes.io/metadata.name": "n1"}, "managedFields": [{
+                    "manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                    // The `kubernetes` finalizer, added by the strategy, is no one's.
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}},
+                }]},
                 "spec": {"finalizers": ["kubernetes"]},
                 "status": {"phase": "Active"},
             }),

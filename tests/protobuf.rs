@@ -60,11 +60,21 @@ fn kubectl_json(name: &str) -> Value {
     serde_json::from_slice(&std::fs::read(fixture(&format!("protobuf/{name}.json"))).unwrap()).unwrap()
 }
 
-/// The stored object less what the server sets (uid, resourceVersion, creationTimestamp, generation).
+/// The stored object less what the server sets (uid, resourceVersion, creationTimestamp, generation, the managed
+/// fields' times).
 fn user_part(mut v: Value) -> Value {
     let meta = v["metadata"].as_object_mut().unwrap();
     for k in ["uid", "resourceVersion", "creationTimestamp", "generation", "namespace"] {
         meta.remove(k);
+    }
+    // The managed fields' times are the writes' own.
+    for entry in meta
+        .get_mut("managedFields")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        entry.as_object_mut().unwrap().remove("time");
     }
     v
 }
@@ -121,7 +131,7 @@ fn kubectl_create_bodies_are_stored_as_kubectl_would_have_sent_them_in_json() {
         // Exactly what the same object sent as JSON (kubectl's own JSON of it) gives, less what the server makes up
         // (tests/defaults.rs compares both with what kube-apiserver stores).
         let from_json = ApiServer::start().unwrap();
-        let url = format!("{}{path}", from_json.url());
+        let url = format!("{}{path}?fieldManager=kubectl-create", from_json.url());
         let (code, _, want) = send(
             "POST",
             &url,

@@ -1,7 +1,11 @@
-//! A custom resource served in several versions: objects are stored in the CRD's storage version and converted on
-//! their way in and out, as apiextensions-apiserver does with `conversion: {strategy: None}` — only `apiVersion`
-//! changes. A CRD whose strategy is `Webhook` is served in its storage version only: the server calls no webhook,
-//! and answers a request in another version with an error instead of handing out unconverted data.
+//! How a custom resource's objects are read and written when they may not be in the shape of the version asked for:
+//! a CRD served in several versions, or whose schema changed since objects were written. As apiextensions-apiserver's
+//! storage codec does it: an object is stored in the storage version of its write; read back, it is defaulted by the
+//! schema of the version it is stored in (defaults on read), converted to the version asked for — with
+//! `conversion: {strategy: None}` only `apiVersion` changes — and pruned by that version's schema (a field the
+//! version does not know is not served in it, and a write through that version drops it, as on a cluster). A CRD
+//! whose strategy is `Webhook` is served in its storage version only: the server calls no webhook, and answers a
+//! request in another version with an error instead of handing out unconverted data.
 //!
 //! Also here: the order Kubernetes gives versions (`version.CompareKubeAwareVersionStrings`), which decides a
 //! group's preferred version in discovery.
@@ -13,8 +17,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::errors::{self, Failure};
+use super::field_validation;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
+use super::schema;
 use super::store::StoredObject;
 
 /// How a CRD converts between its versions (`spec.conversion.strategy`).
@@ -26,14 +32,19 @@ pub(crate) enum Strategy {
     Webhook,
 }
 
-/// How the objects of a CRD that has more than one version (declared, or stored at some time) reach the store and
-/// come back: set on the spec of every version of such a CRD. Objects are stored in the storage version of the
-/// time they were written, so an object read back may be in an older one than today's storage version.
+/// How the objects of a CRD are read and written when they may not match the version asked for: set on the spec of
+/// every version of a CRD that has more than one version (declared, or stored at some time) or whose spec changed
+/// since it was created. Without it, objects are served exactly as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Conversion {
     /// The `apiVersion` objects are stored with from now on (`example.com/v1`).
     pub(crate) storage_api_version: String,
     pub(crate) strategy: Strategy,
+    /// The `apiVersion` of every version the CRD declares, served or not.
+    pub(crate) api_versions: Vec<String>,
+    /// The schema of each version, by `apiVersion`: an object read back is defaulted by the one of the version it
+    /// is stored in.
+    pub(crate) schemas: Vec<(String, Arc<Value>)>,
 }
 
 /// The Status answering a request that would need a conversion webhook.
@@ -64,32 +75,42 @@ pub(crate) fn to_served(spec: &ResourceSpec, value: &mut Value) {
     }
 }
 
-/// The object parsed, when it is stored in another version than `spec`'s.
-fn needs_conversion(spec: &ResourceSpec, json: &[u8]) -> Option<Value> {
-    spec.conversion.as_ref()?;
-    let v: Value = serde_json::from_slice(json).ok()?;
-    let version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    (version != spec.api.api_version()).then_some(v)
+/// A stored object made what a read through `spec`'s version gives: defaulted by the schema of the version it is
+/// stored in, then in `spec`'s version, pruned by its schema. Nothing changes without a [`Conversion`].
+pub(crate) fn read(spec: &ResourceSpec, value: &mut Value) {
+    let Some(c) = &spec.conversion else {
+        return;
+    };
+    let stored = value.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_owned();
+    if let Some((_, schema)) = c.schemas.iter().find(|(v, _)| *v == stored) {
+        schema::default(value, Some(schema));
+    }
+    to_served(spec, value);
+    field_validation::prune(spec, value);
 }
 
-/// A stored object's JSON as served in `spec`'s version: borrowed when it is stored in that version.
+/// The object as read through `spec`'s version, and its JSON, when that differs from what is stored.
+fn coerced(spec: &ResourceSpec, json: &[u8]) -> Option<(Value, Vec<u8>)> {
+    spec.conversion.as_ref()?;
+    let mut v: Value = serde_json::from_slice(json).ok()?;
+    read(spec, &mut v);
+    // Stored objects are written by the same serializer: equal bytes, nothing changed.
+    let out = serde_json::to_vec(&v).ok()?;
+    (out != json).then_some((v, out))
+}
+
+/// A stored object's JSON as served in `spec`'s version: borrowed when it is served as stored.
 pub(crate) fn served_json<'a>(spec: &ResourceSpec, json: &'a [u8]) -> Cow<'a, [u8]> {
-    match needs_conversion(spec, json) {
-        Some(mut v) => {
-            to_served(spec, &mut v);
-            Cow::Owned(serde_json::to_vec(&v).unwrap_or_default())
-        }
+    match coerced(spec, json) {
+        Some((_, out)) => Cow::Owned(out),
         None => Cow::Borrowed(json),
     }
 }
 
-/// A stored object as served in `spec`'s version: the same one when it is stored in that version.
+/// A stored object as served in `spec`'s version: the same one when it is served as stored.
 pub(crate) fn served(spec: &ResourceSpec, obj: Arc<StoredObject>) -> Arc<StoredObject> {
-    match needs_conversion(spec, &obj.json) {
-        Some(mut v) => {
-            to_served(spec, &mut v);
-            Arc::new(StoredObject::from_value(spec, &v))
-        }
+    match coerced(spec, &obj.json) {
+        Some((v, _)) => Arc::new(StoredObject::from_value(spec, &v)),
         None => obj,
     }
 }
@@ -194,6 +215,8 @@ mod tests {
         s.conversion = stored.map(|v| Conversion {
             storage_api_version: format!("example.com/{v}"),
             strategy: Strategy::None,
+            api_versions: vec!["example.com/v1".into(), "example.com/v2".into()],
+            schemas: Vec::new(),
         });
         s
     }

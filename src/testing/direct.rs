@@ -1,6 +1,7 @@
 //! Direct store calls on [`ApiServer`]: create, replace, patch, delete, get and list without HTTP — as JSON values
 //! or typed objects. They follow the same rules as the HTTP verbs (validation, resourceVersions, finalizers,
-//! events for watchers), but skip faults, authentication and the request log.
+//! events for watchers, `managedFields`: their writes are owned by [`DIRECT_FIELD_MANAGER`]), but skip faults,
+//! authentication and the request log.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -10,6 +11,7 @@ use super::admission::Admission;
 use super::conversion;
 use super::crd;
 use super::errors::{self, Failure};
+use super::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
 use super::store::{ListQuery, StoredObject};
@@ -72,7 +74,9 @@ impl ApiServer {
         let spec = self.spec_of(ar)?;
         let mut obj = obj;
         Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
-        let w = strategy::create(&self.shared().store, &spec, namespace, obj, false, &mut |_| {}).map_err(api)?;
+        let store = &self.shared().store;
+        let w =
+            strategy::create(store, &spec, namespace, obj, false, DIRECT_FIELD_MANAGER, &mut |_| {}).map_err(api)?;
         self.after_write(&spec);
         Ok(conversion::served(&spec, w.object).to_value())
     }
@@ -98,6 +102,7 @@ impl ApiServer {
             obj,
             false,
             false,
+            DIRECT_FIELD_MANAGER,
             &mut |_| {},
         )
         .map_err(api)?;
@@ -129,6 +134,7 @@ impl ApiServer {
             obj,
             true,
             false,
+            DIRECT_FIELD_MANAGER,
             &mut |_| {},
         )
         .map_err(api)?;
@@ -157,6 +163,10 @@ impl ApiServer {
             patch,
             false,
             false,
+            &Writer {
+                manager: DIRECT_FIELD_MANAGER.to_owned(),
+                force: false,
+            },
             &mut |obj| Admission::quiet(&spec).admit(obj),
             &mut |_| {},
         )

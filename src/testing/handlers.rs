@@ -11,6 +11,7 @@ use super::field_validation::{self, Directive, Stage};
 use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
+use super::managed_fields;
 use super::protobuf;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
@@ -144,6 +145,7 @@ fn run(
             } else {
                 "UpdateOptions"
             };
+            let writer = managed_fields::writer(query, head.header("user-agent").unwrap_or(""), options, None)?;
             let directive = Directive::parse(query, options)?;
             let (mut v, duplicates) = decode_body(spec, head, body, directive)?;
             let mut admission = Admission {
@@ -157,10 +159,11 @@ fn run(
             };
             admission.admit(&mut v)?;
             let reply = if verb == Verb::Create {
-                let w = strategy::create(store, spec, ns, v, dry_run(query)?, on_commit)?;
+                let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
                 Reply::Object(201, w.object)
             } else {
-                let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, on_commit)?;
+                let dry = dry_run(query)?;
+                let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
                 Reply::Object(200, w.object)
             };
             Ok(Reply::warned(reply, admission.warnings))
@@ -170,10 +173,8 @@ fn run(
             let kind = PatchType::from_content_type(ct)
                 .filter(|k| *k != PatchType::Strategic || spec.strategic_merge_schema().is_some())
                 .ok_or_else(|| errors::unsupported_patch_type(spec))?;
-            if kind == PatchType::Apply && param(query, "fieldManager").is_none_or(str::is_empty) {
-                let e = FieldError::required("fieldManager", "is required for apply patch");
-                return Err(errors::invalid("meta.k8s.io", "PatchOptions", "", vec![e]));
-            }
+            let user_agent = head.header("user-agent").unwrap_or("");
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let directive = Directive::parse(query, "PatchOptions")?;
             let doc = strategy::parse_patch(kind, body)?;
             let (worded, duplicates) = match kind {
@@ -205,6 +206,7 @@ fn run(
                 &doc,
                 status_only,
                 dry_run(query)?,
+                &writer,
                 &mut |obj| admission.admit(obj),
                 on_commit,
             )?;
@@ -239,6 +241,7 @@ fn scale_request(
 ) -> Result<Reply, Failure> {
     let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
     let name = r.name.as_deref().unwrap_or("");
+    let user_agent = head.header("user-agent").unwrap_or("");
     let answer = match verb {
         Verb::Get => scale::get(store, spec, scale, ns, name)?,
         Verb::Update => scale::update(
@@ -249,6 +252,7 @@ fn scale_request(
             name,
             &decode_body_as("autoscaling/v1", "Scale", head, body, Directive::Ignore)?.0,
             dry_run(query)?,
+            &managed_fields::writer(query, user_agent, "UpdateOptions", None)?,
             on_commit,
         )?,
         Verb::Patch => {
@@ -262,8 +266,20 @@ fn scale_request(
                     "application/apply-patch+yaml",
                 ])
             })?;
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let doc = strategy::parse_patch(kind, body)?;
-            scale::patch(store, spec, scale, ns, name, kind, &doc, dry_run(query)?, on_commit)?
+            scale::patch(
+                store,
+                spec,
+                scale,
+                ns,
+                name,
+                kind,
+                &doc,
+                dry_run(query)?,
+                &writer,
+                on_commit,
+            )?
         }
         _ => return Err(errors::method_not_allowed()),
     };

@@ -6,6 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::admission::Admission;
 use super::errors::{self, Failure, FieldError};
+use super::managed_fields::scale::{ScaleHandler, scale_field_manager};
+use super::managed_fields::{Requested, Writer};
 use super::patch::{self, PatchError};
 use super::resource::ResourceSpec;
 use super::store::{Store, StoredObject, object_key};
@@ -255,9 +257,28 @@ fn check_scale(body: &Value, name: &str) -> Result<(i64, String), Failure> {
     Ok((replicas, rv))
 }
 
+/// What a write of `…/scale` sends: a whole `Scale`, or an apply configuration of one.
+#[derive(Clone, Copy)]
+enum ScaleWrite<'a> {
+    Replace(&'a Value),
+    Apply(&'a Value),
+}
+
+fn set_entries(obj: &mut Value, entries: Vec<Value>) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        if entries.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert("managedFields".into(), Value::Array(entries));
+        }
+    }
+}
+
 /// Writes a `Scale`: its replicas go to the object's `specReplicasPath`, its resourceVersion is the object's
 /// precondition (409 when stale, none when empty), and the object is then validated as any update of it (a custom
-/// resource's schema: 422 naming the object's kind), as the deployment and custom resource scale storages do.
+/// resource's schema: 422 naming the object's kind), as the deployment and custom resource scale storages do. The
+/// write is tracked on the Scale, whose managed fields are the parent's owners of the replicas ([`ScaleHandler`]),
+/// and moved back to the parent.
 #[allow(clippy::too_many_arguments)]
 fn write_scale(
     store: &Store,
@@ -265,13 +286,47 @@ fn write_scale(
     scale: &ScaleSubresource,
     ns: Option<&str>,
     name: &str,
-    body: &Value,
+    request: ScaleWrite<'_>,
     dry_run: bool,
+    writer: &Writer,
     on_commit: OnCommit<'_>,
 ) -> Result<Value, Failure> {
-    let (replicas, rv) = check_scale(body, name)?;
+    let checked = match request {
+        ScaleWrite::Replace(body) => Some(check_scale(body, name)?),
+        ScaleWrite::Apply(_) => None,
+    };
+    let version = spec.api.api_version();
     let w: Written = strategy::update_current(store, spec, ns, name, dry_run, on_commit, |current| {
         let mut obj = current.to_value();
+        let parent_entries = obj
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let handler = ScaleHandler::new(&parent_entries, &version, &scale.spec_replicas_path);
+        let mut old = scale_of(scale, &obj)?;
+        set_entries(&mut old, handler.to_subresource().map_err(errors::internal)?);
+        let fm = scale_field_manager();
+        let new = match request {
+            ScaleWrite::Replace(body) => {
+                let mut new = body.clone();
+                if !new.get("metadata").is_some_and(Value::is_object) {
+                    new["metadata"] = json!({});
+                }
+                fm.update(&old, &mut new, Requested::Absent, &writer.manager);
+                new
+            }
+            ScaleWrite::Apply(config) => fm.apply(Some(&old), config, &writer.manager, writer.force)?,
+        };
+        let (replicas, rv) = match checked.clone() {
+            Some(c) => c,
+            None => check_scale(&new, name)?,
+        };
+        let scale_entries = new
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let entries = handler.to_parent(scale_entries).map_err(errors::internal)?;
         write(&mut obj, &scale.spec_replicas_path, json!(replicas))?;
         // The scaled object is written as an update of its resource: admitted as a PUT of it would be, so a custom
         // resource's schema (its bounds on the replicas) holds through the subresource too.
@@ -279,12 +334,13 @@ fn write_scale(
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(rv));
         }
+        set_entries(&mut obj, entries);
         Ok(obj)
     })?;
     scale_of(scale, &w.object.to_value())
 }
 
-/// PUT `…/{name}/scale`.
+/// PUT `…/{name}/scale` by `writer`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update(
     store: &Store,
@@ -294,13 +350,24 @@ pub(crate) fn update(
     name: &str,
     body: &Value,
     dry_run: bool,
+    writer: &Writer,
     on_commit: OnCommit<'_>,
 ) -> Result<Value, Failure> {
-    write_scale(store, spec, scale, ns, name, body, dry_run, on_commit)
+    write_scale(
+        store,
+        spec,
+        scale,
+        ns,
+        name,
+        ScaleWrite::Replace(body),
+        dry_run,
+        writer,
+        on_commit,
+    )
 }
 
-/// PATCH `…/{name}/scale`: the patch applies to the current `Scale` (strategic merge as a merge patch: a `Scale`
-/// has no lists), then it is written as by PUT.
+/// PATCH `…/{name}/scale` by `writer`: the patch applies to the current `Scale` (strategic merge as a merge patch:
+/// a `Scale` has no lists), then it is written as by PUT; an apply patch is server-side apply to the `Scale`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
     store: &Store,
@@ -311,8 +378,16 @@ pub(crate) fn patch(
     kind: PatchType,
     patch_doc: &Value,
     dry_run: bool,
+    writer: &Writer,
     on_commit: OnCommit<'_>,
 ) -> Result<Value, Failure> {
+    if kind == PatchType::Apply {
+        if !patch_doc.is_object() {
+            return Err(errors::bad_request("a merge patch must be a JSON object"));
+        }
+        let write = ScaleWrite::Apply(patch_doc);
+        return write_scale(store, spec, scale, ns, name, write, dry_run, writer, on_commit);
+    }
     let mut doc = get(store, spec, scale, ns, name)?;
     match kind {
         PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
@@ -326,7 +401,17 @@ pub(crate) fn patch(
             patch::merge_patch(&mut doc, patch_doc);
         }
     }
-    write_scale(store, spec, scale, ns, name, &doc, dry_run, on_commit)
+    write_scale(
+        store,
+        spec,
+        scale,
+        ns,
+        name,
+        ScaleWrite::Replace(&doc),
+        dry_run,
+        writer,
+        on_commit,
+    )
 }
 
 #[cfg(test)]

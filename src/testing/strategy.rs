@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::conversion;
 use super::defaults::Cluster;
 use super::errors::{self, Failure, FieldError};
+use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use super::meta;
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
@@ -164,17 +165,18 @@ fn stamp(value: &mut Value, rev: u64) {
     }
 }
 
-/// POST: creates an object in `url_ns`.
+/// POST: creates an object in `url_ns`, for `manager`.
 pub(crate) fn create(
     store: &Store,
     spec: &ResourceSpec,
     url_ns: Option<&str>,
     body: Value,
     dry_run: bool,
+    manager: &str,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let mut g = store.lock();
-    let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
+    let w = create_locked(&mut g, spec, url_ns, body, dry_run, Ownership::Track(manager))?;
     publish(store, g, spec, 201, on_commit);
     Ok(w)
 }
@@ -200,12 +202,17 @@ fn create_locked(
     url_ns: Option<&str>,
     mut body: Value,
     dry_run: bool,
+    ownership: Ownership<'_>,
 ) -> Result<Written, Failure> {
     if spec.terminating {
         return Err(errors::create_while_terminating(&spec.api));
     }
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
+    let requested = match ownership {
+        Ownership::Track(_) => take_requested(meta_mut(obj)?),
+        Ownership::Computed => Requested::Absent,
+    };
     if spec.status_subresource && !spec.builtin.is_some_and(|r| r.create_keeps_status) {
         obj.remove("status");
     }
@@ -264,6 +271,10 @@ fn create_locked(
         meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
     }
     meta::normalize(meta);
+    // Field ownership is decided before the strategy's preparation, as kube-apiserver's handler does.
+    if let Ownership::Track(manager) = ownership {
+        FieldManager::new(spec, Subresource::Main).create(&mut body, requested, manager);
+    }
     if let Some(rules) = spec.builtin {
         rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
     }
@@ -294,10 +305,11 @@ fn prepare_update(
     current: &StoredObject,
     mut new: Value,
     status_only: bool,
+    ownership: Ownership<'_>,
 ) -> Result<Option<Value>, Failure> {
-    // Both sides in the request's version: only what the request changes counts.
+    // Both sides as the request's version sees them: only what the request changes counts.
     let mut old = current.to_value();
-    conversion::to_served(spec, &mut old);
+    conversion::read(spec, &mut old);
     conversion::to_served(spec, &mut new);
     let (Some(old_obj), Some(new_obj)) = (old.as_object(), new.as_object_mut()) else {
         return Err(errors::internal("stored object is not a JSON object"));
@@ -317,6 +329,10 @@ fn prepare_update(
             return Err(errors::stale(&spec.api, name));
         }
     }
+    let requested = match ownership {
+        Ownership::Track(_) => take_requested(new_meta),
+        Ownership::Computed => Requested::Absent,
+    };
     let mut result = if status_only {
         // Only `.status` comes from the request; everything else stays as stored.
         let status = new_obj.remove("status");
@@ -325,6 +341,8 @@ fn prepare_update(
             Some(s) => r.insert("status".into(), s),
             None => r.remove("status"),
         };
+        let fm = FieldManager::new(spec, Subresource::Status);
+        r = track(&fm, ownership, &old, r, Some(&*new_obj), requested)?;
         if let Some(rules) = spec.builtin {
             rules.prepare_for_update(&mut r, old_obj, true, &cluster)?;
         }
@@ -367,6 +385,8 @@ fn prepare_update(
             };
         }
         meta::normalize(meta_mut(new_obj)?);
+        let fm = FieldManager::new(spec, Subresource::Main);
+        *new_obj = track(&fm, ownership, &old, std::mem::take(new_obj), None, requested)?;
         if let Some(rules) = spec.builtin {
             rules.prepare_for_update(new_obj, old_obj, false, &cluster)?;
         }
@@ -380,7 +400,44 @@ fn prepare_update(
     result_meta.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
     meta::normalize(result_meta);
     let result = Value::Object(result);
-    Ok(if result == old { None } else { Some(result) })
+    // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
+    // custom object read through a version that prunes or defaults it is stored again as that version sees it.
+    let unchanged = if spec.conversion.is_some() {
+        let mut stored = result.clone();
+        conversion::to_storage(spec, &mut stored);
+        stored == current.to_value()
+    } else {
+        result == old
+    };
+    Ok(if unchanged { None } else { Some(result) })
+}
+
+/// Sets the `managedFields` of `new`, an update of `old`: tracked for the writer, or (computed already) taken from
+/// `computed_from`, the object the apply or scale write produced, when `new` was rebuilt from the stored one.
+fn track(
+    fm: &FieldManager<'_>,
+    ownership: Ownership<'_>,
+    old: &Value,
+    new: Object,
+    computed_from: Option<&Object>,
+    requested: Requested,
+) -> Result<Object, Failure> {
+    let mut new = Value::Object(new);
+    match ownership {
+        Ownership::Track(manager) => fm.update(old, &mut new, requested, manager),
+        Ownership::Computed => {
+            if let (Some(from), Some(meta)) = (computed_from, new.get_mut("metadata").and_then(Value::as_object_mut)) {
+                match from.get("metadata").and_then(|m| m.get("managedFields")) {
+                    Some(entries) => meta.insert("managedFields".into(), entries.clone()),
+                    None => meta.remove("managedFields"),
+                };
+            }
+        }
+    }
+    match new {
+        Value::Object(o) => Ok(o),
+        _ => Err(errors::internal("the object is not a JSON object")),
+    }
 }
 
 /// Stores a prepared update: a MODIFIED event, or DELETED when it removed the last finalizer of an object being
@@ -409,7 +466,7 @@ fn store_update(
     commit(g, spec, change, dry_run)
 }
 
-/// PUT (`status_only`: PUT of the status subresource).
+/// PUT (`status_only`: PUT of the status subresource), for `manager`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update(
     store: &Store,
@@ -419,6 +476,7 @@ pub(crate) fn update(
     mut body: Value,
     status_only: bool,
     dry_run: bool,
+    manager: &str,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let obj = as_object(&mut body)?;
@@ -429,15 +487,15 @@ pub(crate) fn update(
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, body, status_only)?;
+    let new = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
 }
 
 /// An update computed from the current object (a subresource's write): `build` makes the requested new state of
-/// the whole object under the store's lock; the update rules then apply as for a PUT (a resourceVersion in it is a
-/// precondition).
+/// the whole object under the store's lock, its `managedFields` included; the update rules then apply as for a PUT
+/// (a resourceVersion in it is a precondition).
 pub(crate) fn update_current(
     store: &Store,
     spec: &ResourceSpec,
@@ -452,7 +510,7 @@ pub(crate) fn update_current(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, build(&current)?, false)?;
+    let new = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
@@ -468,7 +526,8 @@ pub(crate) enum PatchType {
     /// `application/strategic-merge-patch+json`: lists merge as the resource's schema says
     /// ([`strategic_merge`](super::strategic_merge)).
     Strategic,
-    /// `application/apply-patch+yaml` (server-side apply), applied as a merge patch that may create.
+    /// `application/apply-patch+yaml` (or `+json`): server-side apply ([`managed_fields`](super::managed_fields)),
+    /// which may create.
     Apply,
 }
 
@@ -498,7 +557,8 @@ pub(crate) fn parse_patch(kind: PatchType, body: &[u8]) -> Result<Value, Failure
     }
 }
 
-/// PATCH (`status_only`: PATCH of the status subresource). An apply patch of a missing object creates it.
+/// PATCH (`status_only`: PATCH of the status subresource) by `writer`. An apply patch of a missing object creates
+/// it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
     store: &Store,
@@ -509,37 +569,50 @@ pub(crate) fn patch(
     patch_doc: &Value,
     status_only: bool,
     dry_run: bool,
+    writer: &Writer,
     admit: Admit<'_>,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     if matches!(kind, PatchType::Merge | PatchType::Apply) && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
     }
-    if kind == PatchType::Apply {
-        check_apply_body(spec, patch_doc)?;
-    }
     if spec.api.namespaced && url_ns.is_none() {
         return Err(errors::method_not_allowed());
     }
     let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
+    let fm = FieldManager::new(
+        spec,
+        if status_only {
+            Subresource::Status
+        } else {
+            Subresource::Main
+        },
+    );
     let mut g = store.lock();
     let Some(current) = g.get(&spec.id(), &object_key(ns, name)) else {
         if kind == PatchType::Apply && !status_only {
-            let mut body = patch_doc.clone();
+            let mut body = fm.apply(None, patch_doc, &writer.manager, writer.force)?;
             let meta = meta_mut(as_object(&mut body)?)?;
             if text(meta, "name").is_empty() {
                 meta.insert("name".into(), Value::String(name.to_owned()));
             }
+            let uid = text(meta, "uid");
+            if !uid.is_empty() {
+                let why =
+                    format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found");
+                return Err(errors::conflict(&spec.api, name, &why));
+            }
             check_name(as_object(&mut body)?, name)?;
             admit(&mut body)?;
-            let w = create_locked(&mut g, spec, url_ns, body, dry_run)?;
+            let w = create_locked(&mut g, spec, url_ns, body, dry_run, Ownership::Computed)?;
             publish(store, g, spec, 201, on_commit);
             return Ok(w);
         }
         return Err(errors::not_found(&spec.api, name));
     };
     let mut doc = current.to_value();
-    conversion::to_served(spec, &mut doc);
+    conversion::read(spec, &mut doc);
+    let mut ownership = Ownership::Track(&writer.manager);
     match kind {
         PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
             PatchError::Malformed(m) => errors::bad_request(m),
@@ -551,7 +624,11 @@ pub(crate) fn patch(
                 .ok_or_else(|| errors::unsupported_patch_type(spec))?;
             doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(errors::strategic_merge)?;
         }
-        PatchType::Merge | PatchType::Apply => patch::merge_patch(&mut doc, patch_doc),
+        PatchType::Merge => patch::merge_patch(&mut doc, patch_doc),
+        PatchType::Apply => {
+            doc = fm.apply(Some(&doc), patch_doc, &writer.manager, writer.force)?;
+            ownership = Ownership::Computed;
+        }
     }
     admit(&mut doc)?;
     let obj = as_object(&mut doc)?;
@@ -559,30 +636,10 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let new = prepare_update(&g, spec, &current, doc, status_only)?;
+    let new = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written { object, created: false })
-}
-
-/// What kube-apiserver's field manager demands of an apply body before merging it: the resource's own
-/// `apiVersion` (400 "Incorrect version specified in apply patch" otherwise, an absent one included) and no
-/// `metadata.managedFields`.
-fn check_apply_body(spec: &ResourceSpec, patch_doc: &Value) -> Result<(), Failure> {
-    let want = spec.api.api_version();
-    let got = patch_doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    if got != want {
-        return Err(errors::bad_request(format!(
-            "Incorrect version specified in apply patch. Specified patch version: {got}, expected: {want}"
-        )));
-    }
-    if patch_doc
-        .pointer("/metadata/managedFields")
-        .is_some_and(|m| !m.is_null())
-    {
-        return Err(errors::bad_request("metadata.managedFields must be nil"));
-    }
-    Ok(())
 }
 
 /// `DeleteOptions` the server honours.
@@ -677,389 +734,5 @@ pub(crate) fn delete(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::object::ApiResource;
-    use serde_json::json;
-
-    fn setup() -> (Store, ResourceSpec) {
-        let spec = ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
-            .with_status_subresource();
-        (Store::new(1, 100, vec![spec.clone()]), spec)
-    }
-
-    fn value(o: &StoredObject) -> Value {
-        o.to_value()
-    }
-
-    #[test]
-    fn create_sets_system_fields_and_drops_status() {
-        let (store, spec) = setup();
-        let w = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d"},"spec":{"r":1},"status":{"x":1}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        let v = value(&w.object);
-        assert_eq!(v["apiVersion"], "apps/v1");
-        assert_eq!(v["kind"], "Deployment");
-        assert_eq!(v["metadata"]["namespace"], "ns");
-        assert_eq!(v["metadata"]["generation"], 1);
-        assert_eq!(v["metadata"]["resourceVersion"], "2");
-        assert!(v["metadata"]["uid"].as_str().unwrap().len() == 36);
-        assert!(v.get("status").is_none());
-        let again = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d"}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap_err();
-        assert_eq!((again.code, again.reason.as_str()), (409, "AlreadyExists"));
-    }
-
-    #[test]
-    fn create_validates_input() {
-        let (store, spec) = setup();
-        let cases = [
-            (json!({"metadata":{"name":"Bad_Name"}}), 422),
-            (json!({"metadata":{}}), 422),
-            (json!({"metadata":{"name":"a","labels":{"bad key!":"v"}}}), 422),
-            (json!({"metadata":{"name":"a","labels":{"k":1}}}), 400),
-            (json!({"metadata":{"name":"a","namespace":"other"}}), 400),
-            (json!({"kind":"Pod","metadata":{"name":"a"}}), 400),
-            (json!({"metadata":{"name":"a","resourceVersion":"5"}}), 500),
-        ];
-        for (body, code) in cases {
-            let err = create(&store, &spec, Some("ns"), body.clone(), false, &mut |_| {}).unwrap_err();
-            assert_eq!(err.code, code, "{body}");
-        }
-        let w = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"generateName":"web-"}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        assert!(w.object.name.starts_with("web-") && w.object.name.len() == 9);
-    }
-
-    #[test]
-    fn update_checks_versions_and_counts_generations() {
-        let (store, spec) = setup();
-        let w = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d"},"spec":{"r":1}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        let mut v = value(&w.object);
-        // A label change keeps the generation.
-        v["metadata"]["labels"] = json!({"a":"b"});
-        let u1 = update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {}).unwrap();
-        assert_eq!(value(&u1.object)["metadata"]["generation"], 1);
-        // The same body again carries a stale resourceVersion.
-        let stale = update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {}).unwrap_err();
-        assert_eq!((stale.code, stale.reason.as_str()), (409, "Conflict"));
-        // A spec change bumps it; the status sent with it is ignored.
-        let mut v = value(&u1.object);
-        v["spec"]["r"] = json!(2);
-        v["status"] = json!({"ready": true});
-        let u2 = update(&store, &spec, Some("ns"), "d", v, false, false, &mut |_| {}).unwrap();
-        assert_eq!(value(&u2.object)["metadata"]["generation"], 2);
-        assert!(value(&u2.object).get("status").is_none());
-        // Status writes touch only the status.
-        let mut v = value(&u2.object);
-        v["status"] = json!({"ready": true});
-        v["spec"]["r"] = json!(99);
-        let u3 = update(&store, &spec, Some("ns"), "d", v, true, false, &mut |_| {}).unwrap();
-        let got = value(&u3.object);
-        assert_eq!(
-            (got["status"]["ready"].clone(), got["spec"]["r"].clone()),
-            (json!(true), json!(2))
-        );
-        // A write that changes nothing makes no new revision.
-        let before = store.lock().rev();
-        let same = update(
-            &store,
-            &spec,
-            Some("ns"),
-            "d",
-            value(&u3.object),
-            false,
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!((same.object.rev, store.lock().rev()), (u3.object.rev, before));
-        // Name mismatch and missing object.
-        assert_eq!(
-            update(
-                &store,
-                &spec,
-                Some("ns"),
-                "x",
-                value(&u3.object),
-                false,
-                false,
-                &mut |_| {}
-            )
-            .unwrap_err()
-            .code,
-            400
-        );
-        let mut ghost = value(&u3.object);
-        ghost["metadata"]["name"] = json!("ghost");
-        assert_eq!(
-            update(&store, &spec, Some("ns"), "ghost", ghost, false, false, &mut |_| {})
-                .unwrap_err()
-                .code,
-            404
-        );
-    }
-
-    #[test]
-    fn finalizers_hold_deletion_until_removed() {
-        let (store, spec) = setup();
-        let w = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d","finalizers":["x/y"]}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        let Deleted::Finalizing(marked) =
-            delete(&store, &spec, Some("ns"), "d", &DeleteOptions::default(), &mut |_| {}).unwrap()
-        else {
-            panic!("expected finalizing");
-        };
-        let mut v = value(&marked);
-        assert!(v["metadata"]["deletionTimestamp"].is_string());
-        assert_eq!(v["metadata"]["generation"], 2);
-        assert!(marked.rev > w.object.rev);
-        // No new finalizer may be added now.
-        v["metadata"]["finalizers"] = json!(["x/y", "new"]);
-        assert_eq!(
-            update(&store, &spec, Some("ns"), "d", v.clone(), false, false, &mut |_| {})
-                .unwrap_err()
-                .code,
-            422
-        );
-        v["metadata"]["finalizers"] = json!([]);
-        update(&store, &spec, Some("ns"), "d", v, false, false, &mut |_| {}).unwrap();
-        assert!(store.lock().get("deployments.apps", "ns/d").is_none());
-    }
-
-    #[test]
-    fn delete_preconditions_conflict() {
-        let (store, spec) = setup();
-        let w = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d"}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        let opts = DeleteOptions {
-            uid: Some("other".into()),
-            ..Default::default()
-        };
-        let e = delete(&store, &spec, Some("ns"), "d", &opts, &mut |_| {})
-            .err()
-            .unwrap();
-        assert_eq!(e.code, 409);
-        assert!(e.message.contains("Precondition failed: UID"));
-        let opts = DeleteOptions {
-            resource_version: Some(w.object.rev.to_string()),
-            uid: Some(w.object.uid.clone()),
-            ..Default::default()
-        };
-        let Deleted::Gone(last) = delete(&store, &spec, Some("ns"), "d", &opts, &mut |_| {}).unwrap() else {
-            panic!("expected gone");
-        };
-        assert_eq!(last.rev, w.object.rev + 1);
-        assert!(delete(&store, &spec, Some("ns"), "d", &opts, &mut |_| {}).is_err());
-    }
-
-    #[test]
-    fn patches_apply_with_optimistic_concurrency() {
-        let (store, spec) = setup();
-        create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d"},"spec":{"a":1,"b":[1,2]}}),
-            false,
-            &mut |_| {},
-        )
-        .unwrap();
-        let w = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "d",
-            PatchType::Merge,
-            &json!({"spec":{"a":null,"c":3}}),
-            false,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(value(&w.object)["spec"], json!({"b":[1,2],"c":3}));
-        let jp = json!([{"op":"add","path":"/spec/b/-","value":3}]);
-        let w = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "d",
-            PatchType::Json,
-            &jp,
-            false,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(value(&w.object)["spec"]["b"], json!([1, 2, 3]));
-        let failing = json!([{"op":"test","path":"/spec/c","value":4}]);
-        let e = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "d",
-            PatchType::Json,
-            &failing,
-            false,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code, 422);
-        let stale = json!({"metadata":{"resourceVersion":"1"},"spec":{"c":5}});
-        let e = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "d",
-            PatchType::Merge,
-            &stale,
-            false,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code, 409);
-        let e = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "nope",
-            PatchType::Merge,
-            &json!({}),
-            false,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code, 404);
-        let w = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "new",
-            PatchType::Apply,
-            &json!({"apiVersion":"apps/v1","kind":"Deployment","spec":{"z":1}}),
-            false,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert!(w.created);
-        // The field manager's checks: the resource's own apiVersion, and no managedFields.
-        for (body, message) in [
-            (json!({"spec":{"z":1}}), "Specified patch version: , expected: apps/v1"),
-            (
-                json!({"apiVersion":"apps/v1beta1","spec":{}}),
-                "Specified patch version: apps/v1beta1, expected: apps/v1",
-            ),
-            (
-                json!({"apiVersion":"apps/v1","metadata":{"managedFields":[]}}),
-                "metadata.managedFields must be nil",
-            ),
-        ] {
-            let e = patch(
-                &store,
-                &spec,
-                Some("ns"),
-                "new",
-                PatchType::Apply,
-                &body,
-                false,
-                false,
-                &mut |_| Ok(()),
-                &mut |_| {},
-            )
-            .err()
-            .unwrap();
-            assert_eq!(e.code, 400);
-            assert!(e.message.contains(message), "{}", e.message);
-        }
-        let status = json!({"status":{"ok":true},"spec":{"z":2}});
-        let w = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "new",
-            PatchType::Merge,
-            &status,
-            true,
-            false,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(value(&w.object)["spec"]["z"], 1);
-        assert_eq!(value(&w.object)["status"]["ok"], true);
-    }
-
-    #[test]
-    fn dry_run_stores_nothing() {
-        let (store, spec) = setup();
-        let rev = store.lock().rev();
-        let w = create(
-            &store,
-            &spec,
-            Some("ns"),
-            json!({"metadata":{"name":"d"}}),
-            true,
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(w.object.name, "d");
-        assert_eq!(store.lock().rev(), rev);
-        assert!(store.lock().get("deployments.apps", "ns/d").is_none());
-    }
-}
+#[path = "strategy_tests.rs"]
+mod tests;

@@ -302,6 +302,34 @@ async function customObjects(namespace) {
     await refused('a read after delete', () => custom.getNamespacedCustomObject({ ...at, name: 'a' }), 404, 'NotFound');
     const left = await custom.listNamespacedCustomObject(at);
     check(JSON.stringify(left.items.map((o) => o.metadata.name)) === '["b"]', 'what is left after the delete');
+
+async function serverSideApply(namespace) {
+    const apply = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
+    const body = (data) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace }, data });
+    const created = await core.patchNamespacedConfigMap(
+        { name: 'ssa', namespace, body: body({ color: 'blue', size: 'large' }), fieldManager: 'node' },
+        apply,
+    );
+    check(created.metadata.managedFields[0].manager === 'node', `managers ${JSON.stringify(created.metadata.managedFields)}`);
+    check(created.metadata.managedFields[0].operation === 'Apply', 'an Apply entry');
+    const reapplied = await core.patchNamespacedConfigMap(
+        { name: 'ssa', namespace, body: body({ color: 'blue' }), fieldManager: 'node' },
+        apply,
+    );
+    check(JSON.stringify(reapplied.data) === '{"color":"blue"}', `a re-apply without size: ${JSON.stringify(reapplied.data)}`);
+    await refused(
+        'a conflicting apply',
+        () => core.patchNamespacedConfigMap({ name: 'ssa', namespace, body: body({ color: 'red' }), fieldManager: 'other' }, apply),
+        409,
+        'Conflict',
+    );
+    const forced = await core.patchNamespacedConfigMap(
+        { name: 'ssa', namespace, body: body({ color: 'red' }), fieldManager: 'other', force: true },
+        apply,
+    );
+    check(forced.data.color === 'red', `color after the forced apply: ${forced.data.color}`);
+    const managers = forced.metadata.managedFields.map((e) => e.manager);
+    check(JSON.stringify(managers) === '["other"]', `managers after the forced apply: ${managers}`);
 }
 
 const SCENARIOS = {
@@ -311,6 +339,7 @@ const SCENARIOS = {
     watch: watchEvents,
     informer,
     'custom-objects': customObjects,
+    'server-side-apply': serverSideApply,
 };
 
 const [scenario, namespace] = process.argv.slice(2);

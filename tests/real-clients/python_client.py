@@ -455,6 +455,47 @@ def crd_versions(ns):
           f"the deprecation warning: {warning}")
     crds.delete(name=f"widgets.{group}")
 
+def server_side_apply(ns):
+    core = client.CoreV1Api()
+
+    def body(data):
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": data}
+
+    # The typed client, with the apply content type.
+    core.patch_namespaced_config_map(
+        "ssa", ns, body({"color": "blue", "size": "large"}), field_manager="py",
+        _content_type="application/apply-patch+yaml",
+    )
+    core.patch_namespaced_config_map(
+        "ssa", ns, body({"color": "blue"}), field_manager="py", _content_type="application/apply-patch+yaml"
+    )
+    raw = json.loads(core.read_namespaced_config_map("ssa", ns, _preload_content=False).data)
+    check(raw["data"] == {"color": "blue"}, f"a re-apply without size leaves {raw['data']}")
+    entries = [(e["manager"], e["operation"], e["fieldsV1"]) for e in raw["metadata"]["managedFields"]]
+    check(entries == [("py", "Apply", {"f:data": {"f:color": {}}})], f"managedFields {entries}")
+    # The dynamic client's server_side_apply: a conflict, then forced.
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    cms = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    try:
+        cms.server_side_apply(body=body({"color": "red"}), namespace=ns, field_manager="other")
+        raise Failed("a conflicting apply succeeded")
+    except ApiException as e:
+        status = json.loads(e.body)
+        check(e.status == 409, f"status {e.status}")
+        check(
+            status["message"] == 'Apply failed with 1 conflict: conflict with "py": .data.color',
+            f"message {status['message']}",
+        )
+        cause = status["details"]["causes"][0]
+        check(cause == {"reason": "FieldManagerConflict", "message": 'conflict with "py"', "field": ".data.color"},
+              f"cause {cause}")
+    applied = cms.server_side_apply(
+        body=body({"color": "red"}), namespace=ns, field_manager="other", force_conflicts=True
+    )
+    check(applied.data.color == "red", f"color after the forced apply: {applied.data}")
+    managers = [e.manager for e in applied.metadata.managedFields]
+    check(managers == ["other"], f"managers after the forced apply: {managers}")
+
 
 SCENARIOS = {
     "version": version,
@@ -466,6 +507,7 @@ SCENARIOS = {
     "patch-strategic": patch_strategic,
     "custom-objects": custom_objects,
     "crd-versions": crd_versions,
+    "server-side-apply": server_side_apply,
 }
 
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::errors::{self, Failure};
+use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
 use super::resource::ResourceSpec;
 use super::store::{ListQuery, Store, StoredObject};
@@ -183,7 +184,17 @@ pub(crate) fn sync(store: &Store) {
         let mut with_status = crds[i].clone();
         with_status["status"] = new;
         // A concurrent write wins; the sync after it catches up.
-        if let Ok(w) = strategy::update(store, &crd_spec, None, &name, with_status, true, false, &mut |_| {}) {
+        if let Ok(w) = strategy::update(
+            store,
+            &crd_spec,
+            None,
+            &name,
+            with_status,
+            true,
+            false,
+            SERVER,
+            &mut |_| {},
+        ) {
             crds[i] = w.object.to_value();
         }
     }
@@ -255,9 +266,19 @@ pub(crate) fn install(store: &Store, crd: Value) -> Result<String, Failure> {
         if let Some(m) = crd.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("resourceVersion");
         }
-        strategy::update(store, &spec, None, &name, crd, false, false, &mut |_| {})?;
+        strategy::update(
+            store,
+            &spec,
+            None,
+            &name,
+            crd,
+            false,
+            false,
+            DIRECT_FIELD_MANAGER,
+            &mut |_| {},
+        )?;
     } else {
-        strategy::create(store, &spec, None, crd, false, &mut |_| {})?;
+        strategy::create(store, &spec, None, crd, false, DIRECT_FIELD_MANAGER, &mut |_| {})?;
     }
     sync(store);
     let crd = store.lock().get(ID, &name).map(|o| o.to_value()).unwrap_or(Value::Null);

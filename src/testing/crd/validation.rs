@@ -2,6 +2,8 @@
 //! valid one defines: one per version — its schema, subresources, printer columns and selectable fields — the
 //! storage version's telling how objects are stored, the others converting to it.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::super::conversion::{self, Conversion, Strategy};
@@ -122,7 +124,19 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
         .pointer("/status/storedVersions")
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
-    let multi = versions.len() > 1 || stored_versions > 1;
+    // Or since they were written, once the CRD's spec changed (its generation moved past 1): objects are then
+    // defaulted and pruned by today's schemas as they are read.
+    let changed = crd.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) > 1;
+    let multi = versions.len() > 1 || stored_versions > 1 || changed;
+    let schemas: Vec<(String, Arc<Value>)> = versions
+        .iter()
+        .filter_map(|v| {
+            Some((
+                format!("{group}/{}", v["name"].as_str()?),
+                Arc::new(v.pointer("/schema/openAPIV3Schema")?.clone()),
+            ))
+        })
+        .collect();
     let mut specs: Vec<(ResourceSpec, bool, Vec<String>)> = Vec::new();
     for (i, v) in versions.iter().enumerate() {
         let path = format!("spec.versions[{i}]");
@@ -188,6 +202,12 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
             spec.conversion = Some(Conversion {
                 storage_api_version: format!("{group}/{storage_name}"),
                 strategy,
+                api_versions: versions
+                    .iter()
+                    .filter_map(|v| v["name"].as_str())
+                    .map(|n| format!("{group}/{n}"))
+                    .collect(),
+                schemas: schemas.clone(),
             });
         }
         if deprecated {

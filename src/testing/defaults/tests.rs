@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::object::Status;
 use crate::testing::admission::Admission;
+use crate::testing::managed_fields::Writer;
 use crate::testing::resource::ResourceSpec;
 use crate::testing::store::Store;
 use crate::testing::strategy::{self, DeleteOptions, PatchType};
@@ -46,7 +47,8 @@ impl Fixture {
     fn create_opt(&self, plural: &str, mut body: Value, dry_run: bool) -> Result<Value, Box<Status>> {
         let spec = self.spec(plural);
         Admission::quiet(&spec).admit(&mut body)?;
-        strategy::create(&self.store, &spec, self.ns(plural), body, dry_run, &mut |_| {}).map(|w| w.object.to_value())
+        strategy::create(&self.store, &spec, self.ns(plural), body, dry_run, "test", &mut |_| {})
+            .map(|w| w.object.to_value())
     }
 
     fn update(&self, plural: &str, body: Value) -> Result<Value, Box<Status>> {
@@ -69,6 +71,7 @@ impl Fixture {
             body,
             status_only,
             false,
+            "test",
             &mut |_| {},
         )
         .map(|w| w.object.to_value())
@@ -85,6 +88,10 @@ impl Fixture {
             &doc,
             false,
             false,
+            &Writer {
+                manager: "test".into(),
+                force: false,
+            },
             &mut |obj| Admission::quiet(&spec).admit(obj),
             &mut |_| {},
         )
@@ -105,10 +112,17 @@ impl Fixture {
     }
 }
 
-/// The object without the fields the generic registry sets (uid, times, resourceVersion, generation).
+/// The object without the fields the generic registry and the field manager set (uid, times, resourceVersion,
+/// generation, managedFields): what defaulting does is compared.
 fn without_system_fields(mut v: Value) -> Value {
     if let Some(m) = v["metadata"].as_object_mut() {
-        for k in ["uid", "creationTimestamp", "resourceVersion", "generation"] {
+        for k in [
+            "uid",
+            "creationTimestamp",
+            "resourceVersion",
+            "generation",
+            "managedFields",
+        ] {
             m.remove(k);
         }
     }

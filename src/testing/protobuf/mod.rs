@@ -15,6 +15,9 @@
 mod json;
 mod schema;
 mod wire;
+mod zero;
+
+pub(crate) use zero::zero_object;
 
 use std::fmt::Write as _;
 
