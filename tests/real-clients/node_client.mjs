@@ -302,6 +302,7 @@ async function customObjects(namespace) {
     await refused('a read after delete', () => custom.getNamespacedCustomObject({ ...at, name: 'a' }), 404, 'NotFound');
     const left = await custom.listNamespacedCustomObject(at);
     check(JSON.stringify(left.items.map((o) => o.metadata.name)) === '["b"]', 'what is left after the delete');
+}
 
 async function serverSideApply(namespace) {
     const apply = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
