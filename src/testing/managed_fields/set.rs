@@ -172,19 +172,24 @@ impl Set {
         }
     }
 
+    /// This set's members that are not `other`'s.
+    fn members_not_in(&self, other: &Set) -> Vec<PathElement> {
+        merge_sorted(
+            &self.members,
+            &other.members,
+            |p| p,
+            |a, b| match (a, b) {
+                (Some(a), None) => Some(a.clone()),
+                _ => None,
+            },
+        )
+    }
+
     /// The paths of this set that `other` does not have. A member of `other` removes only itself, not the paths
     /// below it.
     pub(crate) fn difference(&self, other: &Set) -> Set {
         Set {
-            members: merge_sorted(
-                &self.members,
-                &other.members,
-                |p| p,
-                |a, b| match (a, b) {
-                    (Some(a), None) => Some(a.clone()),
-                    _ => None,
-                },
-            ),
+            members: self.members_not_in(other),
             children: merge_sorted(&self.children, &other.children, first, |a, b| match (a, b) {
                 (Some((pe, x)), Some((_, y))) => Some((pe.clone(), x.difference(y))).filter(|(_, s)| !s.is_empty()),
                 (Some(x), None) => Some(x.clone()),
@@ -196,15 +201,7 @@ impl Set {
     /// As [`difference`](Self::difference), but a member of `other` also removes every path below it.
     pub(crate) fn recursive_difference(&self, other: &Set) -> Set {
         Set {
-            members: merge_sorted(
-                &self.members,
-                &other.members,
-                |p| p,
-                |a, b| match (a, b) {
-                    (Some(a), None) => Some(a.clone()),
-                    _ => None,
-                },
-            ),
+            members: self.members_not_in(other),
             children: self
                 .children
                 .iter()
