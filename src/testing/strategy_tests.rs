@@ -5,6 +5,30 @@ use super::*;
 use crate::object::ApiResource;
 use serde_json::json;
 
+/// A patch of `name` in namespace `ns` by the manager `test`, admitting everything, not dry run.
+fn patch_ns(
+    store: &Store,
+    spec: &ResourceSpec,
+    name: &str,
+    kind: PatchType,
+    doc: &Value,
+    status_only: bool,
+) -> Result<Written, Failure> {
+    patch(
+        store,
+        spec,
+        Some("ns"),
+        name,
+        kind,
+        doc,
+        status_only,
+        false,
+        &tester(),
+        &mut |_| Ok(()),
+        &mut |_| {},
+    )
+}
+
 fn tester() -> Writer {
     Writer {
         manager: "test".into(),
@@ -289,99 +313,40 @@ fn patches_apply_with_optimistic_concurrency() {
         &mut |_| {},
     )
     .unwrap();
-    let w = patch(
+    let w = patch_ns(
         &store,
         &spec,
-        Some("ns"),
         "d",
         PatchType::Merge,
         &json!({"spec":{"a":null,"c":3}}),
         false,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
     )
     .unwrap();
     assert_eq!(value(&w.object)["spec"], json!({"b":[1,2],"c":3}));
     let jp = json!([{"op":"add","path":"/spec/b/-","value":3}]);
-    let w = patch(
-        &store,
-        &spec,
-        Some("ns"),
-        "d",
-        PatchType::Json,
-        &jp,
-        false,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
-    )
-    .unwrap();
+    let w = patch_ns(&store, &spec, "d", PatchType::Json, &jp, false).unwrap();
     assert_eq!(value(&w.object)["spec"]["b"], json!([1, 2, 3]));
     let failing = json!([{"op":"test","path":"/spec/c","value":4}]);
-    let e = patch(
-        &store,
-        &spec,
-        Some("ns"),
-        "d",
-        PatchType::Json,
-        &failing,
-        false,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
-    )
-    .err()
-    .unwrap();
+    let e = patch_ns(&store, &spec, "d", PatchType::Json, &failing, false)
+        .err()
+        .unwrap();
     assert_eq!(e.code, 422);
     let stale = json!({"metadata":{"resourceVersion":"1"},"spec":{"c":5}});
-    let e = patch(
-        &store,
-        &spec,
-        Some("ns"),
-        "d",
-        PatchType::Merge,
-        &stale,
-        false,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
-    )
-    .err()
-    .unwrap();
+    let e = patch_ns(&store, &spec, "d", PatchType::Merge, &stale, false)
+        .err()
+        .unwrap();
     assert_eq!(e.code, 409);
-    let e = patch(
-        &store,
-        &spec,
-        Some("ns"),
-        "nope",
-        PatchType::Merge,
-        &json!({}),
-        false,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
-    )
-    .err()
-    .unwrap();
+    let e = patch_ns(&store, &spec, "nope", PatchType::Merge, &json!({}), false)
+        .err()
+        .unwrap();
     assert_eq!(e.code, 404);
-    let w = patch(
+    let w = patch_ns(
         &store,
         &spec,
-        Some("ns"),
         "new",
         PatchType::Apply,
         &json!({"apiVersion":"apps/v1","kind":"Deployment","spec":{"z":1}}),
         false,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
     )
     .unwrap();
     assert!(w.created);
@@ -398,39 +363,14 @@ fn patches_apply_with_optimistic_concurrency() {
             "metadata.managedFields must be nil",
         ),
     ] {
-        let e = patch(
-            &store,
-            &spec,
-            Some("ns"),
-            "new",
-            PatchType::Apply,
-            &body,
-            false,
-            false,
-            &tester(),
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .err()
-        .unwrap();
+        let e = patch_ns(&store, &spec, "new", PatchType::Apply, &body, false)
+            .err()
+            .unwrap();
         assert_eq!(e.code, 400);
         assert_eq!(e.message, message);
     }
     let status = json!({"status":{"ok":true},"spec":{"z":2}});
-    let w = patch(
-        &store,
-        &spec,
-        Some("ns"),
-        "new",
-        PatchType::Merge,
-        &status,
-        true,
-        false,
-        &tester(),
-        &mut |_| Ok(()),
-        &mut |_| {},
-    )
-    .unwrap();
+    let w = patch_ns(&store, &spec, "new", PatchType::Merge, &status, true).unwrap();
     assert_eq!(value(&w.object)["spec"]["z"], 1);
     assert_eq!(value(&w.object)["status"]["ok"], true);
 }
