@@ -66,14 +66,14 @@ pub(super) fn prepare_crd_update(
     if status_only {
         return Ok(());
     }
-    let (new_v, old_v) = (Value::Object(std::mem::take(new)), Value::Object(old.clone()));
-    let errs = crd::check_update(&new_v, &old_v);
-    if let Value::Object(m) = new_v {
-        *new = m;
-    }
+    let errs = crd::check_update(&Value::Object(new.clone()), &Value::Object(old.clone()));
     if errs.is_empty() {
         return Ok(());
     }
-    let name = old_v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = old
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     Err(errors::invalid(crd::GROUP, "CustomResourceDefinition", name, errs))
 }
