@@ -1,10 +1,10 @@
 //! DeltaFIFO against its reference model: any sequence of add / update / delete / streamed replace (with pops
 //! interleaved) / aborted replace / resync / pop keeps the queue's invariants, and once drained the store equals the
-//! server's state (`kube_informer::testing::fifo_model::check`).
+//! server's state (`kube_informer::cache::fifo_model::check`).
 
 #![no_main]
 
-use kube_informer::testing::fifo_model::{FifoOp, check};
+use kube_informer::cache::fifo_model::{FifoOp, check};
 use libfuzzer_sys::fuzz_target;
 
 /// Turns bytes into operations: one opcode byte, then the operands it needs (missing bytes read as 0).

@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use kube_informer::testing::decode_protobuf_body;
+use kube_informer_apiserver::decode_protobuf_body;
 use libfuzzer_sys::fuzz_target;
 
 const KINDS: &[(&str, &str)] = &[

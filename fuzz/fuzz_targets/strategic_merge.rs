@@ -7,8 +7,8 @@
 
 use std::sync::LazyLock;
 
-use kube_informer::testing::ResourceSpec;
-use kube_informer::testing::strategic_merge::{self, StrategicMergeError};
+use kube_informer_apiserver::ResourceSpec;
+use kube_informer_apiserver::strategic_merge::{self, StrategicMergeError};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 

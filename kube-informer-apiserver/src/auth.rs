@@ -1,0 +1,208 @@
+//! Authentication (bearer tokens, client certificates) and a small authorizer (allow rules per user).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::log::Verb;
+use super::resource::ResourceSpec;
+
+/// Grants a user some verbs on some resources. A user with no matching rule gets 403 — once any rule exists;
+/// with no rules at all, every authenticated user may do everything.
+///
+/// Resources are named by plural (`configmaps`), `plural.group` (`leases.coordination.k8s.io`), with a subresource
+/// (`pods/status`), or `*`; verbs by their RBAC names (`get`, `list`, `watch`, `create`, `update`, `patch`,
+/// `delete`, `deletecollection`) or `*`. Unlike RBAC there are no namespaces, groups or non-resource URLs.
+///
+/// ```
+/// use kube_informer_apiserver::AccessRule;
+///
+/// let read_only = AccessRule::user("viewer").verbs(&["get", "list", "watch"]).resources(&["configmaps"]);
+/// # let _ = read_only;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessRule {
+    pub(crate) user: String,
+    pub(crate) verbs: Vec<String>,
+    pub(crate) resources: Vec<String>,
+}
+
+impl AccessRule {
+    /// Everything for `user`; narrow it with [`verbs`](Self::verbs) and [`resources`](Self::resources).
+    pub fn user(user: &str) -> Self {
+        AccessRule {
+            user: user.to_owned(),
+            verbs: vec!["*".into()],
+            resources: vec!["*".into()],
+        }
+    }
+
+    /// Only these verbs.
+    #[must_use]
+    pub fn verbs(mut self, verbs: &[&str]) -> Self {
+        self.verbs = verbs.iter().map(|v| (*v).to_owned()).collect();
+        self
+    }
+
+    /// Only these resources.
+    #[must_use]
+    pub fn resources(mut self, resources: &[&str]) -> Self {
+        self.resources = resources.iter().map(|r| (*r).to_owned()).collect();
+        self
+    }
+
+    fn allows(&self, user: &str, verb: Verb, spec: &ResourceSpec, sub: Option<&str>) -> bool {
+        self.grants(user, verb.as_str(), &spec.api.group, &spec.api.plural, sub)
+    }
+
+    /// True when this rule lets `user` do `verb` on `plural` of `group` (`sub`resource). A rule's `*` matches any
+    /// verb or resource; a request for `*` is granted only by a rule's `*`.
+    fn grants(&self, user: &str, verb: &str, group: &str, plural: &str, sub: Option<&str>) -> bool {
+        if self.user != user || !self.verbs.iter().any(|v| v == "*" || v == verb) {
+            return false;
+        }
+        let id = if group.is_empty() {
+            plural.to_owned()
+        } else {
+            format!("{plural}.{group}")
+        };
+        self.resources.iter().any(|r| {
+            if r == "*" {
+                return true;
+            }
+            let (name, rsub) = match r.split_once('/') {
+                Some((n, s)) => (n, Some(s)),
+                None => (r.as_str(), None),
+            };
+            (name == "*" || name == plural || name == id) && (rsub == sub || rsub == Some("*"))
+        })
+    }
+}
+
+/// Who may talk to the server.
+#[derive(Clone, Default)]
+pub(crate) struct Auth {
+    /// Bearer token → user name.
+    tokens: HashMap<String, String>,
+    /// When false, every request is served as an anonymous one and no rule applies.
+    pub(crate) required: bool,
+    rules: Vec<AccessRule>,
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Tokens are secrets: count them, never print them.
+        f.debug_struct("Auth")
+            .field("tokens", &self.tokens.len())
+            .field("required", &self.required)
+            .field("rules", &self.rules)
+            .finish()
+    }
+}
+
+impl Auth {
+    pub(crate) fn add_token(&mut self, token: &str, user: &str) {
+        self.tokens.insert(token.to_owned(), user.to_owned());
+        self.required = true;
+    }
+
+    pub(crate) fn add_rule(&mut self, rule: AccessRule) {
+        self.rules.push(rule);
+    }
+
+    /// The user making a request: a verified client certificate's CN first (kube-apiserver tries x509 before
+    /// tokens), then the bearer token. `Err(())` means 401. `Ok(None)` when authentication is off.
+    pub(crate) fn authenticate(
+        &self,
+        authorization: Option<&str>,
+        cert_user: Option<&str>,
+    ) -> Result<Option<String>, ()> {
+        if !self.required {
+            return Ok(None);
+        }
+        if let Some(u) = cert_user {
+            return Ok(Some(u.to_owned()));
+        }
+        let token = authorization
+            .and_then(|h| h.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim());
+        match token.and_then(|t| self.tokens.get(t)) {
+            Some(u) => Ok(Some(u.clone())),
+            None => Err(()),
+        }
+    }
+
+    /// True when any rule is configured (else every authenticated user may do everything).
+    pub(crate) fn has_rules(&self) -> bool {
+        !self.rules.is_empty()
+    }
+
+    /// The first rule granting `user` `verb` on `plural` of `group` (`sub`resource).
+    pub(crate) fn granting_rule(
+        &self,
+        user: &str,
+        verb: &str,
+        group: &str,
+        plural: &str,
+        sub: Option<&str>,
+    ) -> Option<&AccessRule> {
+        self.rules.iter().find(|r| r.grants(user, verb, group, plural, sub))
+    }
+
+    /// The rules of `user`.
+    pub(crate) fn rules_of<'a>(&'a self, user: &'a str) -> impl Iterator<Item = &'a AccessRule> {
+        self.rules.iter().filter(move |r| r.user == user)
+    }
+
+    /// True when `user` may do `verb` on the resource (always, when no rule is configured).
+    pub(crate) fn authorize(&self, user: &str, verb: Verb, spec: &ResourceSpec, sub: Option<&str>) -> bool {
+        self.rules.is_empty() || self.rules.iter().any(|r| r.allows(user, verb, spec, sub))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube_informer::object::ApiResource;
+
+    #[test]
+    fn authenticates_certificates_before_tokens() {
+        let mut auth = Auth::default();
+        assert_eq!(auth.authenticate(None, None), Ok(None), "off by default");
+        auth.add_token("s3cret", "alice");
+        assert_eq!(auth.authenticate(Some("Bearer s3cret"), None), Ok(Some("alice".into())));
+        assert_eq!(auth.authenticate(Some("bearer s3cret"), None), Ok(Some("alice".into())));
+        assert_eq!(auth.authenticate(Some("Bearer wrong"), None), Err(()));
+        assert_eq!(auth.authenticate(Some("Basic s3cret"), None), Err(()));
+        assert_eq!(auth.authenticate(None, None), Err(()));
+        assert_eq!(
+            auth.authenticate(Some("Bearer wrong"), Some("bob")),
+            Ok(Some("bob".into()))
+        );
+        assert!(!format!("{auth:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn rules_grant_verbs_on_resources() {
+        let cm = ResourceSpec::new(ApiResource::new("", "v1", "ConfigMap", "configmaps", true));
+        let lease = ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true));
+        let mut auth = Auth::default();
+        assert!(auth.authorize("anyone", Verb::Delete, &cm, None), "no rules: allow all");
+        auth.add_rule(
+            AccessRule::user("viewer")
+                .verbs(&["list", "watch"])
+                .resources(&["configmaps"]),
+        );
+        auth.add_rule(AccessRule::user("admin"));
+        auth.add_rule(AccessRule::user("ctl").resources(&["leases.coordination.k8s.io", "configmaps/status"]));
+        assert!(auth.authorize("viewer", Verb::List, &cm, None));
+        assert!(!auth.authorize("viewer", Verb::Create, &cm, None));
+        assert!(!auth.authorize("viewer", Verb::List, &lease, None));
+        assert!(!auth.authorize("viewer", Verb::List, &cm, Some("status")));
+        assert!(auth.authorize("admin", Verb::Delete, &lease, Some("status")));
+        assert!(auth.authorize("ctl", Verb::Update, &lease, None));
+        assert!(auth.authorize("ctl", Verb::Update, &cm, Some("status")));
+        assert!(!auth.authorize("ctl", Verb::Update, &cm, None));
+        assert!(!auth.authorize("stranger", Verb::Get, &cm, None));
+    }
+}

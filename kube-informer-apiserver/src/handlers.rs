@@ -1,0 +1,406 @@
+//! The resource verbs other than WATCH: GET, LIST, POST, PUT, PATCH, DELETE, DELETE of a collection — request
+//! decoding and answers around [`strategy`](super::strategy) and [`list`](super::list).
+
+use serde_json::{Value, json};
+
+use super::admission::Admission;
+use super::conversion;
+use super::crd;
+use super::errors::{self, Failure, FieldError};
+use super::field_validation::{self, Directive, Stage};
+use super::http::RequestHead;
+use super::list::{self, ListOptions};
+use super::log::Verb;
+use super::managed_fields;
+use super::protobuf;
+use super::reply::Reply;
+use super::resource::ResourceSpec;
+use super::router::ResourcePath;
+use super::scale::{self, ScaleSubresource};
+use super::server::Shared;
+use super::store::{ListQuery, StoredObject, object_key};
+use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType};
+
+/// Serves a non-watch request on a resource path; `on_commit` is called under the store's lock as its first write
+/// commits, before anything it wrote is visible.
+pub(crate) fn handle(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+    on_commit: OnCommit<'_>,
+) -> Reply {
+    let reply = run(shared, verb, r, head, query, body, on_commit).unwrap_or_else(Reply::Status);
+    // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
+    if (r.spec.id() == crd::ID || r.spec.terminating) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
+        crd::sync(&shared.store);
+    }
+    let reply = conversion::reply(&r.spec, reply);
+    match &r.spec.deprecation {
+        Some(w) => Reply::warned(reply, vec![w.clone()]),
+        None => reply,
+    }
+}
+
+fn param<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+fn dry_run(query: &[(String, String)]) -> Result<bool, Failure> {
+    match param(query, "dryRun") {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(v) => Err(errors::bad_request(format!(
+            "Invalid dry run value {v:?}: only \"All\" is supported"
+        ))),
+    }
+}
+
+/// A JSON, YAML or protobuf request body as a JSON object, and the keys repeated in it (looked for in JSON unless
+/// `directive` is `Ignore`).
+fn decode_body(
+    spec: &ResourceSpec,
+    head: &RequestHead,
+    body: &[u8],
+    directive: Directive,
+) -> Result<(Value, Vec<String>), Failure> {
+    decode_body_as(&spec.api.api_version(), &spec.api.kind, head, body, directive)
+}
+
+/// [`decode_body`] for a body of type `api_version` `kind` (a subresource's or a review's).
+pub(crate) fn decode_body_as(
+    api_version: &str,
+    kind: &str,
+    head: &RequestHead,
+    body: &[u8],
+    directive: Directive,
+) -> Result<(Value, Vec<String>), Failure> {
+    let ct = head.header("content-type").unwrap_or("application/json");
+    // Protobuf for the kinds k8s.io/api defines; custom resources have none, as with kube-apiserver.
+    let proto = protobuf::knows_kind(api_version, kind);
+    match ct.split(';').next().unwrap_or("").trim() {
+        protobuf::MEDIA_TYPE if proto => protobuf::decode_object(body, api_version, kind)
+            .map(|v| (v, Vec::new()))
+            .map_err(errors::bad_request),
+        "application/json" | "" | "*/*" if directive != Directive::Ignore => {
+            match field_validation::parse_noting_duplicates(body) {
+                Ok((v, dups)) if v.is_object() => Ok((v, dups)),
+                // The same answers as without the check.
+                _ => strategy::parse_object(body).map(|v| (v, Vec::new())),
+            }
+        }
+        "application/json" | "" | "*/*" => strategy::parse_object(body).map(|v| (v, Vec::new())),
+        "application/yaml" => {
+            let text = std::str::from_utf8(body).map_err(|_| errors::bad_request("body is not UTF-8"))?;
+            let v: Value =
+                serde_saphyr::from_str(text).map_err(|e| errors::bad_request(format!("error decoding YAML: {e}")))?;
+            if v.is_object() {
+                Ok((v, Vec::new()))
+            } else {
+                Err(errors::bad_request("the body of the request must be an object"))
+            }
+        }
+        _ if proto => Err(errors::unsupported_body_type(&[
+            "application/json",
+            "application/yaml",
+            protobuf::MEDIA_TYPE,
+        ])),
+        _ => Err(errors::unsupported_body_type(&["application/json", "application/yaml"])),
+    }
+}
+
+fn run(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+    on_commit: OnCommit<'_>,
+) -> Result<Reply, Failure> {
+    let spec = &*r.spec;
+    let ns = r.namespace.as_deref();
+    let name = r.name.as_deref().unwrap_or("");
+    let status_only = match r.subresource.as_deref() {
+        None => false,
+        Some("status") if spec.status_subresource => true,
+        Some("scale") => match &spec.scale {
+            Some(scale) => return scale_request(shared, verb, r, scale, head, query, body, on_commit),
+            None => return Err(errors::no_such_path()),
+        },
+        Some(_) => return Err(errors::no_such_path()),
+    };
+    let store = &shared.store;
+    match verb {
+        Verb::List => {
+            let opts = ListOptions::parse(query, spec)?;
+            list::list(store, shared.too_large_wait, shared.watch_cache, spec, ns, &opts)
+        }
+        Verb::Get => get(shared, spec, ns, name, query),
+        Verb::Create | Verb::Update => {
+            let options = if verb == Verb::Create {
+                "CreateOptions"
+            } else {
+                "UpdateOptions"
+            };
+            let writer = managed_fields::writer(query, head.header("user-agent").unwrap_or(""), options, None)?;
+            let directive = Directive::parse(query, options)?;
+            let (mut v, duplicates) = decode_body(spec, head, body, directive)?;
+            let mut admission = Admission {
+                spec,
+                directive,
+                stage: Stage::Decode,
+                worded: Vec::new(),
+                duplicates,
+                body: Some(body),
+                warnings: Vec::new(),
+            };
+            admission.admit(&mut v)?;
+            let reply = if verb == Verb::Create {
+                let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
+                Reply::Object(201, w.object)
+            } else {
+                let dry = dry_run(query)?;
+                let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
+                Reply::Object(200, w.object)
+            };
+            Ok(Reply::warned(reply, admission.warnings))
+        }
+        Verb::Patch => {
+            let ct = head.header("content-type").unwrap_or("");
+            let kind = PatchType::from_content_type(ct)
+                .filter(|k| *k != PatchType::Strategic || spec.strategic_merge_schema().is_some())
+                .ok_or_else(|| errors::unsupported_patch_type(spec))?;
+            let user_agent = head.header("user-agent").unwrap_or("");
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
+            let directive = Directive::parse(query, "PatchOptions")?;
+            let doc = strategy::parse_patch(kind, body)?;
+            let (worded, duplicates) = match kind {
+                _ if directive == Directive::Ignore => (Vec::new(), Vec::new()),
+                PatchType::Json => (field_validation::json_patch_problems(body), Vec::new()),
+                PatchType::Merge | PatchType::Strategic => (
+                    Vec::new(),
+                    field_validation::parse_noting_duplicates(body)
+                        .map(|(_, d)| d)
+                        .unwrap_or_default(),
+                ),
+                PatchType::Apply => (Vec::new(), Vec::new()),
+            };
+            let mut admission = Admission {
+                spec,
+                directive,
+                stage: Stage::Patch,
+                worded,
+                duplicates,
+                body: None,
+                warnings: Vec::new(),
+            };
+            let w = strategy::patch(
+                store,
+                spec,
+                ns,
+                name,
+                kind,
+                &doc,
+                status_only,
+                dry_run(query)?,
+                &writer,
+                &mut |obj| admission.admit(obj),
+                on_commit,
+            )?;
+            Ok(Reply::warned(
+                Reply::Object(if w.created { 201 } else { 200 }, w.object),
+                admission.warnings,
+            ))
+        }
+        Verb::Delete => {
+            let opts = delete_options(head, query, body)?;
+            Ok(match strategy::delete(store, spec, ns, name, &opts, on_commit)? {
+                Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
+                Deleted::Finalizing(obj) => Reply::Object(200, obj),
+            })
+        }
+        Verb::DeleteCollection => delete_collection(shared, spec, ns, head, query, body, on_commit),
+        Verb::Watch => Err(errors::internal("watch is served by the connection")),
+    }
+}
+
+/// A request on `…/{name}/scale`.
+#[allow(clippy::too_many_arguments)]
+fn scale_request(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    scale: &ScaleSubresource,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+    on_commit: OnCommit<'_>,
+) -> Result<Reply, Failure> {
+    let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
+    let name = r.name.as_deref().unwrap_or("");
+    let user_agent = head.header("user-agent").unwrap_or("");
+    let answer = match verb {
+        Verb::Get => scale::get(store, spec, scale, ns, name)?,
+        Verb::Update => scale::update(
+            store,
+            spec,
+            scale,
+            ns,
+            name,
+            &decode_body_as("autoscaling/v1", "Scale", head, body, Directive::Ignore)?.0,
+            dry_run(query)?,
+            &managed_fields::writer(query, user_agent, "UpdateOptions", None)?,
+            on_commit,
+        )?,
+        Verb::Patch => {
+            let ct = head.header("content-type").unwrap_or("");
+            // A `Scale` is a built-in type: every patch type applies to it, the strategic one included.
+            let kind = PatchType::from_content_type(ct).ok_or_else(|| {
+                errors::unsupported_body_type(&[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                    "application/apply-patch+yaml",
+                ])
+            })?;
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
+            let doc = strategy::parse_patch(kind, body)?;
+            scale::patch(
+                store,
+                spec,
+                scale,
+                ns,
+                name,
+                kind,
+                &doc,
+                dry_run(query)?,
+                &writer,
+                on_commit,
+            )?
+        }
+        _ => return Err(errors::method_not_allowed()),
+    };
+    Ok(Reply::value(200, &answer))
+}
+
+/// GET of one object, with `resourceVersion` semantics ("" latest, "0" any, N at least N).
+fn get(
+    shared: &Shared,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    name: &str,
+    query: &[(String, String)],
+) -> Result<Reply, Failure> {
+    let rv = match param(query, "resourceVersion") {
+        None | Some("") => 0,
+        Some(v) => v
+            .parse::<u64>()
+            .map_err(|_| errors::bad_request(format!("invalid resource version {v:?}")))?,
+    };
+    let (g, fresh) = shared.store.wait_for_rev(rv, shared.too_large_wait);
+    if !fresh {
+        return Err(errors::too_large_resource_version(rv, g.rev()));
+    }
+    let key = object_key(if spec.api.namespaced { ns.unwrap_or("") } else { "" }, name);
+    g.get(&spec.id(), &key)
+        .map(|o| Reply::Object(200, o))
+        .ok_or_else(|| errors::not_found(&spec.api, name))
+}
+
+/// The `Success` status a delete answers with once the object is gone (details name the resource, not the kind,
+/// as kube-apiserver does).
+fn success(spec: &ResourceSpec, last: &StoredObject) -> Value {
+    let mut details = json!({"name": last.name, "kind": spec.api.plural, "uid": last.uid});
+    if !spec.api.group.is_empty() {
+        details["group"] = json!(spec.api.group);
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+}
+
+/// `DeleteOptions` from the body (JSON, or protobuf as client-go's typed clients send it when configured for
+/// protobuf) and the query string.
+fn delete_options(head: &RequestHead, query: &[(String, String)], body: &[u8]) -> Result<DeleteOptions, Failure> {
+    let mut opts = DeleteOptions {
+        dry_run: dry_run(query)?,
+        ..Default::default()
+    };
+    let mut policy = param(query, "propagationPolicy").map(str::to_owned);
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let ct = head.header("content-type").unwrap_or("");
+        let v: Value = if ct.split(';').next().unwrap_or("").trim() == protobuf::MEDIA_TYPE {
+            protobuf::decode_delete_options(body)
+                .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?
+        };
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        opts.uid = v.pointer("/preconditions/uid").and_then(text);
+        opts.resource_version = v.pointer("/preconditions/resourceVersion").and_then(text);
+        if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
+            policy = Some(p.to_owned());
+        }
+        if let Some(d) = v.get("dryRun").and_then(Value::as_array)
+            && d.iter().any(|x| x == "All")
+        {
+            opts.dry_run = true;
+        }
+    }
+    if let Some(p) = policy.filter(|p| !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")) {
+        let e = FieldError::not_supported("propagationPolicy", &p, &["Foreground", "Background", "Orphan", "nil"]);
+        return Err(errors::invalid("meta.k8s.io", "DeleteOptions", "", vec![e]));
+    }
+    Ok(opts)
+}
+
+/// DELETE of a collection: deletes every object matching the selectors; answers the list of what was deleted.
+/// `on_commit` hears of every deletion (the request is logged at the first).
+fn delete_collection(
+    shared: &Shared,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+    on_commit: OnCommit<'_>,
+) -> Result<Reply, Failure> {
+    let list_opts = ListOptions::parse(query, spec)?;
+    let opts = delete_options(head, query, body)?;
+    let ns = if spec.api.namespaced { ns } else { None };
+    let targets = {
+        let g = shared.store.lock();
+        let filter = |o: &StoredObject| list_opts.matches(spec, o);
+        let q = ListQuery {
+            namespace: ns,
+            at: g.rev(),
+            after: None,
+            limit: 0,
+            filter: &filter,
+            count_remaining: false,
+        };
+        g.list(&spec.id(), &q).items
+    };
+    let mut items = Vec::with_capacity(targets.len());
+    for t in targets {
+        let ns = (!t.namespace.is_empty()).then_some(t.namespace.as_str());
+        match strategy::delete(&shared.store, spec, ns, &t.name, &opts, &mut *on_commit) {
+            Ok(Deleted::Gone(o) | Deleted::Finalizing(o)) => items.push(o),
+            // Deleted meanwhile by someone else.
+            Err(st) if st.code == 404 => {}
+            Err(st) => return Err(st),
+        }
+    }
+    let prefix = format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{{\"resourceVersion\":\"{}\"}},\"items\":[",
+        json!(format!("{}List", spec.api.kind)),
+        json!(spec.api.api_version()),
+        shared.store.lock().rev(),
+    );
+    Ok(Reply::List {
+        prefix: prefix.into_bytes(),
+        items,
+    })
+}

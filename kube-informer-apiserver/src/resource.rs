@@ -1,0 +1,471 @@
+//! `ResourceSpec`: a resource the embedded server serves, and how (status subresource, selectable fields, names,
+//! schema).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::conversion::Conversion;
+use super::defaults::{self, KindRules};
+use super::meta::GenerationRule;
+use super::printer_column::PrinterColumn;
+use super::printers;
+use super::scale::ScaleSubresource;
+use super::{builtin_schemas, strategic_merge};
+use kube_informer::object::ApiResource;
+
+/// Which names a resource accepts (apimachinery's name validation functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameRule {
+    /// A DNS-1123 subdomain: ≤ 253 characters, lowercase alphanumerics, `-` and `.` (most resources).
+    Subdomain,
+    /// A DNS-1123 label: ≤ 63 characters, lowercase alphanumerics and `-` (namespaces, nodes' labels, …).
+    Label,
+}
+
+/// A resource served by [`ApiServer`](super::ApiServer): its [`ApiResource`] plus what the server needs to know
+/// to serve it like kube-apiserver does.
+///
+/// ```
+/// use kube_informer::object::ApiResource;
+/// use kube_informer_apiserver::ResourceSpec;
+///
+/// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true))
+///     .with_status_subresource()
+///     .selectable_field("spec.color")
+///     .short_name("wd");
+/// assert_eq!(widgets.api_resource().plural, "widgets");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceSpec {
+    pub(crate) api: ApiResource,
+    /// `…/{name}/status` exists: main-resource writes keep the stored `.status`, status writes change only it,
+    /// and a create drops `.status`.
+    pub(crate) status_subresource: bool,
+    /// `…/{name}/scale` exists, reading and writing replicas at these paths.
+    pub(crate) scale: Option<ScaleSubresource>,
+    /// Field paths accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace` (a CRD's
+    /// `selectableFields`, a pod's `spec.nodeName`).
+    pub(crate) selectable_fields: Vec<String>,
+    pub(crate) short_names: Vec<String>,
+    /// Groupings this resource belongs to in discovery (`all`, which `kubectl get all` lists), as a CRD's
+    /// `names.categories`.
+    pub(crate) categories: Vec<String>,
+    pub(crate) name_rule: NameRule,
+    /// When `metadata.generation` is set and bumped.
+    pub(crate) generation: GenerationRule,
+    /// The object's OpenAPI v3 schema, as a CRD's `openAPIV3Schema` holds it: one structural tree, inlined (no
+    /// `$ref`), which may carry the extensions kube-apiserver publishes (`x-kubernetes-patch-merge-key`,
+    /// `x-kubernetes-patch-strategy`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
+    /// `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-int-or-string`, `x-kubernetes-embedded-resource`).
+    /// `None`: nothing is known of the object's shape beyond its metadata.
+    pub(crate) schema: Option<Arc<Value>>,
+    /// Served as a custom resource (a CRD's): the schema is validated (422) and its defaults applied, nulls the
+    /// schema does not allow are dropped, and strategic merge patches are refused.
+    pub(crate) custom: bool,
+    /// The singular name discovery gives (a CRD's `names.singular`); the kind in lower case when `None`.
+    pub(crate) singular: Option<String>,
+    /// What kube-apiserver does to objects of this built-in kind on their way to storage (defaulting, the registry
+    /// strategy's preparation, a service's allocations): set for the default resources, `None` otherwise.
+    pub(crate) builtin: Option<&'static KindRules>,
+    /// The columns of the `Table` answer (`kubectl get`), in order; empty: NAME and AGE.
+    pub(crate) printer_columns: Vec<PrinterColumn>,
+    /// Set on a served version of a CRD that is not its storage version: objects are converted on their way in and
+    /// out ([`conversion`](super::conversion)). `None`: objects are stored in this version.
+    pub(crate) conversion: Option<Conversion>,
+    /// The `Warning` every request of this version gets (a CRD version marked `deprecated`).
+    pub(crate) deprecation: Option<String>,
+    /// The fields this version accepts in a field selector, when its CRD's versions declare different
+    /// `selectableFields`: `selectable_fields` then lists those of every version, in the same order for all, so that
+    /// each version reads the same values stored beside an object. `None`: `selectable_fields`.
+    pub(crate) field_selectable: Option<Vec<String>>,
+    /// Its CRD is being deleted: creates are refused (405) and every write lets the CRD's cleanup go on.
+    pub(crate) terminating: bool,
+}
+
+impl ResourceSpec {
+    /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains;
+    /// generations counted as for a custom resource ([`GenerationRule::Spec`]).
+    pub fn new(api: ApiResource) -> Self {
+        ResourceSpec {
+            api,
+            status_subresource: false,
+            scale: None,
+            selectable_fields: Vec::new(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            name_rule: NameRule::Subdomain,
+            generation: GenerationRule::Spec,
+            schema: None,
+            custom: false,
+            singular: None,
+            builtin: None,
+            printer_columns: Vec::new(),
+            conversion: None,
+            deprecation: None,
+            field_selectable: None,
+            terminating: false,
+        }
+    }
+
+    /// Adds the `status` subresource.
+    #[must_use]
+    pub fn with_status_subresource(mut self) -> Self {
+        self.status_subresource = true;
+        self
+    }
+
+    /// Adds the `scale` subresource (`…/{name}/scale`, an `autoscaling/v1` `Scale`, what `kubectl scale` and a
+    /// HorizontalPodAutoscaler use), reading and writing the replicas where `scale` says.
+    #[must_use]
+    pub fn with_scale_subresource(mut self, scale: ScaleSubresource) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// The scale subresource, if the resource has one.
+    pub fn scale_subresource(&self) -> Option<&ScaleSubresource> {
+        self.scale.as_ref()
+    }
+
+    /// Accepts `path` (dot-separated, e.g. `spec.nodeName`) in field selectors.
+    #[must_use]
+    pub fn selectable_field(mut self, path: &str) -> Self {
+        self.selectable_fields.push(path.to_owned());
+        self
+    }
+
+    /// Adds a short name to discovery (`cm`).
+    #[must_use]
+    pub fn short_name(mut self, name: &str) -> Self {
+        self.short_names.push(name.to_owned());
+        self
+    }
+
+    /// Adds the resource to a category of discovery (`all`: `kubectl get all` lists it), as a CRD's
+    /// `names.categories` does.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::ResourceSpec;
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true)).category("all");
+    /// assert_eq!(widgets.categories(), ["all"]);
+    /// ```
+    #[must_use]
+    pub fn category(mut self, name: &str) -> Self {
+        if !self.categories.iter().any(|c| c == name) {
+            self.categories.push(name.to_owned());
+        }
+        self
+    }
+
+    /// The categories the resource belongs to.
+    pub fn categories(&self) -> &[String] {
+        &self.categories
+    }
+
+    /// Sets the name validation rule.
+    #[must_use]
+    pub fn names(mut self, rule: NameRule) -> Self {
+        self.name_rule = rule;
+        self
+    }
+
+    /// Sets when `metadata.generation` is set and bumped (default [`GenerationRule::Spec`], as for every custom
+    /// resource).
+    #[must_use]
+    pub fn generation(mut self, rule: GenerationRule) -> Self {
+        self.generation = rule;
+        self
+    }
+
+    /// When `metadata.generation` is set and bumped.
+    pub fn generation_rule(&self) -> GenerationRule {
+        self.generation
+    }
+
+    /// Sets the object's OpenAPI v3 schema: a structural schema of the whole object, inlined as a CRD's
+    /// `openAPIV3Schema` is (no `$ref`), with the `x-kubernetes-*` extensions kube-apiserver publishes where they
+    /// apply. A schema that declares strategic merge keys or strategies (`x-kubernetes-patch-merge-key`,
+    /// `x-kubernetes-patch-strategy`, as Kubernetes' own types do) makes the resource accept strategic merge patches,
+    /// applied as [`strategic_merge`](super::strategic_merge) describes; without them the server answers a strategic
+    /// merge patch 415, as kube-apiserver answers it for a custom resource.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::ResourceSpec;
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true)).schema(
+    ///     serde_json::json!({
+    ///         "type": "object",
+    ///         "properties": {"spec": {"type": "object", "properties": {"color": {"type": "string"}}}},
+    ///     }),
+    /// );
+    /// assert!(widgets.object_schema().is_some());
+    /// ```
+    #[must_use]
+    pub fn schema(mut self, schema: Value) -> Self {
+        self.schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// The object's OpenAPI v3 schema, if one was given.
+    pub fn object_schema(&self) -> Option<&Value> {
+        self.schema.as_deref()
+    }
+
+    /// Sets the columns of the server-side `Table` that `kubectl get` prints (`-o wide` adds those of priority
+    /// above 0), in order: what a CRD's `additionalPrinterColumns` declares, or kube-apiserver's built-in printers
+    /// compute. Without any, a table has NAME and AGE.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::{ColumnType, PrinterColumn, ResourceSpec};
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true))
+    ///     .printer_columns(vec![
+    ///         PrinterColumn::name(),
+    ///         PrinterColumn::json_path("Color", ColumnType::String, ".spec.color").unwrap(),
+    ///         PrinterColumn::age(),
+    ///     ]);
+    /// assert_eq!(widgets.table_columns()[1].column_name(), "Color");
+    /// ```
+    #[must_use]
+    pub fn printer_columns(mut self, columns: Vec<PrinterColumn>) -> Self {
+        self.printer_columns = columns;
+        self
+    }
+
+    /// The columns of the resource's `Table`: those set, or NAME and AGE.
+    pub fn table_columns(&self) -> Cow<'_, [PrinterColumn]> {
+        if self.printer_columns.is_empty() {
+            Cow::Owned(vec![PrinterColumn::name(), PrinterColumn::age()])
+        } else {
+            Cow::Borrowed(&self.printer_columns)
+        }
+    }
+
+    /// The resource.
+    pub fn api_resource(&self) -> &ApiResource {
+        &self.api
+    }
+
+    /// True when the resource has a status subresource.
+    pub fn has_status_subresource(&self) -> bool {
+        self.status_subresource
+    }
+
+    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources)
+    /// is called: core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`,
+    /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`. Each carries the OpenAPI schema Kubernetes 1.34
+    /// publishes for its kind (see [`object_schema`](Self::object_schema)), which makes it accept strategic merge
+    /// patches.
+    ///
+    /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
+    /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
+    /// strategies do (pods since 1.33; deployments also on annotation changes). Deployments have the `scale`
+    /// subresource (`.spec.replicas`, `.status.replicas`, `.spec.selector`). Each has the table columns
+    /// kube-apiserver's built-in printers give it (config maps DATA; pods READY, STATUS, RESTARTS, and IP, NODE, …
+    /// in wide output; …).
+    ///
+    /// Their objects are defaulted as kube-apiserver defaults them (a secret's `type: Opaque`, a deployment's
+    /// strategy and pod template, a service's cluster IP, …; the fidelity table in [`testing`](super) lists what is
+    /// and is not done).
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::start().unwrap();
+    /// let secrets = ApiResource::new("", "v1", "Secret", "secrets", true);
+    /// let created = server.create_json(&secrets, Some("default"), json!({"metadata": {"name": "pw"}})).unwrap();
+    /// assert_eq!(created["type"], "Opaque");
+    /// ```
+    pub fn defaults() -> Vec<ResourceSpec> {
+        let core = |kind: &str, plural: &str, namespaced: bool| {
+            ResourceSpec::new(ApiResource::new("", "v1", kind, plural, namespaced))
+                .generation(GenerationRule::Untracked)
+        };
+        let specs = vec![
+            core("ConfigMap", "configmaps", true)
+                .short_name("cm")
+                .printer_columns(printers::config_maps()),
+            core("Secret", "secrets", true)
+                .selectable_field("type")
+                .printer_columns(printers::secrets()),
+            core("Namespace", "namespaces", false)
+                .with_status_subresource()
+                .selectable_field("status.phase")
+                .short_name("ns")
+                .names(NameRule::Label)
+                .printer_columns(printers::namespaces()),
+            core("Event", "events", true)
+                .selectable_field("involvedObject.kind")
+                .selectable_field("involvedObject.namespace")
+                .selectable_field("involvedObject.name")
+                .selectable_field("involvedObject.uid")
+                .selectable_field("reason")
+                .selectable_field("type")
+                .short_name("ev")
+                .printer_columns(printers::events()),
+            core("Pod", "pods", true)
+                .generation(GenerationRule::Spec)
+                .with_status_subresource()
+                .selectable_field("spec.nodeName")
+                .selectable_field("spec.restartPolicy")
+                .selectable_field("spec.schedulerName")
+                .selectable_field("spec.serviceAccountName")
+                .selectable_field("status.phase")
+                .selectable_field("status.podIP")
+                .short_name("po")
+                .category("all")
+                .printer_columns(printers::pods()),
+            core("Node", "nodes", false)
+                .with_status_subresource()
+                .selectable_field("spec.unschedulable")
+                .short_name("no")
+                .printer_columns(printers::nodes()),
+            core("Service", "services", true)
+                .with_status_subresource()
+                .short_name("svc")
+                .category("all")
+                .names(NameRule::Label)
+                .printer_columns(printers::services()),
+            ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true))
+                .generation(GenerationRule::Untracked)
+                .printer_columns(printers::leases()),
+            ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
+                .generation(GenerationRule::SpecAndAnnotations)
+                .with_status_subresource()
+                .with_scale_subresource(ScaleSubresource::deployment())
+                .short_name("deploy")
+                .category("all")
+                .printer_columns(printers::deployments()),
+        ];
+        specs.into_iter().map(ResourceSpec::with_builtin_rules).collect()
+    }
+
+    /// Attaches kube-apiserver's rules and the schema Kubernetes publishes for this kind, if it is one of the default
+    /// resources' kinds (or CRDs).
+    pub(crate) fn with_builtin_rules(mut self) -> Self {
+        self.builtin = defaults::rules(&self.api.api_version(), &self.api.kind);
+        if let Some(schema) = builtin_schemas::schema(&self.api.api_version(), &self.api.kind) {
+            self.schema = Some(schema);
+        }
+        self
+    }
+
+    /// The schema, if it carries strategic merge information (as the built-in kinds' do) and the resource is not a
+    /// custom resource (whose merge keys kube-apiserver never reads): the resource accepts
+    /// `application/strategic-merge-patch+json`.
+    pub(crate) fn strategic_merge_schema(&self) -> Option<&Value> {
+        self.schema
+            .as_deref()
+            .filter(|s| !self.custom && strategic_merge::has_strategy(s))
+    }
+
+    /// The media types a PATCH of this resource accepts, in the order kube-apiserver lists them (its OpenAPI
+    /// documents and its 415): strategic merge patch only with [`strategic_merge_schema`](Self::strategic_merge_schema).
+    pub(crate) fn patch_types(&self) -> Vec<&'static str> {
+        let mut types = vec!["application/json-patch+json", "application/merge-patch+json"];
+        if self.strategic_merge_schema().is_some() {
+            types.push("application/strategic-merge-patch+json");
+        }
+        types.push("application/apply-patch+yaml");
+        types
+    }
+
+    /// The singular name (`configmap`).
+    pub(crate) fn singular(&self) -> String {
+        self.singular
+            .clone()
+            .unwrap_or_else(|| self.api.kind.to_ascii_lowercase())
+    }
+
+    /// The key the server files this resource under: `plural.group` (`plural` for the core group).
+    pub(crate) fn id(&self) -> String {
+        self.api.qualified_name()
+    }
+
+    /// True when `field` may appear in a field selector.
+    pub(crate) fn selectable(&self, field: &str) -> bool {
+        let declared = self.field_selectable.as_ref().unwrap_or(&self.selectable_fields);
+        field == "metadata.name" || field == "metadata.namespace" || declared.iter().any(|f| f == field)
+    }
+}
+
+impl From<ApiResource> for ResourceSpec {
+    /// [`ResourceSpec::new`].
+    fn from(api: ApiResource) -> Self {
+        ResourceSpec::new(api)
+    }
+}
+
+/// Checks a name against a rule; the message is apimachinery's.
+pub(crate) fn validate_name(rule: NameRule, name: &str) -> Result<(), String> {
+    const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    let (max, ok) = match rule {
+        NameRule::Subdomain => (253, name.split('.').all(is_label)),
+        NameRule::Label => (63, is_label(name)),
+    };
+    if name.len() > max {
+        return Err(format!("must be no more than {max} characters"));
+    }
+    if !ok {
+        return Err(match rule {
+            NameRule::Subdomain => SUBDOMAIN.to_owned(),
+            NameRule::Label => LABEL.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn is_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates_dns_names_like_apimachinery() {
+        for ok in ["a", "a-b", "a.b", "0abc", "x".repeat(253).as_str()] {
+            assert!(validate_name(NameRule::Subdomain, ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "A", "a_b", "-a", "a-", "a..b", ".a", "a.", "x".repeat(254).as_str()] {
+            assert!(validate_name(NameRule::Subdomain, bad).is_err(), "{bad}");
+        }
+        assert!(validate_name(NameRule::Label, "a.b").is_err());
+        assert!(validate_name(NameRule::Label, &"x".repeat(64)).is_err());
+        assert!(validate_name(NameRule::Label, "kube-system").is_ok());
+    }
+
+    #[test]
+    fn defaults_cover_the_core_resources() {
+        let ids: Vec<String> = ResourceSpec::defaults().iter().map(ResourceSpec::id).collect();
+        for id in [
+            "configmaps",
+            "secrets",
+            "namespaces",
+            "events",
+            "leases.coordination.k8s.io",
+        ] {
+            assert!(ids.iter().any(|i| i == id), "{id}");
+        }
+        let pods = ResourceSpec::defaults()
+            .into_iter()
+            .find(|s| s.api.plural == "pods")
+            .unwrap();
+        assert!(pods.selectable("spec.nodeName") && pods.selectable("metadata.name") && !pods.selectable("spec.x"));
+    }
+}

@@ -1,0 +1,314 @@
+//! URL paths to resources (`/api/v1/namespaces/{ns}/{plural}/{name}/{sub}`, `/apis/{g}/{v}/…`, the legacy
+//! `/watch/` prefix) and to discovery endpoints; methods to verbs.
+
+use std::sync::Arc;
+
+use super::log::Verb;
+use super::resource::ResourceSpec;
+use super::review::{self, Review};
+use super::store::StoreInner;
+
+/// A non-resource path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Discovery {
+    /// `/api`
+    Api,
+    /// `/apis`
+    Apis,
+    /// `/apis/{group}`
+    Group(String),
+    /// `/api/v1` (group "") or `/apis/{group}/{version}`
+    GroupVersion(String, String),
+    /// `/version`
+    Version,
+    /// `/healthz`, `/livez`, `/readyz`
+    Health,
+}
+
+/// A path naming a resource collection, object or subresource.
+#[derive(Clone, Debug)]
+pub(crate) struct ResourcePath {
+    pub(crate) spec: Arc<ResourceSpec>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) subresource: Option<String>,
+    /// The deprecated `/watch/` path prefix was used.
+    pub(crate) watch_prefix: bool,
+}
+
+/// Where a path leads.
+#[derive(Clone, Debug)]
+pub(crate) enum Route {
+    Discovery(Discovery),
+    Resource(ResourcePath),
+    /// `/openapi/…`: the rest of the path (`v2`, `v3`, `v3/apis/apps/v1`).
+    OpenApi(String),
+    /// `/apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`.
+    Review(Review),
+    NotFound,
+}
+
+/// Decodes `%XX` in one path segment (`+` stays a plus). `None` on a bad escape or non-UTF-8.
+fn decode_segment(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone would take "+f").
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Resolves a path against the registered resources.
+///
+/// Trailing slashes are ignored: kube-apiserver routes these paths through go-restful, whose router (v3.11+, with
+/// its default `TrimRightSlashEnabled = true`) trims the slashes at the end of a request path before matching, and
+/// whose request-info parser (`splitPath`) does too; `/apis/` and `/apis/{group}/` are registered with the trailing
+/// slash by the aggregator. So `/version/`, `/api/`, `/apis/apps/v1/`, `…/configmaps/` (the list) and
+/// `…/configmaps/name/` (the object) are answered as without the slash.
+pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
+    let trimmed = path.strip_prefix('/').unwrap_or(path).trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Route::NotFound;
+    }
+    let Some(segs) = trimmed.split('/').map(decode_segment).collect::<Option<Vec<String>>>() else {
+        return Route::NotFound;
+    };
+    // A decoded segment holding '/' (from %2F) or an empty segment names nothing.
+    if segs.iter().any(|s| s.contains('/')) {
+        return Route::NotFound;
+    }
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    match segs.as_slice() {
+        ["api"] => Route::Discovery(Discovery::Api),
+        ["apis"] => Route::Discovery(Discovery::Apis),
+        ["version"] => Route::Discovery(Discovery::Version),
+        ["openapi", rest @ ..] if !rest.is_empty() => Route::OpenApi(rest.join("/")),
+        ["healthz" | "livez" | "readyz", ..] => Route::Discovery(Discovery::Health),
+        ["api", v] => Route::Discovery(Discovery::GroupVersion(String::new(), (*v).to_owned())),
+        ["apis", g] => Route::Discovery(Discovery::Group((*g).to_owned())),
+        ["apis", g, v] => Route::Discovery(Discovery::GroupVersion((*g).to_owned(), (*v).to_owned())),
+        ["apis", review::GROUP, review::VERSION, plural] if Review::from_plural(plural).is_some() => {
+            Route::Review(Review::from_plural(plural).unwrap_or(Review::Access))
+        }
+        ["api", v, rest @ ..] => resource_route("", v, rest, store),
+        ["apis", g, v, rest @ ..] => resource_route(g, v, rest, store),
+        _ => Route::NotFound,
+    }
+}
+
+fn find(store: &StoreInner, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceSpec>> {
+    let id = if group.is_empty() {
+        plural.to_owned()
+    } else {
+        format!("{plural}.{group}")
+    };
+    store.served(&id, version)
+}
+
+fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner) -> Route {
+    let (watch_prefix, rest) = match rest {
+        ["watch", tail @ ..] => (true, tail),
+        _ => (false, rest),
+    };
+    let (spec, namespace, tail) = match rest {
+        ["namespaces", ns, plural, tail @ ..] if !ns.is_empty() => {
+            match find(store, group, version, plural).filter(|s| s.api.namespaced) {
+                Some(spec) => (spec, Some((*ns).to_owned()), tail),
+                None => match find(store, group, version, "namespaces") {
+                    // `/api/v1/namespaces/{name}/status`: a subresource of a namespace.
+                    Some(spec) if tail.is_empty() && group.is_empty() => (spec, None, &rest[1..]),
+                    _ => return Route::NotFound,
+                },
+            }
+        }
+        [plural, tail @ ..] => match find(store, group, version, plural) {
+            Some(spec) => (spec, None, tail),
+            None => return Route::NotFound,
+        },
+        [] => return Route::NotFound,
+    };
+    let (name, subresource) = match tail {
+        [] => (None, None),
+        [name] if !name.is_empty() => (Some((*name).to_owned()), None),
+        [name, sub] if !name.is_empty() && !sub.is_empty() => (Some((*name).to_owned()), Some((*sub).to_owned())),
+        _ => return Route::NotFound,
+    };
+    // A namespaced object needs its namespace.
+    if spec.api.namespaced && namespace.is_none() && name.is_some() {
+        return Route::NotFound;
+    }
+    Route::Resource(ResourcePath {
+        spec,
+        namespace,
+        name,
+        subresource,
+        watch_prefix,
+    })
+}
+
+/// The verb of a request on a resource path; `None` when the method is not allowed there.
+pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
+    let object = path.name.is_some();
+    // A subresource is read, replaced or patched: never listed, watched or deleted.
+    if path.subresource.is_some() {
+        return match method {
+            "GET" if !path.watch_prefix => Some(Verb::Get),
+            "PUT" => Some(Verb::Update),
+            "PATCH" => Some(Verb::Patch),
+            _ => None,
+        };
+    }
+    Some(match (method, object) {
+        // A watch of one object (`/watch/…/{name}` or `…/{name}?watch=true`) watches that name.
+        ("GET", _) if path.watch_prefix || watch_param => Verb::Watch,
+        ("GET", false) => Verb::List,
+        ("GET", true) => Verb::Get,
+        ("POST", false) => Verb::Create,
+        ("PUT", true) => Verb::Update,
+        ("PATCH", true) => Verb::Patch,
+        ("DELETE", true) => Verb::Delete,
+        ("DELETE", false) => Verb::DeleteCollection,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn store() -> Store {
+        Store::new(1, 10, ResourceSpec::defaults())
+    }
+
+    /// (resource id, namespace, name, subresource, watch prefix)
+    type Resolved = (String, Option<String>, Option<String>, Option<String>, bool);
+
+    fn resource(path: &str) -> Option<Resolved> {
+        let s = store();
+        match route(path, &s.lock()) {
+            Route::Resource(r) => Some((r.spec.id(), r.namespace, r.name, r.subresource, r.watch_prefix)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn path_segments_decode_percent_escapes_of_two_hex_digits_only() {
+        assert_eq!(decode_segment("a%2Eb%2e").as_deref(), Some("a.b."));
+        assert_eq!(decode_segment("a+b").as_deref(), Some("a+b"));
+        for bad in ["%+f", "%-1", "% f", "%g0", "%2", "%"] {
+            assert_eq!(decode_segment(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn routes_core_and_group_resources() {
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            resource("/api/v1/configmaps"),
+            Some(("configmaps".into(), None, None, None, false))
+        );
+        assert_eq!(
+            resource("/api/v1/namespaces/default/configmaps/a%2Eb"),
+            Some(("configmaps".into(), s("default"), s("a.b"), None, false))
+        );
+        assert_eq!(
+            resource("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l"),
+            Some((
+                "leases.coordination.k8s.io".into(),
+                s("kube-system"),
+                s("l"),
+                None,
+                false
+            ))
+        );
+        assert_eq!(
+            resource("/api/v1/namespaces/default/pods/p/status"),
+            Some(("pods".into(), s("default"), s("p"), s("status"), false))
+        );
+        assert_eq!(
+            resource("/api/v1/namespaces/ns1"),
+            Some(("namespaces".into(), None, s("ns1"), None, false))
+        );
+        assert_eq!(
+            resource("/api/v1/namespaces/ns1/status"),
+            Some(("namespaces".into(), None, s("ns1"), s("status"), false))
+        );
+        assert_eq!(
+            resource("/api/v1/watch/namespaces/ns/configmaps"),
+            Some(("configmaps".into(), s("ns"), None, None, true))
+        );
+        assert_eq!(
+            resource("/api/v1/nodes/n1"),
+            Some(("nodes".into(), None, s("n1"), None, false))
+        );
+    }
+
+    #[test]
+    fn trailing_slashes_are_ignored_as_go_restful_trims_them() {
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            resource("/api/v1/namespaces/default/configmaps/"),
+            Some(("configmaps".into(), s("default"), None, None, false))
+        );
+        assert_eq!(
+            resource("/api/v1/namespaces/default/configmaps/a//"),
+            Some(("configmaps".into(), s("default"), s("a"), None, false))
+        );
+        assert_eq!(
+            resource("/apis/apps/v1/namespaces/d/deployments/x/scale/"),
+            Some(("deployments.apps".into(), s("d"), s("x"), s("scale"), false))
+        );
+        let st = store();
+        let g = st.lock();
+        assert!(matches!(route("/version/", &g), Route::Discovery(Discovery::Version)));
+        assert!(matches!(route("/api/", &g), Route::Discovery(Discovery::Api)));
+        assert!(matches!(route("/apis/", &g), Route::Discovery(Discovery::Apis)));
+        assert!(matches!(
+            route("/apis/apps/", &g),
+            Route::Discovery(Discovery::Group(_))
+        ));
+        assert!(matches!(
+            route("/apis/apps/v1/", &g),
+            Route::Discovery(Discovery::GroupVersion(..))
+        ));
+        assert!(matches!(
+            route("/api/v1/", &g),
+            Route::Discovery(Discovery::GroupVersion(..))
+        ));
+    }
+
+    #[test]
+    fn unknown_or_malformed_paths_go_nowhere() {
+        for p in [
+            "/api/v2/configmaps",
+            "/api/v1/widgets",
+            "/apis/apps/v2/deployments",
+            "/api/v1/configmaps/x",
+            "/api/v1/namespaces/default/configmaps/a%2Fb",
+            "/api/v1/namespaces/default/configmaps/a/b/c",
+            "/api/v1/namespaces/default/configmaps/%zz",
+            "/api/v1/namespaces//configmaps",
+            "//api/v1/configmaps",
+            "/",
+        ] {
+            assert!(resource(p).is_none(), "{p}");
+        }
+        let s = store();
+        assert!(matches!(route("/apis", &s.lock()), Route::Discovery(Discovery::Apis)));
+        assert!(matches!(route("/api/v1", &s.lock()), Route::Discovery(Discovery::GroupVersion(g, _)) if g.is_empty()));
+        assert!(matches!(route("/nope", &s.lock()), Route::NotFound));
+    }
+}

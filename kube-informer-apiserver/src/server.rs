@@ -1,0 +1,931 @@
+//! `ApiServer` and its builder: listening, the acceptor, connection threads, restart, shutdown, the control API.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::admin::Admin;
+use super::auth::{AccessRule, Auth};
+use super::conn;
+use super::crd;
+use super::faults::{Fault, Faults};
+use super::kubeconfig::{self, Credential, TempDir};
+use super::log::RequestLog;
+use super::openapi;
+use super::resource::ResourceSpec;
+use super::store::Store;
+use super::tls::{ClientIdentity, Pki};
+use kube_informer::Error;
+
+/// Connections being served. Invariant: every live connection's thread is in `threads`.
+#[derive(Debug, Default)]
+struct Conns {
+    next_id: u64,
+    /// A handle on each live connection's socket, to cut it.
+    live: HashMap<u64, TcpStream>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// State shared by the server handle and every thread.
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) faults: Faults,
+    pub(crate) log: RequestLog,
+    pub(crate) auth: Auth,
+    pub(crate) pki: Option<Pki>,
+    /// The address listened on (an unspecified IP listens on every interface).
+    pub(crate) listen_addr: SocketAddr,
+    /// The address clients connect to: `addr`, or loopback when `addr` is unspecified.
+    pub(crate) client_addr: SocketAddr,
+    /// The admin API under [`admin::PREFIX`](super::admin::PREFIX), when turned on.
+    pub(crate) admin: Option<Admin>,
+    /// The OpenAPI documents of the registered resources.
+    pub(crate) openapi: openapi::Cache,
+    /// How long a request for a resourceVersion ahead of the store waits before 504 (kube-apiserver: 3 s).
+    pub(crate) too_large_wait: Duration,
+    bookmark_interval: Mutex<Duration>,
+    watch_list: AtomicBool,
+    /// True: `resourceVersion=0` lists are served whole, ignoring `limit`, as the watch cache serves them.
+    pub(crate) watch_cache: bool,
+    shutdown: AtomicBool,
+    /// Bumped by every restart: connections of an older epoch end.
+    epoch: AtomicU64,
+    conns: Mutex<Conns>,
+    /// The acceptor thread, while listening.
+    acceptor: Mutex<Option<JoinHandle<()>>>,
+    /// Stop flag and wake-up of the timer threads (compactor, restart timers).
+    timer: (Mutex<bool>, Condvar),
+    /// Timers of restarts that refuse connections for a while; joined on shutdown.
+    restarts: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Shared {
+    /// True when a thread of `epoch` must stop.
+    pub(crate) fn stopping(&self, epoch: u64) -> bool {
+        self.shutdown.load(Ordering::Acquire) || self.epoch.load(Ordering::Acquire) != epoch
+    }
+
+    pub(crate) fn bookmark_interval(&self) -> Duration {
+        *self.bookmark_interval.lock()
+    }
+
+    pub(crate) fn watch_list_enabled(&self) -> bool {
+        self.watch_list.load(Ordering::Relaxed)
+    }
+
+    /// Changes the bookmark interval of every watch, running ones included.
+    pub(crate) fn set_bookmark_interval(&self, interval: Duration) {
+        *self.bookmark_interval.lock() = interval;
+        self.store.notify();
+    }
+
+    pub(crate) fn set_watch_list(&self, enabled: bool) {
+        self.watch_list.store(enabled, Ordering::Relaxed);
+    }
+}
+
+/// Configures and starts an [`ApiServer`].
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_informer_apiserver::{AccessRule, ApiServer};
+///
+/// let server = ApiServer::builder()
+///     .https()
+///     .token("admin-token", "admin")
+///     .token("viewer-token", "viewer")
+///     .rule(AccessRule::user("admin"))
+///     .rule(AccessRule::user("viewer").verbs(&["get", "list", "watch"]))
+///     .bookmark_interval(Duration::from_millis(200))
+///     .history_size(1000)
+///     .start()
+///     .unwrap();
+/// assert!(server.url().starts_with("https://127.0.0.1:"));
+/// assert!(server.ca_pem().is_some());
+/// ```
+#[must_use]
+pub struct ApiServerBuilder {
+    https: bool,
+    tokens: Vec<(String, String)>,
+    cert_users: Vec<String>,
+    client_cas: Vec<String>,
+    rules: Vec<AccessRule>,
+    resources: Vec<ResourceSpec>,
+    default_resources: bool,
+    bookmark_interval: Duration,
+    history_size: usize,
+    too_large_wait: Duration,
+    watch_list: bool,
+    watch_cache: bool,
+    initial_revision: u64,
+    compaction_interval: Option<Duration>,
+    kubeconfig_user: Option<String>,
+    address: IpAddr,
+    port: u16,
+    kubeconfig_out: Option<PathBuf>,
+    admin: Option<Vec<String>>,
+    /// CRD manifests to install at start: their text, or a folder of them.
+    crds: Vec<CrdSource>,
+}
+
+/// Where [`ApiServerBuilder`] finds CRDs to install.
+enum CrdSource {
+    Manifest(String),
+    Folder(PathBuf),
+}
+
+impl fmt::Debug for ApiServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Tokens are secrets: only the users appear.
+        f.debug_struct("ApiServerBuilder")
+            .field("https", &self.https)
+            .field("token_users", &self.tokens.iter().map(|(_, u)| u).collect::<Vec<_>>())
+            .field("cert_users", &self.cert_users)
+            .field("rules", &self.rules)
+            .field("resources", &self.resources.len())
+            .field("bookmark_interval", &self.bookmark_interval)
+            .field("history_size", &self.history_size)
+            .field("address", &self.address)
+            .field("port", &self.port)
+            .field("kubeconfig_out", &self.kubeconfig_out)
+            .field("admin", &self.admin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ApiServerBuilder {
+    fn default() -> Self {
+        ApiServerBuilder {
+            https: false,
+            tokens: Vec::new(),
+            cert_users: Vec::new(),
+            client_cas: Vec::new(),
+            rules: Vec::new(),
+            resources: Vec::new(),
+            default_resources: true,
+            bookmark_interval: Duration::from_secs(60),
+            history_size: 10_000,
+            too_large_wait: Duration::from_millis(250),
+            watch_list: true,
+            watch_cache: true,
+            initial_revision: 1,
+            compaction_interval: Some(Duration::from_secs(300)),
+            kubeconfig_user: None,
+            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            kubeconfig_out: None,
+            admin: None,
+            crds: Vec::new(),
+        }
+    }
+}
+
+impl ApiServerBuilder {
+    /// Serve HTTPS with a fresh CA (default: plain HTTP).
+    pub fn https(mut self) -> Self {
+        self.https = true;
+        self
+    }
+
+    /// Accept `Authorization: Bearer <token>` as `user`. Turns authentication on: requests without valid
+    /// credentials get 401.
+    pub fn token(mut self, token: &str, user: &str) -> Self {
+        self.tokens.push((token.to_owned(), user.to_owned()));
+        self
+    }
+
+    /// Issue a client certificate (`CN=user`, signed by the server's CA) and accept it as `user`. Needs
+    /// [`https`](Self::https); turns authentication on.
+    pub fn client_cert(mut self, user: &str) -> Self {
+        self.cert_users.push(user.to_owned());
+        self
+    }
+
+    /// Also accept client certificates signed by this CA (PEM), e.g. an RSA fixture; the user is the `CN`.
+    pub fn client_ca_pem(mut self, pem: &str) -> Self {
+        self.client_cas.push(pem.to_owned());
+        self
+    }
+
+    /// Add an authorization rule. With no rules, every authenticated user may do everything.
+    pub fn rule(mut self, rule: AccessRule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Serve one more resource (replaces a default one with the same plural and group). Takes a
+    /// [`ResourceSpec`] or a plain [`ApiResource`](kube_informer::object::ApiResource).
+    pub fn resource(mut self, spec: impl Into<ResourceSpec>) -> Self {
+        self.resources.push(spec.into());
+        self
+    }
+
+    /// Do not register [`ResourceSpec::defaults`].
+    pub fn no_default_resources(mut self) -> Self {
+        self.default_resources = false;
+        self
+    }
+
+    /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK (default 1 min, as kube-apiserver).
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// Events kept per resource for watches to resume from (default 10,000). A watch from an older
+    /// resourceVersion, or a watcher that falls that far behind, gets a 410 ERROR event.
+    pub fn history_size(mut self, events: usize) -> Self {
+        self.history_size = events.max(1);
+        self
+    }
+
+    /// How long a request for a resourceVersion ahead of the store waits for it before answering 504 "Too large
+    /// resource version" (default 250 ms; kube-apiserver waits 3 s).
+    pub fn too_large_wait(mut self, wait: Duration) -> Self {
+        self.too_large_wait = wait;
+        self
+    }
+
+    /// Emulate the watch cache (default on): `resourceVersion=0` lists are served whole, ignoring `limit`. Off, they
+    /// are paged like any list, as by an API server running with `--watch-cache=false`.
+    pub fn watch_cache(mut self, enabled: bool) -> Self {
+        self.watch_cache = enabled;
+        self
+    }
+
+    /// Serve streaming lists (`sendInitialEvents=true`), as servers with the WatchList feature do (default on).
+    /// Off, such watches get kube-apiserver's 422.
+    pub fn watch_list(mut self, enabled: bool) -> Self {
+        self.watch_list = enabled;
+        self
+    }
+
+    /// The first resourceVersion (default 1), e.g. a large one to catch clients that assume small numbers
+    /// (at most 2^53, the largest integer every JSON reader keeps exact).
+    pub fn initial_revision(mut self, rev: u64) -> Self {
+        self.initial_revision = rev.clamp(1, 1 << 53);
+        self
+    }
+
+    /// Compact automatically: every `interval`, to the revision of the previous tick (kube-apiserver compacts
+    /// etcd every 5 minutes, the default). `None` compacts only when asked.
+    pub fn compaction_interval(mut self, interval: Option<Duration>) -> Self {
+        self.compaction_interval = interval;
+        self
+    }
+
+    /// Whose credentials go into [`ApiServer::kubeconfig_path`] (default: the first token's user, else the first
+    /// client certificate's).
+    pub fn kubeconfig_user(mut self, user: &str) -> Self {
+        self.kubeconfig_user = Some(user.to_owned());
+        self
+    }
+
+    /// The address to listen on (default 127.0.0.1). An unspecified address (`0.0.0.0`, `::`) listens on every
+    /// interface, and the URL and kubeconfig then name loopback. With [`https`](Self::https), the server
+    /// certificate also names this address.
+    pub fn address(mut self, address: IpAddr) -> Self {
+        self.address = address;
+        self
+    }
+
+    /// The port to listen on (default 0: any free port; [`ApiServer::url`] tells which).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Also write the kubeconfig ([`ApiServer::kubeconfig_path`]) to `path`, once the server listens, and leave it
+    /// there when the server stops (the default kubeconfig lives in a temporary directory removed at stop). The
+    /// file is replaced atomically (written beside it, then renamed), readable by its owner only.
+    pub fn kubeconfig_out(mut self, path: impl Into<PathBuf>) -> Self {
+        self.kubeconfig_out = Some(path.into());
+        self
+    }
+
+    /// Serve the admin API (faults, compaction, restart, request log over HTTP) under
+    /// [`ADMIN_PREFIX`](super::ADMIN_PREFIX); see the [module documentation](super#the-admin-api). With
+    /// authentication on, only the users named by [`admin_user`](Self::admin_user) may use it.
+    pub fn admin_api(mut self) -> Self {
+        self.admin.get_or_insert_with(Vec::new);
+        self
+    }
+
+    /// Lets `user` use the admin API (and turns it on). Only matters when authentication is on; it grants nothing
+    /// on the Kubernetes API itself (see [`rule`](Self::rule)).
+    pub fn admin_user(mut self, user: &str) -> Self {
+        self.admin.get_or_insert_with(Vec::new).push(user.to_owned());
+        self
+    }
+
+    /// Installs the CustomResourceDefinitions of a manifest (YAML or JSON) at start, as
+    /// [`ApiServer::install_crd`] does.
+    pub fn crd(mut self, manifest: &str) -> Self {
+        self.crds.push(CrdSource::Manifest(manifest.to_owned()));
+        self
+    }
+
+    /// Installs every CustomResourceDefinition found in the `.yaml`, `.yml` and `.json` files of `folder` at start
+    /// (other documents are skipped), e.g. a kubebuilder project's `config/crd/bases`.
+    pub fn crds_from_folder(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.crds.push(CrdSource::Folder(folder.into()));
+        self
+    }
+
+    /// Binds the address and port (default 127.0.0.1 on a free port) and starts serving.
+    ///
+    /// # Errors
+    /// When the socket, the certificates or the kubeconfig cannot be made, or a client certificate is asked for
+    /// without HTTPS.
+    pub fn start(self) -> Result<ApiServer, Error> {
+        if !self.https && !self.cert_users.is_empty() {
+            return Err(Error::InvalidInput("client certificates need https()".into()));
+        }
+        let io_err = |what: &str, e: io::Error| Error::InvalidInput(format!("embedded API server: {what}: {e}"));
+        let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).map_err(|e| io_err("bind", e))?;
+        let addr = listener.local_addr().map_err(|e| io_err("local address", e))?;
+        let client_addr = match addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
+            IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port()),
+            _ => addr,
+        };
+        let pki = if self.https {
+            let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+            for ip in [addr.ip(), client_addr.ip()] {
+                if !names.contains(&ip.to_string()) {
+                    names.push(ip.to_string());
+                }
+            }
+            Some(Pki::with_names(&names, &self.client_cas)?)
+        } else {
+            None
+        };
+        let mut identities = HashMap::new();
+        if let Some(pki) = &pki {
+            for u in &self.cert_users {
+                identities.insert(u.clone(), pki.issue_client(u, &[])?);
+            }
+        }
+        let mut auth = Auth::default();
+        for (t, u) in &self.tokens {
+            auth.add_token(t, u);
+        }
+        if !self.cert_users.is_empty() || !self.client_cas.is_empty() {
+            auth.required = true;
+        }
+        for r in self.rules {
+            auth.add_rule(r);
+        }
+        let mut specs = if self.default_resources {
+            // kube-apiserver always serves CRDs.
+            let mut d = ResourceSpec::defaults();
+            d.push(crd::resource());
+            d
+        } else {
+            Vec::new()
+        };
+        specs.extend(self.resources);
+        let shared = Arc::new(Shared {
+            store: Store::new(self.initial_revision, self.history_size, specs),
+            faults: Faults::default(),
+            log: RequestLog::default(),
+            auth,
+            pki,
+            listen_addr: addr,
+            client_addr,
+            admin: self.admin.map(Admin::new),
+            openapi: openapi::Cache::default(),
+            too_large_wait: self.too_large_wait,
+            bookmark_interval: Mutex::new(self.bookmark_interval),
+            watch_list: AtomicBool::new(self.watch_list),
+            watch_cache: self.watch_cache,
+            shutdown: AtomicBool::new(false),
+            epoch: AtomicU64::new(0),
+            conns: Mutex::new(Conns::default()),
+            acceptor: Mutex::new(None),
+            timer: (Mutex::new(false), Condvar::new()),
+            restarts: Mutex::new(Vec::new()),
+        });
+        let dir = TempDir::new().map_err(|e| io_err("temporary directory", e))?;
+        let scheme = if shared.pki.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{client_addr}");
+        let mut server = ApiServer {
+            shared,
+            url,
+            tokens: self.tokens,
+            identities,
+            dir,
+            kubeconfig: PathBuf::new(),
+            kubeconfig_user: String::new(),
+            compactor: Mutex::new(None),
+        };
+        let user = self
+            .kubeconfig_user
+            .or_else(|| server.tokens.first().map(|(_, u)| u.clone()))
+            .or_else(|| self.cert_users.first().cloned())
+            .unwrap_or_else(|| "admin".to_owned());
+        server.kubeconfig = server.kubeconfig_for(&user)?;
+        server.kubeconfig_user = user;
+        for source in self.crds {
+            let docs = match source {
+                CrdSource::Manifest(text) => crd::documents(&text),
+                CrdSource::Folder(dir) => crd::manifests_in(&dir),
+            }
+            .map_err(|m| Error::InvalidInput(format!("embedded API server: CRDs: {m}")))?;
+            for d in docs {
+                crd::install(&server.shared.store, d).map_err(Error::Api)?;
+            }
+        }
+        spawn_acceptor(&server.shared, listener).map_err(|e| io_err("acceptor thread", e))?;
+        if let Some(out) = &self.kubeconfig_out {
+            let text = std::fs::read_to_string(&server.kubeconfig).map_err(|e| io_err("reading kubeconfig", e))?;
+            kubeconfig::write_atomically(out, &text)
+                .map_err(|e| io_err(&format!("writing kubeconfig to {}", out.display()), e))?;
+            server.kubeconfig.clone_from(out);
+        }
+        if let Some(interval) = self.compaction_interval {
+            server
+                .spawn_compactor(interval)
+                .map_err(|e| io_err("compactor thread", e))?;
+        }
+        Ok(server)
+    }
+}
+
+/// An in-process Kubernetes API server on 127.0.0.1, for tests, examples and benchmarks. See the
+/// [module documentation](super) for what it serves and how faithfully.
+///
+/// Stops on [`shutdown`](Self::shutdown) or drop; every thread it started is joined by then.
+pub struct ApiServer {
+    shared: Arc<Shared>,
+    url: String,
+    tokens: Vec<(String, String)>,
+    identities: HashMap<String, ClientIdentity>,
+    /// Owns the kubeconfig files; removed on drop.
+    dir: TempDir,
+    /// In `dir`, or where [`ApiServerBuilder::kubeconfig_out`] asked (then kept after stop).
+    kubeconfig: PathBuf,
+    kubeconfig_user: String,
+    compactor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("url", &self.url)
+            .field("kubeconfig", &self.kubeconfig)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiServer {
+    /// A plain-HTTP server without authentication, serving the default resources.
+    ///
+    /// # Errors
+    /// When no socket can be bound or the kubeconfig cannot be written.
+    pub fn start() -> Result<ApiServer, Error> {
+        ApiServer::builder().start()
+    }
+
+    /// A builder for anything else.
+    pub fn builder() -> ApiServerBuilder {
+        ApiServerBuilder::default()
+    }
+
+    /// `http://127.0.0.1:PORT` or `https://…` (loopback when listening on every interface).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The address clients connect to (the listening address, or loopback when listening on every interface).
+    pub fn addr(&self) -> SocketAddr {
+        self.shared.client_addr
+    }
+
+    /// The address listened on (`0.0.0.0:PORT` when listening on every interface).
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.shared.listen_addr
+    }
+
+    /// The CA certificate (PEM) clients must trust, for HTTPS servers.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.shared.pki.as_ref().map(|p| p.ca_pem.as_str())
+    }
+
+    /// A kubeconfig for this server (cluster, user, context, current-context), removed when the server drops —
+    /// unless it was written where [`ApiServerBuilder::kubeconfig_out`] asked.
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Writes a kubeconfig whose user is `user` (its token or client certificate; a placeholder token when the
+    /// user has neither) and returns its path.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn kubeconfig_for(&self, user: &str) -> Result<PathBuf, Error> {
+        let placeholder = "kube-informer-unauthenticated";
+        let credential = match (self.identities.get(user), self.tokens.iter().find(|(_, u)| u == user)) {
+            (_, Some((t, _))) => Credential::Token(t),
+            (Some(id), None) => Credential::Certificate(id),
+            (None, None) => Credential::Token(placeholder),
+        };
+        let text = kubeconfig::render(&self.url, self.ca_pem(), user, &credential);
+        let name = format!("kubeconfig-{}", user.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        kubeconfig::write(self.dir.path(), &name, &text)
+            .map_err(|e| Error::InvalidInput(format!("writing kubeconfig: {e}")))
+    }
+
+    /// A client configuration for this server, with the credentials of its kubeconfig user.
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read back (its directory was removed from under the server).
+    pub fn config(&self) -> Result<kube_informer::client::Config, Error> {
+        kube_informer::client::Config::from_kubeconfig_file(&self.kubeconfig, None)
+    }
+
+    /// A client for this server ([`config`](Self::config)).
+    ///
+    /// # Errors
+    /// As [`config`](Self::config), or when the client cannot be built.
+    pub fn client(&self) -> Result<kube_informer::client::Client, Error> {
+        kube_informer::client::Client::new(self.config()?)
+    }
+
+    /// The user whose credentials [`kubeconfig_path`](Self::kubeconfig_path) holds.
+    pub fn kubeconfig_user(&self) -> &str {
+        &self.kubeconfig_user
+    }
+
+    /// The bearer token configured for `user` ([`ApiServerBuilder::token`]).
+    pub fn token_for(&self, user: &str) -> Option<&str> {
+        self.tokens.iter().find(|(_, u)| u == user).map(|(t, _)| t.as_str())
+    }
+
+    /// The client certificate and key issued for `user` by [`ApiServerBuilder::client_cert`].
+    pub fn client_identity(&self, user: &str) -> Option<&ClientIdentity> {
+        self.identities.get(user)
+    }
+
+    /// Issues a new client certificate for `user` with `groups` (`O=`), signed by the server's CA. `None` for an
+    /// HTTP server.
+    pub fn issue_client_cert(&self, user: &str, groups: &[&str]) -> Option<ClientIdentity> {
+        self.shared.pki.as_ref()?.issue_client(user, groups).ok()
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    // ----- store control -----
+
+    /// The latest resourceVersion (etcd revision).
+    pub fn revision(&self) -> u64 {
+        self.shared.store.lock().rev()
+    }
+
+    /// Compacts to `revision` (at most the latest): lists at older revisions and continue tokens made before it
+    /// get 410 Expired, watches from before it get the 410 ERROR event. Returns the compaction revision.
+    pub fn compact(&self, revision: u64) -> u64 {
+        let r = self.shared.store.lock().compact(revision);
+        self.shared.store.notify();
+        r
+    }
+
+    /// Compacts to the latest revision.
+    pub fn compact_to_latest(&self) -> u64 {
+        self.compact(u64::MAX)
+    }
+
+    /// Serves one more resource from now on (or replaces a served one's spec, keeping its objects).
+    pub fn register(&self, spec: impl Into<ResourceSpec>) {
+        self.shared.store.lock().register(spec.into());
+    }
+
+    /// Changes the bookmark interval of every watch, running ones included.
+    pub fn set_bookmark_interval(&self, interval: Duration) {
+        self.shared.set_bookmark_interval(interval);
+    }
+
+    /// Turns streaming lists (`sendInitialEvents`) on or off.
+    pub fn set_watch_list_enabled(&self, enabled: bool) {
+        self.shared.set_watch_list(enabled);
+    }
+
+    // ----- faults and observation -----
+
+    /// Queues a fault for the next request(s) it matches.
+    pub fn inject(&self, fault: Fault) {
+        self.shared.faults.push(fault);
+    }
+
+    /// Drops pending faults and ends every stall waiting to be cleared.
+    pub fn clear_faults(&self) {
+        self.shared.faults.clear();
+    }
+
+    /// Faults not yet used up.
+    pub fn pending_faults(&self) -> usize {
+        self.shared.faults.pending()
+    }
+
+    /// The request log.
+    pub fn requests(&self) -> &RequestLog {
+        &self.shared.log
+    }
+
+    fn resource_id(&self, resource: &str) -> Option<String> {
+        let g = self.shared.store.lock();
+        g.specs()
+            .into_iter()
+            .find(|s| s.api.plural == resource || s.id() == resource)
+            .map(|s| s.id())
+    }
+
+    /// Watches currently streaming `resource` (plural or `plural.group`).
+    pub fn watchers(&self, resource: &str) -> usize {
+        self.resource_id(resource)
+            .map_or(0, |id| self.shared.store.lock().watchers(&id))
+    }
+
+    /// Waits until at least `n` watches stream `resource`; returns whether they did within `timeout`. Once it
+    /// returns true, every later write reaches those watchers.
+    pub fn wait_for_watchers(&self, resource: &str, n: usize, timeout: Duration) -> bool {
+        let Some(id) = self.resource_id(resource) else {
+            return n == 0;
+        };
+        let deadline = Instant::now() + timeout;
+        let mut g = self.shared.store.lock();
+        loop {
+            if g.watchers(&id) >= n {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            self.shared.store.wait_until(&mut g, deadline);
+        }
+    }
+
+    // ----- lifecycle -----
+
+    fn spawn_compactor(&self, interval: Duration) -> io::Result<()> {
+        let shared = self.shared.clone();
+        let handle = thread::Builder::new().name("srv:compactor".to_owned()).spawn(move || {
+            let (stop, wake) = &shared.timer;
+            let mut previous = shared.store.lock().rev();
+            let mut stopped = stop.lock();
+            loop {
+                let deadline = Instant::now() + interval;
+                while !*stopped && Instant::now() < deadline {
+                    wake.wait_until(&mut stopped, deadline);
+                }
+                if *stopped {
+                    return;
+                }
+                let now = shared.store.lock().rev();
+                shared.store.lock().compact(previous);
+                shared.store.notify();
+                previous = now;
+            }
+        })?;
+        *self.compactor.lock() = Some(handle);
+        Ok(())
+    }
+
+    /// Cuts every connection and stops listening: new connections are refused until
+    /// [`start_listening`](Self::start_listening). The stored state is kept.
+    pub fn stop_listening(&self) {
+        stop_listening(&self.shared, None);
+    }
+
+    /// Listens again on the same port (after [`stop_listening`](Self::stop_listening)); does nothing when
+    /// listening.
+    ///
+    /// # Errors
+    /// When the port cannot be bound again.
+    pub fn start_listening(&self) -> io::Result<()> {
+        start_listening(&self.shared)
+    }
+
+    /// A restart: every connection cut, the state kept, listening again on the same port at once.
+    ///
+    /// # Errors
+    /// When the port cannot be bound again.
+    pub fn restart(&self) -> io::Result<()> {
+        restart(&self.shared, None, None)
+    }
+
+    /// A restart during which the server is down: every connection cut, connections refused for `down`, then
+    /// listening again on the same port. Returns at once; a timer thread (joined on shutdown) brings it back.
+    ///
+    /// # Errors
+    /// When the timer thread cannot be started.
+    pub fn restart_refusing_for(&self, down: Duration) -> io::Result<()> {
+        restart(&self.shared, Some(down), None)
+    }
+
+    /// Stops the server and joins all its threads (also done on drop).
+    pub fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        {
+            let (stop, wake) = &self.shared.timer;
+            *stop.lock() = true;
+            wake.notify_all();
+        }
+        if let Some(h) = self.compactor.lock().take() {
+            let _ = h.join();
+        }
+        for h in std::mem::take(&mut *self.shared.restarts.lock()) {
+            let _ = h.join();
+        }
+        stop_serving(&self.shared, None);
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Ends the current epoch (its connections stop) and stops serving, sparing connection `spare` (the admin API's
+/// own, which answers once the restart is done).
+fn stop_listening(shared: &Shared, spare: Option<u64>) {
+    shared.epoch.fetch_add(1, Ordering::AcqRel);
+    stop_serving(shared, spare);
+}
+
+/// A restart: every connection but `spare` cut, listening again at once or, with `down`, after that long (a timer
+/// thread, joined on shutdown, brings it back).
+pub(crate) fn restart(shared: &Arc<Shared>, down: Option<Duration>, spare: Option<u64>) -> io::Result<()> {
+    stop_listening(shared, spare);
+    let Some(down) = down else {
+        return start_listening(shared);
+    };
+    let s = shared.clone();
+    let handle = thread::Builder::new().name("srv:restart".to_owned()).spawn(move || {
+        let (stop, wake) = &s.timer;
+        let deadline = Instant::now().checked_add(down);
+        let mut stopped = stop.lock();
+        while !*stopped && deadline.is_none_or(|d| Instant::now() < d) {
+            match deadline {
+                Some(d) => {
+                    wake.wait_until(&mut stopped, d);
+                }
+                None => wake.wait(&mut stopped),
+            }
+        }
+        if !*stopped {
+            drop(stopped);
+            if let Err(e) = start_listening(&s) {
+                log::warn!("embedded API server: cannot listen again on {}: {e}", s.listen_addr);
+            }
+        }
+    })?;
+    let mut restarts = shared.restarts.lock();
+    restarts.retain(|h| !h.is_finished());
+    restarts.push(handle);
+    Ok(())
+}
+
+fn spawn_acceptor(shared: &Arc<Shared>, listener: TcpListener) -> io::Result<()> {
+    let mut slot = shared.acceptor.lock();
+    let s = shared.clone();
+    let epoch = shared.epoch.load(Ordering::Acquire);
+    let handle = thread::Builder::new()
+        .name("srv:acceptor".to_owned())
+        .spawn(move || accept_loop(&s, &listener, epoch))?;
+    *slot = Some(handle);
+    Ok(())
+}
+
+/// Binds the server's port again and starts accepting, unless already listening or shut down.
+fn start_listening(shared: &Arc<Shared>) -> io::Result<()> {
+    if shared.acceptor.lock().is_some() || shared.shutdown.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let listener = TcpListener::bind(shared.listen_addr)?;
+    spawn_acceptor(shared, listener)
+}
+
+/// Stops accepting, cuts every connection, and joins the acceptor and every connection thread — except connection
+/// `spare`, which must be the calling thread's own (a thread cannot join itself): it ends by itself, its epoch
+/// being over.
+fn stop_serving(shared: &Shared, spare: Option<u64>) {
+    let acceptor = shared.acceptor.lock().take();
+    if let Some(h) = acceptor {
+        // Wake the acceptor out of accept().
+        let _ = TcpStream::connect_timeout(&shared.client_addr, Duration::from_millis(500));
+        let _ = h.join();
+    }
+    let (live, threads) = {
+        let mut c = shared.conns.lock();
+        let mut live = std::mem::take(&mut c.live);
+        let mut threads = std::mem::take(&mut c.threads);
+        if let Some(id) = spare {
+            if let Some(own) = live.remove(&id) {
+                c.live.insert(id, own);
+            }
+            let me = thread::current().id();
+            if let Some(i) = threads.iter().position(|h| h.thread().id() == me) {
+                c.threads.push(threads.swap_remove(i));
+            }
+        }
+        (live, threads)
+    };
+    for s in live.values() {
+        let _ = s.shutdown(Shutdown::Both);
+    }
+    shared.store.lock().interrupt();
+    shared.store.notify();
+    shared.faults.release();
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
+    for conn in listener.incoming() {
+        if shared.stopping(epoch) {
+            return;
+        }
+        let Ok(tcp) = conn else {
+            continue;
+        };
+        let Ok(raw) = tcp.try_clone() else {
+            continue;
+        };
+        let mut conns = shared.conns.lock();
+        // Reap the threads of closed connections.
+        let (done, running): (Vec<_>, Vec<_>) = std::mem::take(&mut conns.threads)
+            .into_iter()
+            .partition(|h| h.is_finished());
+        conns.threads = running;
+        for h in done {
+            let _ = h.join();
+        }
+        let id = conns.next_id;
+        conns.next_id += 1;
+        conns.live.insert(id, raw);
+        let s = shared.clone();
+        let spawned = thread::Builder::new().name(format!("srv:conn{id}")).spawn(move || {
+            conn::serve(s.clone(), tcp, epoch, id);
+            s.conns.lock().live.remove(&id);
+        });
+        match spawned {
+            Ok(h) => conns.threads.push(h),
+            Err(_) => {
+                conns.live.remove(&id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    #[test]
+    fn servers_can_be_shared_across_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<ApiServer>();
+        shareable::<RequestLog>();
+    }
+
+    #[test]
+    fn shutdown_joins_every_thread_even_with_a_stalled_watch_and_an_idle_connection() {
+        let server = ApiServer::start().unwrap();
+        server.inject(Fault::watch("configmaps").stall_after_events(0));
+        let mut watch = TcpStream::connect(server.addr()).unwrap();
+        watch
+            .write_all(b"GET /api/v1/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        assert!(server.wait_for_watchers("configmaps", 1, Duration::from_secs(20)));
+        let _idle = TcpStream::connect(server.addr()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while server.shared.conns.lock().live.len() < 2 {
+            assert!(Instant::now() < deadline, "the idle connection was never accepted");
+            thread::yield_now();
+        }
+        server.shutdown();
+        assert!(server.shared.acceptor.lock().is_none() && server.compactor.lock().is_none());
+        assert!(server.shared.restarts.lock().is_empty());
+        let conns = server.shared.conns.lock();
+        assert!(conns.threads.is_empty() && conns.live.is_empty());
+        drop(conns);
+        // Every thread held a handle on the shared state: they are all gone.
+        assert_eq!(Arc::strong_count(&server.shared), 1);
+        server.shutdown();
+    }
+}

@@ -1,0 +1,213 @@
+//! Small helpers the server needs and the crate has no dependency for: random identifiers; and base64 as Go's
+//! encodings write and read it (the `base64` crate, in the tree through ureq).
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+
+/// Standard base64 with padding, as Go's `base64.StdEncoding` writes `[]byte` fields.
+pub(crate) fn base64_std(data: &[u8]) -> String {
+    STANDARD.encode(data)
+}
+
+/// Decodes standard, padded base64 as Go's `base64.StdEncoding` does (`None` when it would refuse it).
+pub(crate) fn base64_std_decode(text: &str) -> Option<Vec<u8>> {
+    STANDARD.decode(text).ok()
+}
+
+/// URL-safe base64 without padding (Go's `base64.RawURLEncoding`), as kube-apiserver writes continue tokens.
+pub(crate) fn base64_url(data: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(data)
+}
+
+/// Decodes what [`base64_url`] writes (`None` otherwise).
+pub(crate) fn base64_url_decode(text: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD.decode(text).ok()
+}
+
+/// 64 random bits: std's per-process random hasher keys, mixed with a counter (good enough for UIDs and
+/// generated names; not for secrets).
+pub(crate) fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
+/// A random version-4 UUID, as the API server gives `metadata.uid`.
+pub(crate) fn new_uid() -> String {
+    let (a, b) = (random_u64(), random_u64());
+    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x4000; // version 4
+    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000; // variant 10
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+/// The 5-character random suffix of `generateName` (apiserver's `SimpleNameGenerator`: consonants and digits that
+/// cannot spell words).
+pub(crate) fn name_suffix() -> String {
+    const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut r = random_u64();
+    (0..5)
+        .map(|_| {
+            let c = ALPHANUMS[(r % ALPHANUMS.len() as u64) as usize] as char;
+            r /= ALPHANUMS.len() as u64;
+            c
+        })
+        .collect()
+}
+
+/// Parses a duration as Go's `time.ParseDuration` writes them, which kube-apiserver's flags take: a sequence of
+/// decimal numbers, each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), such as `300ms`, `1.5s` or `1h30m`;
+/// `0` alone needs no unit. Negative durations are refused.
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_informer_apiserver::parse_duration;
+///
+/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+/// assert!(parse_duration("10").is_err(), "a number needs a unit");
+/// ```
+///
+/// # Errors
+/// A message saying what is wrong with `text`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = |why: &str| format!("invalid duration {text:?}: {why}");
+    let s = text.trim();
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return Err(bad("empty"));
+    }
+    if s.starts_with('-') {
+        return Err(bad("negative"));
+    }
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let mut total: u128 = 0;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, tail) = rest.split_at(number_len);
+        if number.is_empty() || number == "." || number.matches('.').count() > 1 {
+            return Err(bad("expected a number"));
+        }
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let nanos_per: u128 = match unit {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            "" => return Err(bad("missing unit (ns, us, ms, s, m, h)")),
+            _ => return Err(bad(&format!("unknown unit {unit:?}"))),
+        };
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        let whole: u128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| bad("number too large"))?
+        };
+        let mut part = whole.checked_mul(nanos_per).ok_or_else(|| bad("too large"))?;
+        let mut scale = nanos_per;
+        for digit in fraction.bytes().take(18) {
+            scale /= 10;
+            part += u128::from(digit - b'0') * scale;
+        }
+        total = total.checked_add(part).ok_or_else(|| bad("too large"))?;
+        rest = tail;
+    }
+    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| bad("too large"))?;
+    Ok(Duration::new(secs, (total % 1_000_000_000) as u32))
+}
+
+/// Writes a duration as [`parse_duration`] reads it: `2s`, `250ms`, `1500us`, `7ns` (the largest unit that
+/// divides it exactly, up to seconds).
+pub(crate) fn format_duration(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        "0s".to_owned()
+    } else if nanos.is_multiple_of(1_000_000_000) {
+        format!("{}s", nanos / 1_000_000_000)
+    } else if nanos.is_multiple_of(1_000_000) {
+        format!("{}ms", nanos / 1_000_000)
+    } else if nanos.is_multiple_of(1_000) {
+        format!("{}us", nanos / 1_000)
+    } else {
+        format!("{nanos}ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_as_go_writes_them() {
+        let ok = [
+            ("0", Duration::ZERO),
+            ("0s", Duration::ZERO),
+            ("5s", Duration::from_secs(5)),
+            ("1.5s", Duration::from_millis(1500)),
+            (".5s", Duration::from_millis(500)),
+            ("1h2m3s", Duration::from_secs(3723)),
+            ("250ms", Duration::from_millis(250)),
+            ("10us", Duration::from_micros(10)),
+            ("10µs", Duration::from_micros(10)),
+            ("3ns", Duration::from_nanos(3)),
+            ("+2m", Duration::from_secs(120)),
+            ("1.0000000001s", Duration::new(1, 0)),
+        ];
+        for (text, want) in ok {
+            assert_eq!(parse_duration(text), Ok(want), "{text}");
+            assert_eq!(parse_duration(&format_duration(want)), Ok(want), "{text} round trip");
+        }
+        for bad in [
+            "",
+            "10",
+            "s",
+            "1x",
+            "-1s",
+            "1..2s",
+            "1.2.3s",
+            ".s",
+            "99999999999999999999999h",
+            "1s 2s",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+    }
+
+    #[test]
+    fn uids_look_like_uuid_v4_and_differ() {
+        let (a, b) = (new_uid(), new_uid());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(a.bytes().all(|c| c == b'-' || c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn name_suffixes_use_the_safe_alphabet() {
+        let s = name_suffix();
+        assert_eq!(s.len(), 5);
+        assert!(s.bytes().all(|c| b"bcdfghjklmnpqrstvwxz2456789".contains(&c)));
+    }
+}

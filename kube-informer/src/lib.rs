@@ -1,0 +1,142 @@
+//! # kube-informer
+//!
+//! Kubernetes informers for synchronous Rust: a live, indexed, always-current local cache of Kubernetes objects and
+//! callbacks when they change — what client-go's `SharedInformer` does for Go — built on threads, with no async
+//! runtime.
+//!
+//! ## Architecture
+//!
+//! ```text
+//!  API server ──LIST pages──┐                     ┌─> listener thread ─> handler A (on_add/on_update/on_delete)
+//!             ──WATCH stream┤                     ├─> listener thread ─> handler B
+//!                           v                     │
+//!   client (ureq+rustls) -> watch decoder -> Reflector ─push deltas─> DeltaFIFO ─pop─> process ─┤
+//!                                                                   (condvar)           │ update store/indexes
+//!                                                                                       v
+//!                                                                         Store + Indexers  <── Listers (reads)
+//!   Controller: handlers enqueue keys ─> WorkQueue (rate limited) ─> N worker threads ─> reconcile
+//! ```
+//!
+//! * [`object`](mod@object): metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
+//!   [`DynamicObject`](object::DynamicObject).
+//! * [`selector`]: label and field selectors.
+//! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, paged LIST, streaming WATCH, writes.
+//! * [`watch`]: watch events and the incremental stream decoder.
+//! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
+//! * [`informer`]: shared index informers, event handlers, the factory.
+//! * [`workqueue`]: rate-limited work queues.
+//! * [`clock`]: time as queues and leader election read it (a fake clock for tests), and shared jitter.
+//! * [`controller`]: controllers — informers, a work queue and reconciling workers.
+//! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
+//! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
+//! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
+//! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
+//! * `probe` (feature `probe`): `/metrics`, `/healthz` and `/readyz` over HTTP, as controller-runtime's manager serves them.
+//! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
+//!
+//! ## Example
+//!
+//! An informer over the embedded API server (with a real cluster, use `Client::try_default()` instead):
+//!
+//! ```
+//! use std::time::Duration;
+//! use kube_informer::client::Api;
+//! use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer};
+//! use kube_informer::object::{core::ConfigMap, ObjectMeta};
+//! use kube_informer_apiserver::ApiServer;
+//!
+//! let server = ApiServer::start()?;
+//! server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("mode", "fast"))?;
+//!
+//! let api = Api::<ConfigMap>::namespaced(server.client()?, "default");
+//! let informer = SharedIndexInformer::for_api(&api, InformerOptions::default());
+//! let (tx, rx) = std::sync::mpsc::channel();
+//! informer.add_event_handler(move |ev: &Event<ConfigMap>| {
+//!     let _ = tx.send(ev.object().metadata.name.clone());
+//! })?;
+//! informer.start()?;
+//! assert!(informer.wait_synced(Duration::from_secs(30)));
+//! assert_eq!(rx.recv()?.as_deref(), Some("settings"));
+//! assert_eq!(informer.lister().namespace("default").get("settings").unwrap().data.get("mode"), Some("fast"));
+//! informer.stop();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Quick start with a real cluster
+//!
+//! [`Client::try_default`](client::Client::try_default) finds the cluster as kubectl does: the files `KUBECONFIG`
+//! names, else `~/.kube/config`, else the pod's service account. The classic Pod informer, for pods of every
+//! namespace (add `.strip_managed_fields()` to the options to keep the cache small):
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use kube_informer::client::Client;
+//! use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
+//! use kube_informer::object::{ApiResource, DynamicObject};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let factory = SharedInformerFactory::new(Client::try_default()?, FactoryOptions::default());
+//!     let pods = factory.informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
+//!     let name = |p: &DynamicObject| p.metadata.name.clone().unwrap_or_default();
+//!     pods.add_event_handler(
+//!         HandlerFuncs::new()
+//!             .on_add(move |p, _in_initial_list| println!("added {}", name(p)))
+//!             .on_update(move |_old, new| println!("updated {}", name(new)))
+//!             .on_delete(move |gone| println!("deleted {}", name(gone.object()))),
+//!     )?;
+//!     factory.start()?;
+//!     // Names what is missing (RBAC, an unreachable server, …) if the cache does not fill in time.
+//!     factory.wait_for_cache_sync(Duration::from_secs(60))?;
+//!     println!("{} pods", pods.lister().list(&Default::default()).len());
+//!     loop {
+//!         std::thread::park(); // handlers run on their own threads until the process is stopped
+//!     }
+//! }
+//! ```
+//!
+//! With k8s-openapi's types instead (`k8s_openapi::api::core::v1::Pod`), enable this crate's `k8s-openapi` feature
+//! and depend on k8s-openapi 0.29 with the feature of your cluster's version (`v1_33` … `v1_37`).
+//!
+//! ## Logging
+//!
+//! The library logs through the [`log`](https://docs.rs/log) facade: install any logger, e.g. `env_logger::init()`
+//! with `RUST_LOG=kube_informer=info`, to see failures that persist (a `warn!` when one starts and once a minute
+//! while it lasts, an `info!` when it ends) and leader changes; retried trouble is at `debug!`.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms, unreachable_pub)]
+
+pub mod cache;
+pub mod client;
+pub mod clock;
+pub mod controller;
+mod error;
+pub mod events;
+mod failure_streak;
+pub mod health;
+pub mod informer;
+pub mod leaderelection;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+pub mod object;
+#[cfg(feature = "probe")]
+pub mod probe;
+pub mod selector;
+mod stop;
+#[cfg(test)]
+mod test_log;
+mod thread_name;
+pub mod watch;
+mod worker;
+pub mod workqueue;
+
+/// README.md's code blocks, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
+pub use error::{
+    ConfigError, DecodeError, DecodeErrorKind, Error, MAX_RETRY_AFTER, Result, TransportError, TransportErrorKind,
+};

@@ -1,0 +1,213 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+pub mod peer;
+pub mod watchdog;
+pub mod widget;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use kube_informer::cache::DeletedObject;
+use kube_informer::informer::ResourceEventHandler;
+use kube_informer::object::ObjectMeta;
+use kube_informer::object::core::ConfigMap;
+
+/// An embedded server whose kubeconfig user, `alice`, may do anything to configmaps and nothing else.
+pub fn server_allowing_only_configmaps() -> kube_informer_apiserver::ApiServer {
+    kube_informer_apiserver::ApiServer::builder()
+        .token("t", "alice")
+        .kubeconfig_user("alice")
+        .rule(kube_informer_apiserver::AccessRule::user("alice").resources(&["configmaps"]))
+        .start()
+        .unwrap()
+}
+
+/// How long a test waits for something that should happen at once.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Reflector settings that retry within milliseconds (10 ms back-off up to 50 ms), so tests see failures and
+/// recoveries quickly.
+pub fn quick_reflector() -> kube_informer::cache::ReflectorConfig {
+    kube_informer::cache::ReflectorConfig {
+        backoff: kube_informer::cache::BackoffConfig {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(50),
+            ..Default::default()
+        },
+        relist_jitter: Duration::from_millis(10),
+        ..Default::default()
+    }
+}
+
+/// What a handler saw, compactly: name and the `v` data value(s).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Seen {
+    Add(String, String, bool),
+    Update(String, String, String),
+    Delete(String, String, bool),
+}
+
+pub fn value(cm: &ConfigMap) -> String {
+    cm.data.get("v").map(str::to_owned).unwrap_or_default()
+}
+
+pub fn name(cm: &ConfigMap) -> String {
+    cm.metadata.name.clone().unwrap_or_default()
+}
+
+/// A handler forwarding what it sees to a channel.
+pub struct Recorder(pub Sender<Seen>);
+
+impl ResourceEventHandler<ConfigMap> for Recorder {
+    fn on_add(&mut self, obj: &Arc<ConfigMap>, initial: bool) {
+        let _ = self.0.send(Seen::Add(name(obj), value(obj), initial));
+    }
+    fn on_update(&mut self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        let _ = self.0.send(Seen::Update(name(new), value(old), value(new)));
+    }
+    fn on_delete(&mut self, obj: &DeletedObject<ConfigMap>) {
+        let o = obj.object();
+        let _ = self
+            .0
+            .send(Seen::Delete(name(o), value(o), obj.is_final_state_unknown()));
+    }
+}
+
+pub fn recorder() -> (Recorder, Receiver<Seen>) {
+    let (tx, rx) = unbounded();
+    (Recorder(tx), rx)
+}
+
+pub fn recv(rx: &Receiver<Seen>) -> Seen {
+    rx.recv_timeout(WAIT).expect("an event within the deadline")
+}
+
+/// Receives events until one satisfies `pred`, returning it.
+pub fn recv_until(rx: &Receiver<Seen>, pred: impl Fn(&Seen) -> bool) -> Seen {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let ev = rx
+            .recv_deadline(deadline)
+            .expect("the awaited event within the deadline");
+        if pred(&ev) {
+            return ev;
+        }
+    }
+}
+
+/// Polls `cond` until it holds; fails naming `what` at the deadline.
+pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        // A condition, polled; the sleep only keeps the poll off the CPU the awaited threads need.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A ConfigMap `ns/name` with data `v=value`.
+pub fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
+    ConfigMap::new(ObjectMeta::namespaced(ns, name)).with("v", value)
+}
+
+/// A scratch folder removed on drop; unique per process and call.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "kube-informer-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self, file: &str) -> std::path::PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file under `tests/fixtures/`.
+pub fn fixture(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+/// The fixture exec plugin (`tests/fixtures/exec/credential-plugin.sh`), counting its runs in `dir/count`: it hands
+/// out `tokens` (space-separated, one per run, the last repeating) expiring at `expires` (RFC 3339, or "" for
+/// never).
+pub fn plugin(dir: &TempDir, tokens: &str, expires: &str) -> kube_informer::client::ExecConfig {
+    kube_informer::client::ExecConfig::new("sh")
+        .args([fixture("exec/credential-plugin.sh").display().to_string()])
+        .env("COUNT_FILE", dir.path("count").display().to_string())
+        .env("INFO_FILE", dir.path("info").display().to_string())
+        .env("TOKENS", tokens)
+        .env("EXPIRES", expires)
+}
+
+/// An exec plugin that hangs: it writes its pid to `dir/plugin`, starts a helper that would live an hour (holding
+/// the plugin's standard output open, as a script's commands do), writes the helper's pid to `dir/helper`, and waits
+/// for it.
+pub fn hanging_plugin(dir: &TempDir) -> kube_informer::client::ExecConfig {
+    let (plugin, helper) = (dir.path("plugin"), dir.path("helper"));
+    // Each pid is written whole before the file appears (`mv`), so that a reader never sees half of it.
+    let script = format!(
+        "echo $$ > '{p}.new' && mv '{p}.new' '{p}'; sleep 3600 & echo $! > '{h}.new' && mv '{h}.new' '{h}'; wait",
+        p = plugin.display(),
+        h = helper.display()
+    );
+    kube_informer::client::ExecConfig::new("sh").args(["-c", script.as_str()])
+}
+
+/// The pid [`hanging_plugin`] wrote to `dir/<file>` (`plugin` or `helper`).
+pub fn pid_in(dir: &TempDir, file: &str) -> u32 {
+    let text = std::fs::read_to_string(dir.path(file)).unwrap_or_else(|e| panic!("{file}'s pid: {e}"));
+    text.trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{file}'s pid {text:?}: {e}"))
+}
+
+/// Whether process `pid` exists at all (a zombie — dead, not reaped yet — does).
+pub fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Whether process `pid` is alive: it exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().to_owned()))
+        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+}
+
+/// The names the OS shows for this process's threads (`/proc/self/task/*/comm`).
+pub fn thread_names() -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim_end().to_owned())
+        .collect()
+}
+
+/// An example binary, `target/<profile>/examples/<name>`, next to this test binary's `deps` folder (cargo builds the
+/// examples for `cargo test`).
+pub fn example(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    dir.join("examples").join(name)
+}
