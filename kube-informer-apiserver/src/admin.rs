@@ -18,7 +18,7 @@ use super::log::{LogMark, RequestRecord};
 use super::reply::Reply;
 use super::server::{self, Shared};
 use super::util;
-use kube_informer::client::params::parse_query;
+use crate::util::parse_query;
 use kube_informer::object::Status;
 
 /// Where the admin API lives. Kubernetes serves nothing under it.

@@ -26,7 +26,7 @@ use super::server::Shared;
 use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name};
 use super::watch::{self, WatchEnd};
-use kube_informer::client::params::parse_query;
+use crate::util::parse_query;
 
 /// A client connection, plain or TLS.
 pub(crate) enum Stream {

@@ -28,6 +28,25 @@ pub(crate) fn base64_url_decode(text: &str) -> Option<Vec<u8>> {
     URL_SAFE_NO_PAD.decode(text).ok()
 }
 
+/// Decodes a query string into `(key, value)` pairs as Go's `url.ParseQuery` reads one for kube-apiserver: `+` is a
+/// space, `%XX` a byte (malformed escapes are kept verbatim, invalid UTF-8 replaced), a key without `=` has an empty
+/// value.
+pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
+    let decode = |s: &str| {
+        let spaced = s.replace('+', " ");
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
 /// 64 random bits: std's per-process random hasher keys, mixed with a counter (good enough for UIDs and
 /// generated names; not for secrets).
 pub(crate) fn random_u64() -> u64 {
@@ -157,6 +176,23 @@ pub(crate) fn format_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_queries_as_go_does() {
+        assert_eq!(
+            parse_query("a=1&labelSelector=app%3Dweb&flag&b=x+y&c=%2B&&d=100%&e=%zz%4"),
+            [
+                ("a", "1"),
+                ("labelSelector", "app=web"),
+                ("flag", ""),
+                ("b", "x y"),
+                ("c", "+"),
+                ("d", "100%"),
+                ("e", "%zz%4")
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        );
+    }
 
     #[test]
     fn durations_parse_as_go_writes_them() {
