@@ -123,6 +123,7 @@ pub mod metrics;
 pub mod object;
 #[cfg(feature = "probe")]
 pub mod probe;
+pub mod registry;
 pub mod selector;
 mod stop;
 #[cfg(test)]

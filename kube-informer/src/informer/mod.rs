@@ -14,6 +14,7 @@ mod synced;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+pub(crate) use factory::WeakFactory;
 pub use factory::{
     DEFAULT_CONCURRENT_LISTS, FactoryOptions, ListTweak, MetaTransform, NotSynced, SharedInformerFactory,
 };
@@ -22,3 +23,4 @@ pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, Queu
 pub use shared_informer::{
     InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer, strip_managed_fields,
 };
+pub(crate) use shared_informer::{InformerSnapshot, WeakInformer};

@@ -19,7 +19,6 @@ use crate::cache::{
 };
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
-use crate::health::registry::{Component, Observation, Observed};
 use crate::health::{InformerHealth, LastError};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
@@ -513,14 +512,14 @@ impl<K: Object> SharedIndexInformer<K> {
         self.shared.health()
     }
 
-    /// The informer as a [`Registry`](crate::health::Registry) holds it: weakly.
-    pub(crate) fn component(&self) -> Arc<dyn Component> {
-        Arc::new(InformerComponent(Arc::downgrade(&self.shared)))
+    /// The informer held weakly (by a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
+        WeakInformer(Arc::downgrade(&self.shared))
     }
 
-    /// What the informer reports to a [`Registry`](crate::health::Registry) now.
-    pub(crate) fn observation(&self) -> Observation {
-        self.shared.observation()
+    /// What the informer reports now (to a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn snapshot(&self) -> InformerSnapshot {
+        self.shared.snapshot()
     }
 
     /// Threads of this informer still running (reflector, processing, resync, one per handler): 0 after `stop`.
@@ -618,13 +617,11 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    fn observation(&self) -> Observation {
-        Observation {
+    fn snapshot(&self) -> InformerSnapshot {
+        InformerSnapshot {
             id: std::ptr::from_ref(self).addr(),
-            what: Observed::Informer {
-                health: self.health(),
-                metrics: self.metrics(),
-            },
+            health: self.health(),
+            metrics: self.metrics(),
         }
     }
 
@@ -800,16 +797,20 @@ impl<K: Object> std::fmt::Debug for SharedIndexInformer<K> {
     }
 }
 
-/// An informer in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
-struct InformerComponent<K: Object>(Weak<Shared<K>>);
+/// What an informer reports at one moment; `id` tells informers apart (the address of their shared state).
+pub(crate) struct InformerSnapshot {
+    pub(crate) id: usize,
+    pub(crate) health: InformerHealth,
+    pub(crate) metrics: InformerMetrics,
+}
 
-impl<K: Object> Component for InformerComponent<K> {
-    fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(shared) = self.0.upgrade() else {
-            return false;
-        };
-        out.push(shared.observation());
-        true
+/// An informer held weakly (by a [`Registry`](crate::registry::Registry)): its snapshot while it lives.
+pub(crate) struct WeakInformer<K: Object>(Weak<Shared<K>>);
+
+impl<K: Object> WeakInformer<K> {
+    /// What the informer reports now; `None` once it is dropped.
+    pub(crate) fn snapshot(&self) -> Option<InformerSnapshot> {
+        Some(self.0.upgrade()?.snapshot())
     }
 }
 
