@@ -41,6 +41,8 @@ mod request;
 mod retry;
 mod sealed;
 mod secret;
+#[cfg(test)]
+mod test_peer;
 mod tls;
 mod transport;
 mod watch_stream;

@@ -21,7 +21,7 @@ use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::health::{Health, HealthCell, InformerHealth};
-use crate::informer::{Event, HandlerOptions, Registration, SharedIndexInformer};
+use crate::informer::{HandlerOptions, Notification, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
 use crate::object::{ApiResource, Object, Resource, key_of};
 use crate::stop::StopSignal;
@@ -342,14 +342,14 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         self.secondaries
             .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
                 let slot = slot.clone();
-                let handler = move |ev: &Event<S>| {
+                let handler = move |ev: &Notification<S>| {
                     if let Some(p) = &predicate
                         && !admits(&**p, ev)
                     {
                         slot.filtered();
                         return;
                     }
-                    if let Event::Update { old, .. } = ev {
+                    if let Notification::Update { old, .. } = ev {
                         for key in mapper(old) {
                             slot.add(key.into());
                         }
@@ -465,7 +465,7 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
 
         let registered = (|| -> Result<()> {
             let primary_slot = slot.clone();
-            let handler = move |ev: &Event<K>| {
+            let handler = move |ev: &Notification<K>| {
                 if let Some(p) = &predicate
                     && !admits(&**p, ev)
                 {

@@ -227,12 +227,12 @@ struct Entry {
 /// ```no_run
 /// use std::time::Duration;
 /// use kube_informer::client::Client;
-/// use kube_informer::informer::{Event, FactoryOptions, SharedInformerFactory};
+/// use kube_informer::informer::{Notification, FactoryOptions, SharedInformerFactory};
 /// use kube_informer::object::core::ConfigMap;
 ///
 /// let factory = SharedInformerFactory::new(Client::try_default()?, FactoryOptions::default().strip_managed_fields());
 /// let configmaps = factory.informer::<ConfigMap>();
-/// configmaps.add_event_handler(|ev: &Event<ConfigMap>| println!("{:?}", ev.object().metadata.name))?;
+/// configmaps.add_event_handler(|ev: &Notification<ConfigMap>| println!("{:?}", ev.object().metadata.name))?;
 /// factory.start()?;
 /// factory.wait_for_cache_sync(Duration::from_secs(30))?;
 /// // … later:

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
-use super::handler::{Event, ResourceEventHandler};
+use super::handler::{Notification, ResourceEventHandler};
 use super::listener::{self, HandlerMetrics, HandlerOptions, ListenerStats};
-use super::processor::{Entry, Notification, Processor};
+use super::processor::{Entry, Processor, Sequenced};
 use super::synced::SyncNotify;
 use crate::cache::reflector::{Reflector, ReflectorStats};
 use crate::cache::{
@@ -653,7 +653,7 @@ impl<K: Object> Shared<K> {
     /// lock, while pushes go on; see [`DeltaFifo::pop_batch`]), then notify.
     fn process_loop(&self) {
         // Each event with the sequence number of its pop and whether it is a resync.
-        let mut batch: Vec<Notification<K>> = Vec::new();
+        let mut batch: Vec<Sequenced<K>> = Vec::new();
         let mut synced_reported = false;
         loop {
             let popped = self.fifo.pop_batch(POP_BATCH, |key, deltas, is_in_initial_list| {
@@ -666,14 +666,14 @@ impl<K: Object> Shared<K> {
                                 Some(old) => {
                                     // client-go: an update that keeps the resource version is a resync.
                                     let is_sync = old.meta().resource_version() == obj.meta().resource_version();
-                                    batch.push(Notification {
-                                        event: Event::Update { old, new: obj },
+                                    batch.push(Sequenced {
+                                        event: Notification::Update { old, new: obj },
                                         seq,
                                         is_sync,
                                     });
                                 }
-                                None => batch.push(Notification {
-                                    event: Event::Add {
+                                None => batch.push(Sequenced {
+                                    event: Notification::Add {
                                         obj,
                                         is_in_initial_list,
                                     },
@@ -684,8 +684,8 @@ impl<K: Object> Shared<K> {
                         }
                         Delta::Deleted(d) => {
                             store.delete(key);
-                            batch.push(Notification {
-                                event: Event::Delete(d),
+                            batch.push(Sequenced {
+                                event: Notification::Delete(d),
                                 seq,
                                 is_sync: false,
                             });
@@ -744,7 +744,7 @@ impl<K: Object> Shared<K> {
 /// // Stays registered although the registration is dropped at once:
 /// informer.add_event_handler(HandlerFuncs::new().on_add(|cm: &Arc<ConfigMap>, _| println!("{:?}", cm.metadata.name)))?;
 /// // Kept, to be removed later:
-/// let audit = informer.add_event_handler(|_: &kube_informer::informer::Event<ConfigMap>| {})?;
+/// let audit = informer.add_event_handler(|_: &kube_informer::informer::Notification<ConfigMap>| {})?;
 /// audit.remove();
 /// # Ok(())
 /// # }
