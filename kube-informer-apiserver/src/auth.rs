@@ -86,6 +86,8 @@ pub(crate) struct Auth {
     /// When false, every request is served as an anonymous one and no rule applies.
     pub(crate) required: bool,
     rules: Vec<AccessRule>,
+    /// Authorization by RBAC ([`authorizer`](super::authorizer)), the access rules granting beside it.
+    pub(crate) rbac: bool,
 }
 
 impl fmt::Debug for Auth {
@@ -95,6 +97,7 @@ impl fmt::Debug for Auth {
             .field("tokens", &self.tokens.len())
             .field("required", &self.required)
             .field("rules", &self.rules)
+            .field("rbac", &self.rbac)
             .finish()
     }
 }

@@ -114,6 +114,7 @@
 mod admin;
 mod admission;
 mod auth;
+mod authorizer;
 mod builtin_schemas;
 mod conn;
 mod conversion;
@@ -139,7 +140,9 @@ mod patch;
 mod printer_column;
 mod printers;
 mod protobuf;
+mod rbac;
 mod reply;
+mod request_info;
 mod resource;
 mod review;
 mod router;
@@ -151,6 +154,7 @@ pub mod strategic_merge;
 mod strategy;
 mod table;
 pub(crate) mod tls;
+mod user;
 mod util;
 mod watch;
 
