@@ -8,6 +8,10 @@
 use serde_json::{Map, Value, json};
 
 use super::types::{GROUP, PolicyRule};
+use crate::admission::Admission;
+use crate::errors::{self, Failure};
+use crate::store::Store;
+use crate::strategy;
 
 /// The policy's text.
 const DATA: &str = include_str!("bootstrap_policy.txt");
@@ -151,6 +155,30 @@ pub(crate) fn objects() -> Vec<BootstrapObject> {
     }
     roles.extend(bindings);
     roles
+}
+
+/// The field manager of the bootstrap objects (kube-apiserver writes them through its loopback client).
+const FIELD_MANAGER: &str = "kube-apiserver";
+
+/// Creates the bootstrap policy in `store`, then aggregates the cluster roles.
+pub(crate) fn create(store: &Store) -> Result<(), Failure> {
+    for o in objects() {
+        let plural = match o.kind {
+            "Role" => "roles",
+            "ClusterRole" => "clusterroles",
+            "RoleBinding" => "rolebindings",
+            _ => "clusterrolebindings",
+        };
+        let id = format!("{plural}.{GROUP}");
+        let Some(spec) = store.lock().served(&id, "v1") else {
+            return Err(errors::internal(format!("bootstrap policy: {id} is not served")));
+        };
+        let mut obj = o.object;
+        Admission::quiet(&spec).admit(&mut obj)?;
+        strategy::create(store, &spec, o.namespace.as_deref(), obj, false, FIELD_MANAGER, &mut |_| {})?;
+    }
+    super::clusterrole_aggregation::sync(store);
+    Ok(())
 }
 
 fn malformed(n: usize, line: &str) -> ! {

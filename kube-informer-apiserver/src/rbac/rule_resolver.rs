@@ -128,11 +128,6 @@ impl Policy {
         p
     }
 
-    /// The cluster roles, by name.
-    pub(crate) fn cluster_roles(&self) -> &BTreeMap<String, ClusterRole> {
-        &self.cluster_roles
-    }
-
     /// The rules a binding of `namespace` (empty for a ClusterRoleBinding) grants through `role_ref`; the error is
     /// the one kube-apiserver's informer listers give (`clusterrole.rbac.authorization.k8s.io "x" not found`).
     pub(crate) fn role_reference_rules(&self, role_ref: &RoleRef, namespace: &str) -> Result<&[PolicyRule], String> {

@@ -55,6 +55,7 @@ impl PolicyRule {
     }
 
     /// Restricted to these names.
+    #[cfg(test)]
     #[must_use]
     pub(crate) fn names(mut self, names: &[&str]) -> Self {
         self.resource_names = names.iter().map(|x| (*x).to_owned()).collect();
