@@ -481,8 +481,7 @@ mod tests {
             ask("stranger", json!({"verb": "get", "resource": "pods"}))["allowed"],
             false
         );
-        let off = answer(
-            Review::Access,
+        let off = call(Review::Access,
             &Auth::default(),
             None,
             ssar(json!({"verb": "delete", "resource": "nodes"})),
@@ -518,8 +517,7 @@ mod tests {
     #[test]
     fn rules_reviews_list_the_users_rules() {
         let a = auth();
-        let st = answer(
-            Review::Rules,
+        let st = call(Review::Rules,
             &a,
             Some("viewer"),
             json!({"spec": {"namespace": "default"}}),
