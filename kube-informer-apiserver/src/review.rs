@@ -45,13 +45,14 @@ pub(crate) enum Review {
     SelfSubject,
 }
 
+/// In the order discovery lists them (by plural, as kube-apiserver's).
 const ALL: [Review; 6] = [
+    Review::LocalSubjectAccess,
     Review::Access,
     Review::Rules,
     Review::SubjectAccess,
-    Review::LocalSubjectAccess,
-    Review::Token,
     Review::SelfSubject,
+    Review::Token,
 ];
 
 impl Review {
