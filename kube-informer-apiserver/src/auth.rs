@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::fmt;
 
-
 /// Grants a user some verbs on some resources. A user with no matching rule gets 403 — once any rule exists;
 /// with no rules at all, every authenticated user may do everything.
 ///
@@ -174,13 +173,18 @@ mod tests {
                     .granting_rule(user, verb.as_str(), &spec.api.group, &spec.api.plural, sub)
                     .is_some()
         };
-        assert!(authorize(&auth, "anyone", Verb::Delete, &cm, None), "no rules: allow all");
-        assert!(!format!("{:?}", {
-            let mut a = Auth::default();
-            a.add_token("s3cret", "alice");
-            a
-        })
-        .contains("s3cret"));
+        assert!(
+            authorize(&auth, "anyone", Verb::Delete, &cm, None),
+            "no rules: allow all"
+        );
+        assert!(
+            !format!("{:?}", {
+                let mut a = Auth::default();
+                a.add_token("s3cret", "alice");
+                a
+            })
+            .contains("s3cret")
+        );
         auth.add_rule(
             AccessRule::user("viewer")
                 .verbs(&["list", "watch"])

@@ -74,7 +74,11 @@ pub(crate) fn authenticate_token(
         Err(Rejection::Invalid(e)) => return TokenAnswer::Invalid(e),
     };
     let token_auds = claims::audiences(&claims);
-    let token_auds = if token_auds.is_empty() { api.to_vec() } else { token_auds };
+    let token_auds = if token_auds.is_empty() {
+        api.to_vec()
+    } else {
+        token_auds
+    };
     let common: Vec<String> = token_auds.iter().filter(|a| wanted.contains(a)).cloned().collect();
     if common.is_empty() {
         let quote = |l: &[String]| format!("[{}]", l.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(" "));
@@ -130,7 +134,9 @@ pub(crate) fn authenticate(
     }
     if let Some(token) = bearer_token(authorization) {
         match authenticate_token(auth, issuer, store, token, &[]) {
-            TokenAnswer::User(u, _) if auth.required || u.name.starts_with(crate::user::SERVICE_ACCOUNT_USERNAME_PREFIX) => {
+            TokenAnswer::User(u, _)
+                if auth.required || u.name.starts_with(crate::user::SERVICE_ACCOUNT_USERNAME_PREFIX) =>
+            {
                 return Ok(Some(u));
             }
             TokenAnswer::Invalid(e) => {
@@ -160,7 +166,11 @@ mod tests {
         let mut auth = Auth::default();
         auth.add_token("s3cret", "alice");
         auth.add_groups("alice", &["dev".to_owned()]);
-        (auth, TokenIssuer::new().unwrap(), Store::new(1, 10, ResourceSpec::defaults()))
+        (
+            auth,
+            TokenIssuer::new().unwrap(),
+            Store::new(1, 10, ResourceSpec::defaults()),
+        )
     }
 
     #[test]
@@ -172,15 +182,29 @@ mod tests {
         };
         let who = |auth: &Auth, h: Option<&str>, c: Option<&CertificateUser>| authenticate(auth, &issuer, &store, h, c);
         let alice = who(&auth, Some("Bearer s3cret"), None).unwrap().unwrap();
-        assert_eq!((alice.name.as_str(), alice.groups.clone()), ("alice", vec!["dev".to_owned(), "system:authenticated".to_owned()]));
+        assert_eq!(
+            (alice.name.as_str(), alice.groups.clone()),
+            ("alice", vec!["dev".to_owned(), "system:authenticated".to_owned()])
+        );
         let bob = who(&auth, Some("Bearer s3cret"), Some(&cert)).unwrap().unwrap();
         assert_eq!(bob.groups, ["ops", "system:authenticated"]);
         assert_eq!(who(&auth, Some("Bearer nope"), None), Err(()));
         assert_eq!(who(&auth, None, None), Err(()), "anonymous is off outside RBAC");
         auth.anonymous = true;
         assert_eq!(who(&auth, None, None).unwrap().unwrap().name, "system:anonymous");
-        assert_eq!(who(&auth, Some("Basic eDp5"), None).unwrap().unwrap().name, "system:anonymous");
-        assert_eq!(who(&auth, Some("Bearer nope"), None), Err(()), "a bad token is never anonymous");
-        assert_eq!(who(&Auth::default(), Some("Bearer placeholder"), None), Ok(None), "authentication off");
+        assert_eq!(
+            who(&auth, Some("Basic eDp5"), None).unwrap().unwrap().name,
+            "system:anonymous"
+        );
+        assert_eq!(
+            who(&auth, Some("Bearer nope"), None),
+            Err(()),
+            "a bad token is never anonymous"
+        );
+        assert_eq!(
+            who(&Auth::default(), Some("Bearer placeholder"), None),
+            Ok(None),
+            "authentication off"
+        );
     }
 }

@@ -234,7 +234,10 @@ mod tests {
             r#"deployments.apps is forbidden: User "alice" cannot list resource "deployments/scale" in API group "apps" at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "x" not found"#
         );
         let path = Attributes::non_resource(&alice, "get", "/nope");
-        assert_eq!(forbidden(&path, "").message, r#"forbidden: User "alice" cannot get path "/nope""#);
+        assert_eq!(
+            forbidden(&path, "").message,
+            r#"forbidden: User "alice" cannot get path "/nope""#
+        );
     }
 
     #[test]
@@ -245,9 +248,25 @@ mod tests {
         assert!(authorize(&auth, None, &delete).allowed);
         auth.add_rule(AccessRule::user("bob"));
         assert!(!authorize(&auth, None, &delete).allowed);
-        let review = Attributes::resource(&alice, "create", "", "authorization.k8s.io", "selfsubjectaccessreviews", "", "");
+        let review = Attributes::resource(
+            &alice,
+            "create",
+            "",
+            "authorization.k8s.io",
+            "selfsubjectaccessreviews",
+            "",
+            "",
+        );
         assert!(authorize(&auth, None, &review).allowed);
-        let sar = Attributes::resource(&alice, "create", "", "authorization.k8s.io", "subjectaccessreviews", "", "");
+        let sar = Attributes::resource(
+            &alice,
+            "create",
+            "",
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            "",
+            "",
+        );
         assert!(!authorize(&auth, None, &sar).allowed);
         assert!(authorize(&auth, None, &Attributes::non_resource(&alice, "get", "/version")).allowed);
     }
@@ -260,9 +279,23 @@ mod tests {
         let alice = UserInfo::new("alice", &["system:authenticated"]);
         let get = Attributes::resource(&alice, "get", "ns", "", "pods", "", "p");
         assert!(!authorize(&auth, Some(&policy), &get).allowed);
-        assert!(!authorize(&auth, Some(&policy), &Attributes::non_resource(&alice, "get", "/version")).allowed);
+        assert!(
+            !authorize(
+                &auth,
+                Some(&policy),
+                &Attributes::non_resource(&alice, "get", "/version")
+            )
+            .allowed
+        );
         let admin = UserInfo::new("root", &["system:masters"]);
-        assert!(authorize(&auth, Some(&policy), &Attributes::resource(&admin, "delete", "", "", "nodes", "", "")).allowed);
+        assert!(
+            authorize(
+                &auth,
+                Some(&policy),
+                &Attributes::resource(&admin, "delete", "", "", "nodes", "", "")
+            )
+            .allowed
+        );
         auth.add_rule(AccessRule::user("alice").verbs(&["get"]).resources(&["pods"]));
         let d = authorize(&auth, Some(&policy), &get);
         assert!(d.allowed, "an access rule grants in the RBAC mode too");

@@ -161,7 +161,12 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["apps", "authentication.k8s.io", "authorization.k8s.io", "coordination.k8s.io"]
+            [
+                "apps",
+                "authentication.k8s.io",
+                "authorization.k8s.io",
+                "coordination.k8s.io"
+            ]
         );
         let core = answer(&Discovery::GroupVersion(String::new(), "v1".into()), &specs, addr).unwrap();
         assert_eq!(core["groupVersion"], "v1");

@@ -13,15 +13,15 @@ use super::list::{self, ListOptions};
 use super::log::Verb;
 use super::managed_fields;
 use super::protobuf;
+use super::rbac::{self, Policy, escalation_check::Guard};
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::router::ResourcePath;
 use super::scale::{self, ScaleSubresource};
 use super::server::Shared;
+use super::serviceaccount::token_request;
 use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType};
-use super::rbac::{self, Policy, escalation_check::Guard};
-use super::serviceaccount::token_request;
 use super::user::UserInfo;
 use std::sync::Arc;
 
@@ -45,11 +45,27 @@ pub(crate) fn handle(
     let guard = match (user, policy) {
         (Some(u), Some(p)) if write => {
             let old = r.name.as_deref().and_then(|name| {
-                let ns = if r.spec.api.namespaced { r.namespace.as_deref().unwrap_or("") } else { "" };
-                shared.store.lock().get(&r.spec.id(), &object_key(ns, name)).map(|o| o.to_value())
+                let ns = if r.spec.api.namespaced {
+                    r.namespace.as_deref().unwrap_or("")
+                } else {
+                    ""
+                };
+                shared
+                    .store
+                    .lock()
+                    .get(&r.spec.id(), &object_key(ns, name))
+                    .map(|o| o.to_value())
             });
             let ns = r.namespace.as_deref().unwrap_or("");
-            Guard::new(&shared.auth, p, u, &r.spec.id(), ns, r.name.as_deref().unwrap_or(""), old)
+            Guard::new(
+                &shared.auth,
+                p,
+                u,
+                &r.spec.id(),
+                ns,
+                r.name.as_deref().unwrap_or(""),
+                old,
+            )
         }
         _ => None,
     };
@@ -158,7 +174,13 @@ fn run(
             None => return Err(errors::no_such_path()),
         },
         Some("token") if spec.id() == "serviceaccounts" && verb == Verb::Create => {
-            let (request, _) = decode_body_as("authentication.k8s.io/v1", "TokenRequest", head, body, Directive::Ignore)?;
+            let (request, _) = decode_body_as(
+                "authentication.k8s.io/v1",
+                "TokenRequest",
+                head,
+                body,
+                Directive::Ignore,
+            )?;
             let answer = token_request::create(&shared.store, &shared.issuer, ns.unwrap_or(""), name, request)?;
             return Ok(Reply::value(201, &answer));
         }

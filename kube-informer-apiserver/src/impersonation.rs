@@ -130,7 +130,10 @@ pub(crate) fn impersonate(
         }
     }
     if name != ANONYMOUS {
-        if !out_groups.iter().any(|g| g == ALL_AUTHENTICATED || g == ALL_UNAUTHENTICATED) {
+        if !out_groups
+            .iter()
+            .any(|g| g == ALL_AUTHENTICATED || g == ALL_UNAUTHENTICATED)
+        {
             out_groups.push(ALL_AUTHENTICATED.to_owned());
         }
     } else if !out_groups.iter().any(|g| g == ALL_UNAUTHENTICATED) {
@@ -177,8 +180,13 @@ mod tests {
         ]);
         let alice = UserInfo::new("alice", &["system:authenticated"]);
         assert_eq!(impersonate(&auth, Some(&policy), &alice, &headers(&[])).unwrap(), None);
-        let bob = impersonate(&auth, Some(&policy), &alice, &headers(&[("Impersonate-User", "bob")])).unwrap().unwrap();
-        assert_eq!((bob.name.as_str(), bob.groups.clone()), ("bob", vec!["system:authenticated".to_owned()]));
+        let bob = impersonate(&auth, Some(&policy), &alice, &headers(&[("Impersonate-User", "bob")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (bob.name.as_str(), bob.groups.clone()),
+            ("bob", vec!["system:authenticated".to_owned()])
+        );
         let e = impersonate(&auth, Some(&policy), &alice, &headers(&[("Impersonate-User", "carol")])).unwrap_err();
         assert_eq!(
             e.message,
@@ -191,7 +199,11 @@ mod tests {
             &headers(&[("Impersonate-User", "bob"), ("Impersonate-Group", "admins")]),
         )
         .unwrap_err();
-        assert!(e.message.starts_with(r#"groups "admins" is forbidden"#), "{}", e.message);
+        assert!(
+            e.message.starts_with(r#"groups "admins" is forbidden"#),
+            "{}",
+            e.message
+        );
         let sa = impersonate(
             &auth,
             Some(&policy),
@@ -202,7 +214,11 @@ mod tests {
         .unwrap();
         assert_eq!(
             sa.groups,
-            ["system:serviceaccounts", "system:serviceaccounts:ns", "system:authenticated"]
+            [
+                "system:serviceaccounts",
+                "system:serviceaccounts:ns",
+                "system:authenticated"
+            ]
         );
         let e = impersonate(&auth, Some(&policy), &alice, &headers(&[("Impersonate-Group", "x")])).unwrap_err();
         assert_eq!(e.code, 500);

@@ -249,7 +249,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
                 let s = string(value(&mut p)?, &flag)?;
                 match s.split_once('=') {
                     Some((user, groups)) if !user.is_empty() && !groups.is_empty() => {
-                        o.groups.push((user.to_owned(), groups.split(',').map(str::to_owned).collect()));
+                        o.groups
+                            .push((user.to_owned(), groups.split(',').map(str::to_owned).collect()));
                     }
                     _ => return Err(format!("{flag}: expected USER=GROUP[,GROUP]")),
                 }
@@ -410,7 +411,10 @@ fn run(o: &Options) -> Result<(), String> {
         log::warn!("authentication is off (no --token or --client-cert): every local process may use the admin API");
     }
     if !o.authenticated() && o.insecure_remote {
-        log::warn!("serving {} without authentication: anyone who reaches it may do anything", o.address);
+        log::warn!(
+            "serving {} without authentication: anyone who reaches it may do anything",
+            o.address
+        );
     }
     let server = o.builder().start().map_err(|e| e.to_string())?;
     let mut loaded = 0;
@@ -566,7 +570,10 @@ mod tests {
         .unwrap();
         assert!(r.rbac && r.insecure_remote && r.authenticated());
         assert_eq!(r.anonymous_auth, Some(false));
-        assert_eq!(r.groups, [("alice".to_owned(), vec!["dev".to_owned(), "ops".to_owned()])]);
+        assert_eq!(
+            r.groups,
+            [("alice".to_owned(), vec!["dev".to_owned(), "ops".to_owned()])]
+        );
         assert!(matches!(parse(["-h".into()]), Ok(Command::Help)));
         assert!(matches!(parse(["--version".into()]), Ok(Command::Version)));
     }

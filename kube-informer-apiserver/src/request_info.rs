@@ -71,12 +71,10 @@ impl RequestInfo {
             }
             .to_owned();
         }
-        if parts.first() == Some(&"namespaces") {
-            if parts.len() > 1 {
-                info.namespace = parts[1].to_owned();
-                if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
-                    parts = &parts[2..];
-                }
+        if parts.first() == Some(&"namespaces") && parts.len() > 1 {
+            info.namespace = parts[1].to_owned();
+            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
+                parts = &parts[2..];
             }
         }
         if parts.len() >= 3 && !(special && info.verb == "proxy") {
@@ -162,10 +160,25 @@ mod tests {
 
     fn info(method: &str, path: &str, query: &str) -> (bool, String, String, String, String, String, String) {
         let i = RequestInfo::new(method, path, query);
-        (i.resource_request, i.verb, i.api_group, i.namespace, i.resource, i.subresource, i.name)
+        (
+            i.resource_request,
+            i.verb,
+            i.api_group,
+            i.namespace,
+            i.resource,
+            i.subresource,
+            i.name,
+        )
     }
 
-    fn res(verb: &str, group: &str, ns: &str, resource: &str, sub: &str, name: &str) -> (bool, String, String, String, String, String, String) {
+    fn res(
+        verb: &str,
+        group: &str,
+        ns: &str,
+        resource: &str,
+        sub: &str,
+        name: &str,
+    ) -> (bool, String, String, String, String, String, String) {
         let s = |x: &str| x.to_owned();
         (true, s(verb), s(group), s(ns), s(resource), s(sub), s(name))
     }
@@ -173,40 +186,130 @@ mod tests {
     // Cases of apiserver's TestGetAPIRequestInfo (pkg/endpoints/request/requestinfo_test.go).
     #[test]
     fn resource_requests_are_read_as_kube_apiserver_reads_them() {
-        assert_eq!(info("GET", "/api/v1/namespaces", ""), res("list", "", "", "namespaces", "", ""));
-        assert_eq!(info("GET", "/api/v1/namespaces/other", ""), res("get", "", "other", "namespaces", "", "other"));
-        assert_eq!(info("GET", "/api/v1/namespaces/other/pods", ""), res("list", "", "other", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/namespaces/other/pods/foo", ""), res("get", "", "other", "pods", "", "foo"));
-        assert_eq!(info("HEAD", "/api/v1/namespaces/other/pods/foo", ""), res("get", "", "other", "pods", "", "foo"));
+        assert_eq!(
+            info("GET", "/api/v1/namespaces", ""),
+            res("list", "", "", "namespaces", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/namespaces/other", ""),
+            res("get", "", "other", "namespaces", "", "other")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/namespaces/other/pods", ""),
+            res("list", "", "other", "pods", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/namespaces/other/pods/foo", ""),
+            res("get", "", "other", "pods", "", "foo")
+        );
+        assert_eq!(
+            info("HEAD", "/api/v1/namespaces/other/pods/foo", ""),
+            res("get", "", "other", "pods", "", "foo")
+        );
         assert_eq!(info("GET", "/api/v1/pods", ""), res("list", "", "", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/namespaces/other/pods/foo/status", ""), res("get", "", "other", "pods", "status", "foo"));
-        assert_eq!(info("GET", "/api/v1/watch/pods", ""), res("watch", "", "", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/pods", "watch=true"), res("watch", "", "", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/pods", "watch=false"), res("list", "", "", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/watch/namespaces/other/pods", ""), res("watch", "", "other", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/watch/namespaces/other/pods/foo", ""), res("watch", "", "other", "pods", "", "foo"));
-        assert_eq!(info("POST", "/api/v1/namespaces/other/pods", ""), res("create", "", "other", "pods", "", ""));
-        assert_eq!(info("PUT", "/api/v1/namespaces/other/pods/foo", ""), res("update", "", "other", "pods", "", "foo"));
-        assert_eq!(info("DELETE", "/api/v1/namespaces/other/pods/foo", ""), res("delete", "", "other", "pods", "", "foo"));
-        assert_eq!(info("DELETE", "/api/v1/namespaces/other/pods", ""), res("deletecollection", "", "other", "pods", "", ""));
-        assert_eq!(info("PATCH", "/apis/apps/v1/namespaces/n/deployments/d/scale", ""), res("patch", "apps", "n", "deployments", "scale", "d"));
-        assert_eq!(info("PUT", "/api/v1/namespaces/n/finalize", ""), res("update", "", "n", "namespaces", "finalize", "n"));
-        assert_eq!(info("POST", "/api/v1/namespaces/n/serviceaccounts/sa/token", ""), res("create", "", "n", "serviceaccounts", "token", "sa"));
-        assert_eq!(info("GET", "/api/v1/namespaces/n/pods", "fieldSelector=metadata.name%3Dfoo"), res("list", "", "n", "pods", "", "foo"));
-        assert_eq!(info("GET", "/api/v1/namespaces/n/pods", "fieldSelector=a%3Db,metadata.name%3D%3Dfoo&watch=1"), res("watch", "", "n", "pods", "", "foo"));
-        assert_eq!(info("GET", "/api/v1/namespaces/n/pods", "fieldSelector=metadata.name!%3Dfoo"), res("list", "", "n", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/namespaces/n/pods", "fieldSelector=metadata.name%3Da%2Fb"), res("list", "", "n", "pods", "", ""));
-        assert_eq!(info("GET", "/api/v1/proxy/namespaces/n/pods/p/x/y", ""), res("proxy", "", "n", "pods", "", "p"));
+        assert_eq!(
+            info("GET", "/api/v1/namespaces/other/pods/foo/status", ""),
+            res("get", "", "other", "pods", "status", "foo")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/watch/pods", ""),
+            res("watch", "", "", "pods", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/pods", "watch=true"),
+            res("watch", "", "", "pods", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/pods", "watch=false"),
+            res("list", "", "", "pods", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/watch/namespaces/other/pods", ""),
+            res("watch", "", "other", "pods", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/watch/namespaces/other/pods/foo", ""),
+            res("watch", "", "other", "pods", "", "foo")
+        );
+        assert_eq!(
+            info("POST", "/api/v1/namespaces/other/pods", ""),
+            res("create", "", "other", "pods", "", "")
+        );
+        assert_eq!(
+            info("PUT", "/api/v1/namespaces/other/pods/foo", ""),
+            res("update", "", "other", "pods", "", "foo")
+        );
+        assert_eq!(
+            info("DELETE", "/api/v1/namespaces/other/pods/foo", ""),
+            res("delete", "", "other", "pods", "", "foo")
+        );
+        assert_eq!(
+            info("DELETE", "/api/v1/namespaces/other/pods", ""),
+            res("deletecollection", "", "other", "pods", "", "")
+        );
+        assert_eq!(
+            info("PATCH", "/apis/apps/v1/namespaces/n/deployments/d/scale", ""),
+            res("patch", "apps", "n", "deployments", "scale", "d")
+        );
+        assert_eq!(
+            info("PUT", "/api/v1/namespaces/n/finalize", ""),
+            res("update", "", "n", "namespaces", "finalize", "n")
+        );
+        assert_eq!(
+            info("POST", "/api/v1/namespaces/n/serviceaccounts/sa/token", ""),
+            res("create", "", "n", "serviceaccounts", "token", "sa")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/namespaces/n/pods", "fieldSelector=metadata.name%3Dfoo"),
+            res("list", "", "n", "pods", "", "foo")
+        );
+        assert_eq!(
+            info(
+                "GET",
+                "/api/v1/namespaces/n/pods",
+                "fieldSelector=a%3Db,metadata.name%3D%3Dfoo&watch=1"
+            ),
+            res("watch", "", "n", "pods", "", "foo")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/namespaces/n/pods", "fieldSelector=metadata.name!%3Dfoo"),
+            res("list", "", "n", "pods", "", "")
+        );
+        assert_eq!(
+            info(
+                "GET",
+                "/api/v1/namespaces/n/pods",
+                "fieldSelector=metadata.name%3Da%2Fb"
+            ),
+            res("list", "", "n", "pods", "", "")
+        );
+        assert_eq!(
+            info("GET", "/api/v1/proxy/namespaces/n/pods/p/x/y", ""),
+            res("proxy", "", "n", "pods", "", "p")
+        );
     }
 
     #[test]
     fn other_paths_are_non_resource_requests() {
-        for (method, path) in [("GET", "/"), ("GET", "/api"), ("GET", "/api/v1"), ("GET", "/apis/apps"), ("GET", "/apis/apps/v1"), ("GET", "/version"), ("GET", "/healthz"), ("POST", "/other/x/y")] {
+        for (method, path) in [
+            ("GET", "/"),
+            ("GET", "/api"),
+            ("GET", "/api/v1"),
+            ("GET", "/apis/apps"),
+            ("GET", "/apis/apps/v1"),
+            ("GET", "/version"),
+            ("GET", "/healthz"),
+            ("POST", "/other/x/y"),
+        ] {
             let i = RequestInfo::new(method, path, "");
             assert!(!i.resource_request, "{path}");
             assert_eq!(i.verb, method.to_ascii_lowercase());
             assert_eq!(i.path, path);
         }
-        assert_eq!(RequestInfo::new("GET", "/api/v1/watch", "").verb, "", "kube-apiserver refuses it");
+        assert_eq!(
+            RequestInfo::new("GET", "/api/v1/watch", "").verb,
+            "",
+            "kube-apiserver refuses it"
+        );
     }
 }

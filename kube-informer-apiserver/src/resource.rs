@@ -460,8 +460,14 @@ mod tests {
         assert!(validate_name(NameRule::Label, &"x".repeat(64)).is_err());
         assert!(validate_name(NameRule::Label, "kube-system").is_ok());
         assert!(validate_name(NameRule::PathSegment, "system:controller:x").is_ok());
-        assert_eq!(validate_name(NameRule::PathSegment, ".."), Err("may not be '..'".into()));
-        assert_eq!(validate_name(NameRule::PathSegment, "a/b"), Err("may not contain '/'".into()));
+        assert_eq!(
+            validate_name(NameRule::PathSegment, ".."),
+            Err("may not be '..'".into())
+        );
+        assert_eq!(
+            validate_name(NameRule::PathSegment, "a/b"),
+            Err("may not contain '/'".into())
+        );
     }
 
     #[test]

@@ -272,10 +272,17 @@ fn subject_access(review: Review, ctx: &Context<'_>, spec: &Value) -> Result<Val
     }
     if review == Review::LocalSubjectAccess {
         if spec.get("nonResourceAttributes").is_some_and(|v| !v.is_null()) {
-            return Err(invalid(kind, "spec.nonResourceAttributes", "disallowed on this kind of request"));
+            return Err(invalid(
+                kind,
+                "spec.nonResourceAttributes",
+                "disallowed on this kind of request",
+            ));
         }
         let ns = ctx.namespace.unwrap_or("");
-        let asked = spec.pointer("/resourceAttributes/namespace").and_then(Value::as_str).unwrap_or("");
+        let asked = spec
+            .pointer("/resourceAttributes/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if asked != ns {
             return Err(errors::bad_request(format!(
                 "spec.resourceAttributes.namespace must match namespace: {ns}"
@@ -288,7 +295,9 @@ fn subject_access(review: Review, ctx: &Context<'_>, spec: &Value) -> Result<Val
         .map(|m| {
             m.iter()
                 .map(|(k, v)| {
-                    let values = v.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+                    let values = v
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
                     (k.clone(), values.unwrap_or_default())
                 })
                 .collect()
@@ -311,7 +320,9 @@ fn subject_access(review: Review, ctx: &Context<'_>, spec: &Value) -> Result<Val
 fn token(ctx: &Context<'_>, spec: &Value) -> Result<Value, Failure> {
     let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
     if token.is_empty() {
-        return Err(errors::bad_request("token is required for TokenReview in authentication"));
+        return Err(errors::bad_request(
+            "token is required for TokenReview in authentication",
+        ));
     }
     let audiences: Vec<String> = spec
         .get("audiences")
@@ -321,11 +332,13 @@ fn token(ctx: &Context<'_>, spec: &Value) -> Result<Value, Failure> {
     let Some((issuer, store)) = ctx.tokens else {
         return Err(errors::internal("token reviews are not served here"));
     };
-    Ok(match authentication::authenticate_token(ctx.auth, issuer, store, token, &audiences) {
-        TokenAnswer::User(u, auds) => json!({"authenticated": true, "user": user_json(&u), "audiences": auds}),
-        TokenAnswer::Unknown => json!({"user": {}}),
-        TokenAnswer::Invalid(e) => json!({"user": {}, "error": e}),
-    })
+    Ok(
+        match authentication::authenticate_token(ctx.auth, issuer, store, token, &audiences) {
+            TokenAnswer::User(u, auds) => json!({"authenticated": true, "user": user_json(&u), "audiences": auds}),
+            TokenAnswer::Unknown => json!({"user": {}}),
+            TokenAnswer::Invalid(e) => json!({"user": {}, "error": e}),
+        },
+    )
 }
 
 /// The status of a `SelfSubjectRulesReview`: the requester's rules in `spec.namespace`.
@@ -347,7 +360,11 @@ fn rules(ctx: &Context<'_>, spec: &Value) -> Result<Value, Failure> {
             .iter()
             .map(|r| {
                 let mut v = json!({"verbs": r.verbs});
-                for (k, list) in [("apiGroups", &r.api_groups), ("resources", &r.resources), ("resourceNames", &r.resource_names)] {
+                for (k, list) in [
+                    ("apiGroups", &r.api_groups),
+                    ("resources", &r.resources),
+                    ("resourceNames", &r.resource_names),
+                ] {
                     if !list.is_empty() {
                         v[k] = json!(list);
                     }
@@ -482,7 +499,8 @@ mod tests {
             ask("stranger", json!({"verb": "get", "resource": "pods"}))["allowed"],
             false
         );
-        let off = call(Review::Access,
+        let off = call(
+            Review::Access,
             &Auth::default(),
             None,
             ssar(json!({"verb": "delete", "resource": "nodes"})),
@@ -518,7 +536,8 @@ mod tests {
     #[test]
     fn rules_reviews_list_the_users_rules() {
         let a = auth();
-        let st = call(Review::Rules,
+        let st = call(
+            Review::Rules,
             &a,
             Some("viewer"),
             json!({"spec": {"namespace": "default"}}),

@@ -424,7 +424,8 @@ impl ApiServerBuilder {
         if !self.https && !self.cert_users.is_empty() {
             return Err(Error::InvalidInput("client certificates need https()".into()));
         }
-        let authenticated = self.rbac || !self.tokens.is_empty() || !self.cert_users.is_empty() || !self.client_cas.is_empty();
+        let authenticated =
+            self.rbac || !self.tokens.is_empty() || !self.cert_users.is_empty() || !self.client_cas.is_empty();
         if !authenticated && !loopback(self.address) && !self.insecure_remote {
             return Err(Error::InvalidInput(format!(
                 "embedded API server: refusing to serve {} without authentication: anyone who can reach it could do \
@@ -435,7 +436,10 @@ impl ApiServerBuilder {
         }
         let mut tokens = self.tokens;
         if self.rbac && !tokens.iter().any(|(_, u)| u == ADMIN_USER) {
-            tokens.push((format!("{:016x}{:016x}", crate::util::random_u64(), crate::util::random_u64()), ADMIN_USER.to_owned()));
+            tokens.push((
+                format!("{:016x}{:016x}", crate::util::random_u64(), crate::util::random_u64()),
+                ADMIN_USER.to_owned(),
+            ));
         }
         let io_err = |what: &str, e: io::Error| Error::InvalidInput(format!("embedded API server: {what}: {e}"));
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).map_err(|e| io_err("bind", e))?;

@@ -95,7 +95,10 @@ mod tests {
     #[test]
     fn service_account_names_split_and_match_as_kube_does() {
         assert_eq!(service_account_username("ns", "sa"), "system:serviceaccount:ns:sa");
-        assert_eq!(split_service_account_username("system:serviceaccount:ns:sa"), Some(("ns", "sa")));
+        assert_eq!(
+            split_service_account_username("system:serviceaccount:ns:sa"),
+            Some(("ns", "sa"))
+        );
         for bad in [
             "system:serviceaccount:ns",
             "system:serviceaccount::sa",

@@ -242,7 +242,10 @@ fn every_interface_without_authentication_is_refused_unless_the_risk_is_named() 
     let (status, out, err) = run(&["--address", "0.0.0.0"]);
     assert_eq!(status.code(), Some(1));
     assert!(out.is_empty());
-    assert!(err.contains("refusing to serve 0.0.0.0 without authentication"), "{err}");
+    assert!(
+        err.contains("refusing to serve 0.0.0.0 without authentication"),
+        "{err}"
+    );
     let mut open = Running::start(&[
         "--address",
         "0.0.0.0",
@@ -252,7 +255,10 @@ fn every_interface_without_authentication_is_refused_unless_the_risk_is_named() 
     ]);
     let (status, err) = open.stop_and_stderr(Some("TERM"));
     assert!(status.success(), "{err}");
-    assert!(err.contains("without authentication: anyone who reaches it may do anything"), "{err}");
+    assert!(
+        err.contains("without authentication: anyone who reaches it may do anything"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -276,9 +282,18 @@ fn rbac_mode_serves_the_bootstrap_roles_and_its_admin_kubeconfig() {
         "off",
     ]);
     let kubeconfig = server.line["kubeconfig"].as_str().unwrap().to_owned();
-    let roles = kube_informer::object::ApiResource::new("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false);
+    let roles = kube_informer::object::ApiResource::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+    );
     let admin = Api::<kube_informer::object::DynamicObject>::all_with(client(Path::new(&kubeconfig)), &roles);
-    assert!(admin.get("cluster-admin").is_ok(), "the kubeconfig's system:admin may read everything");
+    assert!(
+        admin.get("cluster-admin").is_ok(),
+        "the kubeconfig's system:admin may read everything"
+    );
     let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build());
     let get = |path: &str, token: &str| {
         agent
@@ -290,7 +305,11 @@ fn rbac_mode_serves_the_bootstrap_roles_and_its_admin_kubeconfig() {
             .as_u16()
     };
     assert_eq!(get("/api/v1/namespaces/default/configmaps", "v-token"), 200);
-    assert_eq!(get("/api/v1/namespaces/default/secrets", "v-token"), 403, "view reads no secrets");
+    assert_eq!(
+        get("/api/v1/namespaces/default/secrets", "v-token"),
+        403,
+        "view reads no secrets"
+    );
     assert_eq!(get("/api/v1/namespaces/other/configmaps", "v-token"), 403);
     let (status, err) = server.stop_and_stderr(Some("TERM"));
     assert!(status.success(), "{err}");

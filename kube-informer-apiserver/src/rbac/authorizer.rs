@@ -65,7 +65,11 @@ mod tests {
     }
 
     fn binding(name: &str, ns: &str, kind: &str, role: &str, subjects: Value) -> Value {
-        let b = if ns.is_empty() { "ClusterRoleBinding" } else { "RoleBinding" };
+        let b = if ns.is_empty() {
+            "ClusterRoleBinding"
+        } else {
+            "RoleBinding"
+        };
         json!({"kind": b, "metadata": {"name": name, "namespace": ns},
                "roleRef": {"apiGroup": GROUP, "kind": kind, "name": role}, "subjects": subjects})
     }
@@ -74,6 +78,7 @@ mod tests {
         json!([{"kind": "User", "apiGroup": GROUP, "name": name}])
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn can(p: &Policy, u: &UserInfo, verb: &str, ns: &str, group: &str, resource: &str, sub: &str, name: &str) -> bool {
         authorize(p, &Attributes::resource(u, verb, ns, group, resource, sub, name)).allowed
     }
@@ -82,7 +87,11 @@ mod tests {
     #[test]
     fn cluster_roles_bound_in_a_namespace_grant_only_there() {
         let p = Policy::from_values(&[
-            role("admin", "", json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}])),
+            role(
+                "admin",
+                "",
+                json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]),
+            ),
             binding("admin", "ns1", "ClusterRole", "admin", user("admin")),
         ]);
         let admin = UserInfo::new("admin", &[]);
@@ -96,9 +105,23 @@ mod tests {
     #[test]
     fn cluster_role_bindings_grant_everywhere_and_roles_only_in_their_namespace() {
         let p = Policy::from_values(&[
-            role("reader", "", json!([{"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["*"]}])),
-            role("writer", "ns1", json!([{"verbs": ["create", "update"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": []}])),
-            binding("readers", "", "ClusterRole", "reader", json!([{"kind": "Group", "apiGroup": GROUP, "name": "devs"}])),
+            role(
+                "reader",
+                "",
+                json!([{"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["*"]}]),
+            ),
+            role(
+                "writer",
+                "ns1",
+                json!([{"verbs": ["create", "update"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": []}]),
+            ),
+            binding(
+                "readers",
+                "",
+                "ClusterRole",
+                "reader",
+                json!([{"kind": "Group", "apiGroup": GROUP, "name": "devs"}]),
+            ),
             binding("writers", "ns1", "Role", "writer", user("bob")),
             binding("cross", "ns2", "Role", "writer", user("bob")),
         ]);
@@ -107,21 +130,37 @@ mod tests {
         assert!(can(&p, &bob, "list", "ns9", "", "pods", "", ""));
         assert!(!can(&p, &bob, "list", "ns9", "apps", "deployments", "", ""));
         assert!(can(&p, &bob, "create", "ns1", "", "configmaps", "", ""));
-        assert!(!can(&p, &bob, "create", "ns2", "", "configmaps", "", ""), "ns2 has no Role writer");
-        let d = authorize(&p, &Attributes::resource(&bob, "create", "ns2", "", "configmaps", "", ""));
+        assert!(
+            !can(&p, &bob, "create", "ns2", "", "configmaps", "", ""),
+            "ns2 has no Role writer"
+        );
+        let d = authorize(
+            &p,
+            &Attributes::resource(&bob, "create", "ns2", "", "configmaps", "", ""),
+        );
         assert_eq!(d.reason, r#"RBAC: role.rbac.authorization.k8s.io "writer" not found"#);
-        let d = authorize(&p, &Attributes::resource(&bob, "create", "ns1", "", "configmaps", "", ""));
-        assert_eq!(d.reason, r#"RBAC: allowed by RoleBinding "writers/ns1" of Role "writer" to User "bob""#);
+        let d = authorize(
+            &p,
+            &Attributes::resource(&bob, "create", "ns1", "", "configmaps", "", ""),
+        );
+        assert_eq!(
+            d.reason,
+            r#"RBAC: allowed by RoleBinding "writers/ns1" of Role "writer" to User "bob""#
+        );
     }
 
     #[test]
     fn resource_names_and_subresources_narrow_a_rule() {
         let p = Policy::from_values(&[
-            role("r", "", json!([
-                {"verbs": ["get", "update"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["leader"]},
-                {"verbs": ["update"], "apiGroups": ["apps"], "resources": ["deployments/scale"]},
-                {"verbs": ["get"], "apiGroups": [""], "resources": ["*/status"]}
-            ])),
+            role(
+                "r",
+                "",
+                json!([
+                    {"verbs": ["get", "update"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["leader"]},
+                    {"verbs": ["update"], "apiGroups": ["apps"], "resources": ["deployments/scale"]},
+                    {"verbs": ["get"], "apiGroups": [""], "resources": ["*/status"]}
+                ]),
+            ),
             binding("b", "", "ClusterRole", "r", user("ctl")),
         ]);
         let ctl = UserInfo::new("ctl", &[]);
@@ -137,13 +176,29 @@ mod tests {
     #[test]
     fn non_resource_urls_come_from_cluster_roles() {
         let p = Policy::from_values(&[
-            role("disco", "", json!([{"verbs": ["get"], "nonResourceURLs": ["/apis/*", "/version"]}])),
-            binding("disco", "", "ClusterRole", "disco", json!([{"kind": "Group", "apiGroup": GROUP, "name": "system:authenticated"}])),
+            role(
+                "disco",
+                "",
+                json!([{"verbs": ["get"], "nonResourceURLs": ["/apis/*", "/version"]}]),
+            ),
+            binding(
+                "disco",
+                "",
+                "ClusterRole",
+                "disco",
+                json!([{"kind": "Group", "apiGroup": GROUP, "name": "system:authenticated"}]),
+            ),
         ]);
         let u = UserInfo::new("u", &["system:authenticated"]);
         assert!(authorize(&p, &Attributes::non_resource(&u, "get", "/apis/apps")).allowed);
         assert!(!authorize(&p, &Attributes::non_resource(&u, "post", "/apis/apps")).allowed);
-        assert!(!authorize(&p, &Attributes::non_resource(&UserInfo::new("x", &[]), "get", "/version")).allowed);
+        assert!(
+            !authorize(
+                &p,
+                &Attributes::non_resource(&UserInfo::new("x", &[]), "get", "/version")
+            )
+            .allowed
+        );
         let (resource, non_resource, errors) = rules_for(&p, &u, "ns");
         assert!(resource.is_empty() && errors.is_empty());
         assert_eq!(non_resource.len(), 1);

@@ -59,7 +59,14 @@ fn subject(s: &str) -> Value {
     }
 }
 
-fn binding(kind: &'static str, name: &str, ns: Option<&str>, role_kind: &str, role: &str, subjects: &[&str]) -> BootstrapObject {
+fn binding(
+    kind: &'static str,
+    name: &str,
+    ns: Option<&str>,
+    role_kind: &str,
+    role: &str,
+    subjects: &[&str],
+) -> BootstrapObject {
     let mut object = json!({
         "apiVersion": format!("{GROUP}/v1"),
         "kind": kind,
@@ -88,7 +95,11 @@ pub(crate) fn objects() -> Vec<BootstrapObject> {
             ["clusterrole", name, labels @ ..] => {
                 let labels: Vec<(String, String)> = labels
                     .iter()
-                    .map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).unwrap_or_else(|| malformed(n, line)))
+                    .map(|l| {
+                        l.split_once('=')
+                            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                            .unwrap_or_else(|| malformed(n, line))
+                    })
                     .collect();
                 roles.push(BootstrapObject {
                     kind: "ClusterRole",
@@ -117,7 +128,10 @@ pub(crate) fn objects() -> Vec<BootstrapObject> {
             ["aggregate", label] => {
                 let (k, v) = label.split_once('=').unwrap_or_else(|| malformed(n, line));
                 let role = &mut roles.last_mut().unwrap_or_else(|| malformed(n, line)).object;
-                let selectors = role["aggregationRule"]["clusterRoleSelectors"].as_array().cloned().unwrap_or_default();
+                let selectors = role["aggregationRule"]["clusterRoleSelectors"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
                 let mut selectors = selectors;
                 selectors.push(json!({"matchLabels": {k: v}}));
                 role["aggregationRule"] = json!({"clusterRoleSelectors": selectors});
@@ -175,7 +189,15 @@ pub(crate) fn create(store: &Store) -> Result<(), Failure> {
         };
         let mut obj = o.object;
         Admission::quiet(&spec).admit(&mut obj)?;
-        strategy::create(store, &spec, o.namespace.as_deref(), obj, false, FIELD_MANAGER, &mut |_| {})?;
+        strategy::create(
+            store,
+            &spec,
+            o.namespace.as_deref(),
+            obj,
+            false,
+            FIELD_MANAGER,
+            &mut |_| {},
+        )?;
     }
     super::clusterrole_aggregation::sync(store);
     Ok(())
@@ -187,7 +209,10 @@ fn malformed(n: usize, line: &str) -> ! {
 
 fn push_rule(roles: &mut [BootstrapObject], rule: PolicyRule) -> Result<(), ()> {
     let role = roles.last_mut().ok_or(())?;
-    let rules = role.object.as_object_mut().map(|o| o.entry("rules").or_insert_with(|| json!([])));
+    let rules = role
+        .object
+        .as_object_mut()
+        .map(|o| o.entry("rules").or_insert_with(|| json!([])));
     rules.and_then(Value::as_array_mut).ok_or(())?.push(rule.to_json());
     Ok(())
 }
@@ -209,9 +234,15 @@ mod tests {
             admin["rules"],
             json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}])
         );
-        assert_eq!(admin["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults");
+        assert_eq!(
+            admin["metadata"]["labels"]["kubernetes.io/bootstrapping"],
+            "rbac-defaults"
+        );
         let edit = &find("edit").object;
-        assert_eq!(edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"], "true");
+        assert_eq!(
+            edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"],
+            "true"
+        );
         assert_eq!(
             edit["aggregationRule"],
             json!({"clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.k8s.io/aggregate-to-edit": "true"}}]})
@@ -219,13 +250,28 @@ mod tests {
         assert!(edit.get("rules").is_none());
         let gc = objects
             .iter()
-            .find(|o| o.kind == "ClusterRoleBinding" && o.object["metadata"]["name"] == "system:controller:generic-garbage-collector")
+            .find(|o| {
+                o.kind == "ClusterRoleBinding"
+                    && o.object["metadata"]["name"] == "system:controller:generic-garbage-collector"
+            })
             .unwrap();
-        assert_eq!(gc.object["subjects"], json!([{"kind": "ServiceAccount", "name": "generic-garbage-collector", "namespace": "kube-system"}]));
-        let node = objects.iter().find(|o| o.kind == "ClusterRoleBinding" && o.object["metadata"]["name"] == "system:node").unwrap();
-        assert!(node.object.get("subjects").is_none(), "bound to nobody: the Node authorizer handles nodes");
+        assert_eq!(
+            gc.object["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "generic-garbage-collector", "namespace": "kube-system"}])
+        );
+        let node = objects
+            .iter()
+            .find(|o| o.kind == "ClusterRoleBinding" && o.object["metadata"]["name"] == "system:node")
+            .unwrap();
+        assert!(
+            node.object.get("subjects").is_none(),
+            "bound to nobody: the Node authorizer handles nodes"
+        );
         let signer = find("extension-apiserver-authentication-reader");
         assert_eq!(signer.namespace.as_deref(), Some("kube-system"));
-        assert_eq!(signer.object["rules"][0]["resourceNames"], json!(["extension-apiserver-authentication"]));
+        assert_eq!(
+            signer.object["rules"][0]["resourceNames"],
+            json!(["extension-apiserver-authentication"])
+        );
     }
 }

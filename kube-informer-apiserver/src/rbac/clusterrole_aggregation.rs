@@ -28,7 +28,10 @@ pub(crate) fn aggregated_rules(role: &ClusterRole, all: &BTreeMap<String, Cluste
     let mut rules: Vec<PolicyRule> = Vec::new();
     for selector in selectors {
         // `all` is ordered by name, as the controller sorts the roles each selector lists.
-        for other in all.values().filter(|o| o.name != role.name && selector.matches(&o.labels)) {
+        for other in all
+            .values()
+            .filter(|o| o.name != role.name && selector.matches(&o.labels))
+        {
             for r in &other.rules {
                 if !rules.contains(r) {
                     rules.push(r.clone());
@@ -95,7 +98,11 @@ pub(crate) fn sync(store: &Store) {
                 Ok(_) => changed = true,
                 // Deleted meanwhile: nothing to aggregate into.
                 Err(st) if st.code == 404 => {}
-                Err(st) => log::warn!("embedded API server: aggregating ClusterRole {:?}: {}", role.name, st.message),
+                Err(st) => log::warn!(
+                    "embedded API server: aggregating ClusterRole {:?}: {}",
+                    role.name,
+                    st.message
+                ),
             }
         }
         if !changed {
@@ -129,12 +136,19 @@ mod tests {
         .map(|r| (r.name.clone(), r))
         .collect();
         let rules = aggregated_rules(&all["agg"], &all).unwrap();
-        assert_eq!(rules, [PolicyRule::from_json(&get_pods), PolicyRule::from_json(&list_pods)]);
+        assert_eq!(
+            rules,
+            [PolicyRule::from_json(&get_pods), PolicyRule::from_json(&list_pods)]
+        );
         assert_eq!(aggregated_rules(&all["a"], &all), None, "no aggregation rule");
         let selfish = role(json!({"metadata": {"name": "s", "labels": {"foo": "bar"}},
                                   "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"foo": "bar"}}]}}));
         let mut with_self = all.clone();
         with_self.insert("s".into(), selfish.clone());
-        assert_eq!(aggregated_rules(&selfish, &with_self).unwrap().len(), 2, "a role never aggregates itself");
+        assert_eq!(
+            aggregated_rules(&selfish, &with_self).unwrap().len(),
+            2,
+            "a role never aggregates itself"
+        );
     }
 }

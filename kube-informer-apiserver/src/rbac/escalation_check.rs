@@ -116,7 +116,10 @@ impl Kind {
 
 /// Every permission there is: what an aggregation rule needs.
 fn full_authority() -> [PolicyRule; 2] {
-    [PolicyRule::resources(&["*"], &["*"], &["*"]), PolicyRule::urls(&["*"], &["*"])]
+    [
+        PolicyRule::resources(&["*"], &["*"], &["*"]),
+        PolicyRule::urls(&["*"], &["*"]),
+    ]
 }
 
 /// The escalation check of one write by one user, set up before the write (outside the store's lock, which the
@@ -196,14 +199,20 @@ impl<'a> Guard<'a> {
                 if self.binding_authorized(&role_ref) {
                     return Ok(());
                 }
-                let rules = self.policy.role_reference_rules(&role_ref, &self.namespace).map_err(|_| {
-                    let (kind, plural) = if role_ref.kind == "Role" {
-                        ("Role", "roles")
-                    } else {
-                        ("ClusterRole", "clusterroles")
-                    };
-                    errors::not_found(&ApiResource::new(GROUP, "v1", kind, plural, kind == "Role"), &role_ref.name)
-                })?;
+                let rules = self
+                    .policy
+                    .role_reference_rules(&role_ref, &self.namespace)
+                    .map_err(|_| {
+                        let (kind, plural) = if role_ref.kind == "Role" {
+                            ("Role", "roles")
+                        } else {
+                            ("ClusterRole", "clusterroles")
+                        };
+                        errors::not_found(
+                            &ApiResource::new(GROUP, "v1", kind, plural, kind == "Role"),
+                            &role_ref.name,
+                        )
+                    })?;
                 confirm_no_escalation(&self.policy, &self.user, &self.namespace, rules).map_err(|e| refuse(&e))
             }
         }
@@ -290,10 +299,25 @@ mod tests {
     fn roles_may_hold_only_what_the_writer_holds() {
         let auth = rbac_auth();
         let alice = UserInfo::new("alice", &["system:authenticated"]);
-        let guard = Guard::new(&auth, policy(), &alice, super::super::rule_resolver::ROLES, "ns", "r", None).unwrap();
-        guard.check(&role(json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]))).unwrap();
+        let guard = Guard::new(
+            &auth,
+            policy(),
+            &alice,
+            super::super::rule_resolver::ROLES,
+            "ns",
+            "r",
+            None,
+        )
+        .unwrap();
+        guard
+            .check(&role(
+                json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]),
+            ))
+            .unwrap();
         let e = guard
-            .check(&role(json!([{"verbs": ["get", "delete", "create"], "apiGroups": [""], "resources": ["pods"]}])))
+            .check(&role(
+                json!([{"verbs": ["get", "delete", "create"], "apiGroups": [""], "resources": ["pods"]}]),
+            ))
             .unwrap_err();
         assert_eq!(e.code, 403);
         assert_eq!(
@@ -301,28 +325,67 @@ mod tests {
             "roles.rbac.authorization.k8s.io \"r\" is forbidden: user \"alice\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"delete\" \"create\"]}"
         );
         // In another namespace alice holds nothing.
-        let elsewhere =
-            Guard::new(&auth, policy(), &alice, super::super::rule_resolver::ROLES, "other", "r", None).unwrap();
-        assert!(elsewhere.check(&role(json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]))).is_err());
+        let elsewhere = Guard::new(
+            &auth,
+            policy(),
+            &alice,
+            super::super::rule_resolver::ROLES,
+            "other",
+            "r",
+            None,
+        )
+        .unwrap();
+        assert!(
+            elsewhere
+                .check(&role(
+                    json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}])
+                ))
+                .is_err()
+        );
         let root = UserInfo::new("root", &["system:masters"]);
-        assert!(Guard::new(&auth, policy(), &root, super::super::rule_resolver::ROLES, "ns", "r", None).is_none());
+        assert!(
+            Guard::new(
+                &auth,
+                policy(),
+                &root,
+                super::super::rule_resolver::ROLES,
+                "ns",
+                "r",
+                None
+            )
+            .is_none()
+        );
     }
 
     #[test]
     fn bindings_need_the_bind_verb_or_the_role_s_rules() {
         let auth = rbac_auth();
         let alice = UserInfo::new("alice", &[]);
-        let guard =
-            Guard::new(&auth, policy(), &alice, super::super::rule_resolver::ROLE_BINDINGS, "ns", "b", None).unwrap();
+        let guard = Guard::new(
+            &auth,
+            policy(),
+            &alice,
+            super::super::rule_resolver::ROLE_BINDINGS,
+            "ns",
+            "b",
+            None,
+        )
+        .unwrap();
         guard.check(&binding("ClusterRole", "pods-reader")).unwrap();
         guard.check(&binding("ClusterRole", "secrets-reader")).unwrap();
         // alice holds every rule of binder (through her own binding of it).
         guard.check(&binding("ClusterRole", "binder")).unwrap();
         let e = guard.check(&binding("ClusterRole", "pods-writer")).unwrap_err();
         assert_eq!(e.code, 403, "{}", e.message);
-        assert!(e.message.starts_with(r#"rolebindings.rbac.authorization.k8s.io "b" is forbidden: user "alice""#));
+        assert!(
+            e.message
+                .starts_with(r#"rolebindings.rbac.authorization.k8s.io "b" is forbidden: user "alice""#)
+        );
         let e = guard.check(&binding("ClusterRole", "missing")).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), (404, r#"clusterroles.rbac.authorization.k8s.io "missing" not found"#));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (404, r#"clusterroles.rbac.authorization.k8s.io "missing" not found"#)
+        );
     }
 
     #[test]
@@ -339,7 +402,16 @@ mod tests {
         let agg = json!({"kind": "ClusterRole", "metadata": {"name": "agg"}, "rules": [],
                           "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}});
         // `*` on resources covers `escalate`: carol may write it without any check.
-        let g = Guard::new(&auth, p.clone(), &carol, super::super::rule_resolver::CLUSTER_ROLES, "", "agg", None).unwrap();
+        let g = Guard::new(
+            &auth,
+            p.clone(),
+            &carol,
+            super::super::rule_resolver::CLUSTER_ROLES,
+            "",
+            "agg",
+            None,
+        )
+        .unwrap();
         g.check(&agg).unwrap();
         let p2 = Arc::new(Policy::from_values(&[
             json!({"kind": "ClusterRole", "metadata": {"name": "writer"},
@@ -348,9 +420,23 @@ mod tests {
                    "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": "writer"},
                    "subjects": [{"kind": "User", "apiGroup": GROUP, "name": "carol"}]}),
         ]));
-        let g = Guard::new(&auth, p2, &carol, super::super::rule_resolver::CLUSTER_ROLES, "", "agg", None).unwrap();
+        let g = Guard::new(
+            &auth,
+            p2,
+            &carol,
+            super::super::rule_resolver::CLUSTER_ROLES,
+            "",
+            "agg",
+            None,
+        )
+        .unwrap();
         let e = g.check(&agg).unwrap_err();
-        assert!(e.message.ends_with("must have cluster-admin privileges to use the aggregationRule"), "{}", e.message);
+        assert!(
+            e.message
+                .ends_with("must have cluster-admin privileges to use the aggregationRule"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -358,7 +444,10 @@ mod tests {
         let old = json!({"metadata": {"name": "r", "finalizers": ["a"]}, "rules": [{"verbs": ["*"]}]});
         let new = json!({"metadata": {"name": "r", "ownerReferences": [{"uid": "u"}]}, "rules": [{"verbs": ["*"]}]});
         assert!(only_gc_fields_change(&new, &old));
-        assert!(!only_gc_fields_change(&json!({"metadata": {"name": "r"}, "rules": []}), &old));
+        assert!(!only_gc_fields_change(
+            &json!({"metadata": {"name": "r"}, "rules": []}),
+            &old
+        ));
         let compact = compact_rules(vec![
             PolicyRule::resources(&["get"], &[""], &["pods"]),
             PolicyRule::resources(&["list"], &[""], &["pods"]),

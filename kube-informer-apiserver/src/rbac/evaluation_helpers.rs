@@ -15,11 +15,9 @@ pub(crate) fn api_group_matches(rule: &PolicyRule, group: &str) -> bool {
 
 /// `combined` is `resource` or `resource/subresource`; a rule's `*/sub` matches every resource's `sub`.
 pub(crate) fn resource_matches(rule: &PolicyRule, combined: &str, subresource: &str) -> bool {
-    rule.resources.iter().any(|r| {
-        r == ALL
-            || r == combined
-            || (!subresource.is_empty() && r.strip_prefix("*/") == Some(subresource))
-    })
+    rule.resources
+        .iter()
+        .any(|r| r == ALL || r == combined || (!subresource.is_empty() && r.strip_prefix("*/") == Some(subresource)))
 }
 
 /// A rule without names matches every name (the empty name of a list or create included).
@@ -29,7 +27,10 @@ pub(crate) fn resource_name_matches(rule: &PolicyRule, name: &str) -> bool {
 
 pub(crate) fn non_resource_url_matches(rule: &PolicyRule, url: &str) -> bool {
     rule.non_resource_urls.iter().any(|u| {
-        u == ALL || u == url || u.strip_suffix('*').is_some_and(|_| url.starts_with(u.trim_end_matches('*')))
+        u == ALL
+            || u == url
+            || u.strip_suffix('*')
+                .is_some_and(|_| url.starts_with(u.trim_end_matches('*')))
     })
 }
 
@@ -71,15 +72,27 @@ mod tests {
         assert!(!rule_allows(&resource("get", "", "pods", "", ""), &sub_all));
         assert!(!rule_allows(&resource("get", "", "pods", "log", ""), &sub_all));
         let pods = PolicyRule::resources(&["get"], &[""], &["pods"]);
-        assert!(!rule_allows(&resource("get", "", "pods", "status", ""), &pods), "a resource is not its subresources");
-        assert!(!rule_allows(&resource("get", "apps", "pods", "", ""), &pods), "the group must match");
-        assert!(!rule_allows(&resource("list", "", "pods", "", ""), &pods), "the verb must match");
+        assert!(
+            !rule_allows(&resource("get", "", "pods", "status", ""), &pods),
+            "a resource is not its subresources"
+        );
+        assert!(
+            !rule_allows(&resource("get", "apps", "pods", "", ""), &pods),
+            "the group must match"
+        );
+        assert!(
+            !rule_allows(&resource("list", "", "pods", "", ""), &pods),
+            "the verb must match"
+        );
         let pods_status = PolicyRule::resources(&["get"], &[""], &["pods/status"]);
         assert!(rule_allows(&resource("get", "", "pods", "status", ""), &pods_status));
         let named = PolicyRule::resources(&["get"], &[""], &["pods"]).names(&["a"]);
         assert!(rule_allows(&resource("get", "", "pods", "", "a"), &named));
         assert!(!rule_allows(&resource("get", "", "pods", "", "b"), &named));
-        assert!(!rule_allows(&resource("get", "", "pods", "", ""), &named), "a list names no object");
+        assert!(
+            !rule_allows(&resource("get", "", "pods", "", ""), &named),
+            "a list names no object"
+        );
     }
 
     #[test]
@@ -94,6 +107,9 @@ mod tests {
         assert!(!rule_allows(&url("/version/"), &rule));
         assert!(rule_allows(&url("/healthz/ping"), &rule));
         assert!(rule_allows(&url("/anything"), &PolicyRule::urls(&["get"], &["*"])));
-        assert!(!rule_allows(&Attributes::non_resource(&user, "post", "/version"), &rule));
+        assert!(!rule_allows(
+            &Attributes::non_resource(&user, "post", "/version"),
+            &rule
+        ));
     }
 }

@@ -103,35 +103,104 @@ mod tests {
     #[test]
     fn covers_as_kube_compares_policies() {
         // Exact match, one verb, and a star.
-        assert!(covers(&[r(&["get", "list"], &[""], &["pods"])], &[r(&["get"], &[""], &["pods"])]).0);
-        assert!(covers(&[r(&["*"], &["*"], &["*"])], &[r(&["delete"], &["apps"], &["deployments/scale"])]).0);
+        assert!(
+            covers(
+                &[r(&["get", "list"], &[""], &["pods"])],
+                &[r(&["get"], &[""], &["pods"])]
+            )
+            .0
+        );
+        assert!(
+            covers(
+                &[r(&["*"], &["*"], &["*"])],
+                &[r(&["delete"], &["apps"], &["deployments/scale"])]
+            )
+            .0
+        );
         // A missing verb is reported alone.
-        let (ok, missing) = covers(&[r(&["get"], &[""], &["pods"])], &[r(&["get", "delete"], &[""], &["pods"])]);
+        let (ok, missing) = covers(
+            &[r(&["get"], &[""], &["pods"])],
+            &[r(&["get", "delete"], &[""], &["pods"])],
+        );
         assert!(!ok);
         assert_eq!(missing, [r(&["delete"], &[""], &["pods"])]);
         // Subresources: `*/status` covers every status, a resource does not cover its subresources.
-        assert!(covers(&[r(&["get"], &[""], &["*/status"])], &[r(&["get"], &[""], &["pods/status"])]).0);
-        assert!(!covers(&[r(&["get"], &[""], &["pods"])], &[r(&["get"], &[""], &["pods/status"])]).0);
+        assert!(
+            covers(
+                &[r(&["get"], &[""], &["*/status"])],
+                &[r(&["get"], &[""], &["pods/status"])]
+            )
+            .0
+        );
+        assert!(
+            !covers(
+                &[r(&["get"], &[""], &["pods"])],
+                &[r(&["get"], &[""], &["pods/status"])]
+            )
+            .0
+        );
         // Names: no names covers any name; names do not cover "no names".
-        assert!(covers(&[r(&["get"], &[""], &["pods"])], &[r(&["get"], &[""], &["pods"]).names(&["a"])]).0);
-        assert!(!covers(&[r(&["get"], &[""], &["pods"]).names(&["a"])], &[r(&["get"], &[""], &["pods"])]).0);
-        assert!(covers(&[r(&["get"], &[""], &["pods"]).names(&["a", "b"])], &[r(&["get"], &[""], &["pods"]).names(&["b"])]).0);
+        assert!(
+            covers(
+                &[r(&["get"], &[""], &["pods"])],
+                &[r(&["get"], &[""], &["pods"]).names(&["a"])]
+            )
+            .0
+        );
+        assert!(
+            !covers(
+                &[r(&["get"], &[""], &["pods"]).names(&["a"])],
+                &[r(&["get"], &[""], &["pods"])]
+            )
+            .0
+        );
+        assert!(
+            covers(
+                &[r(&["get"], &[""], &["pods"]).names(&["a", "b"])],
+                &[r(&["get"], &[""], &["pods"]).names(&["b"])]
+            )
+            .0
+        );
         // Non-resource URLs: a trailing star covers a prefix.
-        assert!(covers(&[PolicyRule::urls(&["get"], &["/api/*"])], &[PolicyRule::urls(&["get"], &["/api/v1"])]).0);
-        assert!(!covers(&[PolicyRule::urls(&["get"], &["/api"])], &[PolicyRule::urls(&["get"], &["/api/v1"])]).0);
+        assert!(
+            covers(
+                &[PolicyRule::urls(&["get"], &["/api/*"])],
+                &[PolicyRule::urls(&["get"], &["/api/v1"])]
+            )
+            .0
+        );
+        assert!(
+            !covers(
+                &[PolicyRule::urls(&["get"], &["/api"])],
+                &[PolicyRule::urls(&["get"], &["/api/v1"])]
+            )
+            .0
+        );
         // Several owner rules together: each sub-rule by one of them.
-        assert!(covers(
-            &[r(&["get"], &[""], &["pods"]), r(&["list"], &[""], &["pods"])],
-            &[r(&["get", "list"], &[""], &["pods"])]
-        ).0);
+        assert!(
+            covers(
+                &[r(&["get"], &[""], &["pods"]), r(&["list"], &[""], &["pods"])],
+                &[r(&["get", "list"], &[""], &["pods"])]
+            )
+            .0
+        );
         // Groups must be covered.
-        assert!(!covers(&[r(&["get"], &[""], &["pods"])], &[r(&["get"], &["", "apps"], &["pods"])]).0);
+        assert!(
+            !covers(
+                &[r(&["get"], &[""], &["pods"])],
+                &[r(&["get"], &["", "apps"], &["pods"])]
+            )
+            .0
+        );
     }
 
     #[test]
     fn rules_break_down_to_one_verb_resource_and_name() {
         let rule = r(&["get", "list"], &["", "apps"], &["a"]).names(&["x", "y"]);
         assert_eq!(breakdown_rule(&rule).len(), 8);
-        assert_eq!(breakdown_rule(&PolicyRule::urls(&["get", "post"], &["/a", "/b"])).len(), 4);
+        assert_eq!(
+            breakdown_rule(&PolicyRule::urls(&["get", "post"], &["/a", "/b"])).len(),
+            4
+        );
     }
 }

@@ -89,7 +89,8 @@ impl Policy {
             );
         }
         for o in cluster_roles {
-            p.cluster_roles.insert(o.name.clone(), ClusterRole::from_json(&o.to_value()));
+            p.cluster_roles
+                .insert(o.name.clone(), ClusterRole::from_json(&o.to_value()));
         }
         for o in role_bindings {
             p.role_bindings
@@ -115,12 +116,17 @@ impl Policy {
             );
             match v["kind"].as_str().unwrap_or("") {
                 "Role" => {
-                    p.roles.insert(format!("{ns}/{name}"), PolicyRule::list_from_json(v.get("rules")));
+                    p.roles
+                        .insert(format!("{ns}/{name}"), PolicyRule::list_from_json(v.get("rules")));
                 }
                 "ClusterRole" => {
                     p.cluster_roles.insert(name.to_owned(), ClusterRole::from_json(v));
                 }
-                "RoleBinding" => p.role_bindings.entry(ns.to_owned()).or_default().push(Binding::from_json(v)),
+                "RoleBinding" => p
+                    .role_bindings
+                    .entry(ns.to_owned())
+                    .or_default()
+                    .push(Binding::from_json(v)),
                 "ClusterRoleBinding" => p.cluster_role_bindings.push(Binding::from_json(v)),
                 other => panic!("not an RBAC kind: {other}"),
             }
@@ -154,7 +160,10 @@ impl Policy {
         } else {
             self.role_bindings.get(namespace)
         };
-        let bindings = self.cluster_role_bindings.iter().chain(namespaced.into_iter().flatten());
+        let bindings = self
+            .cluster_role_bindings
+            .iter()
+            .chain(namespaced.into_iter().flatten());
         for binding in bindings {
             let Some(subject) = binding
                 .subjects
@@ -202,7 +211,11 @@ fn applies_to_user(user: &UserInfo, s: &Subject, namespace: &str) -> bool {
         "Group" => user.in_group(&s.name),
         "ServiceAccount" => {
             // A subject without a namespace is the binding's namespace's service account.
-            let ns = if s.namespace.is_empty() { namespace } else { &s.namespace };
+            let ns = if s.namespace.is_empty() {
+                namespace
+            } else {
+                &s.namespace
+            };
             !ns.is_empty() && matches_service_account(ns, &s.name, &user.name)
         }
         _ => false,
@@ -264,12 +277,22 @@ impl PolicyCache {
             };
             (
                 key,
-                [all(ROLES), all(CLUSTER_ROLES), all(ROLE_BINDINGS), all(CLUSTER_ROLE_BINDINGS)],
+                [
+                    all(ROLES),
+                    all(CLUSTER_ROLES),
+                    all(ROLE_BINDINGS),
+                    all(CLUSTER_ROLE_BINDINGS),
+                ],
             )
         };
         // Parsed without the store's lock.
         let [roles, cluster_roles, role_bindings, cluster_role_bindings] = &objects;
-        let policy = Arc::new(Policy::from_objects(roles, cluster_roles, role_bindings, cluster_role_bindings));
+        let policy = Arc::new(Policy::from_objects(
+            roles,
+            cluster_roles,
+            role_bindings,
+            cluster_role_bindings,
+        ));
         *self.last.lock() = Some((key, policy.clone()));
         policy
     }
@@ -302,9 +325,21 @@ mod tests {
     #[test]
     fn subjects_apply_by_user_group_and_service_account() {
         let alice = UserInfo::new("alice", &["dev"]);
-        assert!(applies_to_user(&alice, &Subject::from_json(&json!({"kind": "User", "name": "alice"})), ""));
-        assert!(applies_to_user(&alice, &Subject::from_json(&json!({"kind": "Group", "name": "dev"})), ""));
-        assert!(!applies_to_user(&alice, &Subject::from_json(&json!({"kind": "Group", "name": "ops"})), ""));
+        assert!(applies_to_user(
+            &alice,
+            &Subject::from_json(&json!({"kind": "User", "name": "alice"})),
+            ""
+        ));
+        assert!(applies_to_user(
+            &alice,
+            &Subject::from_json(&json!({"kind": "Group", "name": "dev"})),
+            ""
+        ));
+        assert!(!applies_to_user(
+            &alice,
+            &Subject::from_json(&json!({"kind": "Group", "name": "ops"})),
+            ""
+        ));
         let sa = UserInfo::new("system:serviceaccount:ns:ctl", &[]);
         let local = Subject::from_json(&json!({"kind": "ServiceAccount", "name": "ctl"}));
         assert!(applies_to_user(&sa, &local, "ns"), "a binding's own namespace");
@@ -312,7 +347,11 @@ mod tests {
         assert!(!applies_to_user(&sa, &local, ""), "no namespace, no service account");
         let qualified = Subject::from_json(&json!({"kind": "ServiceAccount", "name": "ctl", "namespace": "ns"}));
         assert!(applies_to_user(&sa, &qualified, "other"));
-        assert!(!applies_to_user(&sa, &Subject::from_json(&json!({"kind": "Robot", "name": "ctl"})), "ns"));
+        assert!(!applies_to_user(
+            &sa,
+            &Subject::from_json(&json!({"kind": "Robot", "name": "ctl"})),
+            "ns"
+        ));
     }
 
     #[test]
@@ -328,7 +367,11 @@ mod tests {
             ]
         );
         assert!(errors.is_empty());
-        assert_eq!(p.rules_for(&sa, "").0.len(), 1, "cluster-wide: only cluster role bindings");
+        assert_eq!(
+            p.rules_for(&sa, "").0.len(),
+            1,
+            "cluster-wide: only cluster role bindings"
+        );
         let (rules, errors) = p.rules_for(&UserInfo::new("alice", &[]), "ns");
         assert!(rules.is_empty());
         assert_eq!(errors, [r#"clusterrole.rbac.authorization.k8s.io "gone" not found"#]);

@@ -345,7 +345,9 @@ mod tests {
         let sel = |v: Value| LabelSelector::from_json(&v);
         assert!(sel(json!({"matchLabels": {"a": "1"}})).matches(&labels));
         assert!(!sel(json!({"matchLabels": {"a": "2"}})).matches(&labels));
-        assert!(sel(json!({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]})).matches(&labels));
+        assert!(
+            sel(json!({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]})).matches(&labels)
+        );
         assert!(sel(json!({"matchExpressions": [{"key": "b", "operator": "DoesNotExist"}]})).matches(&labels));
         assert!(!sel(json!({"matchExpressions": [{"key": "a", "operator": "Bogus"}]})).matches(&labels));
         assert!(sel(json!({})).matches(&labels), "an empty selector matches everything");

@@ -12,7 +12,12 @@ use crate::resource::{NameRule, validate_name};
 
 /// The rules of the four kinds, found by [`defaults::rules`](crate::defaults::rules).
 pub(crate) static RULES: [KindRules; 4] = [
-    KindRules::new("rbac.authorization.k8s.io/v1/Role", default_role, create_role, update_role),
+    KindRules::new(
+        "rbac.authorization.k8s.io/v1/Role",
+        default_role,
+        create_role,
+        update_role,
+    ),
     KindRules::new(
         "rbac.authorization.k8s.io/v1/ClusterRole",
         default_role,
@@ -101,7 +106,10 @@ fn rule_errors(obj: &Object, namespaced: bool) -> Vec<FieldError> {
             get("nonResourceURLs"),
         );
         if verbs.is_empty() {
-            errs.push(FieldError::required(&path("verbs"), "verbs must contain at least one value"));
+            errs.push(FieldError::required(
+                &path("verbs"),
+                "verbs must contain at least one value",
+            ));
         }
         if !urls.is_empty() {
             if namespaced {
@@ -147,7 +155,11 @@ fn binding_errors(obj: &Object, namespaced: bool) -> Vec<FieldError> {
         errs.push(FieldError::not_supported("roleRef.apiGroup", &group, &[GROUP]));
     }
     let kind = text(role_ref, "kind");
-    let kinds: &[&str] = if namespaced { &["Role", "ClusterRole"] } else { &["ClusterRole"] };
+    let kinds: &[&str] = if namespaced {
+        &["Role", "ClusterRole"]
+    } else {
+        &["ClusterRole"]
+    };
     if !kinds.contains(&kind.as_str()) {
         errs.push(FieldError::not_supported("roleRef.kind", &kind, kinds));
     }
@@ -157,7 +169,11 @@ fn binding_errors(obj: &Object, namespaced: bool) -> Vec<FieldError> {
     } else if let Err(m) = validate_name(NameRule::PathSegment, &name) {
         errs.push(FieldError::invalid("roleRef.name", &name, &m));
     }
-    let subjects = obj.get("subjects").and_then(Value::as_array).cloned().unwrap_or_default();
+    let subjects = obj
+        .get("subjects")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for (i, s) in subjects.iter().enumerate() {
         let s = s.as_object().unwrap_or(&empty);
         let path = |f: &str| format!("subjects[{i}].{f}");
@@ -187,7 +203,11 @@ fn binding_errors(obj: &Object, namespaced: bool) -> Vec<FieldError> {
             "User" | "Group" => {
                 if name.is_empty() {
                     let what = if kind == "User" { "user" } else { "group" };
-                    errs.push(FieldError::invalid(&path("name"), "", &format!("{what} name cannot be empty")));
+                    errs.push(FieldError::invalid(
+                        &path("name"),
+                        "",
+                        &format!("{what} name cannot be empty"),
+                    ));
                 }
                 if group != GROUP {
                     errs.push(FieldError::not_supported(&path("apiGroup"), &group, &[GROUP]));
@@ -217,7 +237,12 @@ fn role_ref_unchanged(new: &Object, old: &Object) -> Option<FieldError> {
     if n == o {
         return None;
     }
-    let text = |k: &str| n.and_then(|r| r.get(k)).and_then(Value::as_str).unwrap_or("").to_owned();
+    let text = |k: &str| {
+        n.and_then(|r| r.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     let shown = format!(
         "rbac.RoleRef{{APIGroup:{:?}, Kind:{:?}, Name:{:?}}}",
         text("apiGroup"),
@@ -289,20 +314,34 @@ mod tests {
     #[test]
     fn rules_are_validated_as_kube_validates_them() {
         let msgs = |v: Value, namespaced: bool| -> Vec<String> {
-            rule_errors(&object(v), namespaced).iter().map(|e| format!("{}: {}", e.field, e.message)).collect()
+            rule_errors(&object(v), namespaced)
+                .iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect()
         };
-        assert!(msgs(json!({"rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}), true).is_empty());
+        assert!(
+            msgs(
+                json!({"rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}),
+                true
+            )
+            .is_empty()
+        );
         assert_eq!(
             msgs(json!({"rules": [{"apiGroups": [""], "resources": ["pods"]}]}), true),
             ["rules[0].verbs: Required value: verbs must contain at least one value"]
         );
         assert_eq!(
             msgs(json!({"rules": [{"verbs": ["get"], "nonResourceURLs": ["/x"]}]}), true),
-            [r#"rules[0].nonResourceURLs: Invalid value: []string{"/x"}: namespaced rules cannot apply to non-resource URLs"#]
+            [
+                r#"rules[0].nonResourceURLs: Invalid value: []string{"/x"}: namespaced rules cannot apply to non-resource URLs"#
+            ]
         );
         assert!(msgs(json!({"rules": [{"verbs": ["get"], "nonResourceURLs": ["/x"]}]}), false).is_empty());
         assert_eq!(
-            msgs(json!({"rules": [{"verbs": ["get"], "resources": ["a", "b"], "resourceNames": ["n"]}]}), false),
+            msgs(
+                json!({"rules": [{"verbs": ["get"], "resources": ["a", "b"], "resourceNames": ["n"]}]}),
+                false
+            ),
             [
                 "rules[0].apiGroups: Required value: resource rules must supply at least one api group",
                 "rules[0].resourceNames: Required value: resource names cannot apply to multiple resources"
@@ -319,7 +358,8 @@ mod tests {
         let errs = binding_errors(&ok, false);
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["roleRef.kind", "subjects[1].namespace"]);
-        let bad = object(json!({"roleRef": {"apiGroup": "x", "kind": "Role"}, "subjects": [{"kind": "Robot", "name": "r"}]}));
+        let bad =
+            object(json!({"roleRef": {"apiGroup": "x", "kind": "Role"}, "subjects": [{"kind": "Robot", "name": "r"}]}));
         let fields: Vec<String> = binding_errors(&bad, true).into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["roleRef.apiGroup", "roleRef.name", "subjects[0].kind"]);
         let mut changed = ok.clone();

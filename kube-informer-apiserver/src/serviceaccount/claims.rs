@@ -88,7 +88,8 @@ impl ServiceAccountInfo {
             ..Default::default()
         };
         let mut extra = |k: &str, v: &str| {
-            u.extra.insert(format!("authentication.kubernetes.io/{k}"), vec![v.to_owned()]);
+            u.extra
+                .insert(format!("authentication.kubernetes.io/{k}"), vec![v.to_owned()]);
         };
         if let Some((name, uid)) = &self.pod {
             extra("pod-name", name);
@@ -142,13 +143,16 @@ pub(crate) fn validate(claims: &Value, now: i64, lookup: Lookup<'_>) -> Result<S
     }
     let invalid_if_deleted_before = now - LEEWAY_SECS;
     let deleted_long_ago = |f: &Found| f.deleted_at.is_some_and(|t| t < invalid_if_deleted_before);
-    let found = lookup("serviceaccounts", &namespace, &name)
-        .ok_or_else(|| format!("serviceaccounts {name:?} not found"))?;
+    let found =
+        lookup("serviceaccounts", &namespace, &name).ok_or_else(|| format!("serviceaccounts {name:?} not found"))?;
     if deleted_long_ago(&found) {
         return Err(format!("service account {namespace}/{name} has been deleted"));
     }
     if found.uid != uid {
-        return Err(format!("service account UID ({}) does not match claim ({uid})", found.uid));
+        return Err(format!(
+            "service account UID ({}) does not match claim ({uid})",
+            found.uid
+        ));
     }
     let bound = |claim: &str, resource: &str, ns: &str| -> Result<Option<(String, String)>, String> {
         let Some(r) = k8s.get(claim).filter(|v| v.is_object()) else {
@@ -199,7 +203,15 @@ mod tests {
     fn world(objects: &[(&str, &str, &str, Option<i64>)]) -> HashMap<(String, String), Found> {
         objects
             .iter()
-            .map(|(res, name, uid, del)| ((res.to_string(), name.to_string()), Found { uid: uid.to_string(), deleted_at: *del }))
+            .map(|(res, name, uid, del)| {
+                (
+                    (res.to_string(), name.to_string()),
+                    Found {
+                        uid: uid.to_string(),
+                        deleted_at: *del,
+                    },
+                )
+            })
             .collect()
     }
 
@@ -215,11 +227,23 @@ mod tests {
         let lookup = |r: &str, _: &str, n: &str| w.get(&(r.to_owned(), n.to_owned())).cloned();
         let info = validate(&c, 1000, &lookup).unwrap();
         assert_eq!(info.user().name, "system:serviceaccount:ns:ctl");
-        assert_eq!(info.user().groups, ["system:serviceaccounts", "system:serviceaccounts:ns"]);
-        assert_eq!(info.user().extra["authentication.kubernetes.io/credential-id"], ["JTI=j1"]);
+        assert_eq!(
+            info.user().groups,
+            ["system:serviceaccounts", "system:serviceaccounts:ns"]
+        );
+        assert_eq!(
+            info.user().extra["authentication.kubernetes.io/credential-id"],
+            ["JTI=j1"]
+        );
         assert!(validate(&c, 4660, &lookup).is_ok(), "a minute's leeway");
-        assert_eq!(validate(&c, 4661, &lookup).unwrap_err(), "service account token has expired");
-        assert_eq!(validate(&c, 900, &lookup).unwrap_err(), "service account token is not valid yet");
+        assert_eq!(
+            validate(&c, 4661, &lookup).unwrap_err(),
+            "service account token has expired"
+        );
+        assert_eq!(
+            validate(&c, 900, &lookup).unwrap_err(),
+            "service account token is not valid yet"
+        );
         let recreated = world(&[("serviceaccounts", "ctl", "other-uid", None)]);
         let lookup2 = |r: &str, _: &str, n: &str| recreated.get(&(r.to_owned(), n.to_owned())).cloned();
         assert_eq!(
@@ -227,25 +251,44 @@ mod tests {
             "service account UID (other-uid) does not match claim (sa-uid)"
         );
         let none = |_: &str, _: &str, _: &str| None;
-        assert_eq!(validate(&c, 1000, &none).unwrap_err(), r#"serviceaccounts "ctl" not found"#);
+        assert_eq!(
+            validate(&c, 1000, &none).unwrap_err(),
+            r#"serviceaccounts "ctl" not found"#
+        );
     }
 
     #[test]
     fn bound_tokens_die_with_their_object() {
         let auds = vec!["a".to_owned()];
-        let pod = Bound { claim: "pod", name: "p".into(), uid: "pod-uid".into() };
+        let pod = Bound {
+            claim: "pod",
+            name: "p".into(),
+            uid: "pod-uid".into(),
+        };
         let c = claims("iss", &spec(&auds, Some(pod)), 1000);
         assert_eq!(c["kubernetes.io"]["pod"], json!({"name": "p", "uid": "pod-uid"}));
-        let alive = world(&[("serviceaccounts", "ctl", "sa-uid", None), ("pods", "p", "pod-uid", None)]);
+        let alive = world(&[
+            ("serviceaccounts", "ctl", "sa-uid", None),
+            ("pods", "p", "pod-uid", None),
+        ]);
         let lookup = |r: &str, _: &str, n: &str| alive.get(&(r.to_owned(), n.to_owned())).cloned();
         let info = validate(&c, 1000, &lookup).unwrap();
         assert_eq!(info.user().extra["authentication.kubernetes.io/pod-name"], ["p"]);
         let gone = world(&[("serviceaccounts", "ctl", "sa-uid", None)]);
         let lookup = |r: &str, _: &str, n: &str| gone.get(&(r.to_owned(), n.to_owned())).cloned();
-        assert_eq!(validate(&c, 1000, &lookup).unwrap_err(), "service account token has been invalidated");
-        let deleting = world(&[("serviceaccounts", "ctl", "sa-uid", None), ("pods", "p", "pod-uid", Some(930))]);
+        assert_eq!(
+            validate(&c, 1000, &lookup).unwrap_err(),
+            "service account token has been invalidated"
+        );
+        let deleting = world(&[
+            ("serviceaccounts", "ctl", "sa-uid", None),
+            ("pods", "p", "pod-uid", Some(930)),
+        ]);
         let lookup = |r: &str, _: &str, n: &str| deleting.get(&(r.to_owned(), n.to_owned())).cloned();
-        assert!(validate(&c, 980, &lookup).is_ok(), "being deleted for less than a minute");
+        assert!(
+            validate(&c, 980, &lookup).is_ok(),
+            "being deleted for less than a minute"
+        );
         assert!(validate(&c, 1000, &lookup).is_err());
     }
 }

@@ -20,8 +20,8 @@ impl ApiServer {
     /// [`Error::Api`] with the 404 of a service account that does not exist.
     pub fn service_account_token(&self, namespace: &str, name: &str) -> Result<String, Error> {
         let shared = self.shared();
-        let answer = token_request::create(&shared.store, &shared.issuer, namespace, name, json!({}))
-            .map_err(Error::Api)?;
+        let answer =
+            token_request::create(&shared.store, &shared.issuer, namespace, name, json!({})).map_err(Error::Api)?;
         answer
             .pointer("/status/token")
             .and_then(Value::as_str)

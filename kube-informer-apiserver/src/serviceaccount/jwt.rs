@@ -29,7 +29,9 @@ pub(crate) struct TokenIssuer {
 
 impl fmt::Debug for TokenIssuer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenIssuer").field("key_id", &self.key_id).finish_non_exhaustive()
+        f.debug_struct("TokenIssuer")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -110,7 +112,10 @@ mod tests {
         let token = issuer.sign(&claims).unwrap();
         assert_eq!(issuer.verify(&token), Ok(claims.clone()));
         let other = TokenIssuer::new().unwrap();
-        assert_eq!(other.verify(&token), Err(Rejection::Invalid("invalid signature".into())));
+        assert_eq!(
+            other.verify(&token),
+            Err(Rejection::Invalid("invalid signature".into()))
+        );
         // A payload changed after signing.
         let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
         parts[1] = URL_SAFE_NO_PAD.encode(json!({"iss": ISSUER, "sub": "system:serviceaccount:ns:admin"}).to_string());

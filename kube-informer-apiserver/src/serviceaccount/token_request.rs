@@ -12,8 +12,8 @@ use super::jwt::{ISSUER, TokenIssuer};
 use crate::errors::{self, Failure, FieldError};
 use crate::store::{Store, object_key};
 use crate::util::new_uid;
-use kube_informer::object::{ApiResource, Status, StatusDetails};
 use kube_informer::object::time::format_rfc3339;
+use kube_informer::object::{ApiResource, Status, StatusDetails};
 
 /// The default expiry (`SetDefaults_TokenRequestSpec`).
 pub(crate) const DEFAULT_EXPIRATION_SECS: i64 = 3600;
@@ -43,10 +43,16 @@ pub(crate) fn create(
     name: &str,
     mut request: Value,
 ) -> Result<Value, Failure> {
-    let invalid = |errs: Vec<FieldError>, obj_name: &str| errors::invalid("authentication.k8s.io", "TokenRequest", obj_name, errs);
+    let invalid = |errs: Vec<FieldError>, obj_name: &str| {
+        errors::invalid("authentication.k8s.io", "TokenRequest", obj_name, errs)
+    };
     let meta_name = text(&request, "/metadata/name");
     if !meta_name.is_empty() && meta_name != name {
-        let e = FieldError::invalid("metadata.name", &meta_name, "must match the service account name if specified");
+        let e = FieldError::invalid(
+            "metadata.name",
+            &meta_name,
+            "must match the service account name if specified",
+        );
         return Err(invalid(vec![e], name));
     }
     let meta_ns = text(&request, "/metadata/namespace");
@@ -59,7 +65,10 @@ pub(crate) fn create(
         return Err(invalid(vec![e], name));
     }
     let sa = stored(store, "serviceaccounts", namespace, name).ok_or_else(|| {
-        errors::not_found(&ApiResource::new("", "v1", "ServiceAccount", "serviceaccounts", true), name)
+        errors::not_found(
+            &ApiResource::new("", "v1", "ServiceAccount", "serviceaccounts", true),
+            name,
+        )
     })?;
     let spec = request.get("spec").cloned().unwrap_or_else(|| json!({}));
     let mut audiences: Vec<String> = spec
@@ -77,21 +86,43 @@ pub(crate) fn create(
             .ok_or_else(|| errors::bad_request("spec.expirationSeconds must be an integer"))?,
     };
     if expiration < MIN_EXPIRATION_SECS {
-        let e = FieldError::invalid_number("spec.expirationSeconds", expiration, "may not specify a duration less than 10 minutes");
+        let e = FieldError::invalid_number(
+            "spec.expirationSeconds",
+            expiration,
+            "may not specify a duration less than 10 minutes",
+        );
         return Err(invalid(vec![e], ""));
     }
     if expiration > MAX_EXPIRATION_SECS {
-        let e = FieldError::invalid_number("spec.expirationSeconds", expiration, "may not specify a duration larger than 2^32 seconds");
+        let e = FieldError::invalid_number(
+            "spec.expirationSeconds",
+            expiration,
+            "may not specify a duration larger than 2^32 seconds",
+        );
         return Err(invalid(vec![e], ""));
     }
     let (mut bound, mut pod_node) = (None, None);
     if let Some(r) = spec.get("boundObjectRef").filter(|v| v.is_object()) {
-        let (kind, api_version, ref_name, ref_uid) =
-            (text(r, "/kind"), text(r, "/apiVersion"), text(r, "/name"), text(r, "/uid"));
+        let (kind, api_version, ref_name, ref_uid) = (
+            text(r, "/kind"),
+            text(r, "/apiVersion"),
+            text(r, "/name"),
+            text(r, "/uid"),
+        );
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
         let (resource, claim, ns, ar) = match (group, kind.as_str()) {
-            ("", "Pod") => ("pods", "pod", namespace, ApiResource::new("", "v1", "Pod", "pods", true)),
-            ("", "Secret") => ("secrets", "secret", namespace, ApiResource::new("", "v1", "Secret", "secrets", true)),
+            ("", "Pod") => (
+                "pods",
+                "pod",
+                namespace,
+                ApiResource::new("", "v1", "Pod", "pods", true),
+            ),
+            ("", "Secret") => (
+                "secrets",
+                "secret",
+                namespace,
+                ApiResource::new("", "v1", "Secret", "secrets", true),
+            ),
             ("", "Node") => ("nodes", "node", "", ApiResource::new("", "v1", "Node", "nodes", false)),
             _ => {
                 let gvk = if group.is_empty() {
@@ -99,7 +130,9 @@ pub(crate) fn create(
                 } else {
                     format!("{api_version}, Kind={kind}")
                 };
-                return Err(errors::bad_request(format!("cannot bind token to object of type {gvk}")));
+                return Err(errors::bad_request(format!(
+                    "cannot bind token to object of type {gvk}"
+                )));
             }
         };
         let obj = stored(store, resource, ns, &ref_name).ok_or_else(|| errors::not_found(&ar, &ref_name))?;
@@ -113,11 +146,13 @@ pub(crate) fn create(
             let message = format!(
                 "Operation cannot be fulfilled on {kind} {ref_name:?}: the UID in the bound object reference ({ref_uid}) does not match the UID in record. The object might have been deleted and then recreated"
             );
-            return Err(Box::new(Status::failure(409, "Conflict", message).with_details(StatusDetails {
-                name: ref_name.clone(),
-                kind: kind.clone(),
-                ..Default::default()
-            })));
+            return Err(Box::new(Status::failure(409, "Conflict", message).with_details(
+                StatusDetails {
+                    name: ref_name.clone(),
+                    kind: kind.clone(),
+                    ..Default::default()
+                },
+            )));
         }
         if claim == "pod" {
             let node = text(&obj, "/spec/nodeName");
@@ -151,7 +186,9 @@ pub(crate) fn create(
         .sign(&claims::claims(ISSUER, &token_spec, now_secs))
         .map_err(errors::internal)?;
     let expires = now + std::time::Duration::from_secs(u64::try_from(expiration).unwrap_or(0));
-    let obj = request.as_object_mut().ok_or_else(|| errors::bad_request("the body must be a TokenRequest"))?;
+    let obj = request
+        .as_object_mut()
+        .ok_or_else(|| errors::bad_request("the body must be a TokenRequest"))?;
     obj.insert("apiVersion".into(), json!("authentication.k8s.io/v1"));
     obj.insert("kind".into(), json!("TokenRequest"));
     obj.insert(
