@@ -502,7 +502,9 @@ def rbac_self_subject_access_review(ns):
     manifests/rbac/team.yaml answers them, and the 403 of a refused list."""
     cfg = client.Configuration()
     config.load_kube_config(config_file=os.environ["RBAC_KUBECONFIG"], client_configuration=cfg)
+    # Alice's token instead of the kubeconfig's (whose refresh hook would put it back before each request).
     cfg.api_key = {"authorization": "Bearer " + os.environ["ALICE_TOKEN"]}
+    cfg.refresh_api_key_hook = None
     api_client = client.ApiClient(cfg)
     authz = client.AuthorizationV1Api(api_client)
 
