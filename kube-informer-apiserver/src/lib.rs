@@ -115,6 +115,8 @@ mod admin;
 mod admission;
 mod auth;
 mod builtin_schemas;
+#[cfg(feature = "cel")]
+mod cel;
 mod conn;
 mod conversion;
 mod crd;
