@@ -158,15 +158,18 @@ fn run(
                 warnings: Vec::new(),
             };
             admission.admit(&mut v)?;
+            let mut warnings = admission.warnings;
             let reply = if verb == Verb::Create {
                 let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
+                warnings.extend(w.warnings);
                 Reply::Object(201, w.object)
             } else {
                 let dry = dry_run(query)?;
                 let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
+                warnings.extend(w.warnings);
                 Reply::Object(200, w.object)
             };
-            Ok(Reply::warned(reply, admission.warnings))
+            Ok(Reply::warned(reply, warnings))
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
@@ -210,9 +213,11 @@ fn run(
                 &mut |obj| admission.admit(obj),
                 on_commit,
             )?;
+            let mut warnings = admission.warnings;
+            warnings.extend(w.warnings);
             Ok(Reply::warned(
                 Reply::Object(if w.created { 201 } else { 200 }, w.object),
-                admission.warnings,
+                warnings,
             ))
         }
         Verb::Delete => {

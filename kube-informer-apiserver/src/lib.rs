@@ -120,6 +120,7 @@ mod cel;
 mod conn;
 mod conversion;
 mod crd;
+mod customresource_strategy;
 mod defaults;
 mod direct;
 mod discovery;

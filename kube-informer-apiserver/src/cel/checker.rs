@@ -189,7 +189,11 @@ impl Checker<'_> {
                         self.scope.push((v2.clone(), second));
                     }
                     None => {
-                        let v = if matches!(range, Type::Map { .. }) { first } else { second };
+                        let v = if matches!(range, Type::Map { .. }) {
+                            first
+                        } else {
+                            second
+                        };
                         self.scope.push((c.iter_var.clone(), v));
                     }
                 }
@@ -257,7 +261,11 @@ impl Checker<'_> {
                     (Some(a), Some(Type::Null)) => (*a).clone(),
                     _ => Type::Dyn,
                 };
-                let branch = arg_costs.get(1).copied().unwrap_or(0).max(arg_costs.get(2).copied().unwrap_or(0));
+                let branch = arg_costs
+                    .get(1)
+                    .copied()
+                    .unwrap_or(0)
+                    .max(arg_costs.get(2).copied().unwrap_or(0));
                 return (t, sat(arg_costs.first().copied().unwrap_or(0), branch));
             }
             "@not_strictly_false" => return (Type::Bool, arg_costs.iter().sum()),
@@ -289,26 +297,129 @@ impl Checker<'_> {
             Some(t) => format!("{}.({list})", t.name()),
             None => format!("({list})"),
         };
-        self.issue(e, format!("found no matching overload for '{name}' applied to '{applied}'"));
+        self.issue(
+            e,
+            format!("found no matching overload for '{name}' applied to '{applied}'"),
+        );
     }
 }
 
 /// Functions the environment declares (to tell a mismatched call from an unknown function).
 fn known_function(name: &str) -> bool {
     const KNOWN: &[&str] = &[
-        "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "@in", "_+_", "_-_", "_*_", "_/_", "_%_", "-_", "!_", "size",
-        "int", "uint", "double", "string", "bytes", "bool", "dyn", "type", "duration", "timestamp", "contains",
-        "startsWith", "endsWith", "matches", "getFullYear", "getMonth", "getDayOfMonth", "getDate", "getDayOfYear",
-        "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds", "charAt", "indexOf",
-        "lastIndexOf", "lowerAscii", "upperAscii", "trim", "reverse", "replace", "split", "substring", "join",
-        "strings.quote", "sets.contains", "sets.equivalent", "sets.intersects", "base64.encode", "base64.decode",
-        "optional.of", "optional.ofNonZeroValue", "optional.none", "hasValue", "value", "orValue", "or", "_[_]",
-        "_[?_]", "_?._", "isSorted", "sum", "min", "max", "find", "findAll", "url", "isURL", "getScheme", "getHost",
-        "getHostname", "getPort", "getEscapedPath", "getQuery", "quantity", "isQuantity", "sign", "isInteger",
-        "asInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub", "ip", "isIP",
-        "ip.isCanonical", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
-        "isGlobalUnicast", "cidr", "isCIDR", "containsIP", "containsCIDR", "masked", "prefixLength", "semver",
-        "isSemver", "major", "minor", "patch", "format.named", "validate",
+        "_==_",
+        "_!=_",
+        "_<_",
+        "_<=_",
+        "_>_",
+        "_>=_",
+        "@in",
+        "_+_",
+        "_-_",
+        "_*_",
+        "_/_",
+        "_%_",
+        "-_",
+        "!_",
+        "size",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "bool",
+        "dyn",
+        "type",
+        "duration",
+        "timestamp",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+        "getFullYear",
+        "getMonth",
+        "getDayOfMonth",
+        "getDate",
+        "getDayOfYear",
+        "getDayOfWeek",
+        "getHours",
+        "getMinutes",
+        "getSeconds",
+        "getMilliseconds",
+        "charAt",
+        "indexOf",
+        "lastIndexOf",
+        "lowerAscii",
+        "upperAscii",
+        "trim",
+        "reverse",
+        "replace",
+        "split",
+        "substring",
+        "join",
+        "strings.quote",
+        "sets.contains",
+        "sets.equivalent",
+        "sets.intersects",
+        "base64.encode",
+        "base64.decode",
+        "optional.of",
+        "optional.ofNonZeroValue",
+        "optional.none",
+        "hasValue",
+        "value",
+        "orValue",
+        "or",
+        "_[_]",
+        "_[?_]",
+        "_?._",
+        "isSorted",
+        "sum",
+        "min",
+        "max",
+        "find",
+        "findAll",
+        "url",
+        "isURL",
+        "getScheme",
+        "getHost",
+        "getHostname",
+        "getPort",
+        "getEscapedPath",
+        "getQuery",
+        "quantity",
+        "isQuantity",
+        "sign",
+        "isInteger",
+        "asInteger",
+        "asApproximateFloat",
+        "isGreaterThan",
+        "isLessThan",
+        "compareTo",
+        "add",
+        "sub",
+        "ip",
+        "isIP",
+        "ip.isCanonical",
+        "family",
+        "isUnspecified",
+        "isLoopback",
+        "isLinkLocalMulticast",
+        "isLinkLocalUnicast",
+        "isGlobalUnicast",
+        "cidr",
+        "isCIDR",
+        "containsIP",
+        "containsCIDR",
+        "masked",
+        "prefixLength",
+        "semver",
+        "isSemver",
+        "major",
+        "minor",
+        "patch",
+        "format.named",
+        "validate",
     ];
     KNOWN.contains(&name) || name.starts_with("format.")
 }
@@ -331,15 +442,17 @@ fn estimate_call(name: &str, target: Option<&Type>, args: &[Type]) -> u64 {
             sat(1, size(t).saturating_mul(size(re)).div_ceil(4))
         }
         (
-            "lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf" | "replace" | "split"
-            | "substring",
+            "lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf" | "replace"
+            | "split" | "substring",
             Some(t @ Type::String { .. }),
             _,
         ) => sat(1, tenth(size(t))),
         ("join" | "isSorted" | "sum" | "min" | "max" | "indexOf" | "lastIndexOf", Some(l @ Type::List { .. }), _) => {
             sat(1, size(l))
         }
-        ("sets.contains" | "sets.equivalent" | "sets.intersects", None, [a, b]) => sat(1, size(a).saturating_mul(size(b))),
+        ("sets.contains" | "sets.equivalent" | "sets.intersects", None, [a, b]) => {
+            sat(1, size(a).saturating_mul(size(b)))
+        }
         (
             "url" | "isURL" | "quantity" | "isQuantity" | "ip" | "isIP" | "cidr" | "isCIDR" | "semver" | "isSemver"
             | "string" | "bytes",

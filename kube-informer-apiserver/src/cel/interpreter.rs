@@ -70,7 +70,10 @@ impl Eval<'_> {
         if let Some((_, v)) = self.scope.iter().rev().find(|(n, _)| n == name) {
             return Some(v.clone());
         }
-        self.globals.iter().find(|(n, _)| *n == name).map(|(_, v)| Ok(v.clone()))
+        self.globals
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| Ok(v.clone()))
     }
 
     fn eval(&mut self, e: &IdedExpr) -> Res {
@@ -92,7 +95,9 @@ impl Eval<'_> {
                         if s.test {
                             Ok(Value::Bool(m.contains_key(&k)))
                         } else {
-                            m.get(&k).cloned().ok_or_else(|| fail(format!("no such key: {}", s.field)))
+                            m.get(&k)
+                                .cloned()
+                                .ok_or_else(|| fail(format!("no such key: {}", s.field)))
                         }
                     }
                     _ => Err(fail(NO_OVERLOAD)),
@@ -144,7 +149,11 @@ impl Eval<'_> {
             Expr::Comprehension(c) => {
                 let range = self.eval(&c.iter_range)?;
                 let items: Vec<(Value, Value)> = match &range {
-                    Value::List(l) => l.iter().enumerate().map(|(i, v)| (Value::Int(i as i64), v.clone())).collect(),
+                    Value::List(l) => l
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (Value::Int(i as i64), v.clone()))
+                        .collect(),
                     Value::Map(m) => m.iter().map(|(k, v)| (k.to_value(), v.clone())).collect(),
                     _ => return Err(fail(NO_OVERLOAD)),
                 };

@@ -88,9 +88,11 @@ pub(crate) fn runtime_cost(name: &str, target: Option<&Value>, args: &[Value]) -
     match (name, target, args) {
         ("isSorted" | "sum" | "min" | "max" | "indexOf" | "lastIndexOf", Some(l @ Value::List(_)), _) => 1 + l.size(),
         ("find" | "findAll", Some(s), [re, ..]) => 1 + (s.size() * re.size()).div_ceil(4),
-        ("url" | "isURL" | "quantity" | "isQuantity" | "ip" | "isIP" | "cidr" | "isCIDR" | "semver" | "isSemver", None, [s, ..]) => {
-            1 + tenth(s.size())
-        }
+        (
+            "url" | "isURL" | "quantity" | "isQuantity" | "ip" | "isIP" | "cidr" | "isCIDR" | "semver" | "isSemver",
+            None,
+            [s, ..],
+        ) => 1 + tenth(s.size()),
         ("validate", Some(_), [s]) => 1 + tenth(s.size()),
         _ => 1,
     }
@@ -136,7 +138,11 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
                             return Err(NO_OVERLOAD.into());
                         }
                         let o = x.compare(b);
-                        let better = if name == "min" { Ordering::Less } else { Ordering::Greater };
+                        let better = if name == "min" {
+                            Ordering::Less
+                        } else {
+                            Ordering::Greater
+                        };
                         if o == Some(better) { x } else { b }
                     }
                 });
@@ -154,9 +160,17 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             };
             let re = regex(re)?;
             let all = re.find_iter(s).map(|m| V::str(m.as_str()));
-            V::list(if limit < 0 { all.collect() } else { all.take(limit as usize).collect() })
+            V::list(if limit < 0 {
+                all.collect()
+            } else {
+                all.take(limit as usize).collect()
+            })
         }
-        ("url", None, [V::String(s)]) => V::Url(Arc::new(parse_url(s).ok_or_else(|| format!("URL parse error during conversion from string: parse {s:?}: invalid URL"))?)),
+        ("url", None, [V::String(s)]) => {
+            V::Url(Arc::new(parse_url(s).ok_or_else(|| {
+                format!("URL parse error during conversion from string: parse {s:?}: invalid URL")
+            })?))
+        }
         ("isURL", None, [V::String(s)]) => V::Bool(parse_url(s).is_some()),
         ("getScheme", Some(V::Url(u)), []) => V::str(&u.scheme),
         ("getHost", Some(V::Url(u)), []) => V::str(&u.host),
@@ -176,7 +190,9 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             }
             V::Map(Arc::new(m))
         }
-        ("quantity", None, [V::String(s)]) => V::Quantity(Arc::new(Quantity::parse(s).ok_or_else(|| "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'".to_owned())?)),
+        ("quantity", None, [V::String(s)]) => V::Quantity(Arc::new(Quantity::parse(s).ok_or_else(|| {
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'".to_owned()
+        })?)),
         ("isQuantity", None, [V::String(s)]) => V::Bool(Quantity::parse(s).is_some()),
         ("sign", Some(V::Quantity(q)), []) => V::Int(q.sign()),
         ("isInteger", Some(V::Quantity(q)), []) => V::Bool(q.integer().is_some_and(|i| i64::try_from(i).is_ok())),
@@ -198,10 +214,13 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             let b = if name == "sub" { b.negated() } else { b };
             V::Quantity(Arc::new(a.add(&b).ok_or("quantity overflow")?))
         }
-        ("ip", None, [V::String(s)]) => V::Ip(parse_ip(s).ok_or_else(|| format!("IP Address {s:?} parse error during conversion from string: ParseAddr({s:?}): unable to parse IP"))?),
+        ("ip", None, [V::String(s)]) => V::Ip(parse_ip(s).ok_or_else(|| {
+            format!("IP Address {s:?} parse error during conversion from string: ParseAddr({s:?}): unable to parse IP")
+        })?),
         ("isIP", None, [V::String(s)]) => V::Bool(parse_ip(s).is_some()),
         ("ip.isCanonical", None, [V::String(s)]) => {
-            let ip = parse_ip(s).ok_or_else(|| format!("IP Address {s:?} parse error during conversion from string"))?;
+            let ip =
+                parse_ip(s).ok_or_else(|| format!("IP Address {s:?} parse error during conversion from string"))?;
             V::Bool(ip.to_string() == **s)
         }
         ("family", Some(V::Ip(ip)), []) => V::Int(if ip.is_ipv4() { 4 } else { 6 }),
@@ -216,8 +235,12 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             IpAddr::V6(a) => a.segments()[0] & 0xffc0 == 0xfe80,
         }),
         ("isGlobalUnicast", Some(V::Ip(ip)), []) => V::Bool(match ip {
-            IpAddr::V4(a) => !(a.is_unspecified() || a.is_loopback() || a.is_broadcast() || a.is_multicast() || a.is_link_local()),
-            IpAddr::V6(a) => !(a.is_unspecified() || a.is_loopback() || a.is_multicast() || a.segments()[0] & 0xffc0 == 0xfe80),
+            IpAddr::V4(a) => {
+                !(a.is_unspecified() || a.is_loopback() || a.is_broadcast() || a.is_multicast() || a.is_link_local())
+            }
+            IpAddr::V6(a) => {
+                !(a.is_unspecified() || a.is_loopback() || a.is_multicast() || a.segments()[0] & 0xffc0 == 0xfe80)
+            }
         }),
         ("cidr", None, [V::String(s)]) => {
             let (ip, n) = parse_cidr(s).ok_or_else(|| format!("network address {s:?} parse error during conversion from string: netip.ParsePrefix({s:?}): bad prefix"))?;
@@ -245,16 +268,22 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
         ("prefixLength", Some(V::Cidr(_, n)), []) => V::Int(i64::from(*n)),
         ("semver", None, [V::String(s), rest @ ..]) => {
             let normalize = matches!(rest, [V::Bool(true)]);
-            V::Semver(Arc::new(parse_semver(s, normalize).ok_or_else(|| format!("Invalid semver: {s}"))?))
+            V::Semver(Arc::new(
+                parse_semver(s, normalize).ok_or_else(|| format!("Invalid semver: {s}"))?,
+            ))
         }
-        ("isSemver", None, [V::String(s), rest @ ..]) => V::Bool(parse_semver(s, matches!(rest, [V::Bool(true)])).is_some()),
+        ("isSemver", None, [V::String(s), rest @ ..]) => {
+            V::Bool(parse_semver(s, matches!(rest, [V::Bool(true)])).is_some())
+        }
         ("major", Some(V::Semver(v)), []) => V::Int(v.major as i64),
         ("minor", Some(V::Semver(v)), []) => V::Int(v.minor as i64),
         ("patch", Some(V::Semver(v)), []) => V::Int(v.patch as i64),
         ("isGreaterThan", Some(V::Semver(a)), [V::Semver(b)]) => V::Bool(semver_cmp(a, b) == Ordering::Greater),
         ("isLessThan", Some(V::Semver(a)), [V::Semver(b)]) => V::Bool(semver_cmp(a, b) == Ordering::Less),
         ("compareTo", Some(V::Semver(a)), [V::Semver(b)]) => V::Int(semver_cmp(a, b) as i64),
-        ("format.named", None, [V::String(s)]) => V::Optional(FORMATS.iter().find(|f| **f == &**s).map(|f| Box::new(V::Format(f)))),
+        ("format.named", None, [V::String(s)]) => {
+            V::Optional(FORMATS.iter().find(|f| **f == &**s).map(|f| Box::new(V::Format(f))))
+        }
         (f, None, []) if f.starts_with("format.") => {
             let n = &f["format.".len()..];
             V::Format(FORMATS.iter().find(|x| **x == n).ok_or(NO_OVERLOAD)?)
@@ -399,32 +428,39 @@ fn parse_semver(s: &str, normalize: bool) -> Option<Semver> {
 }
 
 fn semver_cmp(a: &Semver, b: &Semver) -> Ordering {
-    (a.major, a.minor, a.patch).cmp(&(b.major, b.minor, b.patch)).then_with(|| match (a.pre.is_empty(), b.pre.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => {
-            for (x, y) in a.pre.iter().zip(&b.pre) {
-                let o = match (x.parse::<u64>(), y.parse::<u64>()) {
-                    (Ok(m), Ok(n)) => m.cmp(&n),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    _ => x.cmp(y),
-                };
-                if o != Ordering::Equal {
-                    return o;
+    (a.major, a.minor, a.patch)
+        .cmp(&(b.major, b.minor, b.patch))
+        .then_with(|| match (a.pre.is_empty(), b.pre.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => {
+                for (x, y) in a.pre.iter().zip(&b.pre) {
+                    let o = match (x.parse::<u64>(), y.parse::<u64>()) {
+                        (Ok(m), Ok(n)) => m.cmp(&n),
+                        (Ok(_), Err(_)) => Ordering::Less,
+                        (Err(_), Ok(_)) => Ordering::Greater,
+                        _ => x.cmp(y),
+                    };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
                 }
+                a.pre.len().cmp(&b.pre.len())
             }
-            a.pre.len().cmp(&b.pre.len())
-        }
-    })
+        })
 }
 
 fn dns_label(s: &str, first_alpha: bool) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && (if first_alpha { b[0].is_ascii_lowercase() } else { b[0].is_ascii_alphanumeric() })
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && (if first_alpha {
+            b[0].is_ascii_lowercase()
+        } else {
+            b[0].is_ascii_alphanumeric()
+        })
         && b[b.len() - 1] != b'-'
 }
 

@@ -91,9 +91,11 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         ("type", None, [_]) => T::Kind,
         ("duration", None, [T::String { .. } | T::Dyn | T::Duration]) => T::Duration,
         ("timestamp", None, [T::String { .. } | T::Dyn | T::Timestamp | T::Int]) => T::Timestamp,
-        ("contains" | "startsWith" | "endsWith" | "matches", Some(T::String { .. } | T::Dyn), [T::String { .. } | T::Dyn]) => {
-            T::Bool
-        }
+        (
+            "contains" | "startsWith" | "endsWith" | "matches",
+            Some(T::String { .. } | T::Dyn),
+            [T::String { .. } | T::Dyn],
+        ) => T::Bool,
         ("matches", None, [T::String { .. } | T::Dyn, T::String { .. } | T::Dyn]) => T::Bool,
         (
             "getFullYear" | "getMonth" | "getDayOfMonth" | "getDate" | "getDayOfYear" | "getDayOfWeek" | "getHours"
@@ -112,9 +114,11 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         ("join", Some(T::List { .. } | T::Dyn), [] | [_]) => s,
         ("strings.quote", None, [_]) => s,
         // cel-go's sets extension.
-        ("sets.contains" | "sets.equivalent" | "sets.intersects", None, [T::List { .. } | T::Dyn, T::List { .. } | T::Dyn]) => {
-            T::Bool
-        }
+        (
+            "sets.contains" | "sets.equivalent" | "sets.intersects",
+            None,
+            [T::List { .. } | T::Dyn, T::List { .. } | T::Dyn],
+        ) => T::Bool,
         ("base64.encode", None, [_]) => s,
         ("base64.decode", None, [_]) => T::Bytes { max: 0 },
         // Optionals.
@@ -131,7 +135,9 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         },
         ("_[?_]", None, [c, _]) => T::Optional(Box::new(element_type(c))),
         ("_[_]", None, [c, _]) => element_type(c),
-        _ => return kubernetes::result_type(name, target, args).or_else(|()| if any_dyn { Ok(T::Dyn) } else { Err(()) }),
+        _ => {
+            return kubernetes::result_type(name, target, args).or_else(|()| if any_dyn { Ok(T::Dyn) } else { Err(()) });
+        }
     };
     Ok(r)
 }
@@ -181,8 +187,12 @@ pub(crate) fn runtime_cost(name: &str, target: Option<&Value>, args: &[Value]) -
         ("contains" | "startsWith" | "endsWith", Some(t), [a]) => 1 + tenth(size(t) * size(a).max(1)),
         ("matches", Some(t), [re]) | ("matches", None, [t, re]) => 1 + (size(t) * size(re)).div_ceil(4),
         ("string" | "bytes", None, [a @ (Value::String(_) | Value::Bytes(_))]) => 1 + tenth(size(a)),
-        ("lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf" | "replace"
-        | "split" | "substring", Some(t @ Value::String(_)), _) => 1 + tenth(size(t)),
+        (
+            "lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf" | "replace"
+            | "split" | "substring",
+            Some(t @ Value::String(_)),
+            _,
+        ) => 1 + tenth(size(t)),
         ("join", Some(t), _) => 1 + t.size(),
         _ => kubernetes::runtime_cost(name, target, args),
     }
@@ -217,9 +227,11 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             V::String(_) | V::Bytes(_) | V::List(_) | V::Map(_) => V::Int(x.size() as i64),
             _ => return Err(NO_OVERLOAD.into()),
         },
-        ("int" | "uint" | "double" | "string" | "bytes" | "bool" | "dyn" | "type" | "duration" | "timestamp", None, [x]) => {
-            convert(name, x)?
-        }
+        (
+            "int" | "uint" | "double" | "string" | "bytes" | "bool" | "dyn" | "type" | "duration" | "timestamp",
+            None,
+            [x],
+        ) => convert(name, x)?,
         ("contains", Some(V::String(s)), [V::String(t)]) => b(s.contains(&**t)),
         ("startsWith", Some(V::String(s)), [V::String(t)]) => b(s.starts_with(&**t)),
         ("endsWith", Some(V::String(s)), [V::String(t)]) => b(s.ends_with(&**t)),
@@ -306,13 +318,14 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
         }
         ("strings.quote", None, [V::String(s)]) => V::str(&format!("{s:?}")),
         ("sets.contains", None, [V::List(a), V::List(c)]) => b(c.iter().all(|x| a.iter().any(|y| x.equals(y)))),
-        ("sets.equivalent", None, [V::List(a), V::List(c)]) => b(c.iter().all(|x| a.iter().any(|y| x.equals(y)))
-            && a.iter().all(|x| c.iter().any(|y| x.equals(y)))),
+        ("sets.equivalent", None, [V::List(a), V::List(c)]) => {
+            b(c.iter().all(|x| a.iter().any(|y| x.equals(y))) && a.iter().all(|x| c.iter().any(|y| x.equals(y))))
+        }
         ("sets.intersects", None, [V::List(a), V::List(c)]) => b(c.iter().any(|x| a.iter().any(|y| x.equals(y)))),
         ("base64.encode", None, [V::Bytes(x)]) => V::str(&crate::util::base64_std(x)),
-        ("base64.decode", None, [V::String(s)]) => {
-            V::Bytes(Arc::from(crate::util::base64_std_decode(s).ok_or("illegal base64 data")?))
-        }
+        ("base64.decode", None, [V::String(s)]) => V::Bytes(Arc::from(
+            crate::util::base64_std_decode(s).ok_or("illegal base64 data")?,
+        )),
         ("optional.of", None, [x]) => V::Optional(Some(Box::new(x.clone()))),
         ("optional.ofNonZeroValue", None, [x]) => V::Optional((!is_zero(x)).then(|| Box::new(x.clone()))),
         ("optional.none", None, []) => V::Optional(None),
@@ -453,13 +466,18 @@ fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
         ("double", V::Double(d)) => V::Double(*d),
         ("double", V::Int(i)) => V::Double(*i as f64),
         ("double", V::Uint(u)) => V::Double(*u as f64),
-        ("double", V::String(s)) => V::Double(s.parse().map_err(|_| format!("cannot convert string '{s}' to double"))?),
+        ("double", V::String(s)) => V::Double(
+            s.parse()
+                .map_err(|_| format!("cannot convert string '{s}' to double"))?,
+        ),
         ("string", V::String(s)) => V::String(s.clone()),
         ("string", V::Int(i)) => V::str(&i.to_string()),
         ("string", V::Uint(u)) => V::str(&u.to_string()),
         ("string", V::Double(d)) => V::str(&go_float(*d)),
         ("string", V::Bool(b)) => V::str(&b.to_string()),
-        ("string", V::Bytes(b)) => V::str(std::str::from_utf8(b).map_err(|_| "invalid UTF-8 in bytes, cannot convert to string")?),
+        ("string", V::Bytes(b)) => {
+            V::str(std::str::from_utf8(b).map_err(|_| "invalid UTF-8 in bytes, cannot convert to string")?)
+        }
         ("string", V::Duration(d)) => V::str(&format_duration(*d)),
         ("string", V::Timestamp(t)) => V::str(&format_timestamp(*t)),
         ("string", v @ (V::Ip(_) | V::Cidr(..) | V::Quantity(_) | V::Url(_))) => {
@@ -519,7 +537,9 @@ fn index(c: &Value, i: &Value) -> Result<Value, Fail> {
         }
         (Value::Map(m), _) => {
             let k = Key::from_value(i).ok_or(NO_OVERLOAD)?;
-            m.get(&k).cloned().ok_or_else(|| format!("no such key: {}", key_text(&k)))
+            m.get(&k)
+                .cloned()
+                .ok_or_else(|| format!("no such key: {}", key_text(&k)))
         }
         _ => Err(NO_OVERLOAD.into()),
     }
@@ -558,13 +578,17 @@ pub(crate) fn parse_duration(s: &str) -> Option<i128> {
     }
     let mut total: f64 = 0.0;
     while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         if num_end == 0 {
             return None;
         }
         let n: f64 = rest[..num_end].parse().ok()?;
         rest = &rest[num_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let unit = match &rest[..unit_end] {
             "ns" => 1.0,
             "us" | "µs" | "μs" => 1e3,
@@ -622,7 +646,11 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<i128> {
     let b = s.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let p = s.get(r)?;
-        if p.bytes().all(|c| c.is_ascii_digit()) { p.parse().ok() } else { None }
+        if p.bytes().all(|c| c.is_ascii_digit()) {
+            p.parse().ok()
+        } else {
+            None
+        }
     };
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
@@ -681,7 +709,12 @@ pub(crate) fn format_timestamp(t: i128) -> String {
     } else {
         format!(".{}", format!("{nanos:09}").trim_end_matches('0'))
     };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z", s / 3600, s % 3600 / 60, s % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
 }
 
 fn time_part(name: &str, t: &Value, tz: &[Value]) -> Result<Value, Fail> {

@@ -91,7 +91,11 @@ pub(crate) fn compile(source: &str, declared: &[(String, Type)]) -> Result<Progr
     };
     let checked = checker::check(&expr, &info, declared);
     if !checked.issues.is_empty() {
-        let text: Vec<String> = checked.issues.iter().map(|i| render(source, i.offset, &i.message)).collect();
+        let text: Vec<String> = checked
+            .issues
+            .iter()
+            .map(|i| render(source, i.offset, &i.message))
+            .collect();
         return Err(text.join("\n"));
     }
     Ok(Program {

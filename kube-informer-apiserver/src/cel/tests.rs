@@ -107,13 +107,23 @@ fn kubernetes_libraries() {
 #[test]
 fn compile_errors_are_worded_as_cel_go_words_them() {
     let e = compile("foo == 1", &[]).unwrap_err();
-    assert_eq!(e, "ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n | foo == 1\n | ^");
-    let o = types::of_schema(&serde_json::json!({"type": "object", "properties": {"a": {"type": "integer"}}}), false).unwrap();
+    assert_eq!(
+        e,
+        "ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n | foo == 1\n | ^"
+    );
+    let o = types::of_schema(
+        &serde_json::json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        false,
+    )
+    .unwrap();
     let vars = vec![("self".to_owned(), o)];
     let e = compile("self.b == 1", &vars).unwrap_err();
     assert_eq!(e, "ERROR: <input>:1:5: undefined field 'b'\n | self.b == 1\n | ....^");
     let e = compile("self.a + 'x' == 1", &vars).unwrap_err();
-    assert!(e.contains("found no matching overload for '_+_' applied to '(int, string)'"), "{e}");
+    assert!(
+        e.contains("found no matching overload for '_+_' applied to '(int, string)'"),
+        "{e}"
+    );
     let e = compile("self.a ==", &vars).unwrap_err();
     assert!(e.starts_with("ERROR: <input>:1:"), "{e}");
     assert!(compile("self.a > 1", &vars).unwrap().uses("self"));

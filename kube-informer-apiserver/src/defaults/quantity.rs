@@ -257,6 +257,7 @@ impl Quantity {
         })
     }
 
+    #[cfg(feature = "cel")]
     /// The opposite value (CEL's quantity library subtracts with it).
     pub(crate) fn negated(&self) -> Quantity {
         Quantity {
@@ -266,11 +267,13 @@ impl Quantity {
         }
     }
 
+    #[cfg(feature = "cel")]
     /// -1, 0 or 1.
     pub(crate) fn sign(&self) -> i64 {
         self.value.signum() as i64
     }
 
+    #[cfg(feature = "cel")]
     /// The nearest float (`AsApproximateFloat64`).
     pub(crate) fn approximate(&self) -> f64 {
         self.value as f64 * 10f64.powi(self.exp)
