@@ -11,6 +11,7 @@ use super::errors::Failure;
 use super::field_validation::{self, Directive, Stage};
 use super::resource::ResourceSpec;
 use super::schema;
+use super::validating_admission_policy;
 
 /// One write's admission: the request's own problems, found while decoding it, and the warnings to answer with.
 pub(crate) struct Admission<'a> {
@@ -68,6 +69,10 @@ impl<'a> Admission<'a> {
         }
         if spec.id() == crd::ID {
             crd::check(obj)?;
+        }
+        let id = spec.id();
+        if id == validating_admission_policy::POLICIES || id == validating_admission_policy::BINDINGS {
+            validating_admission_policy::check(&id, obj)?;
         }
         Ok(())
     }

@@ -37,6 +37,12 @@ pub(crate) fn handle(
     if (r.spec.id() == crd::ID || r.spec.terminating) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
         crd::sync(&shared.store);
     }
+    // A policy's type checking is written as kube-apiserver's controller writes it.
+    if r.spec.id() == super::validating_admission_policy::POLICIES
+        && !matches!(verb, Verb::Get | Verb::List | Verb::Watch)
+    {
+        super::validating_admission_policy::sync(&shared.store);
+    }
     let reply = conversion::reply(&r.spec, reply);
     match &r.spec.deprecation {
         Some(w) => Reply::warned(reply, vec![w.clone()]),

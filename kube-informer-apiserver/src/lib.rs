@@ -155,6 +155,7 @@ mod strategy;
 mod table;
 pub(crate) mod tls;
 mod util;
+mod validating_admission_policy;
 mod watch;
 
 pub use admin::PREFIX as ADMIN_PREFIX;

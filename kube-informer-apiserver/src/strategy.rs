@@ -282,7 +282,7 @@ fn create_locked(
     }
     // Validation of the object as it will be stored, as the registry's `BeforeCreate` then validating admission
     // run it.
-    let warnings = validate_write(g, spec, &body, None)?;
+    let warnings = validate_write(g, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
@@ -305,18 +305,30 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
 }
 
 /// The validation of a write after the strategy prepared it (`new`, an update of `old` when there is one): a custom
-/// resource's schema and rules ([`customresource_strategy`](super::customresource_strategy)). Returns the
-/// warnings to answer with.
+/// resource's schema and rules ([`customresource_strategy`](super::customresource_strategy)), then validating
+/// admission ([`validating_admission_policy`](super::validating_admission_policy)). Returns the warnings to answer
+/// with.
 fn validate_write(
-    _g: &StoreInner,
+    g: &StoreInner,
     spec: &ResourceSpec,
     new: &Value,
     old: Option<&Value>,
+    status_only: bool,
 ) -> Result<Vec<String>, Failure> {
     let mut warnings = Vec::new();
     if spec.custom {
         warnings.extend(super::customresource_strategy::validate(spec, new, old)?);
     }
+    // Then validating admission: ValidatingAdmissionPolicies.
+    let attributes = super::validating_admission_policy::Attributes {
+        spec,
+        operation: if old.is_some() { "UPDATE" } else { "CREATE" },
+        subresource: if status_only { "status" } else { "" },
+        object: Some(new),
+        old_object: old,
+        dry_run: false,
+    };
+    warnings.extend(super::validating_admission_policy::admit(g, &attributes)?);
     Ok(warnings)
 }
 
@@ -423,7 +435,7 @@ fn prepare_update(
     result_meta.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
     meta::normalize(result_meta);
     let result = Value::Object(result);
-    let warnings = validate_write(g, spec, &result, Some(&old))?;
+    let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
     let unchanged = if spec.conversion.is_some() {
@@ -727,6 +739,16 @@ pub(crate) fn delete(
         return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
     }
     let mut value = current.to_value();
+    // Validating admission sees the deletion (warnings of a delete are not answered).
+    let attributes = super::validating_admission_policy::Attributes {
+        spec,
+        operation: "DELETE",
+        subresource: "",
+        object: None,
+        old_object: Some(&value),
+        dry_run: opts.dry_run,
+    };
+    super::validating_admission_policy::admit(&g, &attributes)?;
     let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);
     // The kind's own finalizer, added at the first delete (a CRD's: its objects go first).
     if let (Some(f), Some(m)) = (spec.builtin.and_then(|r| r.delete_finalizer), meta.as_deref_mut())

@@ -136,7 +136,8 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         ("_[?_]", None, [c, _]) => T::Optional(Box::new(element_type(c))),
         ("_[_]", None, [c, _]) => element_type(c),
         _ => {
-            return kubernetes::result_type(name, target, args).or_else(|()| if any_dyn { Ok(T::Dyn) } else { Err(()) });
+            return kubernetes::result_type(name, target, args)
+                .or_else(|()| if any_dyn { Ok(T::Dyn) } else { Err(()) });
         }
     };
     Ok(r)
