@@ -415,7 +415,7 @@ fn parse_semver(s: &str, normalize: bool) -> Option<Semver> {
     };
     let pre_text = tail.strip_prefix('-').map(|p| p.split('+').next().unwrap_or(""));
     let pre: Vec<String> = match pre_text {
-        Some(p) if p.is_empty() => return None,
+        Some("") => return None,
         Some(p) => p.split('.').map(str::to_owned).collect(),
         None => Vec::new(),
     };
@@ -534,31 +534,17 @@ fn validate_format(f: &str, s: &str) -> Vec<String> {
                 errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".into());
             }
         }
-        "uri" => {
-            if parse_url(s).is_none() {
-                errs.push("invalid URI".into());
-            }
-        }
+        "uri" if parse_url(s).is_none() => errs.push("invalid URI".into()),
         "uuid" => {
             let hex: String = s.chars().filter(|c| *c != '-').collect();
             if !(s.len() == 36 && hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit())) {
                 errs.push("does not match the UUID format".into());
             }
         }
-        "byte" => {
-            if crate::util::base64_std_decode(s).is_none() {
-                errs.push("invalid base64".into());
-            }
-        }
-        "date" => {
-            if s.len() != 10 || super::library::parse_timestamp(s).is_none() {
-                errs.push("invalid date".into());
-            }
-        }
-        "datetime" => {
-            if super::library::parse_timestamp(s).is_none() || s.len() <= 10 {
-                errs.push("invalid datetime".into());
-            }
+        "byte" if crate::util::base64_std_decode(s).is_none() => errs.push("invalid base64".into()),
+        "date" if s.len() != 10 || super::library::parse_timestamp(s).is_none() => errs.push("invalid date".into()),
+        "datetime" if super::library::parse_timestamp(s).is_none() || s.len() <= 10 => {
+            errs.push("invalid datetime".into())
         }
         _ => {}
     }

@@ -136,8 +136,7 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         ("_[?_]", None, [c, _]) => T::Optional(Box::new(element_type(c))),
         ("_[_]", None, [c, _]) => element_type(c),
         _ => {
-            return kubernetes::result_type(name, target, args)
-                .or_else(|()| if any_dyn { Ok(T::Dyn) } else { Err(()) });
+            return kubernetes::result_type(name, target, args).or(if any_dyn { Ok(T::Dyn) } else { Err(()) });
         }
     };
     Ok(r)
@@ -447,7 +446,7 @@ fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
         ("int", V::Int(i)) => V::Int(*i),
         ("int", V::Uint(u)) => V::Int(i64::try_from(*u).map_err(|_| RANGE)?),
         ("int", V::Double(d)) => {
-            if !d.is_finite() || *d <= -9.223372036854775808e18 || *d >= 9.223372036854775807e18 {
+            if !d.is_finite() || *d <= -9.223_372_036_854_776e18 || *d >= 9.223_372_036_854_776e18 {
                 return Err(RANGE.into());
             }
             V::Int(*d as i64)
@@ -490,7 +489,7 @@ fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
         ("bool", V::String(s)) => V::Bool(match &**s {
             "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
             "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
-            _ => return Err(format!("type conversion error from 'string' to 'bool'")),
+            _ => return Err("type conversion error from 'string' to 'bool'".into()),
         }),
         ("duration", V::Duration(d)) => V::Duration(*d),
         ("duration", V::String(s)) => V::Duration(parse_duration(s).ok_or_else(|| format!("invalid duration: {s:?}"))?),
