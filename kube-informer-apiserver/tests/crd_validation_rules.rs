@@ -1,6 +1,7 @@
 //! `x-kubernetes-validations` end to end (feature `cel`): rules evaluated on create, update, status and scale
 //! writes with kube-apiserver's 422 causes; transition rules; ratcheting of the schema and of rules (warnings); CRDs
-//! whose rules do not compile refused. Without the feature, a CRD with rules is refused, naming it.
+//! whose rules do not compile refused. Without the feature, a CRD with rules and a ValidatingAdmissionPolicy are
+//! refused, naming it (`cargo test -p kube-informer-apiserver --no-default-features --test crd_validation_rules`).
 
 #![cfg_attr(not(feature = "cel"), allow(dead_code, unused_imports))]
 
@@ -359,4 +360,21 @@ fn without_the_cel_feature_crds_with_rules_are_refused() {
         "{}",
         causes[0].message
     );
+}
+
+#[cfg(not(feature = "cel"))]
+#[test]
+fn without_the_cel_feature_validating_admission_policies_are_refused() {
+    let server = ApiServer::start().unwrap();
+    let policy = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "p"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                 "validations": [{"expression": "true"}]}});
+    let (code, st) = post(
+        &format!("{}/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", server.url()),
+        &policy,
+    );
+    assert_eq!(code, 422);
+    assert!(causes(&st)[0].contains("built without its `cel` feature"), "{st}");
 }
