@@ -1,4 +1,5 @@
-//! An embedded, in-process Kubernetes API server for tests, examples and benchmarks (feature `testing`).
+//! A Kubernetes API server for tests: in-process ([`ApiServer`]) for Rust tests, examples and benchmarks, or
+//! standalone (the `kube-informer-apiserver` program) for tests in any language.
 //!
 //! client-go offers fake clientsets that skip HTTP, kube-rs a mock service; this is a real server: it speaks the
 //! Kubernetes wire protocol over real HTTP/1.1 (or HTTPS with a fresh CA) on 127.0.0.1, keeps objects with
@@ -31,9 +32,11 @@
 //!
 //! Any resource registered as a [`ResourceSpec`] (core and group APIs, namespaced and cluster-scoped); by default
 //! core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`, coordination.k8s.io/v1
-//! `leases` and apps/v1 `deployments`, and admissionregistration.k8s.io/v1 `validatingadmissionpolicies` and
-//! `validatingadmissionpolicybindings`. Discovery (`/api`, `/apis`, `/api/v1`, `/apis/{g}`, `/apis/{g}/{v}`),
-//! `/version` and `/healthz` are answered so clients can resolve a plural into an `ApiResource`.
+//! `leases` and apps/v1 `deployments`, apiextensions.k8s.io/v1 `customresourcedefinitions` (and the custom
+//! resources they define, see the CRDs row), authorization.k8s.io/v1 `selfsubjectaccessreviews` and
+//! `selfsubjectrulesreviews`, and admissionregistration.k8s.io/v1 `validatingadmissionpolicies` and
+//! `validatingadmissionpolicybindings` (see the CEL row). Discovery (`/api`, `/apis`, `/api/v1`, `/apis/{g}`,
+//! `/apis/{g}/{v}`), OpenAPI, `/version` and `/healthz` are answered so clients can resolve a plural into an `ApiResource`.
 //!
 //! # Fidelity
 //!
@@ -76,11 +79,12 @@
 //!
 //! # Standalone
 //!
-//! The same server runs outside Rust tests as the `kube-informer-apiserver` binary (feature `server`:
-//! `cargo install --path . --features server`; `--help` lists its flags): it listens where asked
+//! The same server runs outside Rust tests as the `kube-informer-apiserver` program (`cargo install
+//! kube-informer-apiserver`, or `cargo run -p kube-informer-apiserver --` in this repository; `--help` lists its flags): it listens where asked
 //! ([`ApiServerBuilder::address`], [`ApiServerBuilder::port`]), writes a kubeconfig that stays
 //! ([`ApiServerBuilder::kubeconfig_out`]), loads manifests, serves the admin API below, and stops cleanly on
-//! SIGINT/SIGTERM. `tests/real-clients/run` drives it with kubectl and client-python.
+//! SIGINT/SIGTERM. `tests/real-clients/run` drives it with clients this project did not write: kubectl 1.20 and
+//! 1.32, the official Python client and the official JavaScript client (@kubernetes/client-node).
 //!
 //! # The admin API
 //!

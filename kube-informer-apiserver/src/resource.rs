@@ -271,7 +271,7 @@ impl ResourceSpec {
     /// in wide output; …).
     ///
     /// Their objects are defaulted as kube-apiserver defaults them (a secret's `type: Opaque`, a deployment's
-    /// strategy and pod template, a service's cluster IP, …; the fidelity table in [`testing`](super) lists what is
+    /// strategy and pod template, a service's cluster IP, …; the fidelity table in [the crate docs](crate) lists what is
     /// and is not done).
     ///
     /// ```
