@@ -372,7 +372,10 @@ fn without_the_cel_feature_validating_admission_policies_are_refused() {
                                                          "operations": ["CREATE"], "resources": ["configmaps"]}]},
                  "validations": [{"expression": "true"}]}});
     let (code, st) = post(
-        &format!("{}/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", server.url()),
+        &format!(
+            "{}/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+            server.url()
+        ),
         &policy,
     );
     assert_eq!(code, 422);

@@ -98,9 +98,23 @@ pub(crate) fn runtime_cost(name: &str, target: Option<&Value>, args: &[Value]) -
     }
 }
 
-/// A compiled RE2 pattern (regex-lite speaks RE2's syntax, as Go's regexp does).
+/// A compiled RE2 pattern (regex-lite speaks RE2's syntax, as Go's regexp does); the last patterns compiled are
+/// kept (as cel-go compiles a constant pattern once per program).
 pub(crate) fn regex(pattern: &str) -> Result<regex_lite::Regex, Fail> {
-    regex_lite::Regex::new(pattern).map_err(|e| format!("error parsing regexp: {e}"))
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static CACHE: LazyLock<Mutex<HashMap<String, regex_lite::Regex>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+    if let Some(re) = CACHE.lock().ok().and_then(|c| c.get(pattern).cloned()) {
+        return Ok(re);
+    }
+    let re = regex_lite::Regex::new(pattern).map_err(|e| format!("error parsing regexp: {e}"))?;
+    if let Ok(mut c) = CACHE.lock() {
+        if c.len() >= 256 {
+            c.clear();
+        }
+        c.insert(pattern.to_owned(), re.clone());
+    }
+    Ok(re)
 }
 
 pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Result<Value, Fail> {

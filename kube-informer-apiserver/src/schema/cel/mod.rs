@@ -27,12 +27,13 @@ const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
 /// `Arc` lives).
 #[derive(Debug, Default)]
 pub(crate) struct Rules {
-    by_node: HashMap<usize, Vec<CompiledRule>>,
+    /// Each node's rules and its CEL type (`self`'s).
+    by_node: HashMap<usize, (Vec<CompiledRule>, crate::cel::Type)>,
 }
 
 impl Rules {
-    fn of(&self, node: &Value) -> Option<&[CompiledRule]> {
-        self.by_node.get(&(node as *const Value as usize)).map(Vec::as_slice)
+    fn of(&self, node: &Value) -> Option<&(Vec<CompiledRule>, crate::cel::Type)> {
+        self.by_node.get(&(node as *const Value as usize))
     }
 }
 
@@ -41,8 +42,9 @@ fn collect(s: &Value, resource_root: bool, into: &mut Rules) {
         .and_then(Value::as_array)
         .is_some_and(|r| !r.is_empty())
     {
+        let ty = crate::cel::types::of_schema(s, resource_root).unwrap_or(crate::cel::Type::Dyn);
         into.by_node
-            .insert(s as *const Value as usize, compilation::compile(s, resource_root));
+            .insert(s as *const Value as usize, (compilation::compile(s, resource_root), ty));
     }
     let embedded = |c: &Value| c.get("x-kubernetes-embedded-resource").and_then(Value::as_bool) == Some(true);
     if let Some(props) = s.get("properties").and_then(Value::as_object) {

@@ -40,7 +40,7 @@ pub(crate) fn validate(schema: &Arc<Value>, new: &Value, old: Option<&Value>) ->
         out: Outcome::default(),
     };
     let unchanged = old == Some(new);
-    w.node(new, schema, old, true, unchanged, &FieldPath::default());
+    w.node(new, schema, old, unchanged, &FieldPath::default());
     w.out
 }
 
@@ -62,13 +62,12 @@ fn invalid(path: &FieldPath, ty: &str, detail: &str) -> FieldError {
 
 impl Walk<'_> {
     /// `unchanged`: whether the value, or (uncorrelatable) its nearest correlatable ancestor, equals its old value.
-    fn node(&mut self, x: &Value, s: &Value, old: Option<&Value>, root: bool, unchanged: bool, path: &FieldPath) {
+    fn node(&mut self, x: &Value, s: &Value, old: Option<&Value>, unchanged: bool, path: &FieldPath) {
         if x.is_null() || self.budget < 0 {
             return;
         }
-        if let Some(compiled) = self.rules.of(s) {
-            let resource_root = root || s.get("x-kubernetes-embedded-resource").and_then(Value::as_bool) == Some(true);
-            self.expressions(compiled, x, s, old, resource_root, unchanged, path);
+        if let Some((compiled, ty)) = self.rules.of(s) {
+            self.expressions(compiled, ty, x, s, old, unchanged, path);
             if self.budget < 0 {
                 return;
             }
@@ -86,7 +85,7 @@ impl Walk<'_> {
                     };
                     let old_v = ratcheting::field(old, s, k);
                     let same = old_v == Some(v);
-                    self.node(v, cs, old_v, false, same, &cp);
+                    self.node(v, cs, old_v, same, &cp);
                     if self.budget < 0 {
                         return;
                     }
@@ -105,7 +104,7 @@ impl Walk<'_> {
                         // Items of other lists cannot be correlated: they are forgiven when the whole list is.
                         (None, unchanged)
                     };
-                    self.node(v, item_schema, old_v, false, same, &path.index(i));
+                    self.node(v, item_schema, old_v, same, &path.index(i));
                     if self.budget < 0 {
                         return;
                     }
@@ -119,10 +118,10 @@ impl Walk<'_> {
     fn expressions(
         &mut self,
         compiled: &[CompiledRule],
+        ty: &Type,
         x: &Value,
         s: &Value,
         old: Option<&Value>,
-        resource_root: bool,
         unchanged: bool,
         path: &FieldPath,
     ) {
@@ -136,9 +135,8 @@ impl Walk<'_> {
             self.budget = -1;
             return;
         }
-        let ty = cel::types::of_schema(s, resource_root).unwrap_or(Type::Dyn);
-        let me = cel::value::from_json(x, &ty);
-        let old_val = old.map(|o| cel::value::from_json(o, &ty));
+        let me = cel::value::from_json(x, ty);
+        let old_val = old.map(|o| cel::value::from_json(o, ty));
         for cr in compiled {
             if let Some(e) = &cr.error {
                 self.out
