@@ -595,4 +595,46 @@ mod tests {
             ]
         );
     }
+
+    // Cases after apiextensions-apiserver's ratcheting tests (`validation/ratcheting_test.go`).
+    #[test]
+    fn updates_ratchet_unchanged_values() {
+        let s = json!({"type": "object", "properties": {
+            "small": {"type": "string", "maxLength": 2},
+            "n": {"type": "integer", "minimum": 5},
+            "m": {"type": "object", "additionalProperties": {"type": "string", "pattern": "^a"}},
+            "keyed": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                      "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "integer", "maximum": 3}}}},
+            "atomic": {"type": "array", "items": {"type": "integer", "maximum": 3}},
+        }});
+        let update = |new: Value, old: Value| -> Vec<String> {
+            validate_update(&new, &s, &old)
+                .into_iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect()
+        };
+        let old = json!({"small": "toolong", "n": 1, "m": {"x": "bad"}, "keyed": [{"k": "a", "v": 9}], "atomic": [9]});
+        // Nothing changed: nothing reported.
+        assert!(update(old.clone(), old.clone()).is_empty());
+        // Other fields changed: the unchanged invalid ones are kept.
+        let mut other = old.clone();
+        other["extra"] = json!(1);
+        assert!(update(other, old.clone()).is_empty());
+        // A changed invalid value is reported; a map key's value and a map-list item are correlated by key.
+        let changed = json!({"small": "toolonger", "n": 2, "m": {"x": "bad", "y": "bad"},
+                             "keyed": [{"k": "b", "v": 8}, {"k": "a", "v": 9}], "atomic": [9, 9]});
+        assert_eq!(
+            update(changed, old.clone()),
+            [
+                "atomic[0]: Invalid value: 9: atomic[0] in body should be less than or equal to 3",
+                "atomic[1]: Invalid value: 9: atomic[1] in body should be less than or equal to 3",
+                "keyed[0].v: Invalid value: 8: keyed[0].v in body should be less than or equal to 3",
+                r#"m.y: Invalid value: "bad": m.y in body should match '^a'"#,
+                "n: Invalid value: 2: n in body should be greater than or equal to 5",
+                "small: Too long: may not be more than 2 bytes",
+            ]
+        );
+        // A create is validated whole.
+        assert_eq!(validate(&old, &s).len(), 5);
+    }
 }
