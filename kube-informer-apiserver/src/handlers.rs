@@ -74,6 +74,10 @@ pub(crate) fn handle(
     if (r.spec.id() == crd::ID || r.spec.terminating) && write {
         crd::sync(&shared.store);
     }
+    // A policy's type checking is written as kube-apiserver's controller writes it.
+    if r.spec.id() == super::validating_admission_policy::POLICIES && write {
+        super::validating_admission_policy::sync(&shared.store);
+    }
     // A write to a ClusterRole moves what the aggregated ones hold.
     if r.spec.id() == rbac::rule_resolver::CLUSTER_ROLES && write {
         rbac::clusterrole_aggregation::sync(&shared.store);
@@ -215,15 +219,18 @@ fn run(
             if let Some(g) = guard {
                 g.check(&v)?;
             }
+            let mut warnings = admission.warnings;
             let reply = if verb == Verb::Create {
                 let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
+                warnings.extend(w.warnings);
                 Reply::Object(201, w.object)
             } else {
                 let dry = dry_run(query)?;
                 let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
+                warnings.extend(w.warnings);
                 Reply::Object(200, w.object)
             };
-            Ok(Reply::warned(reply, admission.warnings))
+            Ok(Reply::warned(reply, warnings))
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
@@ -270,9 +277,11 @@ fn run(
                 },
                 on_commit,
             )?;
+            let mut warnings = admission.warnings;
+            warnings.extend(w.warnings);
             Ok(Reply::warned(
                 Reply::Object(if w.created { 201 } else { 200 }, w.object),
-                admission.warnings,
+                warnings,
             ))
         }
         Verb::Delete => {

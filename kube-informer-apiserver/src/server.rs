@@ -489,6 +489,9 @@ impl ApiServerBuilder {
             // kube-apiserver always serves CRDs.
             let mut d = ResourceSpec::defaults();
             d.push(crd::resource());
+            // ValidatingAdmissionPolicy and its binding: registered by the policy module until the generated
+            // catalog (issue 29) serves admissionregistration.k8s.io.
+            d.extend(super::validating_admission_policy::resources());
             d
         } else {
             Vec::new()

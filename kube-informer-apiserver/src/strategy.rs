@@ -148,6 +148,8 @@ pub(crate) struct Written {
     pub(crate) object: Arc<StoredObject>,
     /// True when the write created the object (201).
     pub(crate) created: bool,
+    /// Warnings of the write's validation (ratcheted CEL rules, validating admission policies in `Warn`).
+    pub(crate) warnings: Vec<String>,
 }
 
 fn commit(g: &mut StoreInner, spec: &ResourceSpec, change: Change, dry_run: bool) -> Arc<StoredObject> {
@@ -278,11 +280,15 @@ fn create_locked(
     if let Some(rules) = spec.builtin {
         rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
     }
+    // Validation of the object as it will be stored, as the registry's `BeforeCreate` then validating admission
+    // run it.
+    let warnings = validate_write(g, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
         created: true,
+        warnings,
     })
 }
 
@@ -298,7 +304,36 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The validation of a write after the strategy prepared it (`new`, an update of `old` when there is one): a custom
+/// resource's schema and rules ([`customresource_strategy`](super::customresource_strategy)), then validating
+/// admission ([`validating_admission_policy`](super::validating_admission_policy)). Returns the warnings to answer
+/// with.
+fn validate_write(
+    g: &StoreInner,
+    spec: &ResourceSpec,
+    new: &Value,
+    old: Option<&Value>,
+    status_only: bool,
+) -> Result<Vec<String>, Failure> {
+    let mut warnings = Vec::new();
+    if spec.custom {
+        warnings.extend(super::customresource_strategy::validate(spec, new, old)?);
+    }
+    // Then validating admission: ValidatingAdmissionPolicies.
+    let attributes = super::validating_admission_policy::Attributes {
+        spec,
+        operation: if old.is_some() { "UPDATE" } else { "CREATE" },
+        subresource: if status_only { "status" } else { "" },
+        object: Some(new),
+        old_object: old,
+        dry_run: false,
+    };
+    warnings.extend(super::validating_admission_policy::admit(g, &attributes)?);
+    Ok(warnings)
+}
+
 /// Turns a requested new state into the one to store, following the update rules; `None` when nothing changed.
+/// Also the validation's warnings.
 fn prepare_update(
     g: &StoreInner,
     spec: &ResourceSpec,
@@ -306,7 +341,7 @@ fn prepare_update(
     mut new: Value,
     status_only: bool,
     ownership: Ownership<'_>,
-) -> Result<Option<Value>, Failure> {
+) -> Result<(Option<Value>, Vec<String>), Failure> {
     // Both sides as the request's version sees them: only what the request changes counts.
     let mut old = current.to_value();
     conversion::read(spec, &mut old);
@@ -400,6 +435,7 @@ fn prepare_update(
     result_meta.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
     meta::normalize(result_meta);
     let result = Value::Object(result);
+    let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
     let unchanged = if spec.conversion.is_some() {
@@ -409,7 +445,7 @@ fn prepare_update(
     } else {
         result == old
     };
-    Ok(if unchanged { None } else { Some(result) })
+    Ok((if unchanged { None } else { Some(result) }, warnings))
 }
 
 /// Sets the `managedFields` of `new`, an update of `old`: tracked for the writer, or (computed already) taken from
@@ -487,10 +523,14 @@ pub(crate) fn update(
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
+    let (new, warnings) = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
-    Ok(Written { object, created: false })
+    Ok(Written {
+        object,
+        created: false,
+        warnings,
+    })
 }
 
 /// An update computed from the current object (a subresource's write): `build` makes the requested new state of
@@ -510,10 +550,14 @@ pub(crate) fn update_current(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
+    let (new, warnings) = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
-    Ok(Written { object, created: false })
+    Ok(Written {
+        object,
+        created: false,
+        warnings,
+    })
 }
 
 /// The patch formats kube-apiserver accepts.
@@ -636,10 +680,14 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let new = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
+    let (new, warnings) = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
-    Ok(Written { object, created: false })
+    Ok(Written {
+        object,
+        created: false,
+        warnings,
+    })
 }
 
 /// `DeleteOptions` the server honours.
@@ -691,6 +739,16 @@ pub(crate) fn delete(
         return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
     }
     let mut value = current.to_value();
+    // Validating admission sees the deletion (warnings of a delete are not answered).
+    let attributes = super::validating_admission_policy::Attributes {
+        spec,
+        operation: "DELETE",
+        subresource: "",
+        object: None,
+        old_object: Some(&value),
+        dry_run: opts.dry_run,
+    };
+    super::validating_admission_policy::admit(&g, &attributes)?;
     let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);
     // The kind's own finalizer, added at the first delete (a CRD's: its objects go first).
     if let (Some(f), Some(m)) = (spec.builtin.and_then(|r| r.delete_finalizer), meta.as_deref_mut())

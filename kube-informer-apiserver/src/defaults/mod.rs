@@ -28,7 +28,7 @@ mod core;
 mod image;
 mod pod;
 mod qos;
-mod quantity;
+pub(crate) mod quantity;
 mod service;
 mod service_alloc;
 
