@@ -59,7 +59,7 @@ impl<'a> Admission<'a> {
             rules.default(o);
         }
         if spec.custom
-            && let Some(s) = spec.schema.as_deref()
+            && let Some(s) = spec.schema.get()
         {
             schema::default(obj, Some(s));
             let mut errs = schema::validate(obj, s);

@@ -23,6 +23,7 @@ use super::reply::{self, Reply, Sent};
 use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
+use super::subject_review;
 use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name};
 use super::watch::{self, WatchEnd};
@@ -318,6 +319,11 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         record.verb = Verb::Create;
         record.resource = Some(format!("{}.{}", review.plural(), review::GROUP));
     }
+    if let Route::SubjectReview(review) = &route {
+        record.verb = Verb::Create;
+        record.resource = Some(review.resource());
+        record.namespace = review.namespace().map(str::to_owned);
+    }
     let resource = match &route {
         Route::Resource(r) => {
             record.resource = Some(r.spec.id());
@@ -394,16 +400,25 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             };
             return respond(ctx, out, head, record, reply, fault.as_ref());
         }
+        Route::SubjectReview(kind) => {
+            let reply = if head.method != "POST" {
+                Reply::Status(errors::method_not_allowed())
+            } else {
+                let decoded = handlers::decode_body_as(kind.api_version(), kind.kind(), head, body, Directive::Ignore)
+                    .map(|(v, _)| v);
+                match decoded.and_then(|b| subject_review::answer(&kind, &shared.auth, user.as_deref(), b)) {
+                    Ok(v) => Reply::value(201, &v),
+                    Err(st) => Reply::Status(st),
+                }
+            };
+            return respond(ctx, out, head, record, reply, fault.as_ref());
+        }
         Route::Discovery(d) => {
             let reply = if head.method != "GET" {
                 Reply::Status(errors::method_not_allowed())
             } else {
                 let specs = shared.store.lock().specs();
-                match discovery::answer(&d, &specs, shared.client_addr) {
-                    Ok(serde_json::Value::String(_)) => Reply::Text(200, "ok"),
-                    Ok(v) => Reply::value(200, &v),
-                    Err(st) => Reply::Status(st),
-                }
+                discovery::reply(&d, &specs, shared.client_addr, head)
             };
             return respond(ctx, out, head, record, reply, fault.as_ref());
         }

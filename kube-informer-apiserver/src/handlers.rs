@@ -218,6 +218,8 @@ fn run(
         Verb::Delete => {
             let opts = delete_options(head, query, body)?;
             Ok(match strategy::delete(store, spec, ns, name, &opts, on_commit)? {
+                // The storages that say `ReturnDeletedObject` answer the object at the deletion's revision.
+                Deleted::Gone(last) if spec.returns_deleted_object => Reply::Object(200, last),
                 Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
                 Deleted::Finalizing(obj) => Reply::Object(200, obj),
             })

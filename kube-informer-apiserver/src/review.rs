@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::auth::{AccessRule, Auth};
+use super::discovery::Described;
 use super::errors::{self, Failure, FieldError};
 
 /// The group and version the reviews are served under.
@@ -49,17 +50,19 @@ impl Review {
     }
 
     /// The discovery entries of the reviews (`create` only, cluster-scoped).
-    pub(crate) fn discovery() -> Vec<Value> {
+    pub(crate) fn discovery() -> Vec<Described> {
         [Review::Access, Review::Rules]
             .iter()
-            .map(|r| {
-                json!({
-                    "name": r.plural(),
-                    "singularName": r.kind().to_ascii_lowercase(),
-                    "namespaced": false,
-                    "kind": r.kind(),
-                    "verbs": ["create"],
-                })
+            .map(|r| Described {
+                name: r.plural().to_owned(),
+                singular: r.kind().to_ascii_lowercase(),
+                namespaced: false,
+                kind: r.kind().to_owned(),
+                verbs: vec!["create".to_owned()],
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                storage_version_hash: None,
+                subresources: Vec::new(),
             })
             .collect()
     }
@@ -98,11 +101,16 @@ pub(crate) fn answer(review: Review, auth: &Auth, user: Option<&str>, body: Valu
 
 /// The status of a `SelfSubjectAccessReview`.
 fn access(auth: &Auth, user: Option<&str>, spec: &Value) -> Result<Value, Failure> {
+    access_of(auth, "SelfSubjectAccessReview", user, spec)
+}
+
+/// The status of an access review of `kind` asking about `user` (`None` when authentication is off).
+pub(crate) fn access_of(auth: &Auth, kind: &str, user: Option<&str>, spec: &Value) -> Result<Value, Failure> {
     let resource = spec.get("resourceAttributes").filter(|v| !v.is_null());
     let non_resource = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
     let invalid = |field: &str, detail: &str| {
         let e = FieldError::invalid(field, "null", detail);
-        errors::invalid(GROUP, "SelfSubjectAccessReview", "", vec![e])
+        errors::invalid(GROUP, kind, "", vec![e])
     };
     let attr = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     match (resource, non_resource) {

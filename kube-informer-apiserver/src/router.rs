@@ -7,6 +7,7 @@ use super::log::Verb;
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::store::StoreInner;
+use super::subject_review::SubjectReview;
 
 /// A non-resource path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +46,8 @@ pub(crate) enum Route {
     OpenApi(String),
     /// `/apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`.
     Review(Review),
+    /// `selfsubjectreviews`, `subjectaccessreviews`, `localsubjectaccessreviews`.
+    SubjectReview(SubjectReview),
     NotFound,
 }
 
@@ -102,6 +105,9 @@ pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
         ["apis", review::GROUP, review::VERSION, plural] if Review::from_plural(plural).is_some() => {
             Route::Review(Review::from_plural(plural).unwrap_or(Review::Access))
         }
+        path if SubjectReview::from_path(path).is_some() => {
+            SubjectReview::from_path(path).map_or(Route::NotFound, Route::SubjectReview)
+        }
         ["api", v, rest @ ..] => resource_route("", v, rest, store),
         ["apis", g, v, rest @ ..] => resource_route(g, v, rest, store),
         _ => Route::NotFound,
@@ -127,8 +133,11 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
             match find(store, group, version, plural).filter(|s| s.api.namespaced) {
                 Some(spec) => (spec, Some((*ns).to_owned()), tail),
                 None => match find(store, group, version, "namespaces") {
-                    // `/api/v1/namespaces/{name}/status`: a subresource of a namespace.
-                    Some(spec) if tail.is_empty() && group.is_empty() => (spec, None, &rest[1..]),
+                    // `/api/v1/namespaces/{name}/status`: a subresource of a namespace (any other name is no
+                    // resource: 404, as no route of kube-apiserver matches).
+                    Some(spec) if tail.is_empty() && group.is_empty() && spec.has_subresource(plural) => {
+                        (spec, None, &rest[1..])
+                    }
                     _ => return Route::NotFound,
                 },
             }
@@ -149,6 +158,9 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
     if spec.api.namespaced && namespace.is_none() && name.is_some() {
         return Route::NotFound;
     }
+    if subresource.as_deref().is_some_and(|s| !spec.has_subresource(s)) {
+        return Route::NotFound;
+    }
     Route::Resource(ResourcePath {
         spec,
         namespace,
@@ -158,15 +170,26 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
     })
 }
 
-/// The verb of a request on a resource path; `None` when the method is not allowed there.
+/// The verb of a request on a resource path; `None` when the method is not allowed there (kube-apiserver's 405:
+/// a built-in resource serves the verbs its catalog entry lists, a subresource those of its own).
 pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
+    let verb = method_verb(method, path, watch_param)?;
+    let served = match &path.subresource {
+        Some(sub) => path.spec.serves_on(sub, verb.as_str()),
+        None => path.spec.serves(verb.as_str()),
+    };
+    served.then_some(verb)
+}
+
+fn method_verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
     let object = path.name.is_some();
-    // A subresource is read, replaced or patched: never listed, watched or deleted.
+    // A subresource is read, replaced, patched or created (`pods/eviction`): never listed, watched or deleted.
     if path.subresource.is_some() {
         return match method {
             "GET" if !path.watch_prefix => Some(Verb::Get),
             "PUT" => Some(Verb::Update),
             "PATCH" => Some(Verb::Patch),
+            "POST" => Some(Verb::Create),
             _ => None,
         };
     }
