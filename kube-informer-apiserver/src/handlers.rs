@@ -12,6 +12,7 @@ use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
 use super::managed_fields;
+use super::namespace_lifecycle;
 use super::protobuf;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
@@ -36,6 +37,10 @@ pub(crate) fn handle(
     // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
     if (r.spec.id() == crd::ID || r.spec.terminating) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
         crd::sync(&shared.store);
+    }
+    // A write in a terminating namespace (or to one) may let its deletion go on.
+    if !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
+        namespace_lifecycle::after_write(&shared.store, &r.spec, r.namespace.as_deref(), r.name.as_deref());
     }
     let reply = conversion::reply(&r.spec, reply);
     match &r.spec.deprecation {
@@ -125,6 +130,10 @@ fn run(
     let name = r.name.as_deref().unwrap_or("");
     let status_only = match r.subresource.as_deref() {
         None => false,
+        Some("finalize") if verb == Verb::Update => {
+            let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
+            return namespace_lifecycle::finalize(&shared.store, spec, name, &v).map(|o| Reply::Object(200, o));
+        }
         Some("status") if spec.status_subresource => true,
         Some("scale") => match &spec.scale {
             Some(scale) => return scale_request(shared, verb, r, scale, head, query, body, on_commit),
