@@ -112,7 +112,7 @@ def references(node, found):
 
 
 def recursive(root, source):
-    """True when the definition `root` reaches itself or another definition twice on one path through `$ref`s."""
+    """True when following `$ref`s from the definition `root` comes back to a definition already on the path."""
 
     def walk(name, path):
         if name in path:
