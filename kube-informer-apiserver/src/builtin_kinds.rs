@@ -136,6 +136,11 @@ pub(crate) fn spec(entry: &'static Entry) -> ResourceSpec {
         "nodes" => spec.printer_columns(printers::nodes()),
         "services" => spec.names(NameRule::Label).printer_columns(printers::services()),
         "leases.coordination.k8s.io" => spec.printer_columns(printers::leases()),
+        // RBAC's `ValidateRBACName`: any name that is a valid path segment.
+        "roles.rbac.authorization.k8s.io"
+        | "clusterroles.rbac.authorization.k8s.io"
+        | "rolebindings.rbac.authorization.k8s.io"
+        | "clusterrolebindings.rbac.authorization.k8s.io" => spec.names(NameRule::PathSegment),
         "deployments.apps" => spec
             .generation(GenerationRule::SpecAndAnnotations)
             .printer_columns(printers::deployments()),

@@ -39,6 +39,9 @@ impl ApiServer {
             crd::sync(&self.shared().store);
         }
         namespace_lifecycle::after_write(&self.shared().store, spec, namespace, name);
+        if spec.id() == crate::rbac::rule_resolver::CLUSTER_ROLES {
+            crate::rbac::clusterrole_aggregation::sync(&self.shared().store);
+        }
     }
 
     /// The spec of `ar` in its version: 404 when not served, 500 when serving it needs a conversion webhook.

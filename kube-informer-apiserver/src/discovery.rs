@@ -114,9 +114,24 @@ pub(crate) fn describe(s: &ResourceSpec) -> Described {
 /// catalog's when the built-in resources are registered, else the access reviews the server always answers.
 fn unstored(builtins: bool) -> Vec<(String, String, Described)> {
     if !builtins {
-        return Review::discovery()
+        return [review::GROUP, review::AUTHENTICATION_GROUP]
             .into_iter()
-            .map(|d| (review::GROUP.to_owned(), review::VERSION.to_owned(), d))
+            .flat_map(|g| Review::discovery(g).into_iter().map(move |v| (g, v)))
+            .map(|(g, v)| {
+                let text = |k: &str| v[k].as_str().unwrap_or("").to_owned();
+                let d = Described {
+                    name: text("name"),
+                    singular: text("singularName"),
+                    namespaced: v["namespaced"].as_bool().unwrap_or(false),
+                    kind: text("kind"),
+                    verbs: vec!["create".to_owned()],
+                    short_names: Vec::new(),
+                    categories: Vec::new(),
+                    storage_version_hash: None,
+                    subresources: Vec::new(),
+                };
+                (g.to_owned(), review::VERSION.to_owned(), d)
+            })
             .collect();
     }
     builtin_catalog::entries()

@@ -7,7 +7,6 @@ use super::log::Verb;
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::store::StoreInner;
-use super::subject_review::SubjectReview;
 
 /// A non-resource path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,10 +43,9 @@ pub(crate) enum Route {
     Resource(ResourcePath),
     /// `/openapi/…`: the rest of the path (`v2`, `v3`, `v3/apis/apps/v1`).
     OpenApi(String),
-    /// `/apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`.
-    Review(Review),
-    /// `selfsubjectreviews`, `subjectaccessreviews`, `localsubjectaccessreviews`.
-    SubjectReview(SubjectReview),
+    /// `/apis/authorization.k8s.io/v1/…reviews`, `/apis/authentication.k8s.io/v1/…reviews` (and a local subject
+    /// access review's namespace).
+    Review(Review, Option<String>),
     NotFound,
 }
 
@@ -102,11 +100,13 @@ pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
         ["api", v] => Route::Discovery(Discovery::GroupVersion(String::new(), (*v).to_owned())),
         ["apis", g] => Route::Discovery(Discovery::Group((*g).to_owned())),
         ["apis", g, v] => Route::Discovery(Discovery::GroupVersion((*g).to_owned(), (*v).to_owned())),
-        ["apis", review::GROUP, review::VERSION, plural] if Review::from_plural(plural).is_some() => {
-            Route::Review(Review::from_plural(plural).unwrap_or(Review::Access))
+        ["apis", g, review::VERSION, plural] if Review::find(g, plural).is_some_and(|r| !r.namespaced()) => {
+            Route::Review(Review::find(g, plural).unwrap_or(Review::Access), None)
         }
-        path if SubjectReview::from_path(path).is_some() => {
-            SubjectReview::from_path(path).map_or(Route::NotFound, Route::SubjectReview)
+        ["apis", review::GROUP, review::VERSION, "namespaces", ns, plural]
+            if Review::find(review::GROUP, plural).is_some_and(Review::namespaced) =>
+        {
+            Route::Review(Review::LocalSubjectAccess, Some((*ns).to_owned()))
         }
         ["api", v, rest @ ..] => resource_route("", v, rest, store),
         ["apis", g, v, rest @ ..] => resource_route(g, v, rest, store),
@@ -133,8 +133,8 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
             match find(store, group, version, plural).filter(|s| s.api.namespaced) {
                 Some(spec) => (spec, Some((*ns).to_owned()), tail),
                 None => match find(store, group, version, "namespaces") {
-                    // `/api/v1/namespaces/{name}/status`: a subresource of a namespace (any other name is no
-                    // resource: 404, as no route of kube-apiserver matches).
+                    // `/api/v1/namespaces/{name}/status`: a subresource of a namespace.
+                    // (any other name is no resource: 404, as no route of kube-apiserver matches).
                     Some(spec) if tail.is_empty() && group.is_empty() && spec.has_subresource(plural) => {
                         (spec, None, &rest[1..])
                     }
@@ -183,7 +183,8 @@ pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Opti
 
 fn method_verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
     let object = path.name.is_some();
-    // A subresource is read, replaced, patched or created (`pods/eviction`): never listed, watched or deleted.
+    // A subresource is read, replaced, patched or created (a service account's token, a pod's eviction): never
+    // listed, watched or deleted; which of these it serves is the catalog's (`verb`).
     if path.subresource.is_some() {
         return match method {
             "GET" if !path.watch_prefix => Some(Verb::Get),

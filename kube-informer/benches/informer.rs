@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use kube_informer::cache::{EventStream, ListWatch, ListerWatcher, ReflectorConfig};
 use kube_informer::client::params::{ListParams, VersionMatch, WatchParams};
 use kube_informer::client::{Api, Client, Config};
-use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer, strip_managed_fields};
+use kube_informer::informer::{InformerOptions, Notification, SharedIndexInformer, strip_managed_fields};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject, ListMeta, Object};
 use kube_informer::watch::{SpareObjects, WatchDecoder, WatchEvent};
@@ -412,7 +412,7 @@ fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usize, relist: 
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
     informer
-        .add_event_handler(move |_: &Event<K>| {
+        .add_event_handler(move |_: &Notification<K>| {
             counter.fetch_add(1, Ordering::Relaxed);
         })
         .unwrap();
@@ -532,8 +532,8 @@ fn burst_child(args: &[String]) {
         let tx = tx.clone();
         let mut updates = 0;
         informer
-            .add_event_handler(move |ev: &Event<ConfigMap>| {
-                if let Event::Update { .. } = ev {
+            .add_event_handler(move |ev: &Notification<ConfigMap>| {
+                if let Notification::Update { .. } = ev {
                     updates += 1;
                     if updates == events {
                         let _ = tx.send(Instant::now());

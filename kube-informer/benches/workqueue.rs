@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use kube_informer::workqueue::{Key, Queue, QueueConfig};
+use kube_informer::workqueue::{Item, Queue, QueueConfig};
 use parking_lot::{Condvar, Mutex};
 
 /// The baseline: a FIFO behind one mutex, a condvar for blocked getters, a closed flag.
@@ -57,7 +57,7 @@ impl<K> PlainQueue<K> {
 }
 
 /// One pipeline run: the wall time for `keys` to be added by one producer and processed by `workers`.
-fn run_workqueue<K: Key>(keys: Vec<K>, workers: usize, timing: bool) -> Duration {
+fn run_workqueue<K: Item>(keys: Vec<K>, workers: usize, timing: bool) -> Duration {
     let queue: Arc<Queue<K>> = Arc::new(Queue::with_config(QueueConfig::default().timing_metrics(timing)));
     let start = Instant::now();
     let handles: Vec<_> = (0..workers)

@@ -33,12 +33,12 @@ use kube_informer::client::params::{DeleteParams, Patch, PatchParams, PostParams
 use kube_informer::client::{Api, Client};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
-use kube_informer::health::Registry;
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kube_informer::object::core::{ConfigMap, Namespace};
 use kube_informer::object::{MetaAccessor, ObjectMeta, is_controlled_by, set_controller_reference};
 use kube_informer::probe::ProbeServer;
+use kube_informer::registry::Registry;
 use kube_informer::selector::Selector;
 use kube_informer::{Error, Result};
 use serde_json::json;

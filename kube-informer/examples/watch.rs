@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use kube_informer::cache::ListWatch;
 use kube_informer::client::{Api, Client, Config};
-use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer, strip_managed_fields};
+use kube_informer::informer::{InformerOptions, Notification, SharedIndexInformer, strip_managed_fields};
 use kube_informer::object::{DynamicObject, key_of};
 
 const USAGE: &str = "usage: watch RESOURCE [-n NAMESPACE | -A] [-l SELECTOR] [--kubeconfig FILE] [--context NAME] \
@@ -122,12 +122,12 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
-fn print_event(ev: &Event<DynamicObject>) {
+fn print_event(ev: &Notification<DynamicObject>) {
     let rv = |o: &DynamicObject| o.metadata.resource_version.clone().unwrap_or_default();
     match ev {
-        Event::Add { obj, .. } => println!("ADDED {} rv={}", key_of(&**obj), rv(obj)),
-        Event::Update { new, .. } => println!("MODIFIED {} rv={}", key_of(&**new), rv(new)),
-        Event::Delete(d) => {
+        Notification::Add { obj, .. } => println!("ADDED {} rv={}", key_of(&**obj), rv(obj)),
+        Notification::Update { new, .. } => println!("MODIFIED {} rv={}", key_of(&**new), rv(new)),
+        Notification::Delete(d) => {
             let kind = if d.is_final_state_unknown() {
                 "DELETED_UNKNOWN"
             } else {

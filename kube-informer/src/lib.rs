@@ -30,9 +30,12 @@
 //! * [`leaderelection`]: leader election over a Lease, so that one replica of a controller works at a time.
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
+//! * [`registry`]: the components a program runs, gathered for probes and metrics.
 //! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
 //! * `probe` (feature `probe`): `/metrics`, `/healthz` and `/readyz` over HTTP, as controller-runtime's manager serves them.
-//! * `testing` (feature `testing`): an embedded, in-process API server with fault injection.
+//!
+//! The API server the examples and tests run against is another crate, `kube-informer-apiserver` (a
+//! dev-dependency: the library never depends on it).
 //!
 //! ## Example
 //!
@@ -41,7 +44,7 @@
 //! ```
 //! use std::time::Duration;
 //! use kube_informer::client::Api;
-//! use kube_informer::informer::{Event, InformerOptions, SharedIndexInformer};
+//! use kube_informer::informer::{Notification, InformerOptions, SharedIndexInformer};
 //! use kube_informer::object::{core::ConfigMap, ObjectMeta};
 //! use kube_informer_apiserver::ApiServer;
 //!
@@ -51,7 +54,7 @@
 //! let api = Api::<ConfigMap>::namespaced(server.client()?, "default");
 //! let informer = SharedIndexInformer::for_api(&api, InformerOptions::default());
 //! let (tx, rx) = std::sync::mpsc::channel();
-//! informer.add_event_handler(move |ev: &Event<ConfigMap>| {
+//! informer.add_event_handler(move |ev: &Notification<ConfigMap>| {
 //!     let _ = tx.send(ev.object().metadata.name.clone());
 //! })?;
 //! informer.start()?;
@@ -123,6 +126,7 @@ pub mod metrics;
 pub mod object;
 #[cfg(feature = "probe")]
 pub mod probe;
+pub mod registry;
 pub mod selector;
 mod stop;
 #[cfg(test)]

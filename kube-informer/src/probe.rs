@@ -16,7 +16,7 @@
 //! stalls delays the next probe by at most that, and never a stop.
 //!
 //! ```
-//! use kube_informer::health::Registry;
+//! use kube_informer::registry::Registry;
 //! use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
 //! use kube_informer::object::core::ConfigMap;
 //! use kube_informer::probe::ProbeServer;
@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::health::{Check, Registry};
+use crate::registry::{Check, Registry};
 use crate::thread_name::ThreadName;
 use crate::worker::{STOP_BUDGET, Worker};
 

@@ -829,31 +829,6 @@ fn list_each_streams_every_item() {
 }
 
 #[test]
-fn list_each_hinted_tells_which_items_have_another_decoded_behind_them() {
-    let (_server, api) = seeded(3_000);
-    let mut plain = Vec::new();
-    api.list_each(&ListParams::default(), |o| {
-        plain.push(o.metadata.name.unwrap());
-        Ok(())
-    })
-    .unwrap();
-    let mut hinted = Vec::new();
-    api.list_each_hinted(&ListParams::default(), |o, more| {
-        hinted.push((o.metadata.name.unwrap(), more));
-        Ok(())
-    })
-    .unwrap();
-    // The same items in the same order; the last one never claims a follower, and the 3,000 items (~0.3 MB)
-    // arrive over several reads, each read's last item saying `false`.
-    assert_eq!(hinted.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), plain);
-    assert_eq!(hinted.last().map(|h| h.1), Some(false));
-    assert!(
-        hinted.iter().filter(|h| h.1).count() > 2_000,
-        "most items come in bursts"
-    );
-}
-
-#[test]
 fn watch_delivers_events_and_ends_cleanly_at_its_timeout() {
     let server = https_server();
     let api: Api<ConfigMap> = Api::default_namespaced(Client::new(config_for(&server).token(TOKEN)).unwrap());

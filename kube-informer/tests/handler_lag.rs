@@ -23,7 +23,7 @@ use kube_informer::Result;
 use kube_informer::cache::{EventStream, ListerWatcher};
 use kube_informer::client::params::{ListParams, WatchParams};
 use kube_informer::informer::{
-    Event, HandlerOptions, InformerOptions, QueuePolicy, ResourceEventHandler, SharedIndexInformer,
+    HandlerOptions, InformerOptions, Notification, QueuePolicy, ResourceEventHandler, SharedIndexInformer,
 };
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ListMeta, ObjectMeta};
@@ -104,7 +104,7 @@ struct Stuck {
 }
 
 impl ResourceEventHandler<ConfigMap> for Stuck {
-    fn handle(&mut self, ev: &Event<ConfigMap>) {
+    fn handle(&mut self, ev: &Notification<ConfigMap>) {
         let _ = self.gate.recv();
         self.inner.handle(ev);
     }

@@ -424,7 +424,7 @@ fn a_panicking_handler_over_http_keeps_receiving_and_others_are_unaffected() {
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     let (tx, panicky_rx) = crossbeam_channel::unbounded();
     let panicky = inf
-        .add_event_handler(move |ev: &kube_informer::informer::Event<ConfigMap>| {
+        .add_event_handler(move |ev: &kube_informer::informer::Notification<ConfigMap>| {
             let n = name(ev.object());
             if n.starts_with("boom") {
                 panic!("handler bug on {n}");

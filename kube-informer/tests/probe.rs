@@ -11,12 +11,13 @@ use kube_informer::Result;
 use kube_informer::client::Api;
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, EventRecorder, RecorderOptions};
-use kube_informer::health::{Health, Registry};
+use kube_informer::health::Health;
 use kube_informer::informer::{FactoryOptions, InformerOptions, SharedIndexInformer, SharedInformerFactory};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject};
 use kube_informer::probe::ProbeServer;
+use kube_informer::registry::Registry;
 use kube_informer_apiserver::ApiServer;
 use prometheus_parse::{Sample, Scrape, Value};
 

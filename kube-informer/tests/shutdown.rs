@@ -14,7 +14,8 @@ use crossbeam_channel::Receiver;
 use kube_informer::cache::{BackoffConfig, ReflectorConfig};
 use kube_informer::client::{Api, Client, Config};
 use kube_informer::informer::{
-    Event, FactoryOptions, HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer, SharedInformerFactory,
+    FactoryOptions, HandlerOptions, InformerOptions, Notification, QueuePolicy, SharedIndexInformer,
+    SharedInformerFactory,
 };
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject};
@@ -215,7 +216,7 @@ fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
     let (entered_tx, entered) = crossbeam_channel::unbounded();
     let reg = inf
         .add_event_handler_with(
-            move |_: &Event<ConfigMap>| {
+            move |_: &Notification<ConfigMap>| {
                 let _ = entered_tx.send(());
                 let _ = gate.recv();
             },

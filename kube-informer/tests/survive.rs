@@ -130,7 +130,7 @@ fn duration_max_means_forever_wherever_a_caller_gives_a_duration() {
     let informer = SharedIndexInformer::for_api(&Api::<ConfigMap>::all(client.clone()), options);
     informer
         .add_event_handler_with(
-            |_: &kube_informer::informer::Event<ConfigMap>| {},
+            |_: &kube_informer::informer::Notification<ConfigMap>| {},
             HandlerOptions::default().resync(forever),
         )
         .unwrap();
@@ -175,13 +175,11 @@ fn a_hanging_exec_plugin_is_killed_with_its_children_and_reaped_when_its_time_is
     assert!(matches!(err, Error::Auth(_)), "{err:?}");
     assert!(err.to_string().contains("did not finish within 2s"), "{err}");
     // By the time the request fails, the plugin has been reaped, and the helper it started (which held its
-    // output open) is dead too.
+    // output open) has been sent SIGKILL with it: it dies as the kernel gets to it (not the library's child, it is
+    // reaped by init), which a loaded machine can take a moment to do.
     let (plugin, helper) = (pid_in(&dir, "plugin"), pid_in(&dir, "helper"));
     assert!(!process_exists(plugin), "the plugin ({plugin}) was killed and reaped");
-    assert!(
-        !process_alive(helper),
-        "the plugin's helper ({helper}) was killed with it"
-    );
+    common::eventually("the plugin's helper is killed with it", || !process_alive(helper));
 }
 
 #[test]

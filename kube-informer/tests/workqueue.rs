@@ -10,8 +10,9 @@ use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
+use kube_informer::clock::FakeClock;
 use kube_informer::workqueue::{
-    DelayingQueue, FakeClock, GetTimeoutError, ItemExponentialFailureRateLimiter, Queue, QueueConfig, RateLimiter,
+    DelayingQueue, GetTimeoutError, ItemExponentialFailureRateLimiter, Queue, QueueConfig, RateLimiter,
     RateLimitingQueue, TryGetError,
 };
 
@@ -39,7 +40,7 @@ fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T 
     }
 }
 
-fn fake_queue<K: kube_informer::workqueue::Key>(clock: &FakeClock) -> DelayingQueue<K> {
+fn fake_queue<K: kube_informer::workqueue::Item>(clock: &FakeClock) -> DelayingQueue<K> {
     DelayingQueue::with_config(QueueConfig::default().clock(clock.clone()))
 }
 
@@ -554,7 +555,7 @@ fn rate_limited(clock: &FakeClock, base: Duration, max: Duration) -> RateLimitin
 }
 
 /// Asserts that `queue` gains one key exactly `delay` from now, and takes it off (get + done).
-fn assert_fires_after<K: kube_informer::workqueue::Key>(queue: &Queue<K>, clock: &FakeClock, delay: Duration) {
+fn assert_fires_after<K: kube_informer::workqueue::Item>(queue: &Queue<K>, clock: &FakeClock, delay: Duration) {
     let before = queue.len();
     clock.step(delay - Duration::from_nanos(1));
     assert_eq!(queue.len(), before, "fired before {delay:?}");

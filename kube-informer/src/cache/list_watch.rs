@@ -79,6 +79,10 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// streaming list, `send_initial_events` and `resource_version_match`.
     fn watch(&self, params: &WatchParams) -> Result<EventStream<K>>;
 
+    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
+    // only so that a ListerWatcher wrapping another can pass the informer's spares on (as the example above does),
+    // and for the benches.
+    #[doc(hidden)]
     /// Opens a watch, as [`watch`](ListerWatcher::watch), whose events may be decoded into objects taken from
     /// `spares` — the versions the informer's cache let go of — reusing their memory
     /// ([`WatchStream::recycling`](crate::client::WatchStream::recycling),

@@ -200,7 +200,11 @@ impl<K: Object> Api<K> {
     /// Like [`list_each`](Api::list_each), also telling `f` whether the next item is already decoded: `true`
     /// means the following call to `f` comes without waiting for the network (the last item of each read gets
     /// `false`). An informer uses this to wake its processing thread once per burst of items.
-    pub fn list_each_hinted(&self, lp: &ListParams, mut f: impl FnMut(K, bool) -> Result<()>) -> Result<ListMeta> {
+    pub(crate) fn list_each_hinted(
+        &self,
+        lp: &ListParams,
+        mut f: impl FnMut(K, bool) -> Result<()>,
+    ) -> Result<ListMeta> {
         let req = self.target().list(lp)?;
         let what = req.describe();
         let (response, cancel) = self.client.request_stream(&req)?;
@@ -440,6 +444,43 @@ pub(crate) fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_each_hinted_tells_which_items_have_another_decoded_behind_them() {
+        let items: Vec<String> = (0..3_000)
+            .map(|i| {
+                format!(
+                    r#"{{"metadata":{{"name":"cm-{i:04}","namespace":"default"}},"data":{{"v":"{}"}}}}"#,
+                    "x".repeat(100)
+                )
+            })
+            .collect();
+        let body = format!(
+            r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"7"}},"items":[{}]}}"#,
+            items.join(",")
+        );
+        let peer = crate::client::test_peer::answering(1, body);
+        let api = Api::<crate::object::core::ConfigMap>::namespaced(peer.client.clone(), "default");
+        let mut hinted = Vec::new();
+        let meta = api
+            .list_each_hinted(&ListParams::default(), |o, more| {
+                hinted.push((o.metadata.name.unwrap(), more));
+                Ok(())
+            })
+            .unwrap();
+        peer.thread.join().unwrap();
+        assert_eq!(meta.resource_version.as_deref(), Some("7"));
+        // Every item, in order; the last one never claims a follower, and the 3,000 items (~0.4 MB) arrive over
+        // several reads, each read's last item saying `false`.
+        let names: Vec<String> = (0..3_000).map(|i| format!("cm-{i:04}")).collect();
+        assert_eq!(hinted.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), names);
+        assert_eq!(hinted.last().map(|h| h.1), Some(false));
+        assert!(
+            hinted.iter().filter(|h| h.1).count() > 2_000,
+            "most items come in bursts"
+        );
+        assert!(hinted.iter().filter(|h| !h.1).count() > 1, "more than one read");
+    }
 
     #[test]
     fn decode_errors_carry_the_offset() {

@@ -41,6 +41,8 @@ mod request;
 mod retry;
 mod sealed;
 mod secret;
+#[cfg(test)]
+mod test_peer;
 mod tls;
 mod transport;
 mod watch_stream;
@@ -289,7 +291,7 @@ impl Client {
         self.shared.requests.snapshot(&self.shared.host)
     }
 
-    /// The client held weakly (by a [`Registry`](crate::health::Registry)).
+    /// The client held weakly (by a [`Registry`](crate::registry::Registry)).
     pub(crate) fn downgrade(&self) -> WeakClient {
         WeakClient(Arc::downgrade(&self.shared))
     }
@@ -553,7 +555,7 @@ impl fmt::Debug for Client {
     }
 }
 
-/// A client held weakly (by a [`Registry`](crate::health::Registry)): its request metrics while any clone lives.
+/// A client held weakly (by a [`Registry`](crate::registry::Registry)): its request metrics while any clone lives.
 pub(crate) struct WeakClient(std::sync::Weak<Shared>);
 
 impl WeakClient {

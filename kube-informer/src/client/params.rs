@@ -30,9 +30,9 @@ impl VersionMatch {
 /// use kube_informer::client::params::{ListParams, VersionMatch};
 ///
 /// let lp = ListParams::default().labels("app=web").limit(500).at("0");
-/// assert_eq!(lp.to_query(), "labelSelector=app%3Dweb&limit=500&resourceVersion=0");
+/// assert_eq!((lp.label_selector.as_deref(), lp.limit), (Some("app=web"), Some(500)));
 /// let exact = ListParams::default().at("42").matching(VersionMatch::Exact);
-/// assert_eq!(exact.to_query(), "resourceVersion=42&resourceVersionMatch=Exact");
+/// assert_eq!(exact.resource_version_match, Some(VersionMatch::Exact));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListParams {
@@ -103,7 +103,7 @@ impl ListParams {
     }
 
     /// Appends this request's parameters to `q`.
-    pub fn append_to(&self, q: &mut Query) {
+    pub(crate) fn append_to(&self, q: &mut Query) {
         q.opt("labelSelector", self.label_selector.as_deref());
         q.opt("fieldSelector", self.field_selector.as_deref());
         if let Some(l) = self.limit.filter(|l| *l > 0) {
@@ -121,7 +121,8 @@ impl ListParams {
     }
 
     /// The query string (without `?`).
-    pub fn to_query(&self) -> String {
+    #[cfg(test)]
+    fn to_query(&self) -> String {
         let mut q = Query::default();
         self.append_to(&mut q);
         q.into_string()
@@ -134,10 +135,9 @@ impl ListParams {
 /// use kube_informer::client::params::WatchParams;
 ///
 /// let wp = WatchParams::default().at("1234").bookmarks(true).timeout(300);
-/// assert_eq!(wp.to_query(), "watch=1&resourceVersion=1234&allowWatchBookmarks=true&timeoutSeconds=300");
-/// let stream = WatchParams::streaming_list();
-/// assert_eq!(stream.to_query(),
-///     "watch=1&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&sendInitialEvents=true");
+/// assert_eq!(wp.resource_version.as_deref(), Some("1234"));
+/// let stream = WatchParams::streaming_list(); // sendInitialEvents, NotOlderThan, bookmarks
+/// assert!(stream.send_initial_events && stream.allow_bookmarks);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WatchParams {
@@ -205,7 +205,7 @@ impl WatchParams {
     }
 
     /// Appends this request's parameters to `q` (starting with `watch=1`).
-    pub fn append_to(&self, q: &mut Query) {
+    pub(crate) fn append_to(&self, q: &mut Query) {
         q.push("watch", "1");
         q.opt("labelSelector", self.label_selector.as_deref());
         q.opt("fieldSelector", self.field_selector.as_deref());
@@ -226,7 +226,8 @@ impl WatchParams {
     }
 
     /// The query string (without `?`).
-    pub fn to_query(&self) -> String {
+    #[cfg(test)]
+    fn to_query(&self) -> String {
         let mut q = Query::default();
         self.append_to(&mut q);
         q.into_string()
@@ -244,7 +245,7 @@ pub struct PostParams {
 
 impl PostParams {
     /// Appends this request's parameters to `q`.
-    pub fn append_to(&self, q: &mut Query) {
+    pub(crate) fn append_to(&self, q: &mut Query) {
         if self.dry_run {
             q.push("dryRun", "All");
         }
@@ -255,11 +256,10 @@ impl PostParams {
 /// Parameters of a patch.
 ///
 /// ```
-/// use kube_informer::client::params::{PatchParams, Query};
+/// use kube_informer::client::params::PatchParams;
 ///
-/// let mut q = Query::default();
-/// PatchParams::apply("my-controller").force().append_to(&mut q);
-/// assert_eq!(q.into_string(), "fieldManager=my-controller&force=true");
+/// let pp = PatchParams::apply("my-controller").force(); // fieldManager=my-controller&force=true
+/// assert!(pp.force && pp.field_manager.as_deref() == Some("my-controller"));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PatchParams {
@@ -288,7 +288,7 @@ impl PatchParams {
     }
 
     /// Appends this request's parameters to `q`.
-    pub fn append_to(&self, q: &mut Query) {
+    pub(crate) fn append_to(&self, q: &mut Query) {
         if self.dry_run {
             q.push("dryRun", "All");
         }
@@ -364,8 +364,6 @@ pub struct Preconditions {
 ///     preconditions: Some(Preconditions { resource_version: Some("7".into()), ..Default::default() }),
 ///     ..Default::default()
 /// };
-/// assert_eq!(serde_json::to_string(&dp.to_body()).unwrap(),
-///     r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground","preconditions":{"resourceVersion":"7"}}"#);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeleteParams {
@@ -382,7 +380,7 @@ pub struct DeleteParams {
 /// The JSON body of a delete.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DeleteOptions<'a> {
+pub(crate) struct DeleteOptions<'a> {
     kind: &'static str,
     api_version: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -397,7 +395,7 @@ pub struct DeleteOptions<'a> {
 
 impl DeleteParams {
     /// The `DeleteOptions` body for this delete.
-    pub fn to_body(&self) -> DeleteOptions<'_> {
+    pub(crate) fn to_body(&self) -> DeleteOptions<'_> {
         DeleteOptions {
             kind: "DeleteOptions",
             api_version: "v1",
@@ -410,21 +408,12 @@ impl DeleteParams {
 }
 
 /// A query string under construction; values are percent-encoded.
-///
-/// ```
-/// use kube_informer::client::params::Query;
-///
-/// let mut q = Query::default();
-/// q.push("labelSelector", "app in (a,b)");
-/// q.push("x", "ü");
-/// assert_eq!(q.into_string(), "labelSelector=app%20in%20%28a%2Cb%29&x=%C3%BC");
-/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Query(String);
+pub(crate) struct Query(String);
 
 impl Query {
     /// Appends `key=value` (both percent-encoded).
-    pub fn push(&mut self, key: &str, value: &str) {
+    pub(crate) fn push(&mut self, key: &str, value: &str) {
         if !self.0.is_empty() {
             self.0.push('&');
         }
@@ -434,19 +423,14 @@ impl Query {
     }
 
     /// Appends `key=value` when `value` is `Some` and non-empty.
-    pub fn opt(&mut self, key: &str, value: Option<&str>) {
+    pub(crate) fn opt(&mut self, key: &str, value: Option<&str>) {
         if let Some(v) = value.filter(|v| !v.is_empty()) {
             self.push(key, v);
         }
     }
 
-    /// True when nothing was pushed.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The query string (without `?`).
-    pub fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         self.0
     }
 }
@@ -487,7 +471,45 @@ mod tests {
     }
 
     #[test]
+    fn encodes_watch_parameters_and_streaming_lists() {
+        let wp = WatchParams::default().at("1234").bookmarks(true).timeout(300);
+        assert_eq!(
+            wp.to_query(),
+            "watch=1&resourceVersion=1234&allowWatchBookmarks=true&timeoutSeconds=300"
+        );
+        assert_eq!(
+            WatchParams::streaming_list().to_query(),
+            "watch=1&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&sendInitialEvents=true"
+        );
+        let exact = ListParams::default().at("42").matching(VersionMatch::Exact);
+        assert_eq!(exact.to_query(), "resourceVersion=42&resourceVersionMatch=Exact");
+    }
+
+    #[test]
+    fn patch_and_delete_parameters_encode_as_kube_apiserver_reads_them() {
+        let mut q = Query::default();
+        PatchParams::apply("my-controller").force().append_to(&mut q);
+        assert_eq!(q.into_string(), "fieldManager=my-controller&force=true");
+        let dp = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Foreground),
+            preconditions: Some(Preconditions {
+                resource_version: Some("7".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&dp.to_body()).unwrap(),
+            r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground","preconditions":{"resourceVersion":"7"}}"#
+        );
+    }
+
+    #[test]
     fn query_encodes_all_but_unreserved_characters() {
+        let mut q = Query::default();
+        q.push("labelSelector", "app in (a,b)");
+        q.push("x", "ü");
+        assert_eq!(q.into_string(), "labelSelector=app%20in%20%28a%2Cb%29&x=%C3%BC");
         let mut q = Query::default();
         q.push("k", "a b&c=d%/ü-._~");
         assert_eq!(q.into_string(), "k=a%20b%26c%3Dd%25%2F%C3%BC-._~");

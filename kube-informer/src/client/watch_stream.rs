@@ -70,6 +70,9 @@ impl<K: DeserializeOwned + Send + Sync + 'static> WatchStream<K> {
 }
 
 impl<K: DeserializeOwned> WatchStream<K> {
+    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
+    // only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
+    #[doc(hidden)]
     /// Decodes the events into objects taken from `spares` (an informer's reflector hands its `ListerWatcher` the
     /// versions its cache let go of), reusing their memory; the events decoded are the same. A `ListerWatcher`
     /// built on [`Api::watch`](super::Api::watch) opts in with this.
@@ -226,43 +229,12 @@ mod tests {
         }
     }
 
-    /// A peer answering each of `watches` requests with one event, `modified_a` (ConfigMap `a`, data `k: v`).
-    fn one_event_peer(watches: usize) -> (String, std::thread::JoinHandle<()>) {
-        use std::io::{BufRead, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let peer = std::thread::Builder::new()
-            .name("test:peer".into())
-            .spawn(move || {
-                for _ in 0..watches {
-                    let (conn, _) = listener.accept().unwrap();
-                    let mut reader = std::io::BufReader::new(conn);
-                    let mut line = String::new();
-                    while reader.read_line(&mut line).unwrap() > 0 && line != "\r\n" {
-                        line.clear();
-                    }
-                    let body = "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\
-                                \"metadata\":{\"name\":\"a\",\"namespace\":\"default\",\"resourceVersion\":\"2\"},\
-                                \"data\":{\"k\":\"v\"}}}\n";
-                    let mut conn = reader.into_inner();
-                    write!(
-                        conn,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                         Connection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .unwrap();
-                }
-            })
-            .unwrap();
-        (url, peer)
-    }
-
     #[test]
     fn a_watch_given_spares_decodes_into_them() {
-        let (url, peer) = one_event_peer(2);
-        let client = crate::client::Client::new(crate::client::Config::new(url).proxy(None)).unwrap();
-        let api = Api::<ConfigMap>::namespaced(client, "default");
+        let event = r#"{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1",
+            "metadata":{"name":"a","namespace":"default","resourceVersion":"2"},"data":{"k":"v"}}}"#;
+        let peer = crate::client::test_peer::answering(2, format!("{}\n", event.replace('\n', "")));
+        let api = Api::<ConfigMap>::namespaced(peer.client.clone(), "default");
         let wp = WatchParams {
             resource_version: Some("1".into()),
             ..Default::default()
@@ -282,7 +254,7 @@ mod tests {
         assert_eq!(cm.data.get("k"), Some("v"));
         assert_eq!(cm.metadata.name.as_ref().unwrap().as_ptr(), name);
         assert!(pile.0.lock().is_empty());
-        peer.join().unwrap();
+        peer.thread.join().unwrap();
     }
 
     fn modified(name: &str) -> String {

@@ -10,8 +10,6 @@
 //! The reflector's back-off, the leader elector's retries and the event recorder's retries draw their random delays
 //! from the same source here (client-go's `wait.Jitter` and full jitter), and every deadline made of a duration that
 //! a caller or a server chose saturates here (`Duration::MAX` means forever).
-//!
-//! (The queues re-export these types as `workqueue::{Clock, ClockWatcher, FakeClock, RealClock}`.)
 
 pub(crate) mod deadline;
 mod fake;

@@ -40,6 +40,7 @@ pub use finalizer::{FinalizerError, FinalizerEvent, add_finalizer, finalizer, ha
 pub use mapper::controller_owner_key;
 pub use options::ControllerOptions;
 pub use predicate::Predicate;
+pub(crate) use runner::WeakController;
 pub use runner::{Controller, ControllerBuilder};
 
 /// A snapshot of a controller's counters, from [`Controller::metrics`].

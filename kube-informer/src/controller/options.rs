@@ -70,7 +70,7 @@ impl ControllerOptions {
 
     /// Sets [`rate_limiter`](ControllerOptions::rate_limiter).
     #[must_use]
-    pub fn rate_limiter(mut self, limiter: impl RateLimiter<QueueKey> + 'static) -> Self {
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<Arc<str>> + 'static) -> Self {
         self.rate_limiter = Some(Arc::new(limiter));
         self
     }

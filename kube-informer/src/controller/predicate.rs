@@ -35,7 +35,7 @@
 
 use std::marker::PhantomData;
 
-use crate::informer::Event;
+use crate::informer::Notification;
 use crate::object::{MetaAccessor, Object, StrMap};
 
 /// Decides whether an event of an informer should queue a reconcile. Each method defaults to `true` (let it
@@ -86,11 +86,11 @@ pub trait Predicate<K>: Send + Sync + 'static {
 }
 
 /// Whether `predicate` lets `event` through.
-pub(crate) fn admits<K: 'static>(predicate: &dyn Predicate<K>, event: &Event<K>) -> bool {
+pub(crate) fn admits<K: 'static>(predicate: &dyn Predicate<K>, event: &Notification<K>) -> bool {
     match event {
-        Event::Add { obj, .. } => predicate.create(obj),
-        Event::Update { old, new } => predicate.update(old, new),
-        Event::Delete(d) => predicate.delete(d.object()),
+        Notification::Add { obj, .. } => predicate.create(obj),
+        Notification::Update { old, new } => predicate.update(old, new),
+        Notification::Delete(d) => predicate.delete(d.object()),
     }
 }
 
@@ -361,18 +361,18 @@ mod tests {
         let o = Arc::new(obj(Some(1), "1"));
         assert!(admits(
             &p,
-            &Event::Add {
+            &Notification::Add {
                 obj: o.clone(),
                 is_in_initial_list: false
             }
         ));
         assert!(!admits(
             &p,
-            &Event::Update {
+            &Notification::Update {
                 old: o.clone(),
                 new: o.clone()
             }
         ));
-        assert!(!admits(&p, &Event::Delete(DeletedObject::Object(o))));
+        assert!(!admits(&p, &Notification::Delete(DeletedObject::Object(o))));
     }
 }

@@ -20,9 +20,8 @@ use crate::cache::{Lister, Store};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
-use crate::health::registry::{Component, Observation, Observed};
 use crate::health::{Health, HealthCell, InformerHealth};
-use crate::informer::{Event, HandlerOptions, Registration, SharedIndexInformer};
+use crate::informer::{HandlerOptions, Notification, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
 use crate::object::{ApiResource, Object, Resource, key_of};
 use crate::stop::StopSignal;
@@ -343,14 +342,14 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         self.secondaries
             .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
                 let slot = slot.clone();
-                let handler = move |ev: &Event<S>| {
+                let handler = move |ev: &Notification<S>| {
                     if let Some(p) = &predicate
                         && !admits(&**p, ev)
                     {
                         slot.filtered();
                         return;
                     }
-                    if let Event::Update { old, .. } = ev {
+                    if let Notification::Update { old, .. } = ev {
                         for key in mapper(old) {
                             slot.add(key.into());
                         }
@@ -466,7 +465,7 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
 
         let registered = (|| -> Result<()> {
             let primary_slot = slot.clone();
-            let handler = move |ev: &Event<K>| {
+            let handler = move |ev: &Notification<K>| {
                 if let Some(p) = &predicate
                     && !admits(&**p, ev)
                 {
@@ -714,28 +713,20 @@ impl<K: Object, D> Controller<K, D> {
 }
 
 impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
-    /// The controller as a [`Registry`](crate::health::Registry) holds it: weakly.
-    pub(crate) fn component(&self) -> Arc<dyn Component> {
-        Arc::new(ControllerComponent(Arc::downgrade(&self.shared)))
+    /// The controller held weakly (by a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakController<K, D> {
+        WeakController(Arc::downgrade(&self.shared))
     }
 }
 
-/// A controller in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
-struct ControllerComponent<K: Object, D>(Weak<Shared<K, D>>);
+/// A controller held weakly (by a [`Registry`](crate::registry::Registry)).
+pub(crate) struct WeakController<K: Object, D>(Weak<Shared<K, D>>);
 
-impl<K: Object, D: Send + Sync + 'static> Component for ControllerComponent<K, D> {
-    fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(shared) = self.0.upgrade() else {
-            return false;
-        };
-        out.push(Observation {
-            id: Arc::as_ptr(&shared).addr(),
-            what: Observed::Controller {
-                health: shared.health(),
-                metrics: shared.metrics(),
-            },
-        });
-        true
+impl<K: Object, D: Send + Sync + 'static> WeakController<K, D> {
+    /// An id telling controllers apart, the controller's health and metrics; `None` once it is dropped.
+    pub(crate) fn snapshot(&self) -> Option<(usize, Health, ControllerMetrics)> {
+        let shared = self.0.upgrade()?;
+        Some((Arc::as_ptr(&shared).addr(), shared.health(), shared.metrics()))
     }
 }
 

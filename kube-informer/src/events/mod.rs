@@ -11,5 +11,6 @@ mod recorder;
 mod sink;
 
 pub use event::{Event, EventSource, EventType, ObjectReference};
+pub(crate) use recorder::WeakRecorder;
 pub use recorder::{EventRecorder, EventSink, RecorderMetrics, RecorderOptions};
 pub use sink::ApiEventSink;

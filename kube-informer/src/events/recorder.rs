@@ -16,7 +16,6 @@ use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::full_jitter;
 use crate::error::{Error, Result};
 use crate::failure_streak::FailureStreak;
-use crate::health::registry::{Component, Observation, Observed};
 use crate::health::{Health, HealthCell};
 use crate::object::Resource;
 use crate::stop::StopSignal;
@@ -350,9 +349,9 @@ impl EventRecorder {
         self.inner.stats.health.get()
     }
 
-    /// The recorder as a [`Registry`](crate::health::Registry) holds it: weakly.
-    pub(crate) fn component(&self) -> Arc<dyn Component> {
-        Arc::new(RecorderComponent(Arc::downgrade(&self.inner)))
+    /// The recorder held weakly (by a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakRecorder {
+        WeakRecorder(Arc::downgrade(&self.inner))
     }
 
     /// The writer thread is running (1) or has ended (0).
@@ -407,23 +406,20 @@ impl fmt::Debug for EventRecorder {
     }
 }
 
-/// A recorder in a [`Registry`](crate::health::Registry): held weakly, forgotten once every clone is dropped.
-struct RecorderComponent(Weak<Inner>);
+/// A recorder held weakly (by a [`Registry`](crate::registry::Registry)): alive while any clone is.
+pub(crate) struct WeakRecorder(Weak<Inner>);
 
-impl Component for RecorderComponent {
-    fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(inner) = self.0.upgrade() else {
-            return false;
-        };
-        out.push(Observation {
-            id: Arc::as_ptr(&inner).addr(),
-            what: Observed::EventRecorder {
-                component: inner.source.component.clone(),
-                health: inner.stats.health.get(),
-                metrics: inner.metrics(),
-            },
-        });
-        true
+impl WeakRecorder {
+    /// An id telling recorders apart, the reporting component, the recorder's health and metrics; `None` once every
+    /// clone is dropped.
+    pub(crate) fn snapshot(&self) -> Option<(usize, String, Health, RecorderMetrics)> {
+        let inner = self.0.upgrade()?;
+        Some((
+            Arc::as_ptr(&inner).addr(),
+            inner.source.component.clone(),
+            inner.stats.health.get(),
+            inner.metrics(),
+        ))
     }
 }
 

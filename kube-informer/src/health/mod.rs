@@ -19,11 +19,16 @@
 //! ([`Registry::report`]); the `probe` feature serves them the way controller-runtime's manager does, and the
 //! `metrics` feature exports every figure they keep to Prometheus.
 //!
+//! This module is the state a component writes, low in the crate (the cache and the client use it); the
+//! [`Registry`], which reads every component, sits at the top of the crate in [`registry`](crate::registry).
+//!
 //! [`SharedIndexInformer::health`]: crate::informer::SharedIndexInformer::health
 //! [`SharedInformerFactory::health`]: crate::informer::SharedInformerFactory::health
 //! [`Controller::health`]: crate::controller::Controller::health
 //! [`LeaderElector::health`]: crate::leaderelection::LeaderElector::health
 //! [`EventRecorder::health`]: crate::events::EventRecorder::health
+//! [`Registry`]: crate::registry::Registry
+//! [`Registry::report`]: crate::registry::Registry::report
 
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime};
@@ -31,10 +36,8 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::failure_streak::human_duration;
 
 mod cell;
-pub(crate) mod registry;
 
 pub(crate) use cell::{HealthCell, Stamp};
-pub use registry::{Check, HealthReport, Registry};
 
 /// The health of one component.
 ///

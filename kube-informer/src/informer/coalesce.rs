@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::handler::Event;
+use super::handler::Notification;
 use super::listener::ListenerStats;
 use super::synced::SyncNotify;
 use crate::cache::{DeletedObject, Key};
@@ -40,30 +40,32 @@ enum Merged<K> {
 }
 
 /// How many initial adds a merge discarded, for the sync accounting.
-fn merge<K>(pending: Pending<K>, ev: Event<K>) -> (Merged<K>, usize) {
+fn merge<K>(pending: Pending<K>, ev: Notification<K>) -> (Merged<K>, usize) {
     use Merged::{Drop, Keep};
     match (pending, ev) {
         (
             Pending::Add { initial, .. },
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
             },
         ) => (Keep(Pending::Add { obj, initial }), usize::from(is_in_initial_list)),
-        (Pending::Add { initial, .. }, Event::Update { new, .. }) => (Keep(Pending::Add { obj: new, initial }), 0),
-        (Pending::Add { initial, .. }, Event::Delete(_)) => (Drop, usize::from(initial)),
+        (Pending::Add { initial, .. }, Notification::Update { new, .. }) => {
+            (Keep(Pending::Add { obj: new, initial }), 0)
+        }
+        (Pending::Add { initial, .. }, Notification::Delete(_)) => (Drop, usize::from(initial)),
         (
             Pending::Update { old, .. },
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
             },
         ) => (Keep(Pending::Update { old, new: obj }), usize::from(is_in_initial_list)),
-        (Pending::Update { old, .. }, Event::Update { new, .. }) => (Keep(Pending::Update { old, new }), 0),
-        (Pending::Update { .. }, Event::Delete(d)) => (Keep(Pending::Delete(d)), 0),
+        (Pending::Update { old, .. }, Notification::Update { new, .. }) => (Keep(Pending::Update { old, new }), 0),
+        (Pending::Update { .. }, Notification::Delete(d)) => (Keep(Pending::Delete(d)), 0),
         (
             Pending::Delete(deleted),
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
             },
@@ -75,7 +77,7 @@ fn merge<K>(pending: Pending<K>, ev: Event<K>) -> (Merged<K>, usize) {
             }),
             0,
         ),
-        (Pending::Delete(deleted), Event::Update { new, .. }) => (
+        (Pending::Delete(deleted), Notification::Update { new, .. }) => (
             Keep(Pending::DeleteThenAdd {
                 deleted,
                 obj: new,
@@ -83,14 +85,14 @@ fn merge<K>(pending: Pending<K>, ev: Event<K>) -> (Merged<K>, usize) {
             }),
             0,
         ),
-        (Pending::Delete(first), Event::Delete(second)) => {
+        (Pending::Delete(first), Notification::Delete(second)) => {
             // Keep the real final state over a tombstone.
             let keep = if first.is_final_state_unknown() { second } else { first };
             (Keep(Pending::Delete(keep)), 0)
         }
         (
             Pending::DeleteThenAdd { deleted, initial, .. },
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
             },
@@ -98,7 +100,7 @@ fn merge<K>(pending: Pending<K>, ev: Event<K>) -> (Merged<K>, usize) {
             Keep(Pending::DeleteThenAdd { deleted, obj, initial }),
             usize::from(is_in_initial_list),
         ),
-        (Pending::DeleteThenAdd { deleted, initial, .. }, Event::Update { new, .. }) => (
+        (Pending::DeleteThenAdd { deleted, initial, .. }, Notification::Update { new, .. }) => (
             Keep(Pending::DeleteThenAdd {
                 deleted,
                 obj: new,
@@ -106,7 +108,7 @@ fn merge<K>(pending: Pending<K>, ev: Event<K>) -> (Merged<K>, usize) {
             }),
             0,
         ),
-        (Pending::DeleteThenAdd { deleted, initial, .. }, Event::Delete(_)) => {
+        (Pending::DeleteThenAdd { deleted, initial, .. }, Notification::Delete(_)) => {
             (Keep(Pending::Delete(deleted)), usize::from(initial))
         }
     }
@@ -142,9 +144,9 @@ impl<K: Object> CoalesceQueue<K> {
     }
 
     /// Merges `ev` into its object's pending entry. Never blocks. False once closed.
-    pub(crate) fn push(&self, ev: Event<K>, sync: &SyncNotify) -> bool {
+    pub(crate) fn push(&self, ev: Notification<K>, sync: &SyncNotify) -> bool {
         let key: Key = match &ev {
-            Event::Delete(DeletedObject::FinalStateUnknown { key, .. }) => key.clone(),
+            Notification::Delete(DeletedObject::FinalStateUnknown { key, .. }) => key.clone(),
             other => key_of(&**other.object()).into(),
         };
         let mut st = self.state.lock();
@@ -154,15 +156,15 @@ impl<K: Object> CoalesceQueue<K> {
         let dropped_initial = match st.pending.remove(&key) {
             None => {
                 let entry = match ev {
-                    Event::Add {
+                    Notification::Add {
                         obj,
                         is_in_initial_list,
                     } => Pending::Add {
                         obj,
                         initial: is_in_initial_list,
                     },
-                    Event::Update { old, new } => Pending::Update { old, new },
-                    Event::Delete(d) => Pending::Delete(d),
+                    Notification::Update { old, new } => Pending::Update { old, new },
+                    Notification::Delete(d) => Pending::Delete(d),
                 };
                 st.pending.insert(key.clone(), entry);
                 st.order.push_back(key);
@@ -194,7 +196,7 @@ impl<K: Object> CoalesceQueue<K> {
     }
 
     /// Takes the oldest pending entry's next event; blocks until there is one. `None` once closed.
-    pub(crate) fn pop(&self) -> Option<Event<K>> {
+    pub(crate) fn pop(&self) -> Option<Notification<K>> {
         let mut st = self.state.lock();
         loop {
             if st.closed {
@@ -203,17 +205,17 @@ impl<K: Object> CoalesceQueue<K> {
             if let Some(key) = st.order.pop_front() {
                 let entry = st.pending.remove(&key).expect("invariant: ordered keys are pending");
                 let ev = match entry {
-                    Pending::Add { obj, initial } => Event::Add {
+                    Pending::Add { obj, initial } => Notification::Add {
                         obj,
                         is_in_initial_list: initial,
                     },
-                    Pending::Update { old, new } => Event::Update { old, new },
-                    Pending::Delete(d) => Event::Delete(d),
+                    Pending::Update { old, new } => Notification::Update { old, new },
+                    Pending::Delete(d) => Notification::Delete(d),
                     Pending::DeleteThenAdd { deleted, obj, initial } => {
                         // Deliver the delete now; the add stays first in line.
                         st.pending.insert(key.clone(), Pending::Add { obj, initial });
                         st.order.push_front(key);
-                        Event::Delete(deleted)
+                        Notification::Delete(deleted)
                     }
                 };
                 self.stats.queued.store(st.order.len(), Ordering::Relaxed);
@@ -239,15 +241,15 @@ mod tests {
         Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", name)).with("v", v))
     }
 
-    fn describe(ev: &Event<ConfigMap>) -> String {
+    fn describe(ev: &Notification<ConfigMap>) -> String {
         let v = |o: &Arc<ConfigMap>| format!("{}{}", o.metadata.name.as_deref().unwrap(), &o.data["v"]);
         match ev {
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
             } => format!("add {}{}", v(obj), if *is_in_initial_list { "*" } else { "" }),
-            Event::Update { old, new } => format!("update {}->{}", v(old), v(new)),
-            Event::Delete(d) => format!(
+            Notification::Update { old, new } => format!("update {}->{}", v(old), v(new)),
+            Notification::Delete(d) => format!(
                 "delete {}{}",
                 v(d.object()),
                 if d.is_final_state_unknown() { "?" } else { "" }
@@ -255,7 +257,7 @@ mod tests {
         }
     }
 
-    fn run(events: Vec<Event<ConfigMap>>) -> (Vec<String>, Arc<ListenerStats>) {
+    fn run(events: Vec<Notification<ConfigMap>>) -> (Vec<String>, Arc<ListenerStats>) {
         let stats = Arc::new(ListenerStats::new("t".into()));
         let sync = SyncNotify::default();
         let q = CoalesceQueue::new(stats.clone());
@@ -276,17 +278,17 @@ mod tests {
         (out, stats)
     }
 
-    fn add(o: Arc<ConfigMap>, initial: bool) -> Event<ConfigMap> {
-        Event::Add {
+    fn add(o: Arc<ConfigMap>, initial: bool) -> Notification<ConfigMap> {
+        Notification::Add {
             obj: o,
             is_in_initial_list: initial,
         }
     }
-    fn upd(old: Arc<ConfigMap>, new: Arc<ConfigMap>) -> Event<ConfigMap> {
-        Event::Update { old, new }
+    fn upd(old: Arc<ConfigMap>, new: Arc<ConfigMap>) -> Notification<ConfigMap> {
+        Notification::Update { old, new }
     }
-    fn del(o: Arc<ConfigMap>) -> Event<ConfigMap> {
-        Event::Delete(DeletedObject::Object(o))
+    fn del(o: Arc<ConfigMap>) -> Notification<ConfigMap> {
+        Notification::Delete(DeletedObject::Object(o))
     }
 
     #[test]

@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::shared_informer::{InformerMetrics, InformerOptions, STOP_BUDGET, SharedIndexInformer, StopJoin};
+use super::shared_informer::{
+    InformerMetrics, InformerOptions, InformerSnapshot, STOP_BUDGET, SharedIndexInformer, StopJoin,
+};
 use crate::cache::ListWatch;
 use crate::cache::{ReflectorConfig, RelistBudget};
 use crate::client::params::ListParams;
-use crate::client::{Api, Client};
+use crate::client::{Api, Client, WeakClient};
 use crate::clock::deadline::deadline_after;
 use crate::error::Result;
-use crate::health::registry::{Component, Observation};
 use crate::health::{FactoryHealth, Health, InformerHealth};
 use crate::object::{ApiResource, MetaAccessor, Object, Resource};
 
@@ -187,7 +188,7 @@ trait Managed: Send + Sync {
     fn name(&self) -> &str;
     fn metrics(&self) -> InformerMetrics;
     fn health(&self) -> InformerHealth;
-    fn observation(&self) -> Observation;
+    fn snapshot(&self) -> InformerSnapshot;
 }
 
 impl<K: Object> Managed for SharedIndexInformer<K> {
@@ -209,8 +210,8 @@ impl<K: Object> Managed for SharedIndexInformer<K> {
     fn health(&self) -> InformerHealth {
         SharedIndexInformer::health(self)
     }
-    fn observation(&self) -> Observation {
-        SharedIndexInformer::observation(self)
+    fn snapshot(&self) -> InformerSnapshot {
+        SharedIndexInformer::snapshot(self)
     }
 }
 
@@ -226,12 +227,12 @@ struct Entry {
 /// ```no_run
 /// use std::time::Duration;
 /// use kube_informer::client::Client;
-/// use kube_informer::informer::{Event, FactoryOptions, SharedInformerFactory};
+/// use kube_informer::informer::{Notification, FactoryOptions, SharedInformerFactory};
 /// use kube_informer::object::core::ConfigMap;
 ///
 /// let factory = SharedInformerFactory::new(Client::try_default()?, FactoryOptions::default().strip_managed_fields());
 /// let configmaps = factory.informer::<ConfigMap>();
-/// configmaps.add_event_handler(|ev: &Event<ConfigMap>| println!("{:?}", ev.object().metadata.name))?;
+/// configmaps.add_event_handler(|ev: &Notification<ConfigMap>| println!("{:?}", ev.object().metadata.name))?;
 /// factory.start()?;
 /// factory.wait_for_cache_sync(Duration::from_secs(30))?;
 /// // … later:
@@ -243,7 +244,7 @@ pub struct SharedInformerFactory {
     options: FactoryOptions,
     budget: Arc<RelistBudget>,
     /// Invariant: at most one entry per (type, resource). Shared with the factory's
-    /// [`Registry`](crate::health::Registry) entries, which hold it weakly.
+    /// [`Registry`](crate::registry::Registry) entries, which hold it weakly.
     informers: Arc<Mutex<Vec<Entry>>>,
 }
 
@@ -382,13 +383,13 @@ impl SharedInformerFactory {
         }
     }
 
-    /// The factory as a [`Registry`](crate::health::Registry) holds it: its informers (those created later too)
-    /// and its client, weakly.
-    pub(crate) fn component(&self) -> Arc<dyn Component> {
-        Arc::new(FactoryComponent {
+    /// The factory held weakly (by a [`Registry`](crate::registry::Registry)): its informers (those created later
+    /// too) and its client.
+    pub(crate) fn downgrade(&self) -> WeakFactory {
+        WeakFactory {
             informers: Arc::downgrade(&self.informers),
-            client: Arc::new(self.client.downgrade()),
-        })
+            client: self.client.downgrade(),
+        }
     }
 
     /// The relist budget the factory's informers share.
@@ -428,20 +429,22 @@ impl fmt::Debug for SharedInformerFactory {
             .finish()
     }
 }
-/// A factory in a [`Registry`](crate::health::Registry): its informers, then its client.
-struct FactoryComponent {
+/// A factory held weakly (by a [`Registry`](crate::registry::Registry)): its informers and its client.
+pub(crate) struct WeakFactory {
     informers: Weak<Mutex<Vec<Entry>>>,
-    client: Arc<dyn Component>,
+    client: WeakClient,
 }
 
-impl Component for FactoryComponent {
-    fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(informers) = self.informers.upgrade() else {
-            return false;
-        };
+impl WeakFactory {
+    /// What each of the factory's informers reports now; `None` once the factory is dropped.
+    pub(crate) fn snapshot(&self) -> Option<Vec<InformerSnapshot>> {
+        let informers = self.informers.upgrade()?;
         let managed: Vec<_> = informers.lock().iter().map(|e| e.managed.clone()).collect();
-        out.extend(managed.iter().map(|m| m.observation()));
-        self.client.observe(out);
-        true
+        Some(managed.iter().map(|m| m.snapshot()).collect())
+    }
+
+    /// The factory's client.
+    pub(crate) fn client(&self) -> &WeakClient {
+        &self.client
     }
 }

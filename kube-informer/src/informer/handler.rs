@@ -6,7 +6,7 @@ use crate::cache::DeletedObject;
 
 /// One notification to a handler.
 #[derive(Debug)]
-pub enum Event<K> {
+pub enum Notification<K> {
     /// An object appeared: created, listed for the first time, or seen again after a missed delete.
     Add {
         /// The object.
@@ -27,39 +27,39 @@ pub enum Event<K> {
     Delete(DeletedObject<K>),
 }
 
-impl<K> Clone for Event<K> {
+impl<K> Clone for Notification<K> {
     fn clone(&self) -> Self {
         match self {
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
-            } => Event::Add {
+            } => Notification::Add {
                 obj: obj.clone(),
                 is_in_initial_list: *is_in_initial_list,
             },
-            Event::Update { old, new } => Event::Update {
+            Notification::Update { old, new } => Notification::Update {
                 old: old.clone(),
                 new: new.clone(),
             },
-            Event::Delete(d) => Event::Delete(d.clone()),
+            Notification::Delete(d) => Notification::Delete(d.clone()),
         }
     }
 }
 
-impl<K> Event<K> {
+impl<K> Notification<K> {
     /// The object the event is about (the new state of an update).
     pub fn object(&self) -> &Arc<K> {
         match self {
-            Event::Add { obj, .. } => obj,
-            Event::Update { new, .. } => new,
-            Event::Delete(d) => d.object(),
+            Notification::Add { obj, .. } => obj,
+            Notification::Update { new, .. } => new,
+            Notification::Delete(d) => d.object(),
         }
     }
 
     pub(crate) fn is_initial_add(&self) -> bool {
         matches!(
             self,
-            Event::Add {
+            Notification::Add {
                 is_in_initial_list: true,
                 ..
             }
@@ -112,36 +112,36 @@ pub trait ResourceEventHandler<K>: Send + 'static {
     }
 
     /// Dispatches one event to the methods above.
-    fn handle(&mut self, event: &Event<K>) {
+    fn handle(&mut self, event: &Notification<K>) {
         match event {
-            Event::Add {
+            Notification::Add {
                 obj,
                 is_in_initial_list,
             } => self.on_add(obj, *is_in_initial_list),
-            Event::Update { old, new } => self.on_update(old, new),
-            Event::Delete(d) => self.on_delete(d),
+            Notification::Update { old, new } => self.on_update(old, new),
+            Notification::Delete(d) => self.on_delete(d),
         }
     }
 }
 
-/// Any `FnMut(&Event<K>)` closure is a handler.
+/// Any `FnMut(&Notification<K>)` closure is a handler.
 ///
 /// ```
-/// use kube_informer::informer::{Event, ResourceEventHandler};
+/// use kube_informer::informer::{Notification, ResourceEventHandler};
 /// use kube_informer::object::core::ConfigMap;
 ///
 /// fn takes_handler(_h: impl ResourceEventHandler<ConfigMap>) {}
-/// takes_handler(|ev: &Event<ConfigMap>| {
-///     if let Event::Add { obj, .. } = ev {
+/// takes_handler(|ev: &Notification<ConfigMap>| {
+///     if let Notification::Add { obj, .. } = ev {
 ///         println!("added {:?}", obj.metadata.name);
 ///     }
 /// });
 /// ```
 impl<K, F> ResourceEventHandler<K> for F
 where
-    F: FnMut(&Event<K>) + Send + 'static,
+    F: FnMut(&Notification<K>) + Send + 'static,
 {
-    fn handle(&mut self, event: &Event<K>) {
+    fn handle(&mut self, event: &Notification<K>) {
         self(event)
     }
 }
@@ -228,12 +228,12 @@ impl<K: 'static> ResourceEventHandler<K> for HandlerFuncs<K> {
 /// object match is delivered as an add, one that makes it stop matching as a delete.
 ///
 /// ```
-/// use kube_informer::informer::{Event, FilteringHandler};
+/// use kube_informer::informer::{Notification, FilteringHandler};
 /// use kube_informer::object::core::ConfigMap;
 ///
 /// let only_prod = FilteringHandler::new(
 ///     |cm: &ConfigMap| cm.metadata.namespace.as_deref() == Some("prod"),
-///     |ev: &Event<ConfigMap>| println!("{:?}", ev.object().metadata.name),
+///     |ev: &Notification<ConfigMap>| println!("{:?}", ev.object().metadata.name),
 /// );
 /// ```
 pub struct FilteringHandler<K, F, H> {
@@ -307,32 +307,32 @@ mod tests {
     #[test]
     fn filtering_handler_turns_crossing_updates_into_adds_and_deletes() {
         let mut h = FilteringHandler::new(|v: &i32| *v % 2 == 0, Log::default());
-        h.handle(&Event::Add {
+        h.handle(&Notification::Add {
             obj: Arc::new(1),
             is_in_initial_list: true,
         });
-        h.handle(&Event::Add {
+        h.handle(&Notification::Add {
             obj: Arc::new(2),
             is_in_initial_list: true,
         });
-        h.handle(&Event::Update {
+        h.handle(&Notification::Update {
             old: Arc::new(1),
             new: Arc::new(4),
         });
-        h.handle(&Event::Update {
+        h.handle(&Notification::Update {
             old: Arc::new(4),
             new: Arc::new(6),
         });
-        h.handle(&Event::Update {
+        h.handle(&Notification::Update {
             old: Arc::new(6),
             new: Arc::new(7),
         });
-        h.handle(&Event::Update {
+        h.handle(&Notification::Update {
             old: Arc::new(7),
             new: Arc::new(9),
         });
-        h.handle(&Event::Delete(DeletedObject::Object(Arc::new(9))));
-        h.handle(&Event::Delete(DeletedObject::Object(Arc::new(2))));
+        h.handle(&Notification::Delete(DeletedObject::Object(Arc::new(9))));
+        h.handle(&Notification::Delete(DeletedObject::Object(Arc::new(2))));
         assert_eq!(
             h.inner.0,
             ["add 2 true", "add 4 false", "update 4->6", "delete 6", "delete 2"]
@@ -342,8 +342,8 @@ mod tests {
     #[test]
     fn closures_and_funcs_receive_events() {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let mut f = move |ev: &Event<i32>| tx.send(**ev.object()).unwrap();
-        f.handle(&Event::Add {
+        let mut f = move |ev: &Notification<i32>| tx.send(**ev.object()).unwrap();
+        f.handle(&Notification::Add {
             obj: Arc::new(3),
             is_in_initial_list: false,
         });
@@ -353,12 +353,12 @@ mod tests {
         let mut funcs = HandlerFuncs::<i32>::new().on_update(move |_, new| {
             c.fetch_add(**new, std::sync::atomic::Ordering::SeqCst);
         });
-        funcs.handle(&Event::Update {
+        funcs.handle(&Notification::Update {
             old: Arc::new(1),
             new: Arc::new(5),
         });
         // No add closure: a no-op, not a panic.
-        funcs.handle(&Event::Add {
+        funcs.handle(&Notification::Add {
             obj: Arc::new(1),
             is_in_initial_list: false,
         });

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, select};
 
 use super::coalesce::CoalesceQueue;
-use super::handler::{Event, ResourceEventHandler};
+use super::handler::{Notification, ResourceEventHandler};
 use super::synced::SyncNotify;
 use crate::cache::{DeletedObject, Recycler};
 use crate::object::Object;
@@ -157,7 +157,7 @@ impl ListenerStats {
 /// The processor's end of a listener's queue.
 pub(crate) enum Outbox<K> {
     Channel {
-        tx: Sender<Event<K>>,
+        tx: Sender<Notification<K>>,
         /// Next backlog size to warn at (unbounded queues); `usize::MAX` for bounded ones.
         next_warn: AtomicUsize,
     },
@@ -166,7 +166,7 @@ pub(crate) enum Outbox<K> {
 
 /// The listener thread's end.
 pub(crate) enum Inbox<K> {
-    Channel(Receiver<Event<K>>),
+    Channel(Receiver<Notification<K>>),
     Coalesce(Arc<CoalesceQueue<K>>),
 }
 
@@ -193,7 +193,13 @@ pub(crate) fn queue<K: Object>(policy: QueuePolicy, stats: &Arc<ListenerStats>) 
 impl<K: Object> Outbox<K> {
     /// Queues `ev`; blocks while a bounded queue is full, unless `stop` disconnects. False when the listener is gone
     /// or stopping.
-    pub(crate) fn send(&self, ev: Event<K>, stats: &ListenerStats, sync: &SyncNotify, stop: &Receiver<()>) -> bool {
+    pub(crate) fn send(
+        &self,
+        ev: Notification<K>,
+        stats: &ListenerStats,
+        sync: &SyncNotify,
+        stop: &Receiver<()>,
+    ) -> bool {
         let initial = ev.is_initial_add();
         if initial {
             stats.pending_initial.fetch_add(1, Ordering::SeqCst);
@@ -268,7 +274,7 @@ pub(crate) fn run<K, H>(
         }
         deliver(
             &mut handler,
-            &Event::Add {
+            &Notification::Add {
                 obj,
                 is_in_initial_list: true,
             },
@@ -303,16 +309,21 @@ pub(crate) fn run<K, H>(
 
 /// Lets go of a delivered event, handing the object the cache no longer holds (an update's old version, a deleted
 /// object) to `recycler`.
-pub(crate) fn retire<K>(recycler: &Recycler<K>, ev: Event<K>) {
+pub(crate) fn retire<K>(recycler: &Recycler<K>, ev: Notification<K>) {
     match ev {
-        Event::Update { old, .. } => recycler.retire(old),
-        Event::Delete(DeletedObject::Object(obj)) => recycler.retire(obj),
-        Event::Delete(DeletedObject::FinalStateUnknown { last_known, .. }) => recycler.retire(last_known),
-        Event::Add { .. } => {}
+        Notification::Update { old, .. } => recycler.retire(old),
+        Notification::Delete(DeletedObject::Object(obj)) => recycler.retire(obj),
+        Notification::Delete(DeletedObject::FinalStateUnknown { last_known, .. }) => recycler.retire(last_known),
+        Notification::Add { .. } => {}
     }
 }
 
-fn deliver<K, H: ResourceEventHandler<K>>(handler: &mut H, ev: &Event<K>, stats: &ListenerStats, sync: &SyncNotify) {
+fn deliver<K, H: ResourceEventHandler<K>>(
+    handler: &mut H,
+    ev: &Notification<K>,
+    stats: &ListenerStats,
+    sync: &SyncNotify,
+) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler.handle(ev))) {
         stats.panics.fetch_add(1, Ordering::Relaxed);
         log::warn!(

@@ -14,11 +14,13 @@ mod synced;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+pub(crate) use factory::WeakFactory;
 pub use factory::{
     DEFAULT_CONCURRENT_LISTS, FactoryOptions, ListTweak, MetaTransform, NotSynced, SharedInformerFactory,
 };
-pub use handler::{Event, FilteringHandler, HandlerFuncs, ResourceEventHandler};
+pub use handler::{FilteringHandler, HandlerFuncs, Notification, ResourceEventHandler};
 pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
 pub use shared_informer::{
     InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer, strip_managed_fields,
 };
+pub(crate) use shared_informer::{InformerSnapshot, WeakInformer};

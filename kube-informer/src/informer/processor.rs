@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use parking_lot::{Mutex, RwLock};
 
-use super::handler::Event;
+use super::handler::Notification;
 use super::listener::{ListenerStats, Outbox};
 use super::synced::SyncNotify;
 use crate::clock::deadline::deadline_after;
@@ -50,8 +50,8 @@ impl<K> Entry<K> {
 }
 
 /// One notification for the listeners: the result of applying the deltas of pop number `seq`.
-pub(crate) struct Notification<K> {
-    pub(crate) event: Event<K>,
+pub(crate) struct Sequenced<K> {
+    pub(crate) event: Notification<K>,
     pub(crate) seq: u64,
     /// An update that kept the resource version: only for listeners due for resync.
     pub(crate) is_sync: bool,
@@ -102,7 +102,7 @@ impl<K: Object> Processor<K> {
 
     /// Sends each notification, in order, to every listener that should get it: resync updates only to listeners
     /// due for resync; nothing to listeners whose snapshot already covers its `seq`.
-    pub(crate) fn distribute(&self, batch: &[Notification<K>], sync: &SyncNotify, stop: &Receiver<()>) {
+    pub(crate) fn distribute(&self, batch: &[Sequenced<K>], sync: &SyncNotify, stop: &Receiver<()>) {
         // The lock is held only to clone the list (an `Arc`), never across a send.
         let entries = self.entries.read().clone();
         for e in entries.iter() {

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
-use super::handler::{Event, ResourceEventHandler};
+use super::handler::{Notification, ResourceEventHandler};
 use super::listener::{self, HandlerMetrics, HandlerOptions, ListenerStats};
-use super::processor::{Entry, Notification, Processor};
+use super::processor::{Entry, Processor, Sequenced};
 use super::synced::SyncNotify;
 use crate::cache::reflector::{Reflector, ReflectorStats};
 use crate::cache::{
@@ -19,7 +19,6 @@ use crate::cache::{
 };
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
-use crate::health::registry::{Component, Observation, Observed};
 use crate::health::{InformerHealth, LastError};
 use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
@@ -513,14 +512,14 @@ impl<K: Object> SharedIndexInformer<K> {
         self.shared.health()
     }
 
-    /// The informer as a [`Registry`](crate::health::Registry) holds it: weakly.
-    pub(crate) fn component(&self) -> Arc<dyn Component> {
-        Arc::new(InformerComponent(Arc::downgrade(&self.shared)))
+    /// The informer held weakly (by a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
+        WeakInformer(Arc::downgrade(&self.shared))
     }
 
-    /// What the informer reports to a [`Registry`](crate::health::Registry) now.
-    pub(crate) fn observation(&self) -> Observation {
-        self.shared.observation()
+    /// What the informer reports now (to a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn snapshot(&self) -> InformerSnapshot {
+        self.shared.snapshot()
     }
 
     /// Threads of this informer still running (reflector, processing, resync, one per handler): 0 after `stop`.
@@ -618,13 +617,11 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    fn observation(&self) -> Observation {
-        Observation {
+    fn snapshot(&self) -> InformerSnapshot {
+        InformerSnapshot {
             id: std::ptr::from_ref(self).addr(),
-            what: Observed::Informer {
-                health: self.health(),
-                metrics: self.metrics(),
-            },
+            health: self.health(),
+            metrics: self.metrics(),
         }
     }
 
@@ -656,7 +653,7 @@ impl<K: Object> Shared<K> {
     /// lock, while pushes go on; see [`DeltaFifo::pop_batch`]), then notify.
     fn process_loop(&self) {
         // Each event with the sequence number of its pop and whether it is a resync.
-        let mut batch: Vec<Notification<K>> = Vec::new();
+        let mut batch: Vec<Sequenced<K>> = Vec::new();
         let mut synced_reported = false;
         loop {
             let popped = self.fifo.pop_batch(POP_BATCH, |key, deltas, is_in_initial_list| {
@@ -669,14 +666,14 @@ impl<K: Object> Shared<K> {
                                 Some(old) => {
                                     // client-go: an update that keeps the resource version is a resync.
                                     let is_sync = old.meta().resource_version() == obj.meta().resource_version();
-                                    batch.push(Notification {
-                                        event: Event::Update { old, new: obj },
+                                    batch.push(Sequenced {
+                                        event: Notification::Update { old, new: obj },
                                         seq,
                                         is_sync,
                                     });
                                 }
-                                None => batch.push(Notification {
-                                    event: Event::Add {
+                                None => batch.push(Sequenced {
+                                    event: Notification::Add {
                                         obj,
                                         is_in_initial_list,
                                     },
@@ -687,8 +684,8 @@ impl<K: Object> Shared<K> {
                         }
                         Delta::Deleted(d) => {
                             store.delete(key);
-                            batch.push(Notification {
-                                event: Event::Delete(d),
+                            batch.push(Sequenced {
+                                event: Notification::Delete(d),
                                 seq,
                                 is_sync: false,
                             });
@@ -747,7 +744,7 @@ impl<K: Object> Shared<K> {
 /// // Stays registered although the registration is dropped at once:
 /// informer.add_event_handler(HandlerFuncs::new().on_add(|cm: &Arc<ConfigMap>, _| println!("{:?}", cm.metadata.name)))?;
 /// // Kept, to be removed later:
-/// let audit = informer.add_event_handler(|_: &kube_informer::informer::Event<ConfigMap>| {})?;
+/// let audit = informer.add_event_handler(|_: &kube_informer::informer::Notification<ConfigMap>| {})?;
 /// audit.remove();
 /// # Ok(())
 /// # }
@@ -800,16 +797,20 @@ impl<K: Object> std::fmt::Debug for SharedIndexInformer<K> {
     }
 }
 
-/// An informer in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
-struct InformerComponent<K: Object>(Weak<Shared<K>>);
+/// What an informer reports at one moment; `id` tells informers apart (the address of their shared state).
+pub(crate) struct InformerSnapshot {
+    pub(crate) id: usize,
+    pub(crate) health: InformerHealth,
+    pub(crate) metrics: InformerMetrics,
+}
 
-impl<K: Object> Component for InformerComponent<K> {
-    fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(shared) = self.0.upgrade() else {
-            return false;
-        };
-        out.push(shared.observation());
-        true
+/// An informer held weakly (by a [`Registry`](crate::registry::Registry)): its snapshot while it lives.
+pub(crate) struct WeakInformer<K: Object>(Weak<Shared<K>>);
+
+impl<K: Object> WeakInformer<K> {
+    /// What the informer reports now; `None` once it is dropped.
+    pub(crate) fn snapshot(&self) -> Option<InformerSnapshot> {
+        Some(self.0.upgrade()?.snapshot())
     }
 }
 

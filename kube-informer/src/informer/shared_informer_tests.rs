@@ -90,7 +90,7 @@ struct Gated {
 }
 
 impl ResourceEventHandler<ConfigMap> for Gated {
-    fn handle(&mut self, ev: &Event<ConfigMap>) {
+    fn handle(&mut self, ev: &Notification<ConfigMap>) {
         let _ = self.gate.recv();
         self.inner.handle(ev);
     }
@@ -294,9 +294,9 @@ struct OldVersions {
 }
 
 impl ResourceEventHandler<ConfigMap> for OldVersions {
-    fn handle(&mut self, ev: &Event<ConfigMap>) {
+    fn handle(&mut self, ev: &Notification<ConfigMap>) {
         let _ = self.gate.recv();
-        if let Event::Update { .. } = ev {
+        if let Notification::Update { .. } = ev {
             let _ = self.olds.send(());
         }
     }
@@ -425,8 +425,8 @@ fn a_custom_lister_watcher_can_decode_into_the_versions_the_cache_let_go_of() {
     let inf = SharedIndexInformer::from_arc(lw, InformerOptions::default().name("cms").reflector(listing));
     // Each update's (old, new) name buffers: an object decoded into a retired one keeps its buffer.
     let (tx, updates) = unbounded();
-    inf.add_event_handler(move |ev: &Event<ConfigMap>| {
-        if let Event::Update { old, new } = ev {
+    inf.add_event_handler(move |ev: &Notification<ConfigMap>| {
+        if let Notification::Update { old, new } = ev {
             let at = |cm: &ConfigMap| cm.metadata.name.as_ref().unwrap().as_ptr() as usize;
             let _ = tx.send((at(old), at(new)));
         }
@@ -609,7 +609,7 @@ fn a_blocked_handler_can_remove_itself_while_the_processing_thread_waits_for_it(
     let slot = own.clone();
     let reg = inf
         .add_event_handler_with(
-            move |_: &Event<ConfigMap>| {
+            move |_: &Notification<ConfigMap>| {
                 let _ = entered_tx.send(());
                 let _ = go.recv();
                 if let Some(me) = slot.lock().take() {
@@ -652,16 +652,16 @@ fn stop_works_from_every_state() {
     // Never started.
     let lw = Arc::new(MemoryLw::default());
     let inf = informer(&lw, InformerOptions::default());
-    inf.add_event_handler(|_: &Event<ConfigMap>| {}).unwrap();
+    inf.add_event_handler(|_: &Notification<ConfigMap>| {}).unwrap();
     inf.stop();
     assert_eq!(inf.running_threads(), 0);
     assert!(matches!(inf.start(), Err(Error::Stopped)));
-    assert!(inf.add_event_handler(|_: &Event<ConfigMap>| {}).is_err());
+    assert!(inf.add_event_handler(|_: &Notification<ConfigMap>| {}).is_err());
 
     // Idle on a watch that sends nothing, with resync on.
     let lw = Arc::new(MemoryLw::default());
     let inf = informer(&lw, InformerOptions::default().resync(Duration::from_secs(3600)));
-    inf.add_event_handler(|_: &Event<ConfigMap>| {}).unwrap();
+    inf.add_event_handler(|_: &Notification<ConfigMap>| {}).unwrap();
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));
     eventually("watching", || lw.watcher_count() >= 1);
@@ -674,7 +674,7 @@ fn stop_works_from_every_state() {
     let lw = Arc::new(MemoryLw::default());
     let (tx, rx) = unbounded::<()>();
     let inf = informer(&lw, InformerOptions::default());
-    inf.add_event_handler(move |_: &Event<ConfigMap>| {
+    inf.add_event_handler(move |_: &Notification<ConfigMap>| {
         let _keep = &tx;
     })
     .unwrap();
@@ -732,7 +732,7 @@ fn a_handler_may_remove_itself_or_stop_its_informer() {
     let (tx, rx) = unbounded();
     let (slot2, weak) = (slot.clone(), Arc::downgrade(&inf));
     let reg = inf
-        .add_event_handler(move |ev: &Event<ConfigMap>| {
+        .add_event_handler(move |ev: &Notification<ConfigMap>| {
             match n(ev.object()).as_str() {
                 "remove-me" => {
                     if let Some(r) = slot2.lock().take() {
@@ -760,7 +760,7 @@ fn a_handler_may_remove_itself_or_stop_its_informer() {
 
     let (tx, rx) = unbounded();
     let weak = Arc::downgrade(&inf);
-    inf.add_event_handler(move |ev: &Event<ConfigMap>| {
+    inf.add_event_handler(move |ev: &Notification<ConfigMap>| {
         if n(ev.object()) == "stop-all" {
             if let Some(i) = weak.upgrade() {
                 i.stop();

@@ -17,7 +17,6 @@ use crate::clock::jitter::jitter;
 use crate::clock::{Clock, ClockWatcher};
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
-use crate::health::registry::{Component, Observation, Observed};
 use crate::health::{Health, HealthCell};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
@@ -277,9 +276,9 @@ impl LeaderElector {
         self.shared.health.get()
     }
 
-    /// The elector as a [`Registry`](crate::health::Registry) holds it: weakly.
-    pub(crate) fn component(&self) -> Arc<dyn Component> {
-        Arc::new(ElectorComponent(Arc::downgrade(&self.shared)))
+    /// The elector held weakly (by a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakElector {
+        WeakElector(Arc::downgrade(&self.shared))
     }
 
     /// The elector's thread is running (1) or has ended (0).
@@ -317,24 +316,31 @@ impl fmt::Debug for LeaderElector {
     }
 }
 
-/// An elector in a [`Registry`](crate::health::Registry): held weakly, forgotten once dropped.
-struct ElectorComponent(Weak<ElectorShared>);
+/// An elector held weakly (by a [`Registry`](crate::registry::Registry)).
+pub(crate) struct WeakElector(Weak<ElectorShared>);
 
-impl Component for ElectorComponent {
-    fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(shared) = self.0.upgrade() else {
-            return false;
-        };
-        out.push(Observation {
+/// What an elector reports at one moment; `id` tells electors apart.
+pub(crate) struct ElectorSnapshot {
+    pub(crate) id: usize,
+    pub(crate) name: String,
+    pub(crate) health: Health,
+    /// This candidate leads.
+    pub(crate) leading: bool,
+    /// The holder last observed.
+    pub(crate) leader: Option<String>,
+}
+
+impl WeakElector {
+    /// What the elector reports now; `None` once it is dropped.
+    pub(crate) fn snapshot(&self) -> Option<ElectorSnapshot> {
+        let shared = self.0.upgrade()?;
+        Some(ElectorSnapshot {
             id: Arc::as_ptr(&shared).addr(),
-            what: Observed::LeaderElector {
-                name: shared.name.clone(),
-                health: shared.health.get(),
-                leading: shared.leading.load(Ordering::SeqCst),
-                leader: shared.leader.lock().clone(),
-            },
-        });
-        true
+            name: shared.name.clone(),
+            health: shared.health.get(),
+            leading: shared.leading.load(Ordering::SeqCst),
+            leader: shared.leader.lock().clone(),
+        })
     }
 }
 

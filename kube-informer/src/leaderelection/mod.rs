@@ -25,6 +25,7 @@ mod record;
 
 pub use config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
 pub use elector::LeaderElector;
+pub(crate) use elector::WeakElector;
 pub use lease_lock::LeaseLock;
 pub use lock::Lock;
 pub use record::{LeaderElectionRecord, Lease, LeaseSpec};

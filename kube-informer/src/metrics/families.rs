@@ -12,9 +12,9 @@ use prometheus_client::registry::Unit;
 use crate::client::{LatencyHistogram, RequestMetrics};
 use crate::controller::ControllerMetrics;
 use crate::events::RecorderMetrics;
-use crate::health::registry::{Check, Observation, Observed};
 use crate::health::{Health, InformerHealth};
 use crate::informer::InformerMetrics;
+use crate::registry::{Check, Observation, Observed};
 use crate::workqueue::Histogram;
 
 /// A sample's labels, in order.

@@ -50,7 +50,8 @@
 //! their old names, the others are this crate's own, under `kube_informer_`.
 //!
 //! ```
-//! use kube_informer::health::{Health, Registry};
+//! use kube_informer::health::Health;
+//! use kube_informer::registry::Registry;
 //!
 //! let registry = Registry::new();
 //! registry.add_check("disk", || Health::Healthy);
@@ -62,7 +63,7 @@ mod families;
 
 use prometheus_client::encoding::DescriptorEncoder;
 
-use crate::health::Registry;
+use crate::registry::Registry;
 
 /// The `Content-Type` of [`encode`]'s output: the Prometheus text format, version 0.0.4.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -81,7 +82,7 @@ pub fn encode(registry: &Registry) -> String {
 /// registry of your own (with `register_collector`) beside your metrics.
 ///
 /// ```
-/// use kube_informer::health::Registry;
+/// use kube_informer::registry::Registry;
 /// use kube_informer::metrics::Collector;
 ///
 /// let mut mine = prometheus_client::registry::Registry::default();

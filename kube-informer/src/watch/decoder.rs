@@ -177,6 +177,9 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         self.spare = Some(obj);
     }
 
+    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
+    // only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
+    #[doc(hidden)]
     /// Takes an object from `spares` to decode the next object event into, unless the decoder still holds one (see
     /// [`recycle`](WatchDecoder::recycle)); call it before each [`next_event`](WatchDecoder::next_event).
     pub fn recycle_from(&mut self, spares: &dyn SpareObjects<K>) {
@@ -185,6 +188,9 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         }
     }
 
+    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
+    // only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
+    #[doc(hidden)]
     /// True when the decoder holds an object given by [`recycle`](WatchDecoder::recycle) that is not used yet.
     pub fn has_spare(&self) -> bool {
         self.spare.is_some()

@@ -1,5 +1,8 @@
 //! `SpareObjects`: where a watch decoder finds objects to decode the next events into.
 
+// Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
+// only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
+#[doc(hidden)]
 /// A source of objects nobody uses any more — the versions an informer's cache replaced or deleted — for a watch
 /// decoder to decode the next events into ([`WatchDecoder::recycle`](super::WatchDecoder::recycle)), reusing their
 /// strings and maps instead of allocating new ones and freeing the old on another thread.

@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 use log::{debug, warn};
 use parking_lot::Mutex;
 
-use super::queue::{Core, Inner, Item, Key, Queue, QueueConfig, Waiting, Work};
+use super::queue::{Core, Inner, Item, KeyState, Queue, QueueConfig, Waiting, Work};
 use crate::clock::deadline::FAR_FUTURE;
 
 /// One entry of the delay heap, ordered by deadline then insertion.
 pub(super) struct Delayed<K> {
     /// When the key is to be added.
     pub(super) ready_at: Instant,
-    /// Insertion number: the entry is live iff the key's `Item::waiting` has this `seq`.
+    /// Insertion number: the entry is live iff the key's `KeyState::waiting` has this `seq`.
     pub(super) seq: u64,
     /// The key to add.
     pub(super) key: K,
@@ -61,7 +61,7 @@ pub(super) enum Wake {
     Timer,
 }
 
-impl<K: Key> Inner<K> {
+impl<K: Item> Inner<K> {
     /// Records "add `key` after `delay`" (client-go's `AddAfter` minus the shutdown check): a non-positive delay adds
     /// at once; otherwise the earliest deadline for a key wins. `rate_limited` marks the delay as a pending retry.
     pub(super) fn add_after(&mut self, key: K, delay: Duration, now: Instant, rate_limited: bool) -> Wake {
@@ -87,7 +87,7 @@ impl<K: Key> Inner<K> {
         let key = match self.items.entry(key) {
             Entry::Vacant(vacant) => {
                 let key = vacant.key().clone();
-                vacant.insert(Item {
+                vacant.insert(KeyState {
                     work: Work::Idle,
                     waiting: Some(waiting),
                     limiting: false,
@@ -207,7 +207,8 @@ impl<K: Key> Inner<K> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::workqueue::{DelayingQueue, FakeClock, QueueConfig};
+/// use kube_informer::clock::FakeClock;
+/// use kube_informer::workqueue::{DelayingQueue, QueueConfig};
 ///
 /// let clock = FakeClock::new();
 /// let queue = DelayingQueue::with_config(QueueConfig::default().name("demo").clock(clock.clone()));
@@ -218,13 +219,13 @@ impl<K: Key> Inner<K> {
 /// assert_eq!(*queue.get().unwrap(), "later");
 /// queue.shut_down(); // joins the delay thread
 /// ```
-pub struct DelayingQueue<K: Key> {
+pub struct DelayingQueue<K: Item> {
     queue: Queue<K>,
     /// The delay thread; `None` once joined.
     timer: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl<K: Key> DelayingQueue<K> {
+impl<K: Item> DelayingQueue<K> {
     /// An unnamed delaying queue on the real clock (client-go's `NewTypedDelayingQueue`).
     ///
     /// # Panics
@@ -316,7 +317,7 @@ impl<K: Key> DelayingQueue<K> {
     }
 }
 
-impl<K: Key> Core<K> {
+impl<K: Item> Core<K> {
     /// Wakes whoever a delayed add concerns.
     pub(super) fn wake(&self, wake: Wake) {
         match wake {
@@ -333,7 +334,7 @@ impl<K: Key> Core<K> {
 
 /// The delay thread: queues keys as their deadlines pass, sleeping until the earliest one (or until woken by an
 /// earlier add, a clock jump or shutdown). Exits at shutdown.
-fn run_delay_thread<K: Key>(core: &Core<K>) {
+fn run_delay_thread<K: Item>(core: &Core<K>) {
     let mut inner = core.state.lock();
     while !inner.shutting_down {
         if inner.waiting > 0 {
@@ -353,7 +354,7 @@ fn run_delay_thread<K: Key>(core: &Core<K>) {
     }
 }
 
-impl<K: Key> Deref for DelayingQueue<K> {
+impl<K: Item> Deref for DelayingQueue<K> {
     type Target = Queue<K>;
 
     fn deref(&self) -> &Queue<K> {
@@ -361,19 +362,19 @@ impl<K: Key> Deref for DelayingQueue<K> {
     }
 }
 
-impl<K: Key> Default for DelayingQueue<K> {
+impl<K: Item> Default for DelayingQueue<K> {
     fn default() -> Self {
         DelayingQueue::new()
     }
 }
 
-impl<K: Key> Drop for DelayingQueue<K> {
+impl<K: Item> Drop for DelayingQueue<K> {
     fn drop(&mut self) {
         self.shut_down();
     }
 }
 
-impl<K: Key> fmt::Debug for DelayingQueue<K> {
+impl<K: Item> fmt::Debug for DelayingQueue<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("DelayingQueue").field(&self.queue).finish()
     }
@@ -382,7 +383,7 @@ impl<K: Key> fmt::Debug for DelayingQueue<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workqueue::FakeClock;
+    use crate::clock::FakeClock;
     use crate::workqueue::queue::tests::{Rng, check_invariants};
     use std::collections::{HashMap, HashSet, VecDeque};
 

@@ -18,7 +18,7 @@
 //!
 //! [`Queue::get`] returns a [`Processing`] guard that marks the key done when dropped, so a panicking worker cannot
 //! wedge its key; [`Processing::into_key`] + [`Queue::done`] is client-go's explicit style. Every time-dependent
-//! part reads the queue's [`Clock`]; tests use a [`FakeClock`] and never sleep. Metrics come as a plain
+//! part reads the queue's [`Clock`](crate::clock::Clock); tests use a [`FakeClock`](crate::clock::FakeClock) and never sleep. Metrics come as a plain
 //! [`QueueMetrics`] snapshot.
 //!
 //! One deliberate difference from client-go: `add_rate_limited` for a key whose retry is already pending does not
@@ -86,10 +86,9 @@ mod rate_limiter;
 mod rate_limiting;
 
 /// The queues' clocks live in [`crate::clock`] (shared with leader election); re-exported here.
-pub use crate::clock::{Clock, ClockWatcher, FakeClock, RealClock};
 pub use delaying::DelayingQueue;
 pub use metrics::{Histogram, QueueMetrics};
-pub use queue::{GetTimeoutError, Key, Processing, Queue, QueueConfig, TryGetError};
+pub use queue::{GetTimeoutError, Item, Processing, Queue, QueueConfig, TryGetError};
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter,
     WithMaxWaitRateLimiter, default_controller_rate_limiter, default_controller_rate_limiter_with_clock,

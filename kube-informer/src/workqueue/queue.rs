@@ -22,11 +22,12 @@ use super::metrics::{QueueMetrics, Starts, Stats};
 use super::rate_limiter::RateLimiter;
 use crate::clock::{Clock, ClockWatcher, RealClock};
 
-/// What a work-queue key must be: cheap to clone (use `Arc<str>` or a small struct rather than a long `String` if
-/// the queue is hot), comparable, hashable and shareable between threads. Blanket-implemented.
-pub trait Key: Clone + Eq + Hash + Send + Sync + 'static {}
+/// What a work-queue item must be (client-go's `comparable` item; a controller queues object keys): cheap to clone
+/// (use `Arc<str>` or a small struct rather than a long `String` if the queue is hot), comparable, hashable and
+/// shareable between threads. Blanket-implemented.
+pub trait Item: Clone + Eq + Hash + Send + Sync + 'static {}
 
-impl<T: Clone + Eq + Hash + Send + Sync + 'static> Key for T {}
+impl<T: Clone + Eq + Hash + Send + Sync + 'static> Item for T {}
 
 /// Configuration shared by [`Queue`], [`DelayingQueue`](super::DelayingQueue) and
 /// [`RateLimitingQueue`](super::RateLimitingQueue) (client-go's `TypedQueueConfig` and
@@ -48,7 +49,7 @@ pub struct QueueConfig<K> {
     /// (`delay:<name>`). Default: empty (unnamed), as client-go's `New()`.
     pub name: String,
     /// Where the queue and its default rate limiter read time. Default: [`RealClock`]; tests pass a
-    /// [`FakeClock`](super::FakeClock).
+    /// [`FakeClock`](crate::clock::FakeClock).
     pub clock: Arc<dyn Clock>,
     /// The rate limiter of a [`RateLimitingQueue`](super::RateLimitingQueue) (ignored by the other queues).
     /// `None` (the default) means [`default_controller_rate_limiter`](super::default_controller_rate_limiter)
@@ -144,9 +145,9 @@ impl<K> fmt::Debug for QueueConfig<K> {
 /// ## Timeouts
 ///
 /// Blocking calls come as `try_x` / `x_timeout` / `x_deadline` (crossbeam-channel style, the timeout implemented via
-/// the deadline). Deadlines are instants of the queue's [`Clock`]: with a [`FakeClock`](super::FakeClock) they pass
+/// the deadline). Deadlines are instants of the queue's [`Clock`]: with a [`FakeClock`](crate::clock::FakeClock) they pass
 /// when the test steps the clock.
-pub struct Queue<K: Key> {
+pub struct Queue<K: Item> {
     core: Arc<Core<K>>,
 }
 
@@ -171,7 +172,7 @@ pub(super) struct Core<K> {
 }
 
 /// What the queue is doing about one key.
-pub(super) struct Item {
+pub(super) struct KeyState {
     /// Where the key is in its get/done cycle.
     pub(super) work: Work,
     /// Its pending delayed add, if any. `Some` iff the delay heap holds a live entry for the key with the same
@@ -182,9 +183,9 @@ pub(super) struct Item {
     pub(super) limiting: bool,
 }
 
-impl Item {
-    pub(super) fn new(work: Work) -> Item {
-        Item {
+impl KeyState {
+    pub(super) fn new(work: Work) -> KeyState {
+        KeyState {
             work,
             waiting: None,
             limiting: false,
@@ -240,7 +241,7 @@ pub(super) struct Waiting {
 pub(super) struct Inner<K> {
     /// Every key the queue is doing something about: a key is here iff its item is not idle (queued, processing,
     /// waiting in the delay heap, or being rate-limited). Idle keys are removed, so memory follows the working set.
-    pub(super) items: HashMap<K, Item>,
+    pub(super) items: HashMap<K, KeyState>,
     /// Keys waiting for a worker, oldest first: exactly the keys whose `work` is `Queued`, each once.
     pub(super) queue: VecDeque<K>,
     /// Number of items whose `work` is `Processing`.
@@ -269,7 +270,7 @@ pub(super) struct Inner<K> {
     pub(super) stats: Stats,
 }
 
-impl<K: Key> Inner<K> {
+impl<K: Item> Inner<K> {
     fn new(timing: bool) -> Inner<K> {
         Inner {
             items: HashMap::new(),
@@ -294,7 +295,7 @@ impl<K: Key> Inner<K> {
         match self.items.entry(key) {
             Entry::Vacant(vacant) => {
                 let key = vacant.key().clone();
-                vacant.insert(Item::new(Work::Queued { since: now }));
+                vacant.insert(KeyState::new(Work::Queued { since: now }));
                 self.queue.push_back(key);
                 self.stats.adds += 1;
                 true
@@ -393,7 +394,7 @@ impl<K: Key> Inner<K> {
 
     /// Drops the item of `key` if nothing is left to do about it.
     pub(super) fn remove_if_idle(&mut self, key: &K) {
-        if self.items.get(key).is_some_and(Item::is_idle) {
+        if self.items.get(key).is_some_and(KeyState::is_idle) {
             self.items.remove(key);
         }
     }
@@ -417,7 +418,7 @@ enum Wait {
     Forever,
 }
 
-impl<K: Key> Core<K> {
+impl<K: Item> Core<K> {
     /// The timestamp of an add / get / done: the clock's time, or a constant when timing metrics are off.
     pub(super) fn stamp(&self) -> Instant {
         if self.timing { self.clock.now() } else { self.epoch }
@@ -512,7 +513,7 @@ impl<K: Key> Core<K> {
     }
 }
 
-impl<K: Key> ClockWatcher for Core<K> {
+impl<K: Item> ClockWatcher for Core<K> {
     fn clock_moved(&self) {
         {
             let mut inner = self.state.lock();
@@ -525,7 +526,7 @@ impl<K: Key> ClockWatcher for Core<K> {
     }
 }
 
-impl<K: Key> Queue<K> {
+impl<K: Item> Queue<K> {
     /// An unnamed queue on the real clock (client-go's `NewTyped`).
     pub fn new() -> Queue<K> {
         Queue::with_config(QueueConfig::default())
@@ -696,13 +697,13 @@ impl<K: Key> Queue<K> {
     }
 }
 
-impl<K: Key> Default for Queue<K> {
+impl<K: Item> Default for Queue<K> {
     fn default() -> Self {
         Queue::new()
     }
 }
 
-impl<K: Key> fmt::Debug for Queue<K> {
+impl<K: Item> fmt::Debug for Queue<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner = self.core.state.lock();
         f.debug_struct("Queue")
@@ -730,13 +731,13 @@ impl<K: Key> fmt::Debug for Queue<K> {
 /// drop(key); // done: the key is queued again
 /// assert_eq!(queue.len(), 1);
 /// ```
-pub struct Processing<'q, K: Key> {
+pub struct Processing<'q, K: Item> {
     queue: &'q Queue<K>,
     /// `Some` until `into_key` or `done` consumes the guard.
     key: Option<K>,
 }
 
-impl<'q, K: Key> Processing<'q, K> {
+impl<'q, K: Item> Processing<'q, K> {
     /// The key.
     pub fn key(&self) -> &K {
         self.key
@@ -761,7 +762,7 @@ impl<'q, K: Key> Processing<'q, K> {
     }
 }
 
-impl<K: Key> Deref for Processing<'_, K> {
+impl<K: Item> Deref for Processing<'_, K> {
     type Target = K;
 
     fn deref(&self) -> &K {
@@ -769,7 +770,7 @@ impl<K: Key> Deref for Processing<'_, K> {
     }
 }
 
-impl<K: Key> Drop for Processing<'_, K> {
+impl<K: Item> Drop for Processing<'_, K> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             self.queue.done(&key);
@@ -777,7 +778,7 @@ impl<K: Key> Drop for Processing<'_, K> {
     }
 }
 
-impl<K: Key + fmt::Debug> fmt::Debug for Processing<'_, K> {
+impl<K: Item + fmt::Debug> fmt::Debug for Processing<'_, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.key {
             Some(key) => f.debug_tuple("Processing").field(key).finish(),

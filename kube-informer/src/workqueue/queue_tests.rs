@@ -2,12 +2,12 @@
 //! and the waiters it wakes. Helpers here are shared with the other workqueue unit tests.
 
 use super::*;
-use crate::workqueue::FakeClock;
+use crate::clock::FakeClock;
 use std::collections::HashSet;
 use std::thread;
 
 /// Checks every invariant written on `Inner`'s fields.
-pub(crate) fn check_invariants<K: Key + fmt::Debug>(inner: &Inner<K>) {
+pub(crate) fn check_invariants<K: Item + fmt::Debug>(inner: &Inner<K>) {
     let mut queued = HashSet::new();
     for key in &inner.queue {
         assert!(queued.insert(key.clone()), "{key:?} is queued twice");

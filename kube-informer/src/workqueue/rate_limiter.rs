@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::queue::Key;
+use super::queue::Item;
 use crate::clock::{Clock, RealClock};
 
 /// Decides how long a key waits before it is retried (client-go's `TypedRateLimiter`).
@@ -69,12 +69,12 @@ impl<K, R: RateLimiter<K> + ?Sized> RateLimiter<K> for Arc<R> {
 /// client-go's default controller rate limiter (`DefaultTypedControllerRateLimiter`): the max of a per-item
 /// exponential backoff of 5 ms · 2ⁿ capped at 1000 s, and a token bucket of 10 qps with a burst of 100 shared by
 /// all keys, on the real clock.
-pub fn default_controller_rate_limiter<K: Key>() -> MaxOfRateLimiter<K> {
+pub fn default_controller_rate_limiter<K: Item>() -> MaxOfRateLimiter<K> {
     default_controller_rate_limiter_with_clock(Arc::new(RealClock))
 }
 
 /// [`default_controller_rate_limiter`] with its token bucket reading `clock`.
-pub fn default_controller_rate_limiter_with_clock<K: Key>(clock: Arc<dyn Clock>) -> MaxOfRateLimiter<K> {
+pub fn default_controller_rate_limiter_with_clock<K: Item>(clock: Arc<dyn Clock>) -> MaxOfRateLimiter<K> {
     MaxOfRateLimiter::new(vec![
         Box::new(ItemExponentialFailureRateLimiter::new(
             Duration::from_millis(5),
@@ -94,7 +94,7 @@ pub struct ItemExponentialFailureRateLimiter<K> {
     max_delay: Duration,
 }
 
-impl<K: Key> ItemExponentialFailureRateLimiter<K> {
+impl<K: Item> ItemExponentialFailureRateLimiter<K> {
     /// A limiter waiting `base_delay · 2ⁿ`, at most `max_delay`.
     pub fn new(base_delay: Duration, max_delay: Duration) -> Self {
         ItemExponentialFailureRateLimiter {
@@ -123,7 +123,7 @@ fn exponential(base: Duration, max: Duration, exp: u32) -> Duration {
 }
 
 /// Adds one failure for `key`, returning the count before it.
-fn count_failure<K: Key>(failures: &Mutex<HashMap<K, u32>>, key: &K) -> u32 {
+fn count_failure<K: Item>(failures: &Mutex<HashMap<K, u32>>, key: &K) -> u32 {
     let mut failures = failures.lock();
     match failures.get_mut(key) {
         Some(count) => {
@@ -138,7 +138,7 @@ fn count_failure<K: Key>(failures: &Mutex<HashMap<K, u32>>, key: &K) -> u32 {
     }
 }
 
-impl<K: Key> RateLimiter<K> for ItemExponentialFailureRateLimiter<K> {
+impl<K: Item> RateLimiter<K> for ItemExponentialFailureRateLimiter<K> {
     fn when(&self, key: &K) -> Duration {
         let exp = count_failure(&self.failures, key);
         exponential(self.base_delay, self.max_delay, exp)
@@ -173,7 +173,7 @@ pub struct ItemFastSlowRateLimiter<K> {
     max_fast_attempts: u32,
 }
 
-impl<K: Key> ItemFastSlowRateLimiter<K> {
+impl<K: Item> ItemFastSlowRateLimiter<K> {
     /// A limiter waiting `fast_delay` for the first `max_fast_attempts` failures, then `slow_delay`.
     pub fn new(fast_delay: Duration, slow_delay: Duration, max_fast_attempts: u32) -> Self {
         ItemFastSlowRateLimiter {
@@ -185,7 +185,7 @@ impl<K: Key> ItemFastSlowRateLimiter<K> {
     }
 }
 
-impl<K: Key> RateLimiter<K> for ItemFastSlowRateLimiter<K> {
+impl<K: Item> RateLimiter<K> for ItemFastSlowRateLimiter<K> {
     fn when(&self, key: &K) -> Duration {
         let attempt = count_failure(&self.failures, key).saturating_add(1);
         if attempt <= self.max_fast_attempts {
@@ -221,7 +221,8 @@ impl<K> fmt::Debug for ItemFastSlowRateLimiter<K> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::workqueue::{BucketRateLimiter, FakeClock};
+/// use kube_informer::clock::FakeClock;
+/// use kube_informer::workqueue::BucketRateLimiter;
 ///
 /// let clock = FakeClock::new();
 /// let bucket = BucketRateLimiter::with_clock(10.0, 2, std::sync::Arc::new(clock.clone()));
@@ -418,7 +419,7 @@ mod tests {
     //! The cases of client-go's `default_rate_limiters_test.go`, plus the token bucket.
 
     use super::*;
-    use crate::workqueue::FakeClock;
+    use crate::clock::FakeClock;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     const MS: Duration = Duration::from_millis(1);

@@ -4,7 +4,7 @@ use std::fmt;
 use std::ops::Deref;
 
 use super::delaying::DelayingQueue;
-use super::queue::{Core, Item, Key, QueueConfig, Work};
+use super::queue::{Core, Item, KeyState, QueueConfig, Work};
 use super::rate_limiter::{RateLimiter, default_controller_rate_limiter_with_clock};
 
 /// A delaying queue whose retries are paced by a [`RateLimiter`] (client-go's `TypedRateLimitingInterface`). Derefs
@@ -30,7 +30,8 @@ use super::rate_limiter::{RateLimiter, default_controller_rate_limiter_with_cloc
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::workqueue::{FakeClock, ItemExponentialFailureRateLimiter, QueueConfig, RateLimitingQueue};
+/// use kube_informer::clock::FakeClock;
+/// use kube_informer::workqueue::{ItemExponentialFailureRateLimiter, QueueConfig, RateLimitingQueue};
 ///
 /// let clock = FakeClock::new();
 /// let queue = RateLimitingQueue::with_config(
@@ -49,18 +50,18 @@ use super::rate_limiter::{RateLimiter, default_controller_rate_limiter_with_cloc
 /// let key = queue.get().unwrap();
 /// queue.forget(&key); // succeeded: back to a 5 ms backoff next time
 /// ```
-pub struct RateLimitingQueue<K: Key> {
+pub struct RateLimitingQueue<K: Item> {
     queue: DelayingQueue<K>,
     limiter: Box<dyn RateLimiter<K>>,
 }
 
 /// Clears a key's `limiting` mark if `RateLimiter::when` panics.
-struct LimitingMark<'a, K: Key> {
+struct LimitingMark<'a, K: Item> {
     core: &'a Core<K>,
     key: &'a K,
 }
 
-impl<K: Key> Drop for LimitingMark<'_, K> {
+impl<K: Item> Drop for LimitingMark<'_, K> {
     fn drop(&mut self) {
         let mut inner = self.core.state.lock();
         if let Some(item) = inner.items.get_mut(self.key) {
@@ -70,7 +71,7 @@ impl<K: Key> Drop for LimitingMark<'_, K> {
     }
 }
 
-impl<K: Key> RateLimitingQueue<K> {
+impl<K: Item> RateLimitingQueue<K> {
     /// An unnamed queue on the real clock with [`default_controller_rate_limiter`](super::default_controller_rate_limiter)
     /// (client-go's `NewTypedRateLimitingQueue(DefaultTypedControllerRateLimiter())`).
     ///
@@ -123,7 +124,7 @@ impl<K: Key> RateLimitingQueue<K> {
                 }
                 Some(item) => item.limiting = true,
                 None => {
-                    let mut item = Item::new(Work::Idle);
+                    let mut item = KeyState::new(Work::Idle);
                     item.limiting = true;
                     inner.items.insert(key.clone(), item);
                 }
@@ -178,7 +179,7 @@ impl<K: Key> RateLimitingQueue<K> {
     }
 }
 
-impl<K: Key> Deref for RateLimitingQueue<K> {
+impl<K: Item> Deref for RateLimitingQueue<K> {
     type Target = DelayingQueue<K>;
 
     fn deref(&self) -> &DelayingQueue<K> {
@@ -186,13 +187,13 @@ impl<K: Key> Deref for RateLimitingQueue<K> {
     }
 }
 
-impl<K: Key> Default for RateLimitingQueue<K> {
+impl<K: Item> Default for RateLimitingQueue<K> {
     fn default() -> Self {
         RateLimitingQueue::new()
     }
 }
 
-impl<K: Key> fmt::Debug for RateLimitingQueue<K> {
+impl<K: Item> fmt::Debug for RateLimitingQueue<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("RateLimitingQueue").field(&*self.queue).finish()
     }
@@ -201,8 +202,9 @@ impl<K: Key> fmt::Debug for RateLimitingQueue<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::FakeClock;
+    use crate::workqueue::ItemExponentialFailureRateLimiter;
     use crate::workqueue::queue::tests::check_invariants;
-    use crate::workqueue::{FakeClock, ItemExponentialFailureRateLimiter};
     use std::time::Duration;
 
     const MS: Duration = Duration::from_millis(1);

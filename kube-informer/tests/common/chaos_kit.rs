@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use kube_informer::cache::{BackoffConfig, DeletedObject};
-use kube_informer::informer::{Event, ResourceEventHandler, SharedIndexInformer};
+use kube_informer::informer::{Notification, ResourceEventHandler, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ObjectMeta, key_of};
 use kube_informer_apiserver::ApiServer;
@@ -163,10 +163,10 @@ impl Replay {
     }
 
     /// Applies one event, recording what does not follow from the events before it.
-    pub fn apply(&mut self, ev: &Event<ConfigMap>) {
+    pub fn apply(&mut self, ev: &Notification<ConfigMap>) {
         self.events += 1;
         match ev {
-            Event::Add { obj, .. } => {
+            Notification::Add { obj, .. } => {
                 let key = key_of(&**obj);
                 if self.objects.contains_key(&key) {
                     self.violation(format!("add {key}: already had it"));
@@ -174,7 +174,7 @@ impl Replay {
                 self.newer(&key, "add", rv(obj));
                 self.objects.insert(key, obj.clone());
             }
-            Event::Update { old, new } => {
+            Notification::Update { old, new } => {
                 let key = key_of(&**new);
                 match self.objects.get(&key) {
                     None => self.violation(format!("update {key}: never had it")),
@@ -187,7 +187,7 @@ impl Replay {
                 self.newer(&key, "update", rv(new));
                 self.objects.insert(key, new.clone());
             }
-            Event::Delete(d) => {
+            Notification::Delete(d) => {
                 let obj = d.object();
                 let key = match d {
                     DeletedObject::FinalStateUnknown { key, .. } => key.to_string(),
@@ -266,7 +266,7 @@ impl ReplayHandler {
 }
 
 impl ResourceEventHandler<ConfigMap> for ReplayHandler {
-    fn handle(&mut self, event: &Event<ConfigMap>) {
+    fn handle(&mut self, event: &Notification<ConfigMap>) {
         let n = {
             let mut r = self.replay.lock();
             r.apply(event);

@@ -1,16 +1,21 @@
-//! `Registry`: the components a program wants probed and measured, in one place (what controller-runtime's manager
-//! knows of its caches, controllers and leader election).
+//! The [`Registry`]: the components a program wants probed and measured, in one place (what controller-runtime's
+//! manager knows of its caches, controllers and leader election).
+//!
+//! It sits at the top of the crate: it reads informers, factories, controllers, leader electors, event recorders
+//! and clients through the weak handles each of them offers, and none of them knows of it. The health a component
+//! writes is in [`health`](crate::health), low in the crate.
 
 use std::fmt;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{Health, InformerHealth};
-use crate::client::RequestMetrics;
-use crate::controller::ControllerMetrics;
-use crate::events::RecorderMetrics;
-use crate::informer::InformerMetrics;
+use crate::client::{RequestMetrics, WeakClient};
+use crate::controller::{ControllerMetrics, WeakController};
+use crate::events::{RecorderMetrics, WeakRecorder};
+use crate::health::{Health, InformerHealth};
+use crate::informer::{InformerMetrics, InformerSnapshot, WeakFactory, WeakInformer};
+use crate::leaderelection::WeakElector;
 
 /// The components whose health and metrics a program exposes: informers (alone or all of a factory's), controllers,
 /// leader electors, event recorders, clients, and checks of your own. The probe endpoint (feature `probe`) and the
@@ -22,7 +27,7 @@ use crate::informer::InformerMetrics;
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::health::Registry;
+/// use kube_informer::registry::Registry;
 /// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
 /// use kube_informer::object::core::ConfigMap;
 /// use kube_informer_apiserver::ApiServer;
@@ -45,7 +50,7 @@ pub struct Registry {
     components: Arc<Mutex<Vec<Arc<dyn Component>>>>,
 }
 
-/// A registered component (implemented beside each component type, over a weak reference).
+/// A registered component: a weak handle of one (implemented below for each kind).
 pub(crate) trait Component: Send + Sync {
     /// Appends what the component reports now; false once it is gone (dropped), to be forgotten.
     fn observe(&self, out: &mut Vec<Observation>) -> bool;
@@ -102,12 +107,12 @@ impl Registry {
 
     /// Adds an informer: its health (`informer:<name>`; ready when synced and healthy) and metrics.
     pub fn add_informer<K: crate::object::Object>(&self, informer: &crate::informer::SharedIndexInformer<K>) -> &Self {
-        self.add(informer.component())
+        self.add(Arc::new(informer.downgrade()))
     }
 
     /// Adds every informer of a factory, those created later included, and the factory's client.
     pub fn add_factory(&self, factory: &crate::informer::SharedInformerFactory) -> &Self {
-        self.add(factory.component())
+        self.add(Arc::new(factory.downgrade()))
     }
 
     /// Adds a client's request metrics (shared by its clones and isolated copies).
@@ -121,26 +126,27 @@ impl Registry {
         &self,
         controller: &crate::controller::Controller<K, D>,
     ) -> &Self {
-        self.add(controller.component())
+        self.add(Arc::new(controller.downgrade()))
     }
 
     /// Adds a leader elector (`leader-election:<name>`, which reports whether this replica leads and never fails
     /// readiness: a replica waiting for its turn is ready), and `leader_election_master_status`.
     pub fn add_leader_elector(&self, elector: &crate::leaderelection::LeaderElector) -> &Self {
-        self.add(elector.component())
+        self.add(Arc::new(elector.downgrade()))
     }
 
     /// Adds an event recorder (`events:<component>`; degraded while its writes fail, which never fails readiness:
     /// events are best effort).
     pub fn add_event_recorder(&self, recorder: &crate::events::EventRecorder) -> &Self {
-        self.add(recorder.component())
+        self.add(Arc::new(recorder.downgrade()))
     }
 
     /// Adds a check of your own, called on each report (keep it quick: probes wait for it): ready when it answers
     /// `Healthy`, live unless it answers `Halted`.
     ///
     /// ```
-    /// use kube_informer::health::{Health, Registry};
+    /// use kube_informer::health::Health;
+    /// use kube_informer::registry::Registry;
     ///
     /// let registry = Registry::new();
     /// registry.add_check("disk", || Health::Healthy);
@@ -188,7 +194,19 @@ impl fmt::Debug for Registry {
     }
 }
 
-impl Component for crate::client::WeakClient {
+impl Observation {
+    fn informer(s: InformerSnapshot) -> Observation {
+        Observation {
+            id: s.id,
+            what: Observed::Informer {
+                health: s.health,
+                metrics: s.metrics,
+            },
+        }
+    }
+}
+
+impl Component for WeakClient {
     fn observe(&self, out: &mut Vec<Observation>) -> bool {
         let Some((id, metrics)) = self.request_metrics() else {
             return false;
@@ -196,6 +214,76 @@ impl Component for crate::client::WeakClient {
         out.push(Observation {
             id,
             what: Observed::Client(metrics),
+        });
+        true
+    }
+}
+
+impl<K: crate::object::Object> Component for WeakInformer<K> {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(snapshot) = self.snapshot() else {
+            return false;
+        };
+        out.push(Observation::informer(snapshot));
+        true
+    }
+}
+
+/// A factory: its informers (those created later too), then its client.
+impl Component for WeakFactory {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(informers) = self.snapshot() else {
+            return false;
+        };
+        out.extend(informers.into_iter().map(Observation::informer));
+        self.client().observe(out);
+        true
+    }
+}
+
+impl<K: crate::object::Object, D: Send + Sync + 'static> Component for WeakController<K, D> {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some((id, health, metrics)) = self.snapshot() else {
+            return false;
+        };
+        out.push(Observation {
+            id,
+            what: Observed::Controller { health, metrics },
+        });
+        true
+    }
+}
+
+impl Component for WeakElector {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some(s) = self.snapshot() else {
+            return false;
+        };
+        out.push(Observation {
+            id: s.id,
+            what: Observed::LeaderElector {
+                name: s.name,
+                health: s.health,
+                leading: s.leading,
+                leader: s.leader,
+            },
+        });
+        true
+    }
+}
+
+impl Component for WeakRecorder {
+    fn observe(&self, out: &mut Vec<Observation>) -> bool {
+        let Some((id, component, health, metrics)) = self.snapshot() else {
+            return false;
+        };
+        out.push(Observation {
+            id,
+            what: Observed::EventRecorder {
+                component,
+                health,
+                metrics,
+            },
         });
         true
     }
