@@ -63,7 +63,7 @@ impl<'a> Admission<'a> {
         // A custom resource's validation (its schema, rules) runs once the strategy prepared the object:
         // [`customresource_strategy`](super::customresource_strategy).
         if spec.custom
-            && let Some(s) = spec.schema.as_deref()
+            && let Some(s) = spec.schema.get()
         {
             schema::default(obj, Some(s));
         }

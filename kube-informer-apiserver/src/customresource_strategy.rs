@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::errors::{self, Failure, FieldError};
-use super::resource::ResourceSpec;
+use super::resource::{ResourceSpec, SchemaSlot};
 use super::schema;
 
 /// The reasons after which CEL rules are not evaluated (kube's `hasBlockingErr`).
@@ -22,7 +22,8 @@ const BLOCKING: [&str; 5] = [
 /// Validates `new` (an update of `old` when there is one); the 422 kube-apiserver answers, or the warnings to
 /// answer with.
 pub(crate) fn validate(spec: &ResourceSpec, new: &Value, old: Option<&Value>) -> Result<Vec<String>, Failure> {
-    let Some(s) = spec.schema.as_ref() else {
+    // A custom resource's schema is given with its CRD (a built-in kind's comes from the catalog and has no rules).
+    let SchemaSlot::Given(s) = &spec.schema else {
         return Ok(Vec::new());
     };
     let mut errs = match old {

@@ -12,6 +12,7 @@ use super::defaults::Cluster;
 use super::errors::{self, Failure, FieldError};
 use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use super::meta;
+use super::namespace_lifecycle;
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
@@ -220,6 +221,7 @@ fn create_locked(
     }
     let meta = meta_mut(obj)?;
     let ns = resolve_namespace(spec, url_ns, meta)?;
+    namespace_lifecycle::admit_create(g, spec, &ns, text(meta, "name"))?;
     if !text(meta, "resourceVersion").is_empty() {
         return Err(errors::internal(
             "resourceVersion should not be set on objects to be created",
@@ -491,7 +493,8 @@ fn store_update(
     let rev = if dry_run { current.rev } else { g.rev() + 1 };
     stamp(&mut new, rev);
     let meta = new.get("metadata").and_then(Value::as_object);
-    let finished = meta.is_some_and(|m| m.contains_key("deletionTimestamp") && finalizers(m).is_empty());
+    let finished = meta.is_some_and(|m| m.contains_key("deletionTimestamp") && finalizers(m).is_empty())
+        && namespace_lifecycle::may_go(spec, &new);
     conversion::to_storage(spec, &mut new);
     let stored = StoredObject::from_value(spec, &new);
     let change = if finished {
@@ -500,6 +503,33 @@ fn store_update(
         Change::Put(stored)
     };
     commit(g, spec, change, dry_run)
+}
+
+/// A write only the server makes, past the kind's update rules (which would keep what it changes: a namespace's
+/// `spec.finalizers` change only through its `finalize` subresource, its conditions only through `status`): `edit`
+/// changes the stored object, stored as it comes out — deleted when that ends its deletion. Nothing is written when
+/// `edit` changes nothing.
+pub(crate) fn update_raw(
+    store: &Store,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    name: &str,
+    edit: impl FnOnce(&mut Value),
+) -> Result<Arc<StoredObject>, Failure> {
+    let ns = if spec.api.namespaced { ns.unwrap_or("") } else { "" };
+    let mut g = store.lock();
+    let current = g
+        .get(&spec.id(), &object_key(ns, name))
+        .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    let old = current.to_value();
+    let mut new = old.clone();
+    edit(&mut new);
+    if new == old {
+        return Ok(current);
+    }
+    let written = store_update(&mut g, spec, &current, Some(new), false);
+    publish(store, g, spec, 200, &mut |_| {});
+    Ok(written)
 }
 
 /// PUT (`status_only`: PUT of the status subresource), for `manager`.
@@ -721,6 +751,7 @@ pub(crate) fn delete(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    namespace_lifecycle::admit_delete(spec, name)?;
     let precondition = |what: &str, want: &str, have: &str| {
         errors::conflict(
             &spec.api,
@@ -749,6 +780,8 @@ pub(crate) fn delete(
         dry_run: opts.dry_run,
     };
     super::validating_admission_policy::admit(&g, &attributes)?;
+    // A namespace with `spec.finalizers` is only marked, its content deleted first.
+    let kept = namespace_lifecycle::mark_for_deletion(spec, &mut value);
     let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);
     // The kind's own finalizer, added at the first delete (a CRD's: its objects go first).
     if let (Some(f), Some(m)) = (spec.builtin.and_then(|r| r.delete_finalizer), meta.as_deref_mut())
@@ -761,7 +794,7 @@ pub(crate) fn delete(
         }
     }
     let outcome = match meta {
-        Some(meta) if !finalizers(meta).is_empty() => {
+        Some(meta) if kept || !finalizers(meta).is_empty() => {
             if meta.contains_key("deletionTimestamp") {
                 Deleted::Finalizing(current)
             } else {

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kube_informer::object::{ApiResource, Status, StatusCause, StatusDetails};
+use kube_informer::object::{Status, StatusCause, StatusDetails};
 use serde_json::{Value, json};
 
 use super::errors::{self, Failure, FieldError};
@@ -29,30 +29,6 @@ pub(crate) const GROUP: &str = "admissionregistration.k8s.io";
 pub(crate) const POLICIES: &str = "validatingadmissionpolicies.admissionregistration.k8s.io";
 /// Store id of bindings.
 pub(crate) const BINDINGS: &str = "validatingadmissionpolicybindings.admissionregistration.k8s.io";
-
-/// The admissionregistration.k8s.io kinds this module needs served. Until the generated catalog (issue 29) serves
-/// them, they are registered here; the catalog replaces this function at merge.
-pub(crate) fn resources() -> Vec<ResourceSpec> {
-    vec![
-        ResourceSpec::new(ApiResource::new(
-            GROUP,
-            "v1",
-            "ValidatingAdmissionPolicy",
-            "validatingadmissionpolicies",
-            false,
-        ))
-        .with_status_subresource()
-        .category("api-extensions"),
-        ResourceSpec::new(ApiResource::new(
-            GROUP,
-            "v1",
-            "ValidatingAdmissionPolicyBinding",
-            "validatingadmissionpolicybindings",
-            false,
-        ))
-        .category("api-extensions"),
-    ]
-}
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")

@@ -231,6 +231,11 @@ impl<'a> Cluster<'a> {
         Cluster { store, id, key }
     }
 
+    /// The written object's key (`namespace/name`).
+    pub(crate) fn key(&self) -> &str {
+        self.key
+    }
+
     /// Every other live object of the resource, in every namespace.
     pub(crate) fn others(&self) -> Vec<Value> {
         let q = ListQuery {
