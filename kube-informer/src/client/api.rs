@@ -136,6 +136,13 @@ impl<K: Object> Api<K> {
         }
     }
 
+    /// The same resource and namespace, every request ending by `deadline`
+    /// ([`Client::with_deadline`]: aborted there, its connection closed).
+    #[must_use]
+    pub fn with_deadline(&self, deadline: std::time::Instant) -> Self {
+        self.with_client(self.client.with_deadline(deadline))
+    }
+
     pub(crate) fn target(&self) -> Target<'_> {
         Target {
             resource: &self.resource,

@@ -49,7 +49,7 @@ mod watch_stream;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use log::debug;
 use parking_lot::Mutex;
@@ -106,6 +106,8 @@ const MAX_IDLE_CONNECTIONS_PER_HOST: usize = 25;
 pub struct Client {
     shared: Arc<Shared>,
     transport: Arc<Transport>,
+    /// Every request made through this handle ends by then ([`Client::with_deadline`]); `None`: no deadline.
+    deadline: Option<Instant>,
 }
 
 /// What every clone and isolated copy of a client shares.
@@ -262,6 +264,7 @@ impl Client {
         Ok(Client {
             transport: Arc::new(Transport::new(&shared)),
             shared,
+            deadline: None,
         })
     }
 
@@ -281,6 +284,83 @@ impl Client {
         Client {
             transport: Arc::new(Transport::new(&self.shared)),
             shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
+        }
+    }
+
+    /// A copy of this handle (same connections, same [`AbortHandle`]) whose every request ends by `deadline`: each
+    /// gets what remains until then as its overall time limit (or the configured
+    /// [`request timeout`](Config::request_timeout), when shorter) — name resolution, connect, credential plugin,
+    /// sending and the whole body included, watches too. A request still running at the deadline is **aborted**:
+    /// its connection is closed and the calling thread returns with an [`Error::Transport`] of kind
+    /// [`Timeout`](crate::TransportErrorKind::Timeout); a request made at or after the deadline fails so without
+    /// touching the network. A deadline already set is kept when earlier.
+    ///
+    /// For work that must end at a known time whatever the server does: leader election bounds each renewal of its
+    /// lease this way, by the time left before its renew deadline.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use kube_informer::client::{Api, Client, Config};
+    /// use kube_informer::object::core::ConfigMap;
+    ///
+    /// let client = Client::new(Config::new("https://127.0.0.1:6443"))?;
+    /// let bounded = client.with_deadline(Instant::now() + Duration::from_secs(2));
+    /// let cms: Api<ConfigMap> = Api::namespaced(bounded, "default");
+    /// // cms.get("settings") returns within two seconds, whatever the server does.
+    /// // A deadline in the past: the request fails at once.
+    /// let late = Api::<ConfigMap>::namespaced(client.with_deadline(Instant::now()), "default");
+    /// let err = late.get("settings").unwrap_err();
+    /// assert!(matches!(err, kube_informer::Error::Transport(t) if t.kind == kube_informer::TransportErrorKind::Timeout));
+    /// # Ok::<(), kube_informer::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_deadline(&self, deadline: Instant) -> Client {
+        Client {
+            deadline: Some(self.deadline.map_or(deadline, |d| d.min(deadline))),
+            ..self.clone()
+        }
+    }
+
+    /// The deadline of this handle's requests ([`with_deadline`](Self::with_deadline)), if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Time left before the deadline: `None` without one, `Some(ZERO)` once it passed.
+    fn time_left(&self) -> Option<Duration> {
+        self.deadline.map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The deadline is set and has passed.
+    fn deadline_passed(&self) -> bool {
+        self.time_left() == Some(Duration::ZERO)
+    }
+
+    /// The error of a request cut by the deadline.
+    fn deadline_error(&self, what: &str) -> Error {
+        Error::from(crate::TransportError::new(
+            crate::TransportErrorKind::Timeout,
+            format!(
+                "{what} on {}: the request's deadline passed (Client::with_deadline); aborted",
+                self.shared.endpoint
+            ),
+        ))
+    }
+
+    /// A copy with its own connection pool whose [`AbortHandle`] is a child of this handle's: aborting this
+    /// handle (or its clones) aborts the copy too, aborting the copy leaves this handle alone.
+    pub(crate) fn isolated_child(&self) -> Client {
+        let canceller = self.transport.canceller.child();
+        let agent = transport::build_agent(&self.shared, &canceller.signal());
+        canceller.set_agent(agent.clone());
+        Client {
+            transport: Arc::new(Transport {
+                canceller,
+                agent: Mutex::new((agent, self.shared.tls.identity.version())),
+            }),
+            shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
         }
     }
 
@@ -368,6 +448,9 @@ impl Client {
 
     /// Maps an I/O error from reading a response body.
     pub(crate) fn map_io(&self, e: std::io::Error, cancel: &CancelSignal, what: &str, idle: Option<Duration>) -> Error {
+        if !cancel.is_cancelled() && self.deadline_passed() && is_timeout_io(&e) {
+            return self.deadline_error(what);
+        }
         let ctx = FailureContext {
             what,
             server_name: &self.shared.server_name,
@@ -402,7 +485,19 @@ impl Client {
             if cancel.is_cancelled() {
                 return Err(Error::Stopped);
             }
-            let authz = self.shared.auth.authorize(cancel)?;
+            if self.deadline_passed() {
+                return Err(self.deadline_error(&what));
+            }
+            let authz = match self.shared.auth.authorize(cancel, self.deadline) {
+                Ok(authz) => authz,
+                Err(_) if !cancel.is_cancelled() && self.deadline_passed() => return Err(self.deadline_error(&what)),
+                Err(e) => return Err(e),
+            };
+            // What remains of the deadline bounds the whole exchange; none left after the credential: give up.
+            let time_left = self.time_left();
+            if time_left == Some(Duration::ZERO) {
+                return Err(self.deadline_error(&what));
+            }
             // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
             // the pooled connections opened with the old one.
             let agent = match dedicated {
@@ -441,13 +536,13 @@ impl Client {
                     let r = builder
                         .body(body.as_slice())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(&agent, r, watch_idle)
+                    run(&agent, r, watch_idle, time_left)
                 }
                 None => {
                     let r = builder
                         .body(())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(&agent, r, watch_idle)
+                    run(&agent, r, watch_idle, time_left)
                 }
             };
             if !cancel.is_cancelled() {
@@ -456,7 +551,13 @@ impl Client {
                     .requests
                     .observe(req.method.as_str(), code, started.elapsed());
             }
-            let response = result.map_err(|e| transport::map_error(e, cancel, &ctx))?;
+            let response = result.map_err(|e| {
+                if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
+                    self.deadline_error(&what)
+                } else {
+                    transport::map_error(e, cancel, &ctx)
+                }
+            })?;
             let code = response.status().as_u16();
             if (200..300).contains(&code) {
                 return Ok(response);
@@ -499,23 +600,50 @@ fn finite(timeout: Duration) -> Option<Duration> {
     (timeout < FAR_FUTURE).then_some(timeout)
 }
 
-/// Runs one request; a watch gets its idle limit as per-read timeout and no overall limit.
+/// Runs one request; a watch gets its idle limit as per-read timeout and no overall limit. With `time_left` (a
+/// deadline), the overall limit is at most that, watches included: ureq then ends the exchange at the deadline and
+/// drops (closes) its connection.
 fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
     req: http::Request<S>,
     watch_idle: Option<Duration>,
+    time_left: Option<Duration>,
 ) -> Result<http::Response<ureq::Body>, ureq::Error> {
-    match watch_idle {
-        None => agent.run(req),
-        Some(idle) => {
+    match (watch_idle, time_left) {
+        (None, None) => agent.run(req),
+        (None, Some(left)) => {
+            let configured = agent.config().timeouts().global;
+            let limit = configured.map_or(left, |c| c.min(left));
+            agent.run(agent.configure_request(req).timeout_global(Some(limit)).build())
+        }
+        (Some(idle), time_left) => {
             let req = agent
                 .configure_request(req)
                 .timeout_per_read(finite(idle))
-                .timeout_global(None)
+                .timeout_global(time_left)
                 .build();
             agent.run(req)
         }
     }
+}
+
+/// A ureq error that is a timeout.
+fn is_timeout(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(io) => is_timeout_io(io),
+        _ => false,
+    }
+}
+
+/// An I/O error that is a timeout (as ureq's body reader reports one).
+fn is_timeout_io(e: &std::io::Error) -> bool {
+    if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) {
+        return true;
+    }
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
 impl Transport {
