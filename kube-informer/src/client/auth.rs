@@ -267,7 +267,7 @@ mod tests {
     fn missing_token_file_is_an_auth_error_naming_the_file() {
         let path = std::path::Path::new("/nonexistent/kube-informer/token");
         let auth = Authenticator::new(&file_credential(path), None, &Arc::default());
-        let err = auth.authorize(&Canceller::new().signal()).err().unwrap().to_string();
+        let err = auth.authorize(&Canceller::new().signal(), None).err().unwrap().to_string();
         assert!(err.contains("/nonexistent/kube-informer/token"), "{err}");
     }
 
@@ -281,7 +281,7 @@ mod tests {
             None,
             &Arc::default(),
         );
-        let a = auth.authorize(&Canceller::new().signal()).unwrap();
+        let a = auth.authorize(&Canceller::new().signal(), None).unwrap();
         assert_eq!(a.header.unwrap().expose(), b"Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
         assert!(!format!("{auth:?}").contains("QWxh"));
     }
