@@ -377,3 +377,38 @@ fn a_leader_whose_renewal_hangs_stops_by_the_renew_deadline_and_never_overlaps_t
     r1.stop();
     assert_eq!((r0.running_threads(), r1.running_threads()), (0, 0));
 }
+
+#[test]
+fn stopping_a_leader_whose_renewal_hangs_interrupts_it_and_releases_the_lease() {
+    // client-go's TestReleaseOnCancellation against the embedded server: stop arrives while the renewal hangs. The
+    // renew deadline is long, so only the interrupt can end the renewal within stop's second.
+    let server = server(1);
+    let config = LeaderElectionConfig::default()
+        .lease_duration(Duration::from_secs(60))
+        .renew_deadline(Duration::from_secs(40))
+        .retry_period(Duration::from_millis(100));
+    let client = default_client(&server, 0);
+    let (tx, rx) = crossbeam_channel::unbounded::<&str>();
+    let (t1, t2) = (tx.clone(), tx);
+    let elector = LeaderElector::start(
+        LeaseLock::new(&client, "default", LEASE, "r0"),
+        config,
+        LeaderCallbacks::new()
+            .on_started_leading(move || t1.send("started").unwrap())
+            .on_stopped_leading(move || t2.send("stopped").unwrap()),
+    )
+    .unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(30)).unwrap(), "started");
+    server.inject(Fault::on(Some(Verb::Update), Some("leases")).stall());
+    eventually("the renewal to hang", || server.pending_faults() == 0);
+
+    elector.stop();
+    assert_eq!(elector.running_threads(), 0, "joined: the hanging renewal was interrupted");
+    assert_eq!(rx.try_recv(), Ok("stopped"));
+    let l = lease(&server);
+    assert_eq!(l.spec.holder_identity.as_deref(), Some(""), "released");
+    assert_eq!(l.spec.lease_duration_seconds, Some(1));
+    server.clear_faults();
+    // The caller's client is untouched by the interrupt.
+    assert!(Api::<ConfigMap>::all(client).list(&Default::default()).is_ok());
+}
