@@ -31,6 +31,8 @@
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
 //! * [`registry`]: the components a program runs, gathered for probes and metrics.
+//! * [`manager`]: runs a program's controllers, leader election and probes until SIGTERM, then stops them
+//!   gracefully — a controller binary's `main`.
 //! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
 //! * `probe` (feature `probe`): `/metrics`, `/healthz` and `/readyz` over HTTP, as controller-runtime's manager serves them.
 //!
@@ -121,6 +123,7 @@ mod failure_streak;
 pub mod health;
 pub mod informer;
 pub mod leaderelection;
+pub mod manager;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 pub mod object;

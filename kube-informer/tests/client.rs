@@ -303,7 +303,9 @@ fn a_deadline_aborts_a_stalled_request_and_closes_its_connection() {
         .unwrap_err();
     assert_eq!(transport_kind(&err), Some(TransportErrorKind::Timeout), "{err}");
     assert!(err.to_string().contains("deadline passed"), "{err}");
-    request_seen.try_recv().expect("the request reached the server before the deadline");
+    request_seen
+        .try_recv()
+        .expect("the request reached the server before the deadline");
     // Aborted, not abandoned: the server sees the connection closed (it would wait 90 s for a read timeout).
     close_seen
         .recv_timeout(Duration::from_secs(30))
@@ -327,7 +329,9 @@ fn a_deadline_cuts_a_body_that_stops_midway() {
         .unwrap_err();
     assert_eq!(transport_kind(&err), Some(TransportErrorKind::Timeout), "{err}");
     assert!(err.to_string().contains("deadline passed"), "{err}");
-    close_seen.recv_timeout(Duration::from_secs(30)).expect("connection closed");
+    close_seen
+        .recv_timeout(Duration::from_secs(30))
+        .expect("connection closed");
 }
 
 #[test]
@@ -548,7 +552,8 @@ fn a_deadline_aborts_a_request_the_embedded_server_stalls() {
         .get("a")
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Transport(t) if t.kind == TransportErrorKind::Timeout) && err.to_string().contains("deadline"),
+        matches!(&err, Error::Transport(t) if t.kind == TransportErrorKind::Timeout)
+            && err.to_string().contains("deadline"),
         "{err}"
     );
     assert_eq!(server.pending_faults(), 0, "the stalled request was the GET");

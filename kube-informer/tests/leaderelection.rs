@@ -327,7 +327,9 @@ fn a_leader_whose_renewal_hangs_stops_by_the_renew_deadline_and_never_overlaps_t
     };
     let wait = Duration::from_secs(30);
     let wait_for = |what: &str| loop {
-        let e = events.recv_timeout(wait).unwrap_or_else(|_| panic!("waiting for {what}: {:?}", timeline.events()));
+        let e = events
+            .recv_timeout(wait)
+            .unwrap_or_else(|_| panic!("waiting for {what}: {:?}", timeline.events()));
         if e == what {
             break;
         }
@@ -368,7 +370,11 @@ fn a_leader_whose_renewal_hangs_stops_by_the_renew_deadline_and_never_overlaps_t
         .collect();
     assert_eq!(stalled.len(), 1, "{stalled:?}");
     assert_eq!((stalled[0].user.as_deref(), stalled[0].code), (Some("r0"), 409));
-    assert_eq!(writers_of(&server, mark, "leases", true), ["r1"], "after the stall, only r1's writes were accepted");
+    assert_eq!(
+        writers_of(&server, mark, "leases", true),
+        ["r1"],
+        "after the stall, only r1's writes were accepted"
+    );
     let l = lease(&server);
     assert_eq!(l.spec.holder_identity.as_deref(), Some("r1"));
     assert_eq!(l.spec.lease_transitions, Some(1), "taken over, not released");
@@ -403,7 +409,11 @@ fn stopping_a_leader_whose_renewal_hangs_interrupts_it_and_releases_the_lease() 
     eventually("the renewal to hang", || server.pending_faults() == 0);
 
     elector.stop();
-    assert_eq!(elector.running_threads(), 0, "joined: the hanging renewal was interrupted");
+    assert_eq!(
+        elector.running_threads(),
+        0,
+        "joined: the hanging renewal was interrupted"
+    );
     assert_eq!(rx.try_recv(), Ok("stopped"));
     let l = lease(&server);
     assert_eq!(l.spec.holder_identity.as_deref(), Some(""), "released");

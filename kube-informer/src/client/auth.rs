@@ -267,7 +267,11 @@ mod tests {
     fn missing_token_file_is_an_auth_error_naming_the_file() {
         let path = std::path::Path::new("/nonexistent/kube-informer/token");
         let auth = Authenticator::new(&file_credential(path), None, &Arc::default());
-        let err = auth.authorize(&Canceller::new().signal(), None).err().unwrap().to_string();
+        let err = auth
+            .authorize(&Canceller::new().signal(), None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("/nonexistent/kube-informer/token"), "{err}");
     }
 

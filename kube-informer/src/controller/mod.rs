@@ -40,8 +40,8 @@ pub use finalizer::{FinalizerError, FinalizerEvent, add_finalizer, finalizer, ha
 pub use mapper::controller_owner_key;
 pub use options::ControllerOptions;
 pub use predicate::Predicate;
-pub(crate) use runner::WeakController;
 pub use runner::{Controller, ControllerBuilder};
+pub(crate) use runner::{StoppingController, WeakController};
 
 /// A snapshot of a controller's counters, from [`Controller::metrics`].
 #[derive(Clone, Debug, PartialEq, Eq)]

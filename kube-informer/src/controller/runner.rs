@@ -669,14 +669,8 @@ impl<K: Object, D> Controller<K, D> {
     fn end_term(&self, term: Term) {
         let s = &self.shared;
         let deadline = deadline_after(Instant::now(), s.options.shutdown_grace);
-        *s.slot.current.write() = None;
-        term.halt.stop();
-        term.queue.shut_down();
-        let mut joined = true;
-        for w in term.workers {
-            joined &= w.join_until(deadline);
-        }
-        if joined {
+        let workers = Self::halt_term(s, term);
+        if join_workers(workers, deadline) {
             debug!("controller {}: workers stopped", s.name);
         } else {
             warn!(
@@ -684,6 +678,15 @@ impl<K: Object, D> Controller<K, D> {
                 s.name, s.options.shutdown_grace
             );
         }
+    }
+
+    /// Ends a term without waiting: no key is queued or taken any more; the workers finish their reconcile in
+    /// flight, if any, and exit. Returns them, to be joined.
+    fn halt_term(s: &Shared<K, D>, term: Term) -> Vec<Worker> {
+        *s.slot.current.write() = None;
+        term.halt.stop();
+        term.queue.shut_down();
+        term.workers
     }
 
     /// True while a term is running (between `start` and `pause` / `stop`).
@@ -717,6 +720,69 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
     pub(crate) fn downgrade(&self) -> WeakController<K, D> {
         WeakController(Arc::downgrade(&self.shared))
     }
+
+    /// The first half of a stop for good, for a caller stopping several controllers against one grace period:
+    /// from now on no reconcile starts and none will (the controller is stopped, as [`stop`](Controller::stop)
+    /// leaves it); the reconciles in flight go on. [`StoppingController::finish`] waits for them.
+    pub(crate) fn begin_stop(&self) -> StoppingController {
+        let s = &self.shared;
+        s.health.halt("stopped");
+        let workers = match std::mem::replace(&mut *self.state.lock(), State::Stopped) {
+            State::Running(term) => Self::halt_term(s, term),
+            State::Idle | State::Stopped => Vec::new(),
+        };
+        let shared = self.shared.clone();
+        StoppingController {
+            name: s.name.clone(),
+            workers,
+            in_flight: Box::new(move || shared.stats.in_flight.load(Ordering::Relaxed)),
+            registrations: std::mem::take(&mut *self.registrations.lock()),
+        }
+    }
+}
+
+/// A controller that takes no more work, its reconciles in flight still running ([`Controller::begin_stop`]).
+pub(crate) struct StoppingController {
+    name: String,
+    workers: Vec<Worker>,
+    /// Reads the controller's count of reconciles running.
+    in_flight: Box<dyn Fn() -> usize + Send + Sync>,
+    /// The controller's event handlers, removed once its workers are done.
+    registrations: Vec<Box<dyn Unregister>>,
+}
+
+impl StoppingController {
+    /// The controller's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Waits until `deadline` for the reconciles in flight, then removes the controller's event handlers. Returns
+    /// how many reconciles were still running at the deadline (their threads are left detached, with a warning): 0
+    /// when every worker was joined.
+    pub(crate) fn finish(self, deadline: Instant) -> usize {
+        let joined = join_workers(self.workers, deadline);
+        let running = if joined { 0 } else { (self.in_flight)().max(1) };
+        if running > 0 {
+            warn!(
+                "controller {}: {running} reconcile(s) did not finish within the grace period; left detached",
+                self.name
+            );
+        }
+        for r in self.registrations {
+            r.remove();
+        }
+        running
+    }
+}
+
+/// Joins `workers` until `deadline`; true when every one was joined.
+fn join_workers(workers: Vec<Worker>, deadline: Instant) -> bool {
+    let mut joined = true;
+    for w in workers {
+        joined &= w.join_until(deadline);
+    }
+    joined
 }
 
 /// A controller held weakly (by a [`Registry`](crate::registry::Registry)).

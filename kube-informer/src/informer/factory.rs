@@ -400,12 +400,18 @@ impl SharedInformerFactory {
     /// Stops every informer and joins their threads, all against one deadline (about a second). Informers
     /// handed out earlier stop too.
     pub fn shutdown(&self) {
+        self.shutdown_by(Instant::now() + STOP_BUDGET);
+    }
+
+    /// [`shutdown`](Self::shutdown) against `deadline`; true when every thread was joined.
+    pub(crate) fn shutdown_by(&self, deadline: Instant) -> bool {
         let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
         let joins: Vec<StopJoin> = managed.iter().map(|m| m.begin_stop()).collect();
-        let deadline = Instant::now() + STOP_BUDGET;
+        let mut joined = true;
         for j in joins {
-            j.finish(deadline);
+            joined &= j.finish(deadline);
         }
+        joined
     }
 }
 

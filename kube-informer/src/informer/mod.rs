@@ -23,4 +23,4 @@ pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, Queu
 pub use shared_informer::{
     InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer, strip_managed_fields,
 };
-pub(crate) use shared_informer::{InformerSnapshot, WeakInformer};
+pub(crate) use shared_informer::{InformerSnapshot, StopJoin, WeakInformer};

@@ -568,11 +568,14 @@ impl<K: Object> SharedIndexInformer<K> {
 pub(crate) struct StopJoin(Vec<Worker>);
 
 impl StopJoin {
-    /// Joins the threads that exit before `deadline`; the rest are left detached (with a warning each).
-    pub(crate) fn finish(self, deadline: Instant) {
+    /// Joins the threads that exit before `deadline`; the rest are left detached (with a warning each). True when
+    /// every thread was joined.
+    pub(crate) fn finish(self, deadline: Instant) -> bool {
+        let mut joined = true;
         for w in self.0 {
-            w.join_until(deadline);
+            joined &= w.join_until(deadline);
         }
+        joined
     }
 }
 

@@ -6,8 +6,8 @@ use log::debug;
 
 use super::record::micro_time;
 use super::{LeaderElectionRecord, Lock};
-use crate::error::Error;
 use crate::clock::deadline::deadline_after;
+use crate::error::Error;
 
 /// client-go's `tryAcquireOrRenew` and `release`, with the observed record and the local time it was observed.
 ///

@@ -94,9 +94,9 @@ impl Machine {
         let term_end = deadline_after(start, self.renew_deadline);
         match self.phase {
             Phase::Candidate => {
-                let ok = self
-                    .candidate
-                    .try_acquire_or_renew(lock, start, wall_time(start), real_deadline(clock, term_end));
+                let ok =
+                    self.candidate
+                        .try_acquire_or_renew(lock, start, wall_time(start), real_deadline(clock, term_end));
                 self.report(out);
                 let now = clock.now();
                 if ok && now < term_end {
@@ -115,9 +115,9 @@ impl Machine {
                 if start >= until {
                     return self.lose(lock, start, out);
                 }
-                let ok = self
-                    .candidate
-                    .try_acquire_or_renew(lock, start, wall_time(start), real_deadline(clock, until));
+                let ok =
+                    self.candidate
+                        .try_acquire_or_renew(lock, start, wall_time(start), real_deadline(clock, until));
                 self.report(out);
                 let now = clock.now();
                 if now >= until {
@@ -205,6 +205,9 @@ struct ElectorShared {
     stop_deadline: Mutex<Option<Instant>>,
     /// How the release at the end went: `None` until the thread has finished (or when the lock was not held).
     released: Mutex<Option<bool>>,
+    /// Held by `stop` while it wakes the thread and interrupts the lock's call in flight; the thread takes it
+    /// before releasing the lock, so that the interrupt never reaches the release.
+    stopping: Mutex<()>,
 }
 
 /// What stopping an elector achieved.
@@ -287,6 +290,7 @@ impl LeaderElector {
             lock: lock.clone(),
             stop_deadline: Mutex::new(None),
             released: Mutex::new(None),
+            stopping: Mutex::new(()),
         });
         let live = Arc::new(AtomicUsize::new(0));
         let machine = Machine::new(lock.identity(), &config);
@@ -317,6 +321,11 @@ impl LeaderElector {
     /// This candidate's identity.
     pub fn identity(&self) -> &str {
         &self.shared.identity
+    }
+
+    /// The election's name (for logs and the thread): the config's, else the lock's description.
+    pub(crate) fn name(&self) -> &str {
+        &self.shared.name
     }
 
     /// How many times this candidate started leading.
@@ -361,8 +370,11 @@ impl LeaderElector {
         };
         *self.shared.stop_deadline.lock() = Some(deadline.checked_sub(JOIN_MARGIN).unwrap_or(deadline));
         self.shared.health.halt("stopped");
-        self.shared.sleeper.stop();
-        self.shared.lock.interrupt();
+        {
+            let _stopping = self.shared.stopping.lock();
+            self.shared.sleeper.stop();
+            self.shared.lock.interrupt();
+        }
         let joined = worker.join_until(deadline);
         ElectorStopped {
             joined,
@@ -477,6 +489,8 @@ fn run(
             break;
         }
     }
+    // The stopping thread is done interrupting the call in flight before anything else is asked of the lock.
+    drop(shared.stopping.lock());
     machine.stop_leading(&mut out);
     deliver(shared, &mut callbacks, &mut out);
     if config.release_on_cancel && machine.candidate().is_leader() {

@@ -508,7 +508,10 @@ fn a_leader_that_cannot_renew_stops_at_the_renew_deadline_and_another_takes_over
     let (lost, taken) = (lost_at.unwrap(), taken_at.unwrap());
     // a's last successful renewal started before the break; it gives up renew_deadline (10 s) after that start
     // (seen here at the next 100 ms tick).
-    assert!(lost <= 10 * S + Duration::from_millis(100), "a stopped leading after {lost:?}");
+    assert!(
+        lost <= 10 * S + Duration::from_millis(100),
+        "a stopped leading after {lost:?}"
+    );
     // a last renewed in the 2 s before the break; b saw that change on its next poll, up to 4.4 s later (a retry
     // period with jitter), and takes over on its first poll after 15 s without change: between 13 s and
     // 15 + 2 × 4.4 s after the break — never before a stopped leading.
@@ -613,14 +616,20 @@ fn a_renewal_that_hangs_ends_leadership_at_the_renew_deadline_before_anyone_take
     ];
     let (mut timeline, mut writes) = (Timeline::new(), Vec::new());
     // a leads and renews a few times; b follows.
-    simulate(&mut rs, &server, &clock, &mut timeline, &mut writes, |_| clock.now() >= now + 20 * S);
+    simulate(&mut rs, &server, &clock, &mut timeline, &mut writes, |_| {
+        clock.now() >= now + 20 * S
+    });
     assert!(rs[0].1.is_leading() && !rs[1].1.is_leading());
-    assert!(writes.iter().filter(|(id, _)| *id == "a").count() > 5, "a renewed: {writes:?}");
+    assert!(
+        writes.iter().filter(|(id, _)| *id == "a").count() > 5,
+        "a renewed: {writes:?}"
+    );
 
     // From now on, every call of a hangs until the deadline it was given.
     *rs[0].2.mode.lock() = Mode::Hang(clock.clone(), Arc::default());
     simulate(&mut rs, &server, &clock, &mut timeline, &mut writes, |t| {
-        t.iter().any(|(_, id, e)| *id == "b" && *e == Transition::StartedLeading)
+        t.iter()
+            .any(|(_, id, e)| *id == "b" && *e == Transition::StartedLeading)
     });
     let at = |who: &str, what: Transition| {
         timeline
@@ -636,7 +645,10 @@ fn a_renewal_that_hangs_ends_leadership_at_the_renew_deadline_before_anyone_take
     assert_eq!(a_stopped, a_last_renewal + cfg.renew_deadline, "{timeline:?}");
     // b took over only after lease_duration without change: never while a led.
     assert!(b_started >= a_last_renewal + cfg.lease_duration, "{timeline:?}");
-    assert!(b_started >= a_stopped + (cfg.lease_duration - cfg.renew_deadline), "{timeline:?}");
+    assert!(
+        b_started >= a_stopped + (cfg.lease_duration - cfg.renew_deadline),
+        "{timeline:?}"
+    );
 }
 
 #[test]
@@ -655,7 +667,11 @@ fn a_renewal_that_succeeds_after_the_term_ended_counts_as_lost() {
     out.clear();
     m.step(&lock, &clock, &mut out);
     assert!(clock.now() > term_end);
-    assert_eq!(out, [Transition::StoppedLeading], "the late success does not extend the term");
+    assert_eq!(
+        out,
+        [Transition::StoppedLeading],
+        "the late success does not extend the term"
+    );
     assert!(!m.is_leading());
 }
 
@@ -951,9 +967,11 @@ impl Lock for Interruptible {
     fn update(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         let conflict_first = self
             .conflicts
-            .fetch_update(std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst, |n| {
-                n.checked_sub(1)
-            })
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
             .is_ok();
         if conflict_first {
             self.counts.lock().1 += 1;
@@ -980,7 +998,11 @@ impl Lock for Interruptible {
 
 /// Starts an elector on `lock`, waits for it to lead and for its blocked call, stops it; returns what happened in
 /// order and the lock's record afterwards.
-fn stop_while_blocked(server: &Arc<Mutex<Server>>, lock: Interruptible, events: crossbeam_channel::Receiver<String>) -> Vec<String> {
+fn stop_while_blocked(
+    server: &Arc<Mutex<Server>>,
+    lock: Interruptible,
+    events: crossbeam_channel::Receiver<String>,
+) -> Vec<String> {
     let tx = lock.events.clone();
     let (t1, t2) = (tx.clone(), tx);
     let observer = server.clone();
@@ -1004,7 +1026,14 @@ fn stop_while_blocked(server: &Arc<Mutex<Server>>, lock: Interruptible, events: 
     let mut seen = vec![events.recv_timeout(wait).unwrap(), events.recv_timeout(wait).unwrap()];
     let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
     seen.extend(events.try_iter());
-    assert_eq!(stopped, ElectorStopped { joined: true, released: Some(true) }, "{seen:?}");
+    assert_eq!(
+        stopped,
+        ElectorStopped {
+            joined: true,
+            released: Some(true)
+        },
+        "{seen:?}"
+    );
     assert_eq!(elector.running_threads(), 0);
     seen
 }
@@ -1016,9 +1045,15 @@ fn stopping_during_a_blocked_renewal_interrupts_it_and_still_releases() {
     let (tx, rx) = unbounded();
     let lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
     let seen = stop_while_blocked(&server, lock, rx);
-    assert_eq!(seen, ["started", "update blocked", "interrupted", "stopped while me holds"]);
+    assert_eq!(
+        seen,
+        ["started", "update blocked", "interrupted", "stopped while me holds"]
+    );
     let record = server.lock().object.as_ref().unwrap().0.clone();
-    assert_eq!((record.holder_identity.as_str(), record.lease_duration_seconds), ("", 1));
+    assert_eq!(
+        (record.holder_identity.as_str(), record.lease_duration_seconds),
+        ("", 1)
+    );
 }
 
 #[test]
@@ -1030,7 +1065,10 @@ fn stopping_during_a_blocked_read_interrupts_it_and_still_releases() {
     let lock = Interruptible::new(MemLock::new(&server, "me"), ("get", 2), tx);
     lock.conflicts.store(1, std::sync::atomic::Ordering::SeqCst);
     let seen = stop_while_blocked(&server, lock, rx);
-    assert_eq!(seen, ["started", "get blocked", "interrupted", "stopped while me holds"]);
+    assert_eq!(
+        seen,
+        ["started", "get blocked", "interrupted", "stopped while me holds"]
+    );
     assert_eq!(server.lock().object.as_ref().unwrap().0.holder_identity, "");
 }
 
@@ -1043,7 +1081,10 @@ fn a_renewal_applied_but_unanswered_does_not_prevent_the_release() {
     let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
     lock.applied_then_lost = true;
     let seen = stop_while_blocked(&server, lock, rx);
-    assert_eq!(seen, ["started", "update blocked", "interrupted", "stopped while me holds"]);
+    assert_eq!(
+        seen,
+        ["started", "update blocked", "interrupted", "stopped while me holds"]
+    );
     let s = server.lock();
     assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
     assert_eq!(s.writes, ["me", "me", "me"], "created, renewed (answer lost), released");
