@@ -291,8 +291,15 @@ fn the_example_controller_converges_its_embedded_server_and_exits_0() {
         ] {
             assert!(stdout.contains(line), "{args:?}: missing {line:?} in\n{stdout}");
         }
-        if !args.is_empty() {
-            assert!(stdout.contains("started leading"), "{stdout}");
+        let log = String::from_utf8_lossy(&out.stderr);
+        if args.is_empty() {
+            assert!(stdout.ends_with("stopped cleanly (stop requested)\n"), "{stdout}");
+        } else {
+            assert!(log.contains("manager: leading; starting the controllers"), "{log}");
+            assert!(
+                stdout.ends_with("stopped cleanly (stop requested); lease default/configmap-sync released\n"),
+                "{stdout}"
+            );
         }
     }
 }
