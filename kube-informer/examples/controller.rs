@@ -124,11 +124,26 @@ struct App {
     recorder: EventRecorder,
 }
 
+impl App {
+    fn new(client: Client, args: &Args, recorder: EventRecorder) -> Result<App> {
+        Ok(App {
+            client,
+            selector: args.selector.parse()?,
+            name: args.name.clone(),
+            data: args.data.clone(),
+            recorder,
+        })
+    }
+}
+
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init(); // logs on stderr
     let args = parse_args();
     // A real cluster (--kubeconfig), or an embedded API server that the demo below seeds and drives.
     let (server, config) = support::connect(args.kubeconfig.as_deref(), args.context.as_deref())?;
+    if let Some(server) = &server {
+        seed(server, &args)?; // the demo's starting state
+    }
     let mut options = ManagerOptions::default();
     if args.leader_elect {
         options = options.leader_election(&args.lease_namespace, NAME);
@@ -147,17 +162,13 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     manager.add_informer(&configmaps)?;
     let recorder = EventRecorder::new(ApiEventSink::new(client.clone()), RecorderOptions::new(NAME))?;
     manager.add_event_recorder(&recorder);
-    let (selector, name, data) = (args.selector.parse()?, args.name.clone(), args.data.clone());
-    let app = App { client, selector, name, data, recorder };
+    let app = App::new(client, &args, recorder)?;
     let controller = Controller::builder(namespaces, app)
         .options(ControllerOptions::default().name(NAME).workers(args.workers))
         .owns(configmaps) // a ConfigMap edited or deleted re-triggers its Namespace
         .build(reconcile)?;
     manager.add_controller(controller)?;
 
-    if let Some(server) = &server {
-        seed(server, manager.client(), &args)?; // the demo's starting state, before the caches fill
-    }
     manager.start()?;
     if let Some(addr) = manager.probe_addr() {
         println!("probes: http://{addr}/readyz (/healthz, /metrics)");
@@ -295,14 +306,12 @@ fn namespace(name: &str, selected: bool) -> Namespace {
 
 /// The embedded server's starting state: three selected namespaces (one holding a foreign ConfigMap of our name)
 /// and one that is not.
-fn seed(server: &ApiServer, client: &Client, args: &Args) -> Result<()> {
+fn seed(server: &ApiServer, args: &Args) -> Result<()> {
     println!("embedded API server at {}", server.url());
-    let nss: Api<Namespace> = Api::all(client.clone());
     for (name, selected) in [("team-a", true), ("team-b", true), ("team-c", true), ("sandbox", false)] {
-        nss.create(&PostParams::default(), &namespace(name, selected))?;
+        server.create(&namespace(name, selected))?;
     }
-    let foreign = ConfigMap::new(ObjectMeta::namespaced("team-c", &args.name)).with("handmade", "true");
-    Api::<ConfigMap>::namespaced(client.clone(), "team-c").create(&PostParams::default(), &foreign)?;
+    server.create(&ConfigMap::new(ObjectMeta::namespaced("team-c", &args.name)).with("handmade", "true"))?;
     println!(
         "seeded namespaces team-a, team-b, team-c (selected; team-c holds a hand-made {}), sandbox",
         args.name

@@ -76,12 +76,13 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use kube_informer::client::Client;
-//! use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
+//! use kube_informer::informer::HandlerFuncs;
+//! use kube_informer::manager::{Manager, ManagerOptions};
 //! use kube_informer::object::{ApiResource, DynamicObject};
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let factory = SharedInformerFactory::new(Client::try_default()?, FactoryOptions::default());
-//!     let pods = factory.informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
+//!     let manager = Manager::new(Client::try_default()?, ManagerOptions::default())?;
+//!     let pods = manager.factory().informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
 //!     let name = |p: &DynamicObject| p.metadata.name.clone().unwrap_or_default();
 //!     pods.add_event_handler(
 //!         HandlerFuncs::new()
@@ -89,13 +90,13 @@
 //!             .on_update(move |_old, new| println!("updated {}", name(new)))
 //!             .on_delete(move |gone| println!("deleted {}", name(gone.object()))),
 //!     )?;
-//!     factory.start()?;
+//!     manager.start()?;
 //!     // Names what is missing (RBAC, an unreachable server, …) if the cache does not fill in time.
-//!     factory.wait_for_cache_sync(Duration::from_secs(60))?;
+//!     manager.factory().wait_for_cache_sync(Duration::from_secs(60))?;
 //!     println!("{} pods", pods.lister().list(&Default::default()).len());
-//!     loop {
-//!         std::thread::park(); // handlers run on their own threads until the process is stopped
-//!     }
+//!     // Handlers run on their own threads until SIGTERM or Ctrl-C; then every thread is stopped and joined.
+//!     println!("{}", manager.run()?);
+//!     Ok(())
 //! }
 //! ```
 //!

@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use common::*;
 use kube_informer::client::Api;
+use kube_informer::client::params::WatchParams;
 use kube_informer::client::params::{DeleteParams, PostParams};
+use kube_informer::leaderelection::Lease;
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject};
-use kube_informer::client::params::WatchParams;
-use kube_informer::leaderelection::Lease;
 use kube_informer::watch::WatchEvent;
 use kube_informer_apiserver::{AccessRule, ApiServer};
 use serde_json::json;
@@ -149,10 +149,7 @@ fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
     terminate(&child.0); // SIGTERM: the manager shuts down
     assert!(child.0.wait().unwrap().success());
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    assert!(
-        rest.iter().any(|l| l == "stopped cleanly (SIGTERM)"),
-        "{rest:?}"
-    );
+    assert!(rest.iter().any(|l| l == "stopped cleanly (SIGTERM)"), "{rest:?}");
 }
 
 /// Sends SIGTERM to `child`, as the kubelet does to a pod's containers.
@@ -222,7 +219,9 @@ fn a_terminated_leader_releases_its_lease_exits_0_and_the_other_replica_leads() 
     // a takeover at once, not after the lease expired.
     let mut seen: Vec<String> = Vec::new();
     while seen.last() != Some(&second_id) {
-        let holder = holders.recv_timeout(WAIT).unwrap_or_else(|_| panic!("Lease holders: {seen:?}"));
+        let holder = holders
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("Lease holders: {seen:?}"));
         if seen.last() != Some(&holder) {
             seen.push(holder);
         }
@@ -233,9 +232,17 @@ fn a_terminated_leader_releases_its_lease_exits_0_and_the_other_replica_leads() 
 
     terminate(&second.0);
     assert!(second.0.wait().unwrap().success());
-    assert!(second_out.rest().contains("stopped cleanly (SIGTERM); lease default/configmap-sync released"));
+    assert!(
+        second_out
+            .rest()
+            .contains("stopped cleanly (SIGTERM); lease default/configmap-sync released")
+    );
     let lease: Lease = server.get(Some("default"), "configmap-sync").unwrap();
-    assert_eq!(lease.spec.holder_identity.as_deref(), Some(""), "the last leader released it too");
+    assert_eq!(
+        lease.spec.holder_identity.as_deref(),
+        Some(""),
+        "the last leader released it too"
+    );
 }
 
 #[test]
@@ -415,4 +422,19 @@ fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
     assert!(again.0.wait().unwrap().success(), "{stdout}");
     assert!(stdout.contains("running; press Enter to stop"), "{stdout}");
     assert!(!stdout.contains("installed"), "{stdout}");
+}
+
+#[test]
+fn the_readme_shows_the_controller_examples_main_as_it_is() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("examples/controller.rs")).unwrap();
+    let start = example.find("\nfn main()").expect("the example's main") + 1;
+    let end = start + example[start..].find("\n}\n").expect("the end of main") + 3;
+    let main = &example[start..end];
+    assert!(main.lines().count() <= 50, "main fits on one screen:\n{main}");
+    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    assert!(
+        readme.contains(main),
+        "README.md shows another main than examples/controller.rs has: copy it again"
+    );
 }
