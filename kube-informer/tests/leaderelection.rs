@@ -422,3 +422,41 @@ fn stopping_a_leader_whose_renewal_hangs_interrupts_it_and_releases_the_lease() 
     // The caller's client is untouched by the interrupt.
     assert!(Api::<ConfigMap>::all(client).list(&Default::default()).is_ok());
 }
+
+#[test]
+fn a_candidate_takes_a_released_lease_at_once_not_at_its_next_attempt() {
+    // Attempts a minute apart: only the candidate's watch of the Lease can make it lead within WAIT of the release.
+    let server = server(2);
+    let config = LeaderElectionConfig::default()
+        .lease_duration(Duration::from_secs(120))
+        .renew_deadline(Duration::from_secs(90))
+        .retry_period(Duration::from_secs(60));
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let start = |i: usize| {
+        let (t1, id) = (tx.clone(), format!("r{i}"));
+        let me = id.clone();
+        LeaderElector::start(
+            LeaseLock::new(&default_client(&server, i), "default", LEASE, id.clone()),
+            config.clone().name(format!("{LEASE}-{id}")),
+            LeaderCallbacks::new().on_started_leading(move || t1.send(format!("{me} started")).unwrap()),
+        )
+        .unwrap()
+    };
+    let r0 = start(0);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(30)).unwrap(), "r0 started");
+    let r1 = start(1);
+    // r1 tried once, found the Lease held, and now watches it until its next attempt a minute or more away.
+    assert!(server.wait_for_watchers("leases", 1, Duration::from_secs(30)));
+    assert!(!r1.is_leader());
+
+    r0.stop(); // releases the Lease
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        "r1 started",
+        "taken on the release, not a retry period later"
+    );
+    let l = lease(&server);
+    assert_eq!(l.spec.holder_identity.as_deref(), Some("r1"));
+    r1.stop();
+    assert_eq!(r1.running_threads(), 0, "the watch ends with the elector");
+}

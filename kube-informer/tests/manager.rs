@@ -56,15 +56,15 @@ fn options() -> ManagerOptions {
 
 /// A manager on `server` with one controller of ConfigMaps; the sender that lets `slow` finish; what the reconcile
 /// reports.
-fn manager_with_controller(
-    server: &ApiServer,
-    options: ManagerOptions,
-) -> (
+/// A manager, its controller, the sender that lets `slow` finish, and what the reconcile reports.
+type Setup = (
     Arc<Manager>,
     Arc<Controller<ConfigMap, Probe>>,
     Sender<()>,
     Receiver<Seen>,
-) {
+);
+
+fn manager_with_controller(server: &ApiServer, options: ManagerOptions) -> Setup {
     let client = Client::new(Config::new(server.url()).proxy(None)).unwrap();
     let manager = Arc::new(Manager::new(client, options).unwrap());
     let informer = manager.factory().informer::<ConfigMap>();

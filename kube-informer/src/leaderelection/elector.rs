@@ -485,6 +485,18 @@ fn run(
             track(shared, &mut streak, machine.candidate().failure());
         }
         deliver(shared, &mut callbacks, &mut out);
+        // A candidate on the real clock watches the lock while it waits: a released lock is taken at once, not a
+        // retry period later (a fake clock's tests step through the attempts instead). Only after an attempt that
+        // reached the lock: the watch starts from the version it read, so an old release is never seen again.
+        if !machine.is_leading()
+            && machine.candidate().failure().is_none()
+            && clock.real_wait(next).is_some()
+            && !shared.sleeper.is_stopped()
+            && lock.wait_for_release(real_deadline(clock, next))
+        {
+            debug!("{}: the lock was released; trying to acquire it", shared.name);
+            continue;
+        }
         if shared.sleeper.wait_until_on(clock, next) {
             break;
         }

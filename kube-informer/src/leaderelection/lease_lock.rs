@@ -1,15 +1,18 @@
 //! `LeaseLock`: the election record in a `coordination.k8s.io/v1` Lease (client-go's `resourcelock.LeaseLock`).
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use log::debug;
 use parking_lot::Mutex;
 
 use super::{LeaderElectionRecord, Lease, Lock};
-use crate::client::params::PostParams;
+use crate::client::params::{PostParams, WatchParams};
 use crate::client::{Api, Client};
 use crate::error::{Error, Result};
 use crate::object::ObjectMeta;
+use crate::watch::WatchEvent;
 
 /// A [`Lock`] stored in a Lease object. Updates replace the Lease carrying the resourceVersion of the last read or
 /// write, so a concurrent change by another candidate makes them fail with 409 Conflict.
@@ -41,6 +44,10 @@ pub struct LeaseLock {
     /// The API through this lock's own connections, and the calls in flight on it. Invariant: a call counts itself
     /// in under this lock, so `interrupt` sees every call that could be using the connections it aborts.
     connection: Mutex<(Api<Lease>, usize)>,
+    /// Set by `interrupt` (under `connection`'s lock): `wait_for_release` then returns at once.
+    interrupted: AtomicBool,
+    /// The Lease cannot be watched (RBAC grants no `watch` on leases, say): candidates only poll.
+    no_watch: AtomicBool,
 }
 
 impl LeaseLock {
@@ -58,6 +65,8 @@ impl LeaseLock {
             current: Mutex::new(None),
             api,
             connection: Mutex::new((own, 0)),
+            interrupted: AtomicBool::new(false),
+            no_watch: AtomicBool::new(false),
         }
     }
 
@@ -76,6 +85,30 @@ impl LeaseLock {
         let result = call(&api);
         self.connection.lock().1 -= 1;
         result
+    }
+
+    /// Watches the Lease from `resource_version` until an event shows it released or deleted (true), the deadline
+    /// (false) or an error.
+    fn watch_release(&self, api: &Api<Lease>, resource_version: String) -> Result<bool> {
+        let params = WatchParams {
+            field_selector: Some(format!("metadata.name={}", self.name)),
+            resource_version: Some(resource_version),
+            allow_bookmarks: true,
+            ..WatchParams::default()
+        };
+        for event in api.watch(&params)? {
+            match event? {
+                WatchEvent::Added(l) | WatchEvent::Modified(l)
+                    if l.spec.holder_identity.as_deref().is_none_or(str::is_empty) =>
+                {
+                    return Ok(true);
+                }
+                WatchEvent::Deleted(_) => return Ok(true),
+                WatchEvent::Error(status) => return Err(Error::Api(status)),
+                _ => {} // renewed by its holder, or a bookmark: keep waiting
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -119,10 +152,48 @@ impl Lock for LeaseLock {
         }
     }
 
+    /// Watches the Lease (`fieldSelector=metadata.name=…`) from the version last read, until a change empties its
+    /// holder or deletes it. Renewals by the holder do not end the wait. A watch the server refuses (403: no
+    /// `watch` verb on leases; 404; 405) is not tried again: the candidate then polls, as client-go's do.
+    fn wait_for_release(&self, deadline: Instant) -> bool {
+        if self.no_watch.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some(resource_version) = self
+            .current
+            .lock()
+            .as_ref()
+            .and_then(|l| l.metadata.resource_version.clone())
+        else {
+            return false; // no Lease read yet: the next attempt creates or reads it
+        };
+        let api = {
+            let mut connection = self.connection.lock();
+            if self.interrupted.load(Ordering::SeqCst) {
+                return false;
+            }
+            connection.1 += 1;
+            connection.0.with_deadline(deadline)
+        };
+        let result = self.watch_release(&api, resource_version);
+        self.connection.lock().1 -= 1;
+        match result {
+            Ok(released) => released,
+            Err(e) => {
+                if matches!(e.code(), Some(403 | 404 | 405)) {
+                    debug!("{}: cannot watch the lease ({e}); candidates poll it instead", self.describe());
+                    self.no_watch.store(true, Ordering::Relaxed);
+                }
+                false
+            }
+        }
+    }
+
     /// Aborts the lock's connections when a call is in flight (it fails at once with [`Error::Stopped`]), and
-    /// takes fresh ones for the calls that follow.
+    /// takes fresh ones for the calls that follow; `wait_for_release` returns at once from now on.
     fn interrupt(&self) {
         let mut connection = self.connection.lock();
+        self.interrupted.store(true, Ordering::SeqCst);
         if connection.1 > 0 {
             connection.0.client().abort_handle().abort();
             connection.0 = self.api.with_client(self.api.client().isolated_child());

@@ -33,8 +33,20 @@ pub trait Lock: Send + Sync + 'static {
     /// The lock's name for logs (`namespace/name`).
     fn describe(&self) -> String;
 
-    /// The elector is stopping: a call in flight should return at once (with an error); the calls that follow —
-    /// the release of the lock — must work as usual. Called from another thread than the elector's.
+    /// A candidate between two attempts: blocks until the lock is released (its holder emptied) or deleted —
+    /// `true`: the candidate attempts at once, rather than a retry period later — or until `deadline` (`false`).
+    /// After [`interrupt`](Lock::interrupt) it returns `false` at once, and it returns `false` early when it cannot
+    /// watch (the elector then sleeps until its next attempt, as client-go's candidates always do).
+    ///
+    /// The default returns `false` at once. [`LeaseLock`](super::LeaseLock) watches the Lease.
+    fn wait_for_release(&self, deadline: Instant) -> bool {
+        let _ = deadline;
+        false
+    }
+
+    /// The elector is stopping: a call in flight should return at once (with an error), and
+    /// [`wait_for_release`](Lock::wait_for_release) return `false` from now on; the other calls that follow — the
+    /// release of the lock — must work as usual. Called from another thread than the elector's.
     ///
     /// The default does nothing: a call in flight then ends by its deadline, which may be later than the elector's
     /// [`stop`](super::LeaderElector::stop) waits (the lock is then released late, or expires).
