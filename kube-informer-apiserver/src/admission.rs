@@ -1,15 +1,17 @@
 //! What the server does to every object written, before the write rules of [`strategy`](super::strategy): drop
 //! what the resource's schema does not know (reporting it as `fieldValidation` asks, refusing the write under
 //! `Strict`); default a built-in kind as its Go type's defaulting does ([`defaults`](super::defaults)); for a custom
-//! resource, apply its schema's defaults and validate it (422); for a CRD, check it.
+//! resource, apply its schema's defaults (its validation comes after the write rules prepared the object,
+//! [`customresource_strategy`](super::customresource_strategy)); for a CRD, check it.
 
 use serde_json::Value;
 
 use super::crd;
-use super::errors::{self, Failure};
+use super::errors::Failure;
 use super::field_validation::{self, Directive, Stage};
 use super::resource::ResourceSpec;
 use super::schema;
+use super::validating_admission_policy;
 
 /// One write's admission: the request's own problems, found while decoding it, and the warnings to answer with.
 pub(crate) struct Admission<'a> {
@@ -58,25 +60,19 @@ impl<'a> Admission<'a> {
         if let (Some(rules), Some(o)) = (spec.builtin, obj.as_object_mut()) {
             rules.default(o);
         }
+        // A custom resource's validation (its schema, rules) runs once the strategy prepared the object:
+        // [`customresource_strategy`](super::customresource_strategy).
         if spec.custom
-            && let Some(s) = spec.schema.as_deref()
+            && let Some(s) = spec.schema.get()
         {
             schema::default(obj, Some(s));
-            let mut errs = schema::validate(obj, s);
-            if let Some(scale) = &spec.scale {
-                errs.extend(scale.validate(obj));
-            }
-            // Then, as kube-apiserver orders them: the scale subresource's fields (above), the embedded
-            // resources, the list types.
-            errs.extend(schema::validate_embedded(obj, s));
-            errs.extend(schema::validate_list_types(obj, s));
-            if !errs.is_empty() {
-                let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
-                return Err(errors::invalid(&spec.api.group, &spec.api.kind, name, errs));
-            }
         }
         if spec.id() == crd::ID {
             crd::check(obj)?;
+        }
+        let id = spec.id();
+        if id == validating_admission_policy::POLICIES || id == validating_admission_policy::BINDINGS {
+            validating_admission_policy::check(&id, obj)?;
         }
         Ok(())
     }

@@ -440,11 +440,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                 Reply::Status(errors::method_not_allowed())
             } else {
                 let specs = shared.store.lock().specs();
-                match discovery::answer(&d, &specs, shared.client_addr) {
-                    Ok(serde_json::Value::String(_)) => Reply::Text(200, "ok"),
-                    Ok(v) => Reply::value(200, &v),
-                    Err(st) => Reply::Status(st),
-                }
+                discovery::reply(&d, &specs, shared.client_addr, head)
             };
             return respond(ctx, out, head, record, reply, fault.as_ref());
         }

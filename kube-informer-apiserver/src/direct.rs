@@ -12,6 +12,7 @@ use super::conversion;
 use super::crd;
 use super::errors::{self, Failure};
 use super::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
+use super::namespace_lifecycle;
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
 use super::store::{ListQuery, StoredObject};
@@ -33,10 +34,11 @@ fn from_stored<K: DeserializeOwned>(o: &StoredObject) -> Result<K, Error> {
 
 impl ApiServer {
     /// A write to a CRD, or to an object of a CRD being deleted, changes what the server serves.
-    fn after_write(&self, spec: &ResourceSpec) {
+    fn after_write(&self, spec: &ResourceSpec, namespace: Option<&str>, name: Option<&str>) {
         if spec.id() == crd::ID || spec.terminating {
             crd::sync(&self.shared().store);
         }
+        namespace_lifecycle::after_write(&self.shared().store, spec, namespace, name);
         if spec.id() == crate::rbac::rule_resolver::CLUSTER_ROLES {
             crate::rbac::clusterrole_aggregation::sync(&self.shared().store);
         }
@@ -80,7 +82,7 @@ impl ApiServer {
         let store = &self.shared().store;
         let w =
             strategy::create(store, &spec, namespace, obj, false, DIRECT_FIELD_MANAGER, &mut |_| {}).map_err(api)?;
-        self.after_write(&spec);
+        self.after_write(&spec, namespace, None);
         Ok(conversion::served(&spec, w.object).to_value())
     }
 
@@ -109,7 +111,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
-        self.after_write(&spec);
+        self.after_write(&spec, namespace, None);
         Ok(conversion::served(&spec, w.object).to_value())
     }
 
@@ -141,7 +143,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
-        self.after_write(&spec);
+        self.after_write(&spec, namespace, None);
         Ok(conversion::served(&spec, w.object).to_value())
     }
 
@@ -174,7 +176,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
-        self.after_write(&spec);
+        self.after_write(&spec, namespace, Some(name));
         Ok(conversion::served(&spec, w.object).to_value())
     }
 
@@ -194,7 +196,7 @@ impl ApiServer {
             &mut |_| {},
         )
         .map_err(api)?;
-        self.after_write(&spec);
+        self.after_write(&spec, namespace, Some(name));
         Ok(matches!(outcome, Deleted::Gone(_)))
     }
 

@@ -7,8 +7,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::aggregated_discovery;
+use super::builtin_catalog;
 use super::conversion;
 use super::errors::{self, Failure};
+use super::http::RequestHead;
+use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::router::Discovery;
@@ -18,98 +22,260 @@ pub(crate) const MAJOR: &str = "1";
 /// Minor version.
 pub(crate) const MINOR: &str = "34";
 
-/// Group → versions, most preferred first by Kubernetes' version priority (GA, then beta, then alpha, newer
-/// first); the access reviews' `authorization.k8s.io/v1` is always served.
-fn groups(specs: &[Arc<ResourceSpec>]) -> BTreeMap<&str, Vec<&str>> {
-    let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    out.insert(review::GROUP, vec![review::VERSION]);
-    out.insert(review::AUTHENTICATION_GROUP, vec![review::VERSION]);
-    for s in specs.iter().filter(|s| !s.api.group.is_empty()) {
-        let versions = out.entry(&s.api.group).or_default();
-        if !versions.contains(&s.api.version.as_str()) {
-            versions.push(&s.api.version);
-        }
-    }
-    for versions in out.values_mut() {
-        versions.sort_by(|a, b| conversion::priority(a, b));
-    }
-    out
+/// A resource as discovery describes it (legacy `APIResource`, aggregated `APIResourceDiscovery`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Described {
+    pub(crate) name: String,
+    pub(crate) singular: String,
+    pub(crate) namespaced: bool,
+    pub(crate) kind: String,
+    pub(crate) verbs: Vec<String>,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) categories: Vec<String>,
+    pub(crate) storage_version_hash: Option<String>,
+    pub(crate) subresources: Vec<DescribedSubresource>,
 }
 
-fn group_json(name: &str, versions: &[&str]) -> Value {
+/// A subresource as discovery describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DescribedSubresource {
+    pub(crate) name: String,
+    pub(crate) kind: String,
+    /// Set when the subresource's kind is another group's (`autoscaling`/`v1` `Scale`).
+    pub(crate) group_version: Option<(String, String)>,
+    pub(crate) verbs: Vec<String>,
+}
+
+const ALL_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// How discovery describes a registered resource: a built-in one as its catalog entry says, any other with every
+/// verb and the `status` and `scale` subresources it has.
+pub(crate) fn describe(s: &ResourceSpec) -> Described {
+    let subresources = match s.catalog {
+        Some(entry) => entry
+            .subresources
+            .iter()
+            .map(|sub| DescribedSubresource {
+                name: sub.name.clone(),
+                kind: sub.kind.clone(),
+                group_version: sub.group.clone().zip(sub.version.clone()),
+                verbs: sub.verbs.clone(),
+            })
+            .collect(),
+        None => {
+            let mut subs = Vec::new();
+            if s.scale.is_some() {
+                // The group/version/kind of the subresource's own type: client-go's scale client reads them.
+                subs.push(DescribedSubresource {
+                    name: "scale".into(),
+                    kind: "Scale".into(),
+                    group_version: Some(("autoscaling".into(), "v1".into())),
+                    verbs: strings(&["get", "patch", "update"]),
+                });
+            }
+            if s.status_subresource {
+                subs.push(DescribedSubresource {
+                    name: "status".into(),
+                    kind: s.api.kind.clone(),
+                    group_version: None,
+                    verbs: strings(&["get", "patch", "update"]),
+                });
+            }
+            subs
+        }
+    };
+    Described {
+        name: s.api.plural.clone(),
+        singular: s.singular(),
+        namespaced: s.api.namespaced,
+        kind: s.api.kind.clone(),
+        verbs: s.catalog.map_or_else(|| strings(&ALL_VERBS), |e| e.verbs.clone()),
+        short_names: s.short_names.clone(),
+        categories: s.categories.clone(),
+        storage_version_hash: s.catalog.and_then(|e| e.storage_version_hash.clone()),
+        subresources,
+    }
+}
+
+/// The resources kube-apiserver serves without storing anything (access and token reviews, bindings): the
+/// catalog's when the built-in resources are registered, else the access reviews the server always answers.
+fn unstored(builtins: bool) -> Vec<(String, String, Described)> {
+    if !builtins {
+        return [review::GROUP, review::AUTHENTICATION_GROUP]
+            .into_iter()
+            .flat_map(|g| Review::discovery(g).into_iter().map(move |v| (g, v)))
+            .map(|(g, v)| {
+                let text = |k: &str| v[k].as_str().unwrap_or("").to_owned();
+                let d = Described {
+                    name: text("name"),
+                    singular: text("singularName"),
+                    namespaced: v["namespaced"].as_bool().unwrap_or(false),
+                    kind: text("kind"),
+                    verbs: vec!["create".to_owned()],
+                    short_names: Vec::new(),
+                    categories: Vec::new(),
+                    storage_version_hash: None,
+                    subresources: Vec::new(),
+                };
+                (g.to_owned(), review::VERSION.to_owned(), d)
+            })
+            .collect();
+    }
+    builtin_catalog::entries()
+        .iter()
+        .filter(|e| !e.stored())
+        .map(|e| {
+            let d = Described {
+                name: e.plural.clone(),
+                singular: e.singular.clone(),
+                namespaced: e.namespaced,
+                kind: e.kind.clone(),
+                verbs: e.verbs.clone(),
+                short_names: e.short_names.clone(),
+                categories: e.categories.clone(),
+                storage_version_hash: None,
+                subresources: Vec::new(),
+            };
+            (e.group.clone(), e.version.clone(), d)
+        })
+        .collect()
+}
+
+/// Everything discovery lists: group → version → resources (sorted by name). Groups come in kube-apiserver's
+/// order (the built-in groups by their API services' priority, then the others by name), versions most preferred
+/// first by Kubernetes' version priority.
+pub(crate) struct Catalogue {
+    pub(crate) groups: Vec<(String, Vec<GroupVersion>)>,
+}
+
+/// A version of a group and its resources.
+pub(crate) type GroupVersion = (String, Vec<Described>);
+
+impl Catalogue {
+    pub(crate) fn new(specs: &[Arc<ResourceSpec>]) -> Catalogue {
+        let builtins = specs.iter().any(|s| s.catalog.is_some());
+        let mut all: BTreeMap<(usize, String), BTreeMap<String, Vec<Described>>> = BTreeMap::new();
+        let mut add = |group: &str, version: &str, d: Described| {
+            all.entry((builtin_catalog::group_rank(group), group.to_owned()))
+                .or_default()
+                .entry(version.to_owned())
+                .or_default()
+                .push(d);
+        };
+        for s in specs {
+            add(&s.api.group, &s.api.version, describe(s));
+        }
+        for (g, v, d) in unstored(builtins) {
+            add(&g, &v, d);
+        }
+        let groups = all
+            .into_iter()
+            .map(|((_, group), versions)| {
+                let mut versions: Vec<GroupVersion> = versions.into_iter().collect();
+                versions.sort_by(|a, b| conversion::priority(&a.0, &b.0));
+                for (_, resources) in &mut versions {
+                    resources.sort_by(|a, b| a.name.cmp(&b.name));
+                }
+                (group, versions)
+            })
+            .collect();
+        Catalogue { groups }
+    }
+
+    fn group(&self, name: &str) -> Option<&[GroupVersion]> {
+        self.groups.iter().find(|(g, _)| g == name).map(|(_, v)| v.as_slice())
+    }
+}
+
+fn group_json(name: &str, versions: &[GroupVersion]) -> Value {
     let gv = |v: &str| json!({"groupVersion": format!("{name}/{v}"), "version": v});
     json!({
         "name": name,
-        "versions": versions.iter().map(|v| gv(v)).collect::<Vec<_>>(),
-        "preferredVersion": gv(versions[0]),
+        "versions": versions.iter().map(|(v, _)| gv(v)).collect::<Vec<_>>(),
+        "preferredVersion": gv(&versions[0].0),
     })
 }
 
-fn resource_list(group: &str, version: &str, specs: &[Arc<ResourceSpec>]) -> Option<Value> {
+/// The legacy `APIResource`s of a described resource: itself, then one per subresource (`pods/status`).
+fn legacy_resources(d: &Described, out: &mut Vec<(String, Value)>) {
+    let mut r = json!({
+        "name": d.name,
+        "singularName": d.singular,
+        "namespaced": d.namespaced,
+        "kind": d.kind,
+        "verbs": d.verbs,
+    });
+    if !d.short_names.is_empty() {
+        r["shortNames"] = json!(d.short_names);
+    }
+    if !d.categories.is_empty() {
+        r["categories"] = json!(d.categories);
+    }
+    if let Some(hash) = &d.storage_version_hash {
+        r["storageVersionHash"] = json!(hash);
+    }
+    out.push((d.name.clone(), r));
+    for sub in &d.subresources {
+        let name = format!("{}/{}", d.name, sub.name);
+        let mut r = json!({"name": name, "singularName": "", "namespaced": d.namespaced});
+        if let Some((g, v)) = &sub.group_version {
+            r["group"] = json!(g);
+            r["version"] = json!(v);
+        }
+        r["kind"] = json!(sub.kind);
+        r["verbs"] = json!(sub.verbs);
+        out.push((name, r));
+    }
+}
+
+fn resource_list(group: &str, version: &str, catalogue: &Catalogue) -> Option<Value> {
+    let described = catalogue.group(group)?.iter().find(|(v, _)| v == version)?;
     let mut resources = Vec::new();
-    for s in specs
-        .iter()
-        .filter(|s| s.api.group == group && s.api.version == version)
-    {
-        let mut r = json!({
-            "name": s.api.plural,
-            "singularName": s.singular(),
-            "namespaced": s.api.namespaced,
-            "kind": s.api.kind,
-            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
-        });
-        if !s.short_names.is_empty() {
-            r["shortNames"] = json!(s.short_names);
-        }
-        if !s.categories.is_empty() {
-            r["categories"] = json!(s.categories);
-        }
-        resources.push(r);
-        if s.status_subresource {
-            resources.push(json!({
-                "name": format!("{}/status", s.api.plural),
-                "singularName": "",
-                "namespaced": s.api.namespaced,
-                "kind": s.api.kind,
-                "verbs": ["get", "patch", "update"],
-            }));
-        }
-        if s.scale.is_some() {
-            // The group/version/kind of the subresource's own type: client-go's scale client reads them.
-            resources.push(json!({
-                "name": format!("{}/scale", s.api.plural),
-                "singularName": "",
-                "namespaced": s.api.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": ["get", "patch", "update"],
-            }));
-        }
+    for d in &described.1 {
+        legacy_resources(d, &mut resources);
     }
-    if version == review::VERSION {
-        resources.extend(Review::discovery(group));
-    }
-    if group.is_empty() && specs.iter().any(|s| s.id() == "serviceaccounts") {
-        // A service account's TokenRequest subresource.
-        resources.push(json!({
-            "name": "serviceaccounts/token", "singularName": "", "namespaced": true,
-            "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest", "verbs": ["create"],
-        }));
-    }
-    if resources.is_empty() {
-        return None;
-    }
+    // kube-apiserver's installer lists the paths sorted: `pods`, `pods/attach`, …, `podtemplates`.
+    resources.sort_by(|a, b| a.0.cmp(&b.0));
     let gv = if group.is_empty() {
         version.to_owned()
     } else {
         format!("{group}/{version}")
     };
+    let resources: Vec<Value> = resources.into_iter().map(|(_, r)| r).collect();
     Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+}
+
+/// The answer to a discovery path: [`aggregated_discovery`](super::aggregated_discovery) for `/api` and `/apis`
+/// when the `Accept` header asks for it, else [`answer`].
+pub(crate) fn reply(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr, head: &RequestHead) -> Reply {
+    if matches!(path, Discovery::Api | Discovery::Apis)
+        && let Some(version) = aggregated_discovery::negotiate(head.header("accept"))
+    {
+        return aggregated_discovery::reply(&Catalogue::new(specs), *path == Discovery::Api, version, head);
+    }
+    match answer(path, specs, addr) {
+        Ok(Value::String(_)) => Reply::Text(200, "ok"),
+        Ok(v) => Reply::value(200, &v),
+        Err(st) => Reply::Status(st),
+    }
 }
 
 /// The JSON answer to a discovery path, or 404.
 pub(crate) fn answer(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr) -> Result<Value, Failure> {
+    let catalogue = || Catalogue::new(specs);
     match path {
         Discovery::Api => Ok(json!({
             "kind": "APIVersions",
@@ -117,18 +283,24 @@ pub(crate) fn answer(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: Socket
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr.to_string()}],
         })),
         Discovery::Apis => {
-            let list: Vec<Value> = groups(specs).iter().map(|(g, v)| group_json(g, v)).collect();
+            let list: Vec<Value> = catalogue()
+                .groups
+                .iter()
+                .filter(|(g, _)| !g.is_empty())
+                .map(|(g, v)| group_json(g, v))
+                .collect();
             Ok(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": list}))
         }
-        Discovery::Group(g) => {
-            let all = groups(specs);
-            let versions = all.get(g.as_str()).ok_or_else(errors::no_such_path)?;
+        Discovery::Group(g) if !g.is_empty() => {
+            let catalogue = catalogue();
+            let versions = catalogue.group(g).ok_or_else(errors::no_such_path)?;
             let mut v = group_json(g, versions);
             v["kind"] = json!("APIGroup");
             v["apiVersion"] = json!("v1");
             Ok(v)
         }
-        Discovery::GroupVersion(g, v) => resource_list(g, v, specs).ok_or_else(errors::no_such_path),
+        Discovery::Group(_) => Err(errors::no_such_path()),
+        Discovery::GroupVersion(g, v) => resource_list(g, v, &catalogue()).ok_or_else(errors::no_such_path),
         Discovery::Version => Ok(json!({
             "major": MAJOR,
             "minor": MINOR,
@@ -159,15 +331,19 @@ mod tests {
             .iter()
             .map(|g| g["name"].as_str().unwrap())
             .collect();
+        // kube-apiserver's order: the API services' priorities, not the names'.
         assert_eq!(
-            names,
+            names[..4],
             [
+                "apiregistration.k8s.io",
                 "apps",
-                "authentication.k8s.io",
-                "authorization.k8s.io",
-                "coordination.k8s.io"
+                "events.k8s.io",
+                "authentication.k8s.io"
             ]
         );
+        // Every stable group of kube-apiserver 1.34 (CRDs' apiextensions.k8s.io comes with the server's CRD
+        // resource, not the defaults).
+        assert_eq!(names.len(), 19, "{names:?}");
         let core = answer(&Discovery::GroupVersion(String::new(), "v1".into()), &specs, addr).unwrap();
         assert_eq!(core["groupVersion"], "v1");
         let res = core["resources"].as_array().unwrap();
@@ -181,6 +357,37 @@ mod tests {
         assert!(cm.get("categories").is_none());
         let pods = res.iter().find(|r| r["name"] == "pods").unwrap();
         assert_eq!(pods["categories"], serde_json::json!(["all"]));
+        // Sorted by name as kube-apiserver's installer sorts its paths, subresources after their resource.
+        let listed: Vec<&str> = res.iter().map(|r| r["name"].as_str().unwrap()).collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        assert_eq!(listed, sorted);
+        for name in [
+            "bindings",
+            "componentstatuses",
+            "pods/log",
+            "pods/exec",
+            "namespaces/finalize",
+            "serviceaccounts",
+        ] {
+            assert!(listed.contains(&name), "{name}");
+        }
+        let eviction = res.iter().find(|r| r["name"] == "pods/eviction").unwrap();
+        assert_eq!(
+            serde_json::json!([
+                eviction["group"],
+                eviction["version"],
+                eviction["kind"],
+                eviction["verbs"]
+            ]),
+            serde_json::json!(["policy", "v1", "Eviction", ["create"]])
+        );
+        let ns = res.iter().find(|r| r["name"] == "namespaces").unwrap();
+        assert_eq!(
+            ns["verbs"],
+            serde_json::json!(["create", "delete", "get", "list", "patch", "update", "watch"])
+        );
+        assert_eq!(cm["storageVersionHash"], "qFsyl6wFWjQ=");
         assert_eq!(
             answer(&Discovery::GroupVersion("apps".into(), "v2".into()), &specs, addr)
                 .unwrap_err()

@@ -226,7 +226,7 @@ impl<'de> Visitor<'de> for OrderSeed<'_> {
 /// kube-apiserver reports them for a custom resource: metadata first, then the schema's (sorted), then embedded
 /// resources' metadata. Nothing happens without a schema.
 pub(crate) fn prune(spec: &ResourceSpec, obj: &mut Value) -> Vec<String> {
-    let Some(schema) = spec.schema.as_deref() else {
+    let Some(schema) = spec.schema.get() else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -12,6 +12,7 @@ use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
 use super::managed_fields;
+use super::namespace_lifecycle;
 use super::protobuf;
 use super::rbac::{self, Policy, escalation_check::Guard};
 use super::reply::Reply;
@@ -73,6 +74,14 @@ pub(crate) fn handle(
     // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
     if (r.spec.id() == crd::ID || r.spec.terminating) && write {
         crd::sync(&shared.store);
+    }
+    // A policy's type checking is written as kube-apiserver's controller writes it.
+    if r.spec.id() == super::validating_admission_policy::POLICIES && write {
+        super::validating_admission_policy::sync(&shared.store);
+    }
+    // A write in a terminating namespace (or to one) may let its deletion go on.
+    if write {
+        namespace_lifecycle::after_write(&shared.store, &r.spec, r.namespace.as_deref(), r.name.as_deref());
     }
     // A write to a ClusterRole moves what the aggregated ones hold.
     if r.spec.id() == rbac::rule_resolver::CLUSTER_ROLES && write {
@@ -168,6 +177,10 @@ fn run(
     let name = r.name.as_deref().unwrap_or("");
     let status_only = match r.subresource.as_deref() {
         None => false,
+        Some("finalize") if verb == Verb::Update => {
+            let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
+            return namespace_lifecycle::finalize(&shared.store, spec, name, &v).map(|o| Reply::Object(200, o));
+        }
         Some("status") if spec.status_subresource => true,
         Some("scale") => match &spec.scale {
             Some(scale) => return scale_request(shared, verb, r, scale, head, query, body, on_commit),
@@ -215,15 +228,18 @@ fn run(
             if let Some(g) = guard {
                 g.check(&v)?;
             }
+            let mut warnings = admission.warnings;
             let reply = if verb == Verb::Create {
                 let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
+                warnings.extend(w.warnings);
                 Reply::Object(201, w.object)
             } else {
                 let dry = dry_run(query)?;
                 let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
+                warnings.extend(w.warnings);
                 Reply::Object(200, w.object)
             };
-            Ok(Reply::warned(reply, admission.warnings))
+            Ok(Reply::warned(reply, warnings))
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
@@ -270,14 +286,18 @@ fn run(
                 },
                 on_commit,
             )?;
+            let mut warnings = admission.warnings;
+            warnings.extend(w.warnings);
             Ok(Reply::warned(
                 Reply::Object(if w.created { 201 } else { 200 }, w.object),
-                admission.warnings,
+                warnings,
             ))
         }
         Verb::Delete => {
             let opts = delete_options(head, query, body)?;
             Ok(match strategy::delete(store, spec, ns, name, &opts, on_commit)? {
+                // The storages that say `ReturnDeletedObject` answer the object at the deletion's revision.
+                Deleted::Gone(last) if spec.returns_deleted_object => Reply::Object(200, last),
                 Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
                 Deleted::Finalizing(obj) => Reply::Object(200, obj),
             })

@@ -69,9 +69,23 @@ impl Reply {
         }
     }
 
-    fn body_len(&self, status_json: &[u8]) -> usize {
+    /// True when the body is a JSON document, which kube-apiserver's encoder ends with a newline (`json.Encoder`
+    /// writes one after each value): every answer but plain text and the prepared documents (OpenAPI).
+    fn ends_with_newline(&self) -> bool {
         match self {
-            Reply::Warned(_, inner) => inner.body_len(status_json),
+            Reply::Warned(_, inner) => inner.ends_with_newline(),
+            Reply::Status(_) | Reply::Json(..) | Reply::Object(..) | Reply::List { .. } => true,
+            Reply::Text(..) | Reply::Raw { .. } => false,
+        }
+    }
+
+    fn body_len(&self, status_json: &[u8]) -> usize {
+        usize::from(self.ends_with_newline()) + self.bare_body_len(status_json)
+    }
+
+    fn bare_body_len(&self, status_json: &[u8]) -> usize {
+        match self {
+            Reply::Warned(_, inner) => inner.bare_body_len(status_json),
             Reply::Status(_) => status_json.len(),
             Reply::Json(_, b) => b.len(),
             Reply::Object(_, o) => o.json.len(),
@@ -87,8 +101,16 @@ impl Reply {
     }
 
     fn write_body(&self, status_json: &[u8], w: &mut impl Write) -> io::Result<()> {
+        self.write_bare_body(status_json, w)?;
+        if self.ends_with_newline() {
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn write_bare_body(&self, status_json: &[u8], w: &mut impl Write) -> io::Result<()> {
         match self {
-            Reply::Warned(_, inner) => inner.write_body(status_json, w),
+            Reply::Warned(_, inner) => inner.write_bare_body(status_json, w),
             Reply::Status(_) => w.write_all(status_json),
             Reply::Json(_, b) => w.write_all(b),
             Reply::Object(_, o) => w.write_all(&o.json),
@@ -257,7 +279,13 @@ mod tests {
             text.contains("\r\nWarning: 299 - \"unknown field \\\"spec.x\\\"\"\r\n"),
             "{text}"
         );
-        assert!(text.ends_with("\r\n\r\n{}"));
+        // kube-apiserver's JSON encoder ends every body with a newline, counted in Content-Length.
+        assert!(text.ends_with("\r\n\r\n{}\n"));
+        assert!(text.contains("Content-Length: 3\r\n"));
+        let (text, _) = written(&Reply::Text(200, "ok"), None);
+        assert!(text.ends_with("\r\n\r\nok"), "plain text has none");
+        let (text, _) = written(&Reply::Status(super::super::errors::no_such_path()), None);
+        assert!(text.ends_with("}\n"), "{text}");
     }
 
     #[test]

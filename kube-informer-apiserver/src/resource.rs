@@ -10,10 +10,31 @@ use super::conversion::Conversion;
 use super::defaults::{self, KindRules};
 use super::meta::GenerationRule;
 use super::printer_column::PrinterColumn;
-use super::printers;
 use super::scale::ScaleSubresource;
-use super::{builtin_schemas, strategic_merge};
+use super::{builtin_catalog, builtin_kinds, crd, strategic_merge};
 use kube_informer::object::ApiResource;
+
+/// An object's schema: none, one given, or a built-in kind's, which Kubernetes publishes and the
+/// [`builtin_catalog`] entry reads from the generated data the first time it is needed (starting a server inlines
+/// none of them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum SchemaSlot {
+    #[default]
+    None,
+    Given(Arc<Value>),
+    Builtin(&'static builtin_catalog::Entry),
+}
+
+impl SchemaSlot {
+    /// The schema, if any.
+    pub(crate) fn get(&self) -> Option<&Value> {
+        match self {
+            SchemaSlot::None => None,
+            SchemaSlot::Given(v) => Some(v),
+            SchemaSlot::Builtin(entry) => entry.schema(),
+        }
+    }
+}
 
 /// Which names a resource accepts (apimachinery's name validation functions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +83,7 @@ pub struct ResourceSpec {
     /// `x-kubernetes-patch-strategy`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
     /// `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-int-or-string`, `x-kubernetes-embedded-resource`).
     /// `None`: nothing is known of the object's shape beyond its metadata.
-    pub(crate) schema: Option<Arc<Value>>,
+    pub(crate) schema: SchemaSlot,
     /// Served as a custom resource (a CRD's): the schema is validated (422) and its defaults applied, nulls the
     /// schema does not allow are dropped, and strategic merge patches are refused.
     pub(crate) custom: bool,
@@ -84,6 +105,12 @@ pub struct ResourceSpec {
     pub(crate) field_selectable: Option<Vec<String>>,
     /// Its CRD is being deleted: creates are refused (405) and every write lets the CRD's cleanup go on.
     pub(crate) terminating: bool,
+    /// A built-in resource's entry in the [`builtin_catalog`]: the verbs and subresources kube-apiserver serves for
+    /// it (discovery lists them, other methods get 405) and its storage version hash. `None`: every verb, and the
+    /// `status` and `scale` subresources as set.
+    pub(crate) catalog: Option<&'static builtin_catalog::Entry>,
+    /// A DELETE answers the object as it was deleted, not a `Status` (a registry's `ReturnDeletedObject`).
+    pub(crate) returns_deleted_object: bool,
 }
 
 impl ResourceSpec {
@@ -99,7 +126,7 @@ impl ResourceSpec {
             categories: Vec::new(),
             name_rule: NameRule::Subdomain,
             generation: GenerationRule::Spec,
-            schema: None,
+            schema: SchemaSlot::None,
             custom: false,
             singular: None,
             builtin: None,
@@ -108,6 +135,55 @@ impl ResourceSpec {
             deprecation: None,
             field_selectable: None,
             terminating: false,
+            catalog: None,
+            returns_deleted_object: false,
+        }
+    }
+
+    /// A DELETE answers the deleted object (as it was last stored) instead of a `Success` `Status`, as
+    /// kube-apiserver's storages of pods, services, namespaces, service accounts, persistent volumes and claims and
+    /// the storage.k8s.io kinds do (`ReturnDeletedObject`). An object that finalizers keep is answered either way.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::ResourceSpec;
+    ///
+    /// let widgets = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true))
+    ///     .delete_returns_object();
+    /// assert!(widgets.returns_deleted_object());
+    /// ```
+    #[must_use]
+    pub fn delete_returns_object(mut self) -> Self {
+        self.returns_deleted_object = true;
+        self
+    }
+
+    /// True when a DELETE answers the deleted object.
+    pub fn returns_deleted_object(&self) -> bool {
+        self.returns_deleted_object
+    }
+
+    /// True when kube-apiserver serves `verb` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+    /// `deletecollection`) on this resource: every verb but for a built-in resource whose catalog says otherwise
+    /// (no `deletecollection` of namespaces, only `get` and `list` of component statuses).
+    pub(crate) fn serves(&self, verb: &str) -> bool {
+        self.catalog.is_none_or(|e| e.verbs.iter().any(|v| v == verb))
+    }
+
+    /// True when `…/{name}/{sub}` exists: a built-in resource's catalog subresources, or the `status` and `scale`
+    /// subresources set.
+    pub(crate) fn has_subresource(&self, sub: &str) -> bool {
+        match self.catalog {
+            Some(e) => e.subresource(sub).is_some(),
+            None => (sub == "status" && self.status_subresource) || (sub == "scale" && self.scale.is_some()),
+        }
+    }
+
+    /// True when `verb` is served on the subresource `sub` (`get`, `update` and `patch` of `status` and `scale`).
+    pub(crate) fn serves_on(&self, sub: &str, verb: &str) -> bool {
+        match self.catalog.and_then(|e| e.subresource(sub)) {
+            Some(s) => s.verbs.iter().any(|v| v == verb),
+            None => self.has_subresource(sub) && matches!(verb, "get" | "update" | "patch"),
         }
     }
 
@@ -209,13 +285,13 @@ impl ResourceSpec {
     /// ```
     #[must_use]
     pub fn schema(mut self, schema: Value) -> Self {
-        self.schema = Some(Arc::new(schema));
+        self.schema = SchemaSlot::Given(Arc::new(schema));
         self
     }
 
     /// The object's OpenAPI v3 schema, if one was given.
     pub fn object_schema(&self) -> Option<&Value> {
-        self.schema.as_deref()
+        self.schema.get()
     }
 
     /// Sets the columns of the server-side `Table` that `kubectl get` prints (`-o wide` adds those of priority
@@ -259,22 +335,24 @@ impl ResourceSpec {
         self.status_subresource
     }
 
-    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources)
-    /// is called: core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`,
-    /// coordination.k8s.io/v1 `leases` and apps/v1 `deployments`. Each carries the OpenAPI schema Kubernetes 1.34
-    /// publishes for its kind (see [`object_schema`](Self::object_schema)), which makes it accept strategic merge
-    /// patches.
+    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources):
+    /// every resource kube-apiserver 1.34 serves by default — each resource of each stable group-version, from
+    /// core/v1 `pods` to resource.k8s.io/v1 `resourceslices` — with the scope, verbs, subresources, singular and
+    /// short names and categories its discovery gives, generated from Kubernetes' published OpenAPI and discovery
+    /// documents (`tools/k8s-schemas/`). CustomResourceDefinitions are registered beside them by the server itself;
+    /// the access reviews, token reviews and bindings, which store nothing, are answered by the server without a
+    /// resource of their own.
     ///
-    /// Pods, services and deployments are in the `all` category, as kube-apiserver's storages for them declare
-    /// (`Categories()`); the others are in none. Only pods and deployments count generations, as their registry
-    /// strategies do (pods since 1.33; deployments also on annotation changes). Deployments have the `scale`
-    /// subresource (`.spec.replicas`, `.status.replicas`, `.spec.selector`). Each has the table columns
-    /// kube-apiserver's built-in printers give it (config maps DATA; pods READY, STATUS, RESTARTS, and IP, NODE, …
-    /// in wide output; …).
+    /// Each carries the OpenAPI schema Kubernetes 1.34 publishes for its kind (see
+    /// [`object_schema`](Self::object_schema)), which makes it accept strategic merge patches, and its registry's
+    /// rules: when generations count (pods, the workload controllers, …; deployments also on annotation changes),
+    /// the field selectors it accepts, whether a delete answers the deleted object (pods, services, namespaces, …),
+    /// the `scale` subresource where kube has it (`.spec.replicas`, `.status.replicas`, `.spec.selector`), the table
+    /// columns of kube-apiserver's printers (config maps DATA; pods READY, STATUS, RESTARTS, and IP, NODE, … in
+    /// wide output; NAME and AGE for kinds without one here).
     ///
-    /// Their objects are defaulted as kube-apiserver defaults them (a secret's `type: Opaque`, a deployment's
-    /// strategy and pod template, a service's cluster IP, …; the fidelity table in [the crate docs](crate) lists what is
-    /// and is not done).
+    /// Their objects are defaulted as kube-apiserver defaults them where the fidelity table says so (a secret's
+    /// `type: Opaque`, a deployment's strategy and pod template, a service's cluster IP, …).
     ///
     /// ```
     /// use kube_informer::object::ApiResource;
@@ -287,75 +365,28 @@ impl ResourceSpec {
     /// assert_eq!(created["type"], "Opaque");
     /// ```
     pub fn defaults() -> Vec<ResourceSpec> {
-        let core = |kind: &str, plural: &str, namespaced: bool| {
-            ResourceSpec::new(ApiResource::new("", "v1", kind, plural, namespaced))
-                .generation(GenerationRule::Untracked)
-        };
-        let specs = vec![
-            core("ConfigMap", "configmaps", true)
-                .short_name("cm")
-                .printer_columns(printers::config_maps()),
-            core("Secret", "secrets", true)
-                .selectable_field("type")
-                .printer_columns(printers::secrets()),
-            core("Namespace", "namespaces", false)
-                .with_status_subresource()
-                .selectable_field("status.phase")
-                .short_name("ns")
-                .names(NameRule::Label)
-                .printer_columns(printers::namespaces()),
-            core("Event", "events", true)
-                .selectable_field("involvedObject.kind")
-                .selectable_field("involvedObject.namespace")
-                .selectable_field("involvedObject.name")
-                .selectable_field("involvedObject.uid")
-                .selectable_field("reason")
-                .selectable_field("type")
-                .short_name("ev")
-                .printer_columns(printers::events()),
-            core("Pod", "pods", true)
-                .generation(GenerationRule::Spec)
-                .with_status_subresource()
-                .selectable_field("spec.nodeName")
-                .selectable_field("spec.restartPolicy")
-                .selectable_field("spec.schedulerName")
-                .selectable_field("spec.serviceAccountName")
-                .selectable_field("status.phase")
-                .selectable_field("status.podIP")
-                .short_name("po")
-                .category("all")
-                .printer_columns(printers::pods()),
-            core("Node", "nodes", false)
-                .with_status_subresource()
-                .selectable_field("spec.unschedulable")
-                .short_name("no")
-                .printer_columns(printers::nodes()),
-            core("Service", "services", true)
-                .with_status_subresource()
-                .short_name("svc")
-                .category("all")
-                .names(NameRule::Label)
-                .printer_columns(printers::services()),
-            ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true))
-                .generation(GenerationRule::Untracked)
-                .printer_columns(printers::leases()),
-            ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true))
-                .generation(GenerationRule::SpecAndAnnotations)
-                .with_status_subresource()
-                .with_scale_subresource(ScaleSubresource::deployment())
-                .short_name("deploy")
-                .category("all")
-                .printer_columns(printers::deployments()),
-        ];
-        specs.into_iter().map(ResourceSpec::with_builtin_rules).collect()
+        let entries = builtin_catalog::entries();
+        entries
+            .iter()
+            .filter(|e| e.stored() && e.group != crd::GROUP)
+            // A resource served in several versions (autoscaling v2 and v1) is served in its preferred one.
+            .filter(|e| {
+                !entries.iter().any(|o| {
+                    o.group == e.group
+                        && o.plural == e.plural
+                        && super::conversion::priority(&o.version, &e.version) == std::cmp::Ordering::Less
+                })
+            })
+            .map(builtin_kinds::spec)
+            .collect()
     }
 
-    /// Attaches kube-apiserver's rules and the schema Kubernetes publishes for this kind, if it is one of the default
-    /// resources' kinds (or CRDs).
+    /// Attaches kube-apiserver's rules for this kind, and the schema Kubernetes publishes for it when the resource
+    /// is one of the catalog's (read from the generated data the first time it is needed).
     pub(crate) fn with_builtin_rules(mut self) -> Self {
         self.builtin = defaults::rules(&self.api.api_version(), &self.api.kind);
-        if let Some(schema) = builtin_schemas::schema(&self.api.api_version(), &self.api.kind) {
-            self.schema = Some(schema);
+        if let Some(entry) = self.catalog {
+            self.schema = SchemaSlot::Builtin(entry);
         }
         self
     }
@@ -365,7 +396,7 @@ impl ResourceSpec {
     /// `application/strategic-merge-patch+json`.
     pub(crate) fn strategic_merge_schema(&self) -> Option<&Value> {
         self.schema
-            .as_deref()
+            .get()
             .filter(|s| !self.custom && strategic_merge::has_strategy(s))
     }
 

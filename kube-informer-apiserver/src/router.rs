@@ -134,7 +134,10 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
                 Some(spec) => (spec, Some((*ns).to_owned()), tail),
                 None => match find(store, group, version, "namespaces") {
                     // `/api/v1/namespaces/{name}/status`: a subresource of a namespace.
-                    Some(spec) if tail.is_empty() && group.is_empty() => (spec, None, &rest[1..]),
+                    // (any other name is no resource: 404, as no route of kube-apiserver matches).
+                    Some(spec) if tail.is_empty() && group.is_empty() && spec.has_subresource(plural) => {
+                        (spec, None, &rest[1..])
+                    }
                     _ => return Route::NotFound,
                 },
             }
@@ -155,6 +158,9 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
     if spec.api.namespaced && namespace.is_none() && name.is_some() {
         return Route::NotFound;
     }
+    if subresource.as_deref().is_some_and(|s| !spec.has_subresource(s)) {
+        return Route::NotFound;
+    }
     Route::Resource(ResourcePath {
         spec,
         namespace,
@@ -164,17 +170,27 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
     })
 }
 
-/// The verb of a request on a resource path; `None` when the method is not allowed there.
+/// The verb of a request on a resource path; `None` when the method is not allowed there (kube-apiserver's 405:
+/// a built-in resource serves the verbs its catalog entry lists, a subresource those of its own).
 pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
+    let verb = method_verb(method, path, watch_param)?;
+    let served = match &path.subresource {
+        Some(sub) => path.spec.serves_on(sub, verb.as_str()),
+        None => path.spec.serves(verb.as_str()),
+    };
+    served.then_some(verb)
+}
+
+fn method_verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
     let object = path.name.is_some();
-    // A subresource is read, replaced or patched: never listed, watched or deleted.
-    if let Some(sub) = &path.subresource {
+    // A subresource is read, replaced, patched or created (a service account's token, a pod's eviction): never
+    // listed, watched or deleted; which of these it serves is the catalog's (`verb`).
+    if path.subresource.is_some() {
         return match method {
             "GET" if !path.watch_prefix => Some(Verb::Get),
-            // A service account's token is created (a TokenRequest), as kube-apiserver's create-only subresources.
-            "POST" if sub == "token" => Some(Verb::Create),
             "PUT" => Some(Verb::Update),
             "PATCH" => Some(Verb::Patch),
+            "POST" => Some(Verb::Create),
             _ => None,
         };
     }

@@ -14,6 +14,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::admin::Admin;
 use super::auth::{AccessRule, Auth};
+use super::bootstrap;
 use super::conn;
 use super::crd;
 use super::faults::{Fault, Faults};
@@ -140,6 +141,8 @@ pub struct ApiServerBuilder {
     admin: Option<Vec<String>>,
     /// CRD manifests to install at start: their text, or a folder of them.
     crds: Vec<CrdSource>,
+    /// Namespaces to create at start, beside those kube-apiserver creates.
+    namespaces: Vec<String>,
     /// Authorization by RBAC.
     rbac: bool,
     /// `Some(false)`: no anonymous requests even in the RBAC mode.
@@ -200,6 +203,7 @@ impl Default for ApiServerBuilder {
             kubeconfig_out: None,
             admin: None,
             crds: Vec::new(),
+            namespaces: Vec::new(),
             rbac: false,
             anonymous: None,
             groups: Vec::new(),
@@ -401,6 +405,29 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Creates namespace `name` at start, beside the `default`, `kube-system`, `kube-public` and `kube-node-lease`
+    /// namespaces every server has: as on a cluster, objects can only be created in a namespace that exists
+    /// (kube-apiserver's NamespaceLifecycle admission answers 404 otherwise).
+    ///
+    /// ```
+    /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
+    /// use kube_informer_apiserver::ApiServer;
+    ///
+    /// let server = ApiServer::builder().namespace("team-a").start().unwrap();
+    /// server.create(&ConfigMap::new(ObjectMeta::namespaced("team-a", "settings"))).unwrap();
+    /// assert!(server.create(&ConfigMap::new(ObjectMeta::namespaced("team-b", "settings"))).is_err());
+    /// ```
+    pub fn namespace(mut self, name: &str) -> Self {
+        self.namespaces.push(name.to_owned());
+        self
+    }
+
+    /// [`namespace`](Self::namespace) for each name.
+    pub fn namespaces<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Self {
+        self.namespaces.extend(names.into_iter().map(str::to_owned));
+        self
+    }
+
     /// Installs the CustomResourceDefinitions of a manifest (YAML or JSON) at start, as
     /// [`ApiServer::install_crd`] does.
     pub fn crd(mut self, manifest: &str) -> Self {
@@ -494,11 +521,6 @@ impl ApiServerBuilder {
             Vec::new()
         };
         specs.extend(self.resources);
-        if self.default_resources {
-            // TEMPORARY until the catalog of built-in kinds serves them (issue 29).
-            let extra = rbac::resources::missing(&specs);
-            specs.extend(extra);
-        }
         let issuer = TokenIssuer::new().map_err(Error::InvalidInput)?;
         let shared = Arc::new(Shared {
             store: Store::new(self.initial_revision, self.history_size, specs),
@@ -544,6 +566,12 @@ impl ApiServerBuilder {
             .unwrap_or_else(|| "admin".to_owned());
         server.kubeconfig = server.kubeconfig_for(&user)?;
         server.kubeconfig_user = user;
+        if self.default_resources {
+            bootstrap::create_all(&server.shared.store, client_addr).map_err(Error::Api)?;
+        }
+        for name in &self.namespaces {
+            bootstrap::namespace(&server.shared.store, name).map_err(Error::Api)?;
+        }
         if self.rbac {
             rbac::bootstrap_policy::create(&server.shared.store).map_err(Error::Api)?;
         }
@@ -736,6 +764,15 @@ impl ApiServer {
     /// Compacts to the latest revision.
     pub fn compact_to_latest(&self) -> u64 {
         self.compact(u64::MAX)
+    }
+
+    /// Creates namespace `name` (nothing when it exists): objects can only be created in a namespace that exists,
+    /// as on a cluster.
+    ///
+    /// # Errors
+    /// [`Error::Api`] when the name is not a valid namespace name, or the namespace is being deleted.
+    pub fn create_namespace(&self, name: &str) -> Result<(), Error> {
+        bootstrap::namespace(&self.shared.store, name).map_err(Error::Api)
     }
 
     /// Serves one more resource from now on (or replaces a served one's spec, keeping its objects).

@@ -12,6 +12,7 @@ use super::defaults::Cluster;
 use super::errors::{self, Failure, FieldError};
 use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use super::meta;
+use super::namespace_lifecycle;
 use super::patch::{self, PatchError};
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
@@ -148,6 +149,8 @@ pub(crate) struct Written {
     pub(crate) object: Arc<StoredObject>,
     /// True when the write created the object (201).
     pub(crate) created: bool,
+    /// Warnings of the write's validation (ratcheted CEL rules, validating admission policies in `Warn`).
+    pub(crate) warnings: Vec<String>,
 }
 
 fn commit(g: &mut StoreInner, spec: &ResourceSpec, change: Change, dry_run: bool) -> Arc<StoredObject> {
@@ -218,6 +221,7 @@ fn create_locked(
     }
     let meta = meta_mut(obj)?;
     let ns = resolve_namespace(spec, url_ns, meta)?;
+    namespace_lifecycle::admit_create(g, spec, &ns, text(meta, "name"))?;
     if !text(meta, "resourceVersion").is_empty() {
         return Err(errors::internal(
             "resourceVersion should not be set on objects to be created",
@@ -278,11 +282,15 @@ fn create_locked(
     if let Some(rules) = spec.builtin {
         rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
     }
+    // Validation of the object as it will be stored, as the registry's `BeforeCreate` then validating admission
+    // run it.
+    let warnings = validate_write(g, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
         created: true,
+        warnings,
     })
 }
 
@@ -298,7 +306,36 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The validation of a write after the strategy prepared it (`new`, an update of `old` when there is one): a custom
+/// resource's schema and rules ([`customresource_strategy`](super::customresource_strategy)), then validating
+/// admission ([`validating_admission_policy`](super::validating_admission_policy)). Returns the warnings to answer
+/// with.
+fn validate_write(
+    g: &StoreInner,
+    spec: &ResourceSpec,
+    new: &Value,
+    old: Option<&Value>,
+    status_only: bool,
+) -> Result<Vec<String>, Failure> {
+    let mut warnings = Vec::new();
+    if spec.custom {
+        warnings.extend(super::customresource_strategy::validate(spec, new, old)?);
+    }
+    // Then validating admission: ValidatingAdmissionPolicies.
+    let attributes = super::validating_admission_policy::Attributes {
+        spec,
+        operation: if old.is_some() { "UPDATE" } else { "CREATE" },
+        subresource: if status_only { "status" } else { "" },
+        object: Some(new),
+        old_object: old,
+        dry_run: false,
+    };
+    warnings.extend(super::validating_admission_policy::admit(g, &attributes)?);
+    Ok(warnings)
+}
+
 /// Turns a requested new state into the one to store, following the update rules; `None` when nothing changed.
+/// Also the validation's warnings.
 fn prepare_update(
     g: &StoreInner,
     spec: &ResourceSpec,
@@ -306,7 +343,7 @@ fn prepare_update(
     mut new: Value,
     status_only: bool,
     ownership: Ownership<'_>,
-) -> Result<Option<Value>, Failure> {
+) -> Result<(Option<Value>, Vec<String>), Failure> {
     // Both sides as the request's version sees them: only what the request changes counts.
     let mut old = current.to_value();
     conversion::read(spec, &mut old);
@@ -400,6 +437,7 @@ fn prepare_update(
     result_meta.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
     meta::normalize(result_meta);
     let result = Value::Object(result);
+    let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
     let unchanged = if spec.conversion.is_some() {
@@ -409,7 +447,7 @@ fn prepare_update(
     } else {
         result == old
     };
-    Ok(if unchanged { None } else { Some(result) })
+    Ok((if unchanged { None } else { Some(result) }, warnings))
 }
 
 /// Sets the `managedFields` of `new`, an update of `old`: tracked for the writer, or (computed already) taken from
@@ -455,7 +493,8 @@ fn store_update(
     let rev = if dry_run { current.rev } else { g.rev() + 1 };
     stamp(&mut new, rev);
     let meta = new.get("metadata").and_then(Value::as_object);
-    let finished = meta.is_some_and(|m| m.contains_key("deletionTimestamp") && finalizers(m).is_empty());
+    let finished = meta.is_some_and(|m| m.contains_key("deletionTimestamp") && finalizers(m).is_empty())
+        && namespace_lifecycle::may_go(spec, &new);
     conversion::to_storage(spec, &mut new);
     let stored = StoredObject::from_value(spec, &new);
     let change = if finished {
@@ -464,6 +503,33 @@ fn store_update(
         Change::Put(stored)
     };
     commit(g, spec, change, dry_run)
+}
+
+/// A write only the server makes, past the kind's update rules (which would keep what it changes: a namespace's
+/// `spec.finalizers` change only through its `finalize` subresource, its conditions only through `status`): `edit`
+/// changes the stored object, stored as it comes out — deleted when that ends its deletion. Nothing is written when
+/// `edit` changes nothing.
+pub(crate) fn update_raw(
+    store: &Store,
+    spec: &ResourceSpec,
+    ns: Option<&str>,
+    name: &str,
+    edit: impl FnOnce(&mut Value),
+) -> Result<Arc<StoredObject>, Failure> {
+    let ns = if spec.api.namespaced { ns.unwrap_or("") } else { "" };
+    let mut g = store.lock();
+    let current = g
+        .get(&spec.id(), &object_key(ns, name))
+        .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    let old = current.to_value();
+    let mut new = old.clone();
+    edit(&mut new);
+    if new == old {
+        return Ok(current);
+    }
+    let written = store_update(&mut g, spec, &current, Some(new), false);
+    publish(store, g, spec, 200, &mut |_| {});
+    Ok(written)
 }
 
 /// PUT (`status_only`: PUT of the status subresource), for `manager`.
@@ -487,10 +553,14 @@ pub(crate) fn update(
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
+    let (new, warnings) = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
-    Ok(Written { object, created: false })
+    Ok(Written {
+        object,
+        created: false,
+        warnings,
+    })
 }
 
 /// An update computed from the current object (a subresource's write): `build` makes the requested new state of
@@ -510,10 +580,14 @@ pub(crate) fn update_current(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let new = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
+    let (new, warnings) = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
-    Ok(Written { object, created: false })
+    Ok(Written {
+        object,
+        created: false,
+        warnings,
+    })
 }
 
 /// The patch formats kube-apiserver accepts.
@@ -636,10 +710,14 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let new = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
+    let (new, warnings) = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
-    Ok(Written { object, created: false })
+    Ok(Written {
+        object,
+        created: false,
+        warnings,
+    })
 }
 
 /// `DeleteOptions` the server honours.
@@ -673,6 +751,7 @@ pub(crate) fn delete(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    namespace_lifecycle::admit_delete(spec, name)?;
     let precondition = |what: &str, want: &str, have: &str| {
         errors::conflict(
             &spec.api,
@@ -691,6 +770,18 @@ pub(crate) fn delete(
         return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
     }
     let mut value = current.to_value();
+    // Validating admission sees the deletion (warnings of a delete are not answered).
+    let attributes = super::validating_admission_policy::Attributes {
+        spec,
+        operation: "DELETE",
+        subresource: "",
+        object: None,
+        old_object: Some(&value),
+        dry_run: opts.dry_run,
+    };
+    super::validating_admission_policy::admit(&g, &attributes)?;
+    // A namespace with `spec.finalizers` is only marked, its content deleted first.
+    let kept = namespace_lifecycle::mark_for_deletion(spec, &mut value);
     let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);
     // The kind's own finalizer, added at the first delete (a CRD's: its objects go first).
     if let (Some(f), Some(m)) = (spec.builtin.and_then(|r| r.delete_finalizer), meta.as_deref_mut())
@@ -703,7 +794,7 @@ pub(crate) fn delete(
         }
     }
     let outcome = match meta {
-        Some(meta) if !finalizers(meta).is_empty() => {
+        Some(meta) if kept || !finalizers(meta).is_empty() => {
             if meta.contains_key("deletionTimestamp") {
                 Deleted::Finalizing(current)
             } else {

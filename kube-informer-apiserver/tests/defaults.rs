@@ -19,6 +19,14 @@ use serde_json::{Value, json};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
+/// A server with the namespaces these tests write in.
+fn server() -> ApiServer {
+    ApiServer::builder()
+        .namespaces(["pb", "js", "other", "ns"])
+        .start()
+        .unwrap()
+}
+
 /// Creates the fixture's object at `path` (a collection URL path), sent as kubectl 1.32 sent it (protobuf, with its
 /// `fieldManager=kubectl-create`) or as JSON, and reads it back.
 fn create(server: &ApiServer, path: &str, fixture_name: &str, protobuf: bool) -> Value {
@@ -104,7 +112,7 @@ fn with_cluster_ip_checked(mut v: Value) -> Value {
 #[test]
 fn kubectl_create_deployment_is_stored_as_kube_apiserver_stores_it() {
     // kubectl create deployment d --image=nginx --replicas=2 --port=80
-    let server = ApiServer::start().unwrap();
+    let server = server();
     for (ns, protobuf) in [("pb", true), ("js", false)] {
         let stored = create(
             &server,
@@ -174,7 +182,7 @@ fn kubectl_create_deployment_is_stored_as_kube_apiserver_stores_it() {
 #[test]
 fn kubectl_create_secret_generic_is_stored_as_kube_apiserver_stores_it() {
     // kubectl create secret generic s --from-literal=k=v --from-literal=bin=$'\xff'
-    let server = ApiServer::start().unwrap();
+    let server = server();
     for (ns, protobuf) in [("pb", true), ("js", false)] {
         let stored = create(
             &server,
@@ -202,7 +210,7 @@ fn kubectl_create_secret_generic_is_stored_as_kube_apiserver_stores_it() {
 #[test]
 fn kubectl_create_service_clusterip_is_stored_as_kube_apiserver_stores_it() {
     // kubectl create service clusterip svc --tcp=80:8080 --tcp=443:https
-    let server = ApiServer::start().unwrap();
+    let server = server();
     let mut ips = Vec::new();
     for (ns, protobuf) in [("pb", true), ("js", false)] {
         let stored = create(
@@ -258,7 +266,7 @@ fn kubectl_create_service_clusterip_is_stored_as_kube_apiserver_stores_it() {
 #[test]
 fn kubectl_create_service_nodeport_is_stored_as_kube_apiserver_stores_it() {
     // kubectl create service nodeport np --tcp=80:8080 --node-port=30080
-    let server = ApiServer::start().unwrap();
+    let server = server();
     let stored = create(&server, "/api/v1/namespaces/pb/services", "service-nodeport", true);
     assert_eq!(
         with_cluster_ip_checked(without_system_fields(stored)),
@@ -312,7 +320,7 @@ fn kubectl_create_service_nodeport_is_stored_as_kube_apiserver_stores_it() {
 fn kubectl_create_namespace_is_stored_as_kube_apiserver_stores_it() {
     // kubectl create namespace n1
     for protobuf in [true, false] {
-        let server = ApiServer::start().unwrap();
+        let server = server();
         let stored = create(&server, "/api/v1/namespaces", "namespace", protobuf);
         assert_eq!(
             without_system_fields(stored),
@@ -337,7 +345,7 @@ fn a_controller_writing_its_desired_spec_back_changes_nothing() {
     // The classic endless reconcile: a controller compares the stored deployment with what it wants, finds the
     // server's defaults "missing" and writes again. Against kube-apiserver (and now here) the second write of the
     // same desired object is a no-op: same resourceVersion, same generation, no watch event.
-    let server = ApiServer::start().unwrap();
+    let server = server();
     let url = format!("{}/apis/apps/v1/namespaces/ns/deployments", server.url());
     let desired = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",

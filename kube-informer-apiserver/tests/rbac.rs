@@ -33,6 +33,7 @@ fn call(method: &str, url: &str, token: &str, body: Option<&Value>) -> (u16, Val
 
 fn rbac() -> ApiServerBuilder {
     ApiServer::builder()
+        .namespace("team")
         .rbac()
         .token("alice-token", "alice")
         .token("bob-token", "bob")

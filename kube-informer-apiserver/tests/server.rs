@@ -172,7 +172,7 @@ fn resource_version_semantics_of_list_and_get() {
 
 #[test]
 fn selectors_filter_lists() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns1", "ns2"]).start().unwrap();
     make(&server, "ns1", "web-1", json!({"app": "web", "tier": "front"}));
     make(&server, "ns1", "web-2", json!({"app": "web", "tier": "back"}));
     make(&server, "ns2", "db-1", json!({"app": "db"}));
@@ -259,7 +259,7 @@ fn watch_replays_history_and_answers_410_once_it_is_gone() {
 
 #[test]
 fn watch_without_resource_version_starts_with_synthetic_added() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespace("other").start().unwrap();
     for n in ["b", "a"] {
         make(&server, "default", n, json!({}));
     }

@@ -151,6 +151,7 @@ fn discovery_resolves_plurals() {
     let widgets = ApiResource::new("example.com", "v1alpha1", "Widget", "widgets", false);
     let server = ApiServer::builder()
         .resource(ResourceSpec::new(widgets.clone()).short_name("wd"))
+        .namespace("x")
         .start()
         .unwrap();
     let (_, api) = get(&format!("{}/api", server.url()));

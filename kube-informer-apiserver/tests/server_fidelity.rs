@@ -41,10 +41,16 @@ fn trailing_slashes_are_answered_as_without_them() {
 // ----- discovery -----
 
 #[test]
-fn discovery_puts_pods_services_and_deployments_in_the_all_category() {
+fn discovery_puts_the_workloads_and_services_in_the_all_category() {
     let server = ApiServer::start().unwrap();
     let mut in_all = Vec::new();
-    for gv in ["api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1"] {
+    for gv in [
+        "api/v1",
+        "apis/apps/v1",
+        "apis/coordination.k8s.io/v1",
+        "apis/batch/v1",
+        "apis/autoscaling/v2",
+    ] {
         let (_, list) = get(&format!("{}/{gv}", server.url()));
         for r in list["resources"].as_array().unwrap() {
             if r["categories"].as_array().is_some_and(|c| c.contains(&json!("all"))) {
@@ -53,7 +59,22 @@ fn discovery_puts_pods_services_and_deployments_in_the_all_category() {
         }
     }
     in_all.sort();
-    assert_eq!(in_all, ["deployments", "pods", "services"]);
+    // What `kubectl get all` lists on a cluster (kube-apiserver 1.34's storages' `Categories()`).
+    assert_eq!(
+        in_all,
+        [
+            "cronjobs",
+            "daemonsets",
+            "deployments",
+            "horizontalpodautoscalers",
+            "jobs",
+            "pods",
+            "replicasets",
+            "replicationcontrollers",
+            "services",
+            "statefulsets"
+        ]
+    );
 }
 
 // ----- metadata -----

@@ -262,9 +262,11 @@ fn serve(args: &[String]) {
     let objects: usize = args[0].parse().unwrap();
     let burst: usize = args[1].parse().unwrap();
     let https = args[2] == "https";
+    let names: Vec<String> = (0..NAMESPACES).map(namespace).collect();
     let mut builder = ApiServer::builder()
         .compaction_interval(None)
-        .history_size((burst + objects + 10).max(10_000));
+        .history_size((burst + objects + 10).max(10_000))
+        .namespaces(names.iter().map(String::as_str));
     if https {
         builder = builder.https();
     }

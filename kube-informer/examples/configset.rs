@@ -457,6 +457,8 @@ fn configset(ns: &str, name: &str, data: &[(&str, &str)]) -> ConfigSet {
 
 /// Drives the embedded demo: each phase changes something and waits for the controller to converge.
 fn demo(server: &ApiServer, client: &Client, controller: &Controller<ConfigSet, App>) -> Result<(), BoxError> {
+    // The demo's namespace, which a cluster would need to exist too.
+    server.create_namespace("demo")?;
     let deadline = Instant::now() + Duration::from_secs(30);
     let wait = |what: &str, cond: &dyn Fn() -> Result<bool, BoxError>| -> Result<(), BoxError> {
         while !cond()? {

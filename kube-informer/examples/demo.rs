@@ -20,7 +20,7 @@ use kube_informer_apiserver::ApiServer;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Logs on stderr: the library's warnings and recoveries by default, everything with RUST_LOG=debug.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let server = ApiServer::start()?;
+    let server = ApiServer::builder().namespaces(["demo"]).start()?;
     println!("embedded API server at {}", server.url());
     for (name, colour) in [("alpha", "red"), ("beta", "green"), ("gamma", "blue")] {
         server.create(&configmap(name, colour))?;

@@ -33,7 +33,7 @@ fn events(server: &ApiServer, namespace: &str) -> Vec<Event> {
 
 #[test]
 fn repeated_events_aggregate_into_one_event_with_a_count() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["prod"]).start().unwrap();
     let obj = cm(&server, "settings");
     let r = recorder(&server, options());
     let mark = server.requests().mark();
@@ -75,7 +75,7 @@ fn repeated_events_aggregate_into_one_event_with_a_count() {
 
 #[test]
 fn events_about_cluster_scoped_objects_go_to_default() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["prod"]).start().unwrap();
     let ns: Namespace = server
         .create(&Namespace {
             metadata: ObjectMeta::named("team-a"),
@@ -94,7 +94,7 @@ fn events_about_cluster_scoped_objects_go_to_default() {
 
 #[test]
 fn writes_are_retried_while_the_server_fails_and_an_expired_event_is_recreated() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["prod"]).start().unwrap();
     let obj = cm(&server, "flaky");
     let r = recorder(&server, options());
     server.inject(Fault::on(Some(Verb::Create), Some("events")).error(503).times(2));
@@ -116,7 +116,7 @@ fn writes_are_retried_while_the_server_fails_and_an_expired_event_is_recreated()
 
 #[test]
 fn a_stalled_server_never_blocks_the_caller() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["prod"]).start().unwrap();
     let obj = cm(&server, "busy");
     let r = recorder(&server, options().queue_capacity(4));
     server.inject(Fault::on(Some(Verb::Create), Some("events")).stall());

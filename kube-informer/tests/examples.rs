@@ -41,7 +41,10 @@ fn demo_runs_without_a_cluster_and_exits_0() {
 
 #[test]
 fn watch_sync_only_prints_one_json_line() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .start()
+        .unwrap();
     for i in 0..25 {
         server
             .create(&cm(&format!("ns{}", i % 3), &format!("c{i}"), "1"))
@@ -69,7 +72,10 @@ fn watch_sync_only_prints_one_json_line() {
 
 #[test]
 fn watch_prints_events_of_one_namespace() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .start()
+        .unwrap();
     server.create(&cm("a", "one", "1")).unwrap();
     server.create(&cm("b", "other", "1")).unwrap();
     let mut child = KillOnDrop(
@@ -116,7 +122,10 @@ fn watch_rejects_bad_arguments_with_usage() {
 
 #[test]
 fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .start()
+        .unwrap();
     let mut child = KillOnDrop(
         Command::new(example("controller"))
             .args(["--probe-addr", "127.0.0.1:0", "--kubeconfig"])
@@ -334,6 +343,7 @@ fn configsets() -> ApiResource {
 fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
     const CONTROLLER: &str = "configset-controller";
     let server = ApiServer::builder()
+        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
         .https()
         .token("admin-token", "admin")
         .token("controller-token", CONTROLLER)

@@ -43,6 +43,7 @@ fn query_has(record: &kube_informer_apiserver::RequestRecord, needle: &str) -> b
 #[test]
 fn first_list_is_paged_at_rv0_without_a_watch_cache_then_watches() {
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .watch_cache(false)
         .watch_list(false)
         .start()
@@ -78,6 +79,7 @@ fn first_list_is_paged_at_rv0_without_a_watch_cache_then_watches() {
 #[test]
 fn an_expired_continue_token_falls_back_to_one_full_list() {
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .watch_cache(false)
         .watch_list(false)
         .start()
@@ -123,7 +125,7 @@ fn an_expired_continue_token_falls_back_to_one_full_list() {
 
 #[test]
 fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 50);
     let mark = server.requests().mark();
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
@@ -136,7 +138,11 @@ fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
     assert_eq!(inf.store().len(), 50);
     inf.stop();
 
-    let server = ApiServer::builder().watch_list(false).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["ns"])
+        .watch_list(false)
+        .start()
+        .unwrap();
     seed(&server, 50);
     let mark = server.requests().mark();
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
@@ -151,7 +157,7 @@ fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
 
 #[test]
 fn a_clean_watch_close_rewatches_from_the_last_rv_without_relisting() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 3);
     let mark = server.requests().mark();
     let mut reflector = quick_reflector();
@@ -189,7 +195,11 @@ fn a_clean_watch_close_rewatches_from_the_last_rv_without_relisting() {
 
 #[test]
 fn a_410_relists_and_deletes_missed_while_away_arrive_as_unknown_final_state() {
-    let server = ApiServer::builder().watch_list(false).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["ns"])
+        .watch_list(false)
+        .start()
+        .unwrap();
     seed(&server, 3);
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     let (h, rx) = recorder();
@@ -218,6 +228,7 @@ fn a_410_relists_and_deletes_missed_while_away_arrive_as_unknown_final_state() {
 #[test]
 fn a_bookmark_rv_is_used_on_reconnect() {
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .bookmark_interval(Duration::from_millis(50))
         .start()
         .unwrap();
@@ -261,7 +272,7 @@ fn a_bookmark_rv_is_used_on_reconnect() {
 
 #[test]
 fn throttling_is_honoured_and_does_not_relist() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 2);
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     let (h, rx) = recorder();
@@ -294,6 +305,7 @@ fn throttling_is_honoured_and_does_not_relist() {
 #[test]
 fn a_silent_half_open_watch_is_detected_and_replaced() {
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .bookmark_interval(Duration::from_secs(3600))
         .start()
         .unwrap();
@@ -323,7 +335,11 @@ fn a_silent_half_open_watch_is_detected_and_replaced() {
 
 #[test]
 fn stop_returns_from_every_reflector_state() {
-    let server = ApiServer::builder().watch_list(false).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["ns"])
+        .watch_list(false)
+        .start()
+        .unwrap();
     seed(&server, 2);
     let client = server.client().unwrap();
     let scenarios: Vec<(&str, Fault)> = vec![
@@ -382,7 +398,7 @@ fn factory_shares_informers_and_reports_the_unsynced() {
 
 #[test]
 fn a_late_handler_over_http_gets_the_cache_then_changes() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 20);
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     inf.start().unwrap();
@@ -404,7 +420,7 @@ fn a_late_handler_over_http_gets_the_cache_then_changes() {
 
 #[test]
 fn a_panicking_handler_over_http_keeps_receiving_and_others_are_unaffected() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     let (tx, panicky_rx) = crossbeam_channel::unbounded();
     let panicky = inf
@@ -430,7 +446,7 @@ fn a_panicking_handler_over_http_keeps_receiving_and_others_are_unaffected() {
 
 #[test]
 fn resyncs_over_http_go_only_to_handlers_that_asked() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 1);
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     let (resyncing, rx_resync) = recorder();
@@ -467,6 +483,7 @@ fn resyncs_over_http_go_only_to_handlers_that_asked() {
 fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
     for verbs in [&["get", "list"][..], &["list"][..]] {
         let server = ApiServer::builder()
+            .namespaces(["ns"])
             .token("t", "alice")
             .kubeconfig_user("alice")
             .rule(AccessRule::user("alice").verbs(verbs).resources(&["configmaps"]))
@@ -514,7 +531,7 @@ fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
 #[cfg(target_os = "linux")]
 #[test]
 fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     let api = Api::<ConfigMap>::all(server.client().unwrap());
     let options = InformerOptions::default()
         .name("ps-names.example.com")

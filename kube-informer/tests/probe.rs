@@ -53,7 +53,7 @@ fn reconcile(_key: &str, _ctx: &Context<'_, ConfigMap, ()>) -> Result<Action> {
 
 #[test]
 fn every_component_is_exported_under_client_go_and_controller_runtime_names() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "a", "1")).unwrap();
     let client = server.client().unwrap();
     let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
@@ -324,7 +324,7 @@ fn the_probe_endpoint_answers_over_http_and_says_why_it_is_not_ready() {
 
 #[test]
 fn a_halted_informer_fails_liveness_with_its_panic() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "fine", "1")).unwrap();
     let informer = SharedIndexInformer::for_api(
         &Api::<ConfigMap>::all(server.client().unwrap()),

@@ -14,7 +14,11 @@ mod common;
 use common::widget::{Widget, WidgetSpec, widget, widget_spec};
 
 fn server() -> (ApiServer, Client) {
-    let server = ApiServer::builder().resource(widget_spec()).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["b", "other", "prod"])
+        .resource(widget_spec())
+        .start()
+        .unwrap();
     let client = server.client().unwrap();
     (server, client)
 }
@@ -362,7 +366,7 @@ fn spec_replicas(api: &Api<DynamicObject>, name: &str) -> i64 {
 
 #[test]
 fn scale_reads_and_writes_a_deployments_replicas() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["b", "other", "prod"]).start().unwrap();
     deployment(&server, "web", 3);
     let api: Api<DynamicObject> = Api::namespaced_with(server.client().unwrap(), "prod", &deployments());
     let pp = PostParams::default();
@@ -468,6 +472,7 @@ fn concurrent_scale_ups_of_a_custom_resource_all_land() {
     const EACH: i32 = 5;
     // Widgets scale by their size.
     let server = ApiServer::builder()
+        .namespaces(["b", "other", "prod"])
         .resource(widget_spec().with_scale_subresource(ScaleSubresource::new(".spec.size", ".status.size")))
         .start()
         .unwrap();

@@ -99,6 +99,7 @@ fn base64(input: &[u8]) -> String {
 fn no_credential_reaches_a_log_line_or_an_error() {
     capture_logs();
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .https()
         .token(ALICE_TOKEN, "alice")
         .token(BOB_TOKEN, "bob")
@@ -354,6 +355,7 @@ contexts:
     }
     // The embedded server's own credentials.
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .https()
         .token(ALICE_TOKEN, "alice")
         .client_cert("carol")
@@ -365,7 +367,10 @@ contexts:
     }
     texts.push(format!("{server:?}"));
     texts.push(format!("{carol:?}"));
-    texts.push(format!("{:?}", ApiServer::builder().token(ALICE_TOKEN, "alice")));
+    texts.push(format!(
+        "{:?}",
+        ApiServer::builder().namespaces(["ns"]).token(ALICE_TOKEN, "alice")
+    ));
 
     let found: Vec<String> = texts.iter().flat_map(|t| leaks(t, &secrets)).collect();
     assert!(found.is_empty(), "secrets in Debug output:\n{}", found.join("\n"));

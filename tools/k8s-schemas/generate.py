@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerates src/testing/builtin_schemas.json: the OpenAPI schemas of the embedded API server's default resources.
+"""Regenerates the embedded API server's built-in catalog: kube-informer-apiserver/src/builtin_catalog.json (every
+resource kube-apiserver 1.34 serves by default: see catalog.py) and src/builtin_schemas.json (their OpenAPI schemas).
 
 Source: the PyPI package kubernetes-validate (pinned below), which ships, per Kubernetes release, the JSON-schema
 rendering of that release's published OpenAPI document. We take Kubernetes 1.34's and turn it back into OpenAPI
@@ -15,10 +16,13 @@ structural-schema form:
 * `$ref`s name the definition (`{"$ref": "io.k8s.api.core.v1.PodSpec"}`, siblings kept): the server inlines them
   once per process into one tree per kind, so shared types (ObjectMeta, PodSpec) are stored once.
 
-Only the definitions reachable from the kinds listed in KINDS are kept. Usage:
+Only the definitions reachable from the catalog's kinds are kept. Usage:
 
-    python3 tools/k8s-schemas/generate.py            # downloads the pinned wheel with pip into a temporary folder
-    python3 tools/k8s-schemas/generate.py --wheel kubernetes_validate-1.37.0-py3-none-any.whl
+    python3 tools/k8s-schemas/generate.py --discovery DIR     # pip downloads the pinned wheels into a temporary folder
+    python3 tools/k8s-schemas/generate.py --discovery DIR --wheel kubernetes_validate-1.37.0-py3-none-any.whl \
+        --client-wheel kubernetes-34.1.0-py2.py3-none-any.whl
+
+DIR holds Kubernetes' published discovery documents (kubernetes/kubernetes `api/discovery/`), as catalog.py says.
 """
 
 import argparse
@@ -29,23 +33,14 @@ import sys
 import tempfile
 import zipfile
 
+import catalog
+
 PACKAGE = "kubernetes-validate==1.37.0"
 KUBERNETES = "1.34.0"
 MEMBER = f"kubernetes_validate/kubernetes-json-schema/v{KUBERNETES}-local/_definitions.json"
-OUT = os.path.join(os.path.dirname(__file__), "..", "..", "src", "testing", "builtin_schemas.json")
-
-# apiVersion/kind of every default resource (ResourceSpec::defaults) -> its definition.
-KINDS = {
-    "v1/ConfigMap": "io.k8s.api.core.v1.ConfigMap",
-    "v1/Secret": "io.k8s.api.core.v1.Secret",
-    "v1/Namespace": "io.k8s.api.core.v1.Namespace",
-    "v1/Event": "io.k8s.api.core.v1.Event",
-    "v1/Pod": "io.k8s.api.core.v1.Pod",
-    "v1/Node": "io.k8s.api.core.v1.Node",
-    "v1/Service": "io.k8s.api.core.v1.Service",
-    "coordination.k8s.io/v1/Lease": "io.k8s.api.coordination.v1.Lease",
-    "apps/v1/Deployment": "io.k8s.api.apps.v1.Deployment",
-}
+SRC = os.path.join(os.path.dirname(__file__), "..", "..", "kube-informer-apiserver", "src")
+OUT = os.path.join(SRC, "builtin_schemas.json")
+CATALOG_OUT = os.path.join(SRC, "builtin_catalog.json")
 
 # Definitions replaced whole (kubernetes-validate widens both to a JSON-schema oneOf of its own).
 REPLACED = {
@@ -62,11 +57,20 @@ def load(wheel):
         return json.loads(z.read(MEMBER))["$defs"]
 
 
-def download():
+def download(package):
     folder = tempfile.mkdtemp(prefix="k8s-schemas-")
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", folder, PACKAGE], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", folder, package], check=True)
     (wheel,) = [f for f in os.listdir(folder) if f.endswith(".whl")]
     return os.path.join(folder, wheel)
+
+
+def definitions_by_kind(source):
+    """(group, version, kind) -> the definition Kubernetes declares for it (`x-kubernetes-group-version-kind`)."""
+    out = {}
+    for name, schema in source.items():
+        for gvk in schema.get("x-kubernetes-group-version-kind", []):
+            out.setdefault((gvk["group"], gvk["version"], gvk["kind"]), name)
+    return out
 
 
 def convert(node, where):
@@ -98,7 +102,7 @@ def convert(node, where):
 def references(node, found):
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "$ref":
+            if key == "$ref" and isinstance(value, str):
                 found.add(value)
             else:
                 references(value, found)
@@ -107,12 +111,48 @@ def references(node, found):
             references(value, found)
 
 
+def recursive(root, source):
+    """True when following `$ref`s from the definition `root` comes back to a definition already on the path."""
+
+    def walk(name, path):
+        if name in path:
+            return True
+        found = set()
+        references(convert(source[name], name) if name not in REPLACED else REPLACED[name], found)
+        return any(walk(n, path | {name}) for n in sorted(found))
+
+    return walk(root, frozenset())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--wheel", help=f"a downloaded {PACKAGE} wheel (default: pip download it)")
+    parser.add_argument("--client-wheel", help=f"a downloaded {catalog.CLIENT} wheel (default: pip download it)")
+    parser.add_argument("--discovery", required=True, help="a folder of kubernetes/kubernetes' api/discovery documents")
     args = parser.parse_args()
-    source = load(args.wheel or download())
-    definitions, pending = {}, list(KINDS.values())
+    source = load(args.wheel or download(PACKAGE))
+    paths = catalog.client_paths(args.client_wheel or download(catalog.CLIENT))
+    resources, groups = catalog.build(paths, args.discovery)
+    by_kind = definitions_by_kind(source)
+    kinds = {}
+    for r in resources:
+        name = by_kind.get((r["group"], r["version"], r["kind"]))
+        if name is None:
+            sys.exit(f"{r['group']}/{r['version']} {r['kind']}: no definition in Kubernetes {KUBERNETES}'s OpenAPI")
+        api_version = f"{r['group']}/{r['version']}" if r["group"] else r["version"]
+        kinds[f"{api_version}/{r['kind']}"] = name
+    with open(CATALOG_OUT, "w") as f:
+        json.dump(catalog.document(resources, groups), f, separators=(",", ":"), sort_keys=True)
+        f.write("\n")
+    print(f"{len(resources)} resources in {len(groups)} groups, {os.path.getsize(CATALOG_OUT)} bytes -> "
+          f"{os.path.normpath(CATALOG_OUT)}")
+    for kind, name in sorted(kinds.items()):
+        if recursive(name, source):
+            # CustomResourceDefinition: JSONSchemaProps nests itself, which no inlined tree can hold. The server
+            # publishes such a kind without a schema (as any object), as before.
+            print(f"note: {kind}: {name} refers to itself, left without a schema", file=sys.stderr)
+            del kinds[kind]
+    definitions, pending = {}, sorted(set(kinds.values()))
     while pending:
         name = pending.pop()
         if name in definitions:
@@ -123,7 +163,7 @@ def main():
         pending.extend(sorted(found))
     document = {
         "source": f"Kubernetes {KUBERNETES} OpenAPI, from the PyPI package {PACKAGE} (tools/k8s-schemas/generate.py)",
-        "kinds": KINDS,
+        "kinds": dict(sorted(kinds.items())),
         "definitions": dict(sorted(definitions.items())),
     }
     with open(OUT, "w") as f:

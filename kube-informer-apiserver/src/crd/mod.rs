@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::builtin_catalog;
 use super::errors::{self, Failure};
 use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
@@ -32,7 +33,7 @@ pub(crate) const ID: &str = "customresourcedefinitions.apiextensions.k8s.io";
 
 /// The CRD resource, served by every server as kube-apiserver does.
 pub(crate) fn resource() -> ResourceSpec {
-    ResourceSpec::new(ApiResource::new(
+    let mut spec = ResourceSpec::new(ApiResource::new(
         GROUP,
         "v1",
         "CustomResourceDefinition",
@@ -44,7 +45,9 @@ pub(crate) fn resource() -> ResourceSpec {
     .short_name("crds")
     .category("api-extensions")
     .with_builtin_rules()
-    .printer_columns(printers::default_convertor())
+    .printer_columns(printers::default_convertor());
+    spec.catalog = builtin_catalog::entry(GROUP, "v1", "customresourcedefinitions");
+    spec
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {

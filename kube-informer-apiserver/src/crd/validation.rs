@@ -154,7 +154,14 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
                 &format!("{path}.schema.openAPIV3Schema"),
                 "schemas are required",
             )),
-            Some(s) => structural(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs),
+            Some(s) => {
+                let before = errs.len();
+                structural(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
+                // The rules are compiled once the schema itself is sound, as kube-apiserver does.
+                if errs.len() == before {
+                    errs.extend(crate::schema::check_rules(s, &format!("{path}.schema.openAPIV3Schema")));
+                }
+            }
         }
         let selectable = selectable_fields(v, schema, &path, &mut errs);
         let deprecated = v["deprecated"] == true;

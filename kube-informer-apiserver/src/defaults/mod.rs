@@ -28,7 +28,7 @@ mod core;
 mod image;
 mod pod;
 mod qos;
-mod quantity;
+pub(crate) mod quantity;
 mod service;
 mod service_alloc;
 
@@ -229,6 +229,11 @@ pub(crate) struct Cluster<'a> {
 impl<'a> Cluster<'a> {
     pub(crate) fn new(store: &'a StoreInner, id: &'a str, key: &'a str) -> Self {
         Cluster { store, id, key }
+    }
+
+    /// The written object's key (`namespace/name`).
+    pub(crate) fn key(&self) -> &str {
+        self.key
     }
 
     /// Every other live object of the resource, in every namespace.

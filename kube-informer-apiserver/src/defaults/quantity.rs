@@ -22,7 +22,7 @@ enum Format {
 
 /// An exact quantity: `value × 10^exp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Quantity {
+pub(crate) struct Quantity {
     value: i128,
     exp: i32,
     format: Format,
@@ -156,7 +156,7 @@ fn div_round_up(value: i128, k: u32) -> i128 {
 impl Quantity {
     /// Parses a quantity's text as `resource.ParseQuantity` does; `None` when it is not one (kube-apiserver answers
     /// 400) or cannot be represented here.
-    pub(super) fn parse(s: &str) -> Option<Quantity> {
+    pub(crate) fn parse(s: &str) -> Option<Quantity> {
         if s.is_empty() {
             return None;
         }
@@ -233,7 +233,7 @@ impl Quantity {
     }
 
     /// Compares values (the format does not matter).
-    pub(super) fn cmp_value(&self, other: &Quantity) -> Ordering {
+    pub(crate) fn cmp_value(&self, other: &Quantity) -> Ordering {
         match self.aligned(other) {
             Some((a, b, _)) => a.cmp(&b),
             // Only a huge exponent overflows: the one with more magnitude wins, by sign.
@@ -247,7 +247,7 @@ impl Quantity {
     }
 
     /// The sum (in the left operand's format); `None` when it overflows.
-    pub(super) fn add(&self, other: &Quantity) -> Option<Quantity> {
+    pub(crate) fn add(&self, other: &Quantity) -> Option<Quantity> {
         let (a, b, exp) = self.aligned(other)?;
         Some(Quantity {
             value: a.checked_add(b)?,
@@ -255,6 +255,28 @@ impl Quantity {
             format: self.format,
             kept: None,
         })
+    }
+
+    #[cfg(feature = "cel")]
+    /// The opposite value (CEL's quantity library subtracts with it).
+    pub(crate) fn negated(&self) -> Quantity {
+        Quantity {
+            value: -self.value,
+            kept: None,
+            ..self.clone()
+        }
+    }
+
+    #[cfg(feature = "cel")]
+    /// -1, 0 or 1.
+    pub(crate) fn sign(&self) -> i64 {
+        self.value.signum() as i64
+    }
+
+    #[cfg(feature = "cel")]
+    /// The nearest float (`AsApproximateFloat64`).
+    pub(crate) fn approximate(&self) -> f64 {
+        self.value as f64 * 10f64.powi(self.exp)
     }
 
     /// `RoundUp(scale)`: away from zero, to `10^scale`.
@@ -268,7 +290,7 @@ impl Quantity {
     }
 
     /// The text Go's `MarshalJSON` writes.
-    pub(super) fn canonical(&self) -> String {
+    pub(crate) fn canonical(&self) -> String {
         if let Some(k) = &self.kept {
             return k.clone();
         }
@@ -334,7 +356,7 @@ impl Quantity {
     }
 
     /// The value as an integer, when it is one.
-    fn integer(&self) -> Option<i128> {
+    pub(crate) fn integer(&self) -> Option<i128> {
         if self.exp >= 0 {
             return self.value.checked_mul(pow10(self.exp as u32)?);
         }

@@ -5,8 +5,9 @@
 //! The cluster is single-stack IPv4 with kubeadm's service range, `10.96.0.0/12` ([`SERVICE_CIDR`]), and the default
 //! node port range, 30000–32767. As kube-apiserver's allocators do, a dynamic cluster IP is drawn at random from
 //! above the range's static band (the first 256 addresses, kept for addresses users choose), falling back to the
-//! static band when the rest is full; node ports likewise above the first 86 ports. `10.96.0.1` counts as taken:
-//! a cluster gives it to the `default/kubernetes` service, which this server does not serve. What is taken is read
+//! static band when the rest is full; node ports likewise above the first 86 ports. `10.96.0.1` is the
+//! `default/kubernetes` service's (which the server creates at start, as kube-apiserver does): no other service is
+//! given it, even once that one is deleted (kube-apiserver's reconciler would create it again). What is taken is read
 //! from the stored services at each write (under the store's lock), so a deleted service frees its addresses and a
 //! dry run takes nothing.
 
@@ -44,9 +45,12 @@ struct Taken {
 
 fn taken(cluster: &Cluster<'_>) -> Taken {
     let mut t = Taken {
-        ips: HashSet::from([KUBERNETES_SERVICE_IP]),
+        ips: HashSet::new(),
         ports: HashSet::new(),
     };
+    if cluster.key() != "default/kubernetes" {
+        t.ips.insert(KUBERNETES_SERVICE_IP);
+    }
     for svc in cluster.others() {
         let Some(spec) = svc.get("spec").and_then(Value::as_object) else {
             continue;

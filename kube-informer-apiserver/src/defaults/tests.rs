@@ -17,9 +17,10 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        Fixture {
-            store: Store::new(1, 1000, Self::specs()),
-        }
+        let store = Store::new(1, 1000, Self::specs());
+        // Objects are created in namespace `ns`, which must exist (NamespaceLifecycle).
+        crate::bootstrap::namespace(&store, "ns").unwrap();
+        Fixture { store }
     }
 
     /// The default resources and CRDs, as a server has them.

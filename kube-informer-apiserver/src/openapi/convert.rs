@@ -34,7 +34,7 @@ pub(crate) fn gvk(group: &str, version: &str, kind: &str) -> Value {
 /// The published schema of a resource's object.
 pub(crate) fn object_schema(spec: &ResourceSpec, flavor: Flavor) -> Value {
     let api = &spec.api;
-    let mut s = match (spec.schema.as_deref(), flavor) {
+    let mut s = match (spec.schema.get(), flavor) {
         // Nothing known: any object (kube-apiserver publishes a schema-less CRD the same way).
         (None, Flavor::V2) => json!({"type": "object"}),
         (None, Flavor::V3) => json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),

@@ -112,7 +112,7 @@ fn build(generation: u64, specs: &[Arc<ResourceSpec>]) -> Documents {
 }
 
 /// A 128-bit content hash in upper-case hex (kube-apiserver uses SHA-512; clients only compare the values).
-fn hash_hex(data: &[u8]) -> String {
+pub(crate) fn hash_hex(data: &[u8]) -> String {
     let mut out = String::with_capacity(32);
     for seed in [0x6b75_6265u64, 0x6f70_656e] {
         let mut h = DefaultHasher::new();

@@ -9,7 +9,6 @@ pub(crate) mod clusterrole_aggregation;
 pub(crate) mod escalation_check;
 pub(crate) mod evaluation_helpers;
 pub(crate) mod policy_comparator;
-pub(crate) mod resources;
 pub(crate) mod rule_resolver;
 pub(crate) mod types;
 pub(crate) mod validation;

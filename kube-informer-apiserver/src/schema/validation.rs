@@ -2,8 +2,10 @@
 //! resources (kube-openapi's validator as apiextensions-apiserver maps its results to `field.Error`s): types,
 //! `nullable`, `x-kubernetes-int-or-string`, `required`, `enum`, string length, `pattern` (RE2 syntax, as Go's),
 //! formats, numeric bounds and `multipleOf`, item and property counts, `uniqueItems`, and the junctors `allOf`,
-//! `anyOf`, `oneOf`, `not`. List types are checked apart, after it ([`listtype`](super::listtype)); CEL rules
-//! (`x-kubernetes-validations`) are not evaluated.
+//! `anyOf`, `oneOf`, `not`. List types are checked apart, after it ([`listtype`](super::listtype)), and so are CEL
+//! rules (`x-kubernetes-validations`, [`cel`](super::cel)). An update is validated with ratcheting, as
+//! kube-apiserver 1.33+ does ([`validate_update`]): a value equal to the one it replaces (correlated by
+//! [`ratcheting`](super::ratcheting)) keeps its errors to itself.
 
 use serde_json::{Map, Value};
 
@@ -13,7 +15,15 @@ use crate::errors::FieldError;
 /// Validates `x` against `schema`; the errors in kube-apiserver's order (a node's own checks, then its children).
 pub(crate) fn validate(x: &Value, schema: &Value) -> Vec<FieldError> {
     let mut out = Vec::new();
-    node(x, schema, &FieldPath::default(), &mut out);
+    node(x, schema, &FieldPath::default(), &mut out, None);
+    out
+}
+
+/// [`validate`] for an update of `old`: a node equal to its correlated old value is not validated (nor what is
+/// below it), as kube-apiserver's validation ratcheting drops such a node's errors.
+pub(crate) fn validate_update(x: &Value, schema: &Value, old: &Value) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    node(x, schema, &FieldPath::default(), &mut out, Some(old));
     out
 }
 
@@ -88,8 +98,8 @@ fn type_matches(declared: &str, v: &Value) -> bool {
     }
 }
 
-fn node(x: &Value, s: &Value, path: &FieldPath, out: &mut Vec<FieldError>) {
-    if !s.is_object() {
+fn node(x: &Value, s: &Value, path: &FieldPath, out: &mut Vec<FieldError>, old: Option<&Value>) {
+    if !s.is_object() || old == Some(x) {
         return;
     }
     if x.is_null() && s.nullable() {
@@ -142,8 +152,8 @@ fn node(x: &Value, s: &Value, path: &FieldPath, out: &mut Vec<FieldError>) {
     match x {
         Value::String(text) => string(text, s, path, out),
         Value::Number(n) => number(n, s, path, out),
-        Value::Array(items) => array(items, s, path, out),
-        Value::Object(map) => object(map, s, path, out),
+        Value::Array(items) => array(items, s, path, out, old),
+        Value::Object(map) => object(map, s, path, out, old),
         _ => {}
     }
     junctors(x, s, path, out);
@@ -249,7 +259,7 @@ fn number(n: &serde_json::Number, s: &Value, path: &FieldPath, out: &mut Vec<Fie
     }
 }
 
-fn array(items: &[Value], s: &Value, path: &FieldPath, out: &mut Vec<FieldError>) {
+fn array(items: &[Value], s: &Value, path: &FieldPath, out: &mut Vec<FieldError>, old: Option<&Value>) {
     let len = items.len() as u64;
     if let Some(max) = count(s, "maxItems").filter(|m| len > *m) {
         out.push(FieldError {
@@ -271,12 +281,13 @@ fn array(items: &[Value], s: &Value, path: &FieldPath, out: &mut Vec<FieldError>
     }
     if let Some(item_schema) = s.items() {
         for (i, v) in items.iter().enumerate() {
-            node(v, item_schema, &path.index(i), out);
+            let old_item = super::ratcheting::item(old, s, v);
+            node(v, item_schema, &path.index(i), out, old_item);
         }
     }
 }
 
-fn object(map: &Map<String, Value>, s: &Value, path: &FieldPath, out: &mut Vec<FieldError>) {
+fn object(map: &Map<String, Value>, s: &Value, path: &FieldPath, out: &mut Vec<FieldError>, old: Option<&Value>) {
     let len = map.len() as u64;
     if let Some(max) = count(s, "maxProperties").filter(|m| len > *m) {
         out.push(FieldError {
@@ -306,10 +317,11 @@ fn object(map: &Map<String, Value>, s: &Value, path: &FieldPath, out: &mut Vec<F
     let props = s.properties();
     let additional = s.additional().flatten();
     for (k, v) in map {
+        let old_v = super::ratcheting::field(old, s, k);
         if let Some(p) = props.and_then(|p| p.get(k)) {
-            node(v, p, &path.child(k), out);
+            node(v, p, &path.child(k), out, old_v);
         } else if let Some(values) = additional {
-            node(v, values, &path.child(k), out);
+            node(v, values, &path.child(k), out, old_v);
         }
     }
 }
@@ -325,7 +337,7 @@ fn junctor_error(path: &FieldPath, what: &str) -> FieldError {
 fn junctors(x: &Value, s: &Value, path: &FieldPath, out: &mut Vec<FieldError>) {
     let sub = |schema: &Value| {
         let mut errs = Vec::new();
-        node(x, schema, path, &mut errs);
+        node(x, schema, path, &mut errs, None);
         errs
     };
     if let Some(Value::Array(all)) = s.keyword("allOf") {
@@ -582,5 +594,47 @@ mod tests {
                 "n: Invalid value: 11: n in body should be a multiple of 2",
             ]
         );
+    }
+
+    // Cases after apiextensions-apiserver's ratcheting tests (`validation/ratcheting_test.go`).
+    #[test]
+    fn updates_ratchet_unchanged_values() {
+        let s = json!({"type": "object", "properties": {
+            "small": {"type": "string", "maxLength": 2},
+            "n": {"type": "integer", "minimum": 5},
+            "m": {"type": "object", "additionalProperties": {"type": "string", "pattern": "^a"}},
+            "keyed": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                      "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "integer", "maximum": 3}}}},
+            "atomic": {"type": "array", "items": {"type": "integer", "maximum": 3}},
+        }});
+        let update = |new: Value, old: Value| -> Vec<String> {
+            validate_update(&new, &s, &old)
+                .into_iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect()
+        };
+        let old = json!({"small": "toolong", "n": 1, "m": {"x": "bad"}, "keyed": [{"k": "a", "v": 9}], "atomic": [9]});
+        // Nothing changed: nothing reported.
+        assert!(update(old.clone(), old.clone()).is_empty());
+        // Other fields changed: the unchanged invalid ones are kept.
+        let mut other = old.clone();
+        other["extra"] = json!(1);
+        assert!(update(other, old.clone()).is_empty());
+        // A changed invalid value is reported; a map key's value and a map-list item are correlated by key.
+        let changed = json!({"small": "toolonger", "n": 2, "m": {"x": "bad", "y": "bad"},
+                             "keyed": [{"k": "b", "v": 8}, {"k": "a", "v": 9}], "atomic": [9, 9]});
+        assert_eq!(
+            update(changed, old.clone()),
+            [
+                "atomic[0]: Invalid value: 9: atomic[0] in body should be less than or equal to 3",
+                "atomic[1]: Invalid value: 9: atomic[1] in body should be less than or equal to 3",
+                "keyed[0].v: Invalid value: 8: keyed[0].v in body should be less than or equal to 3",
+                r#"m.y: Invalid value: "bad": m.y in body should match '^a'"#,
+                "n: Invalid value: 2: n in body should be greater than or equal to 5",
+                "small: Too long: may not be more than 2 bytes",
+            ]
+        );
+        // A create is validated whole.
+        assert_eq!(validate(&old, &s).len(), 5);
     }
 }

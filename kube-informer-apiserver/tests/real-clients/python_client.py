@@ -497,6 +497,104 @@ def server_side_apply(ns):
     check(managers == ["other"], f"managers after the forced apply: {managers}")
 
 
+def cel_rules(ns):
+    """A CRD whose rules kube-apiserver evaluates, created through the dynamic client: the 422 causes of a rule with a
+    message expression at its fieldPath, and of a transition rule with its reason."""
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    group = f"{ns}.example.com"
+    crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+    crds.create(body={
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                     "type": "object", "properties": {"spec": {
+                         "type": "object",
+                         "x-kubernetes-validations": [
+                             {"rule": "self.color == oldSelf.color", "message": "color is immutable",
+                              "reason": "FieldValueForbidden"},
+                             {"rule": "self.size <= 10", "fieldPath": ".size",
+                              "messageExpression": "'size ' + string(self.size) + ' is above 10'"}],
+                         "properties": {"color": {"type": "string", "maxLength": 10}, "size": {"type": "integer"}}}}}}}]}})
+    deadline = time.time() + WAIT
+    while True:
+        try:
+            widgets = dynamic.DynamicClient(client.ApiClient()).resources.get(api_version=f"{group}/v1", kind="Widget")
+            break
+        except Exception:
+            check(time.time() < deadline, "the CRD is served")
+            time.sleep(0.05)  # polling discovery, bounded by the deadline
+
+    def widget(name, spec, rv=None):
+        meta = {"name": name, "namespace": ns}
+        if rv:
+            meta["resourceVersion"] = rv
+        return {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": meta, "spec": spec}
+
+    def refused(call):
+        try:
+            call()
+        except ApiException as e:
+            check(e.status == 422, f"422, not {e.status}")
+            return json.loads(e.body)
+        raise Failed("the write was accepted")
+
+    st = refused(lambda: widgets.create(body=widget("w2", {"color": "red", "size": 11}), namespace=ns))
+    check(st["reason"] == "Invalid", st)
+    check(st["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "spec.size",
+                                       "message": 'Invalid value: "object": size 11 is above 10'}], st)
+    w1 = widgets.create(body=widget("w1", {"color": "red", "size": 1}), namespace=ns)
+    st = refused(lambda: widgets.replace(body=widget("w1", {"color": "blue", "size": 1}, w1.metadata.resourceVersion),
+                                         namespace=ns))
+    check(st["details"]["causes"] == [{"reason": "FieldValueForbidden", "field": "spec",
+                                       "message": "Forbidden: color is immutable"}], st)
+    check(st["message"] == f'Widget.{group} "w1" is invalid: spec: Forbidden: color is immutable', st["message"])
+
+
+def vap_deny_warn(ns):
+    """A ValidatingAdmissionPolicy on this namespace's config maps: Deny answers kube-apiserver's 422 Status, Warn a
+    Warning header the client receives."""
+    adm = client.AdmissionregistrationV1Api()
+    core = client.CoreV1Api()
+    name = f"{ns}-small"
+    adm.create_validating_admission_policy(body={
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                          "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
+                 "matchConditions": [{"name": "this-namespace", "expression": f"request.namespace == '{ns}'"}],
+                 "validations": [{"expression": "size(object.data) < 2", "message": "at most one key"}]}})
+
+    def bind(action):
+        body = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": name}, "spec": {"policyName": name, "validationActions": [action]}}
+        try:
+            adm.delete_validating_admission_policy_binding(name)
+        except ApiException as e:
+            check(e.status == 404, e)
+        adm.create_validating_admission_policy_binding(body=body)
+
+    bind("Deny")
+    denial = f"ValidatingAdmissionPolicy '{name}' with binding '{name}' denied request: at most one key"
+    try:
+        core.create_namespaced_config_map(ns, cm("big", {"a": "1", "b": "2"}))
+        raise Failed("the policy in Deny let the config map through")
+    except ApiException as e:
+        check(e.status == 422, e.status)
+        st = json.loads(e.body)
+        check(st["message"] == f'configmaps "big" is forbidden: {denial}', st["message"])
+        check(st["details"]["causes"] == [{"message": denial}], st)
+    bind("Warn")
+    _, status, headers = core.create_namespaced_config_map_with_http_info(ns, cm("big", {"a": "1", "b": "2"}))
+    check(status == 201, status)
+    warning = headers.get("Warning", "")
+    check(f"Validation failed for ValidatingAdmissionPolicy '{name}' with binding '{name}': at most one key" in warning,
+          warning)
+    adm.delete_validating_admission_policy_binding(name)
+    adm.delete_validating_admission_policy(name)
+
+
 def rbac_self_subject_access_review(ns):
     """SelfSubjectAccessReviews of alice against the RBAC server (RBAC_KUBECONFIG, ALICE_TOKEN), as a cluster with
     manifests/rbac/team.yaml answers them, and the 403 of a refused list."""
@@ -542,6 +640,8 @@ SCENARIOS = {
     "custom-objects": custom_objects,
     "crd-versions": crd_versions,
     "server-side-apply": server_side_apply,
+    "cel-rules": cel_rules,
+    "vap-deny-warn": vap_deny_warn,
     "rbac-self-subject-access-review": rbac_self_subject_access_review,
 }
 

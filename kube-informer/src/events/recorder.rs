@@ -203,7 +203,7 @@ struct Inner {
 /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
 /// use kube_informer_apiserver::ApiServer;
 ///
-/// let server = ApiServer::start()?;
+/// let server = ApiServer::builder().namespaces(["prod"]).start()?;
 /// let cm = server.create(&ConfigMap::new(ObjectMeta::namespaced("prod", "settings")))?;
 /// let recorder = EventRecorder::new(ApiEventSink::new(server.client()?), RecorderOptions::new("my-controller"))?;
 /// for _ in 0..3 {

@@ -95,7 +95,7 @@ fn owner_references_and_finalizers_work_on_k8s_openapi_objects() {
 
 #[test]
 fn an_informer_of_k8s_openapi_configmaps_syncs_and_watches() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["x"]).start().unwrap();
     let api = Api::<ConfigMap>::namespaced(server.client().unwrap(), "default");
     let mut seed = ConfigMap {
         metadata: ObjectMeta {
@@ -132,7 +132,7 @@ fn an_informer_of_k8s_openapi_configmaps_syncs_and_watches() {
 #[test]
 fn the_scale_subresource_agrees_with_k8s_openapi() {
     use k8s_openapi::api::autoscaling::v1::{Scale as K8sScale, ScaleSpec as K8sScaleSpec};
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["x"]).start().unwrap();
     let deployments = Api::<Deployment>::namespaced(server.client().unwrap(), "default");
     let deployment: Deployment = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web"},

@@ -1,0 +1,769 @@
+//! The functions a Kubernetes CEL environment declares: CEL's standard ones (operators, conversions, `size`,
+//! string tests, `matches`, durations and timestamps), cel-go's extension libraries Kubernetes enables (strings,
+//! sets, optionals, base64) and k8s.io/apiserver's libraries ([`kubernetes`](super::kubernetes): lists, regex, URLs,
+//! quantity, IP, CIDR, format, semver). Each function has a type rule (for the checker), an implementation and a
+//! cost (cel-go's: 1 per call, a tenth of the characters traversed by string functions, the items traversed by list
+//! functions).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::kubernetes;
+use super::types::Type;
+use super::value::{Key, Value};
+
+/// A runtime error, worded as cel-go words it.
+pub(crate) type Fail = String;
+
+pub(crate) const NO_OVERLOAD: &str = "no such overload";
+
+/// Namespaces whose functions are called as `ns.f(…)`.
+pub(crate) const NAMESPACES: [&str; 6] = ["optional", "format", "sets", "strings", "base64", "ip"];
+
+/// The result type of `name` applied to `target` and `args`, or `Err` when no overload matches.
+pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> Result<Type, ()> {
+    use Type as T;
+    let dynish = |t: &Type| t.is_dyn();
+    let any_dyn = target.is_some_and(dynish) || args.iter().any(dynish);
+    let s = T::string();
+    let r = match (name, target, args) {
+        ("_==_" | "_!=_", None, [_, _]) => T::Bool,
+        ("_<_" | "_<=_" | "_>_" | "_>=_", None, [a, b]) => {
+            if any_dyn || comparable_types(a, b) {
+                T::Bool
+            } else {
+                return Err(());
+            }
+        }
+        ("@in", None, [_, T::List { .. } | T::Map { .. } | T::Dyn]) => T::Bool,
+        ("_+_", None, [a, b]) => match (a, b) {
+            (T::Int, T::Int) => T::Int,
+            (T::Uint, T::Uint) => T::Uint,
+            (T::Double, T::Double) => T::Double,
+            (T::String { max: x }, T::String { max: y }) => T::String { max: x + y },
+            (T::Bytes { max: x }, T::Bytes { max: y }) => T::Bytes { max: x + y },
+            (T::List { elem, max: x }, T::List { max: y, .. }) => T::List {
+                elem: elem.clone(),
+                max: x + y,
+            },
+            (T::Duration, T::Duration) => T::Duration,
+            (T::Timestamp, T::Duration) | (T::Duration, T::Timestamp) => T::Timestamp,
+            (T::Dyn, t) | (t, T::Dyn) if !matches!(t, T::Bool | T::Null) => {
+                if matches!(t, T::Timestamp) {
+                    T::Dyn
+                } else {
+                    t.clone()
+                }
+            }
+            _ => return Err(()),
+        },
+        ("_-_", None, [a, b]) => match (a, b) {
+            (T::Int, T::Int) => T::Int,
+            (T::Uint, T::Uint) => T::Uint,
+            (T::Double, T::Double) => T::Double,
+            (T::Duration, T::Duration) | (T::Timestamp, T::Duration) => a.clone(),
+            (T::Timestamp, T::Timestamp) => T::Duration,
+            (T::Dyn, _) | (_, T::Dyn) => T::Dyn,
+            _ => return Err(()),
+        },
+        ("_*_" | "_/_", None, [a, b]) | ("_%_", None, [a, b]) => match (a, b) {
+            (T::Int, T::Int) | (T::Uint, T::Uint) => a.clone(),
+            (T::Double, T::Double) if name != "_%_" => T::Double,
+            (T::Dyn, t) | (t, T::Dyn) if matches!(t, T::Int | T::Uint | T::Double | T::Dyn) => t.clone(),
+            _ => return Err(()),
+        },
+        ("-_", None, [a]) => match a {
+            T::Int | T::Double | T::Dyn => a.clone(),
+            _ => return Err(()),
+        },
+        ("!_", None, [T::Bool | T::Dyn]) => T::Bool,
+        ("size", None, [a]) | ("size", Some(a), []) => match a {
+            T::String { .. } | T::Bytes { .. } | T::List { .. } | T::Map { .. } | T::Dyn => T::Int,
+            _ => return Err(()),
+        },
+        ("int", None, [_]) => T::Int,
+        ("uint", None, [_]) => T::Uint,
+        ("double", None, [_]) => T::Double,
+        ("string", None, [_]) => s,
+        ("bytes", None, [_]) => T::Bytes { max: 0 },
+        ("bool", None, [_]) => T::Bool,
+        ("dyn", None, [_]) => T::Dyn,
+        ("type", None, [_]) => T::Kind,
+        ("duration", None, [T::String { .. } | T::Dyn | T::Duration]) => T::Duration,
+        ("timestamp", None, [T::String { .. } | T::Dyn | T::Timestamp | T::Int]) => T::Timestamp,
+        (
+            "contains" | "startsWith" | "endsWith" | "matches",
+            Some(T::String { .. } | T::Dyn),
+            [T::String { .. } | T::Dyn],
+        ) => T::Bool,
+        ("matches", None, [T::String { .. } | T::Dyn, T::String { .. } | T::Dyn]) => T::Bool,
+        (
+            "getFullYear" | "getMonth" | "getDayOfMonth" | "getDate" | "getDayOfYear" | "getDayOfWeek" | "getHours"
+            | "getMinutes" | "getSeconds" | "getMilliseconds",
+            Some(T::Timestamp | T::Duration | T::Dyn),
+            [] | [T::String { .. }],
+        ) => T::Int,
+        // cel-go's strings extension.
+        ("charAt", Some(T::String { .. } | T::Dyn), [T::Int | T::Dyn]) => s,
+        ("indexOf" | "lastIndexOf", Some(T::String { .. }), [T::String { .. } | T::Dyn])
+        | ("indexOf" | "lastIndexOf", Some(T::String { .. }), [T::String { .. } | T::Dyn, T::Int | T::Dyn]) => T::Int,
+        ("lowerAscii" | "upperAscii" | "trim" | "reverse", Some(T::String { max }), []) => T::String { max: *max },
+        ("replace", Some(T::String { .. } | T::Dyn), [_, _] | [_, _, _]) => s,
+        ("split", Some(T::String { .. } | T::Dyn), [_] | [_, _]) => T::list(s),
+        ("substring", Some(T::String { max }), [_] | [_, _]) => T::String { max: *max },
+        ("join", Some(T::List { .. } | T::Dyn), [] | [_]) => s,
+        ("strings.quote", None, [_]) => s,
+        // cel-go's sets extension.
+        (
+            "sets.contains" | "sets.equivalent" | "sets.intersects",
+            None,
+            [T::List { .. } | T::Dyn, T::List { .. } | T::Dyn],
+        ) => T::Bool,
+        ("base64.encode", None, [_]) => s,
+        ("base64.decode", None, [_]) => T::Bytes { max: 0 },
+        // Optionals.
+        ("optional.of" | "optional.ofNonZeroValue", None, [a]) => T::Optional(Box::new(a.clone())),
+        ("optional.none", None, []) => T::Optional(Box::new(T::Dyn)),
+        ("hasValue", Some(T::Optional(_) | T::Dyn), []) => T::Bool,
+        ("value", Some(T::Optional(t)), []) => (**t).clone(),
+        ("orValue", Some(T::Optional(t)), [_]) => (**t).clone(),
+        ("or", Some(t @ T::Optional(_)), [_]) => t.clone(),
+        ("value" | "orValue" | "or", Some(T::Dyn), _) => T::Dyn,
+        ("_?._", None, [t, _]) => match t {
+            T::Optional(inner) => field_type_optional(inner, args),
+            other => field_type_optional(other, args),
+        },
+        ("_[?_]", None, [c, _]) => T::Optional(Box::new(element_type(c))),
+        ("_[_]", None, [c, _]) => element_type(c),
+        _ => {
+            return kubernetes::result_type(name, target, args).or(if any_dyn { Ok(T::Dyn) } else { Err(()) });
+        }
+    };
+    Ok(r)
+}
+
+fn field_type_optional(t: &Type, _args: &[Type]) -> Type {
+    let _ = t;
+    Type::Optional(Box::new(Type::Dyn))
+}
+
+fn element_type(c: &Type) -> Type {
+    match c {
+        Type::List { elem, .. } => (**elem).clone(),
+        Type::Map { value, .. } => (**value).clone(),
+        _ => Type::Dyn,
+    }
+}
+
+fn comparable_types(a: &Type, b: &Type) -> bool {
+    use Type as T;
+    let num = |t: &Type| matches!(t, T::Int | T::Uint | T::Double);
+    (num(a) && num(b))
+        || matches!(
+            (a, b),
+            (T::String { .. }, T::String { .. })
+                | (T::Bytes { .. }, T::Bytes { .. })
+                | (T::Bool, T::Bool)
+                | (T::Duration, T::Duration)
+                | (T::Timestamp, T::Timestamp)
+        )
+}
+
+/// The cost cel-go charges a call at runtime: 1, or what its arguments' sizes make it.
+pub(crate) fn runtime_cost(name: &str, target: Option<&Value>, args: &[Value]) -> u64 {
+    let tenth = |n: u64| n.div_ceil(10);
+    let size = |v: &Value| v.size();
+    match (name, target, args) {
+        ("_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_", None, [a, b]) => match (a, b) {
+            (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+                1 + tenth(size(a).min(size(b)))
+            }
+            (Value::List(_) | Value::Map(_), _) => 1 + size(a).min(size(b)),
+            _ => 1,
+        },
+        ("_+_", None, [Value::String(_), Value::String(_)]) => 1 + tenth(size(&args[0]) + size(&args[1])),
+        ("_+_", None, [Value::List(_), Value::List(_)]) => 1 + size(&args[0]) + size(&args[1]),
+        ("@in", None, [_, Value::List(l)]) => 1 + l.len() as u64,
+        ("contains" | "startsWith" | "endsWith", Some(t), [a]) => 1 + tenth(size(t) * size(a).max(1)),
+        ("matches", Some(t), [re]) | ("matches", None, [t, re]) => 1 + (size(t) * size(re)).div_ceil(4),
+        ("string" | "bytes", None, [a @ (Value::String(_) | Value::Bytes(_))]) => 1 + tenth(size(a)),
+        (
+            "lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf" | "replace"
+            | "split" | "substring",
+            Some(t @ Value::String(_)),
+            _,
+        ) => 1 + tenth(size(t)),
+        ("join", Some(t), _) => 1 + t.size(),
+        _ => kubernetes::runtime_cost(name, target, args),
+    }
+}
+
+/// Calls `name`.
+pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Result<Value, Fail> {
+    use Value as V;
+    let b = V::Bool;
+    Ok(match (name, target.as_ref(), args.as_slice()) {
+        ("_==_", None, [x, y]) => b(x.equals(y)),
+        ("_!=_", None, [x, y]) => b(!x.equals(y)),
+        ("_<_" | "_<=_" | "_>_" | "_>=_", None, [x, y]) => {
+            if !x.comparable(y) {
+                return Err(NO_OVERLOAD.into());
+            }
+            let o = x.compare(y);
+            b(match name {
+                "_<_" => o == Some(Ordering::Less),
+                "_<=_" => matches!(o, Some(Ordering::Less | Ordering::Equal)),
+                "_>_" => o == Some(Ordering::Greater),
+                _ => matches!(o, Some(Ordering::Greater | Ordering::Equal)),
+            })
+        }
+        ("@in", None, [x, V::List(l)]) => b(l.iter().any(|i| i.equals(x))),
+        ("@in", None, [x, V::Map(m)]) => b(Key::from_value(x).is_some_and(|k| m.contains_key(&k))),
+        ("_+_" | "_-_" | "_*_" | "_/_" | "_%_", None, [x, y]) => arithmetic(name, x, y)?,
+        ("-_", None, [V::Int(i)]) => V::Int(i.checked_neg().ok_or("integer overflow")?),
+        ("-_", None, [V::Double(d)]) => V::Double(-d),
+        ("!_", None, [V::Bool(x)]) => b(!x),
+        ("size", None, [x]) | ("size", Some(x), []) => match x {
+            V::String(_) | V::Bytes(_) | V::List(_) | V::Map(_) => V::Int(x.size() as i64),
+            _ => return Err(NO_OVERLOAD.into()),
+        },
+        (
+            "int" | "uint" | "double" | "string" | "bytes" | "bool" | "dyn" | "type" | "duration" | "timestamp",
+            None,
+            [x],
+        ) => convert(name, x)?,
+        ("contains", Some(V::String(s)), [V::String(t)]) => b(s.contains(&**t)),
+        ("startsWith", Some(V::String(s)), [V::String(t)]) => b(s.starts_with(&**t)),
+        ("endsWith", Some(V::String(s)), [V::String(t)]) => b(s.ends_with(&**t)),
+        ("matches", Some(V::String(s)), [V::String(re)]) | ("matches", None, [V::String(s), V::String(re)]) => {
+            b(kubernetes::regex(re)?.is_match(s))
+        }
+        (
+            "getFullYear" | "getMonth" | "getDayOfMonth" | "getDate" | "getDayOfYear" | "getDayOfWeek" | "getHours"
+            | "getMinutes" | "getSeconds" | "getMilliseconds",
+            Some(t),
+            tz,
+        ) => time_part(name, t, tz)?,
+        ("charAt", Some(V::String(s)), [V::Int(i)]) => {
+            let chars: Vec<char> = s.chars().collect();
+            let i = usize::try_from(*i).map_err(|_| format!("index out of range: {i}"))?;
+            match i.cmp(&chars.len()) {
+                Ordering::Less => V::str(&chars[i].to_string()),
+                Ordering::Equal => V::str(""),
+                Ordering::Greater => return Err(format!("index out of range: {i}")),
+            }
+        }
+        ("indexOf" | "lastIndexOf", Some(V::String(s)), [V::String(t), rest @ ..]) => string_index(name, s, t, rest)?,
+        ("lowerAscii", Some(V::String(s)), []) => V::str(&s.to_ascii_lowercase()),
+        ("upperAscii", Some(V::String(s)), []) => V::str(&s.to_ascii_uppercase()),
+        ("trim", Some(V::String(s)), []) => V::str(s.trim()),
+        ("reverse", Some(V::String(s)), []) => V::str(&s.chars().rev().collect::<String>()),
+        ("replace", Some(V::String(s)), [V::String(a), V::String(r), rest @ ..]) => {
+            let n = match rest {
+                [] => -1,
+                [V::Int(n)] => *n,
+                _ => return Err(NO_OVERLOAD.into()),
+            };
+            V::str(&if n < 0 {
+                s.replace(&**a, r)
+            } else {
+                s.replacen(&**a, r, n as usize)
+            })
+        }
+        ("split", Some(V::String(s)), [V::String(sep), rest @ ..]) => {
+            let n = match rest {
+                [] => -1,
+                [V::Int(n)] => *n,
+                _ => return Err(NO_OVERLOAD.into()),
+            };
+            let parts: Vec<Value> = match n {
+                0 => Vec::new(),
+                n if n < 0 => go_split(s, sep, usize::MAX),
+                n => go_split(s, sep, n as usize),
+            };
+            V::list(parts)
+        }
+        ("substring", Some(V::String(s)), [V::Int(a), rest @ ..]) => {
+            let chars: Vec<char> = s.chars().collect();
+            let end = match rest {
+                [] => chars.len() as i64,
+                [V::Int(e)] => *e,
+                _ => return Err(NO_OVERLOAD.into()),
+            };
+            if *a < 0 || *a as usize > chars.len() {
+                return Err(format!("index out of range: {a}"));
+            }
+            if end < 0 || end as usize > chars.len() {
+                return Err(format!("index out of range: {end}"));
+            }
+            if end < *a {
+                return Err(format!("invalid substring range. start: {a}, end: {end}"));
+            }
+            V::str(&chars[*a as usize..end as usize].iter().collect::<String>())
+        }
+        ("join", Some(V::List(l)), rest) => {
+            let sep = match rest {
+                [] => "",
+                [V::String(s)] => s,
+                _ => return Err(NO_OVERLOAD.into()),
+            };
+            let mut parts = Vec::new();
+            for i in l.iter() {
+                match i {
+                    V::String(s) => parts.push(s.to_string()),
+                    _ => return Err(NO_OVERLOAD.into()),
+                }
+            }
+            V::str(&parts.join(sep))
+        }
+        ("strings.quote", None, [V::String(s)]) => V::str(&format!("{s:?}")),
+        ("sets.contains", None, [V::List(a), V::List(c)]) => b(c.iter().all(|x| a.iter().any(|y| x.equals(y)))),
+        ("sets.equivalent", None, [V::List(a), V::List(c)]) => {
+            b(c.iter().all(|x| a.iter().any(|y| x.equals(y))) && a.iter().all(|x| c.iter().any(|y| x.equals(y))))
+        }
+        ("sets.intersects", None, [V::List(a), V::List(c)]) => b(c.iter().any(|x| a.iter().any(|y| x.equals(y)))),
+        ("base64.encode", None, [V::Bytes(x)]) => V::str(&crate::util::base64_std(x)),
+        ("base64.decode", None, [V::String(s)]) => V::Bytes(Arc::from(
+            crate::util::base64_std_decode(s).ok_or("illegal base64 data")?,
+        )),
+        ("optional.of", None, [x]) => V::Optional(Some(Box::new(x.clone()))),
+        ("optional.ofNonZeroValue", None, [x]) => V::Optional((!is_zero(x)).then(|| Box::new(x.clone()))),
+        ("optional.none", None, []) => V::Optional(None),
+        ("hasValue", Some(V::Optional(o)), []) => b(o.is_some()),
+        ("value", Some(V::Optional(o)), []) => o.as_deref().cloned().ok_or("optional.none() dereference")?,
+        ("orValue", Some(V::Optional(o)), [x]) => o.as_deref().cloned().unwrap_or_else(|| x.clone()),
+        ("or", Some(V::Optional(o)), [x @ V::Optional(_)]) => match o {
+            Some(v) => V::Optional(Some(v.clone())),
+            None => x.clone(),
+        },
+        ("_[_]", None, [c, i]) => index(c, i)?,
+        ("_[?_]", None, [V::Optional(None), _]) => V::Optional(None),
+        ("_[?_]", None, [V::Optional(Some(c)), i]) => optional_index(c, i)?,
+        ("_[?_]", None, [c, i]) => optional_index(c, i)?,
+        ("_?._", None, [V::Optional(None), _]) => V::Optional(None),
+        ("_?._", None, [V::Optional(Some(c)), f]) => optional_index(c, f)?,
+        ("_?._", None, [c, f]) => optional_index(c, f)?,
+        (name, _, _) => return kubernetes::call(name, target, args),
+    })
+}
+
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Int(i) => *i == 0,
+        Value::Uint(u) => *u == 0,
+        Value::Double(d) => *d == 0.0,
+        Value::String(_) | Value::Bytes(_) | Value::List(_) | Value::Map(_) => v.size() == 0,
+        Value::Duration(d) | Value::Timestamp(d) => *d == 0,
+        _ => false,
+    }
+}
+
+/// Go's `strings.SplitN`.
+fn go_split(s: &str, sep: &str, n: usize) -> Vec<Value> {
+    if sep.is_empty() {
+        let chars: Vec<char> = s.chars().collect();
+        let mut out: Vec<Value> = Vec::new();
+        for (i, c) in chars.iter().enumerate() {
+            if out.len() + 1 == n {
+                out.push(Value::str(&chars[i..].iter().collect::<String>()));
+                return out;
+            }
+            out.push(Value::str(&c.to_string()));
+        }
+        return out;
+    }
+    s.splitn(n, sep).map(Value::str).collect()
+}
+
+fn string_index(name: &str, s: &str, t: &str, rest: &[Value]) -> Result<Value, Fail> {
+    let chars: Vec<char> = s.chars().collect();
+    let needle: Vec<char> = t.chars().collect();
+    let last = name == "lastIndexOf";
+    let from = match rest {
+        [] => {
+            if last {
+                chars.len() as i64
+            } else {
+                0
+            }
+        }
+        [Value::Int(i)] => *i,
+        _ => return Err(NO_OVERLOAD.into()),
+    };
+    if from < 0 || from as usize > chars.len() {
+        return Err(format!("index out of range: {from}"));
+    }
+    let from = from as usize;
+    let at = |i: usize| i + needle.len() <= chars.len() && chars[i..i + needle.len()] == needle[..];
+    let found = if last {
+        (0..=from.min(chars.len())).rev().find(|i| at(*i))
+    } else {
+        (from..=chars.len()).find(|i| at(*i))
+    };
+    Ok(Value::Int(found.map_or(-1, |i| i as i64)))
+}
+
+fn arithmetic(op: &str, x: &Value, y: &Value) -> Result<Value, Fail> {
+    use Value as V;
+    const OVERFLOW: &str = "integer overflow";
+    Ok(match (op, x, y) {
+        ("_+_", V::Int(a), V::Int(b)) => V::Int(a.checked_add(*b).ok_or(OVERFLOW)?),
+        ("_-_", V::Int(a), V::Int(b)) => V::Int(a.checked_sub(*b).ok_or(OVERFLOW)?),
+        ("_*_", V::Int(a), V::Int(b)) => V::Int(a.checked_mul(*b).ok_or(OVERFLOW)?),
+        ("_/_", V::Int(_), V::Int(0)) | ("_/_", V::Uint(_), V::Uint(0)) => return Err("division by zero".into()),
+        ("_%_", V::Int(_), V::Int(0)) | ("_%_", V::Uint(_), V::Uint(0)) => return Err("modulus by zero".into()),
+        ("_/_", V::Int(a), V::Int(b)) => V::Int(a.checked_div(*b).ok_or(OVERFLOW)?),
+        ("_%_", V::Int(a), V::Int(b)) => V::Int(a.checked_rem(*b).ok_or(OVERFLOW)?),
+        ("_+_", V::Uint(a), V::Uint(b)) => V::Uint(a.checked_add(*b).ok_or("unsigned integer overflow")?),
+        ("_-_", V::Uint(a), V::Uint(b)) => V::Uint(a.checked_sub(*b).ok_or("unsigned integer overflow")?),
+        ("_*_", V::Uint(a), V::Uint(b)) => V::Uint(a.checked_mul(*b).ok_or("unsigned integer overflow")?),
+        ("_/_", V::Uint(a), V::Uint(b)) => V::Uint(a / b),
+        ("_%_", V::Uint(a), V::Uint(b)) => V::Uint(a % b),
+        ("_+_", V::Double(a), V::Double(b)) => V::Double(a + b),
+        ("_-_", V::Double(a), V::Double(b)) => V::Double(a - b),
+        ("_*_", V::Double(a), V::Double(b)) => V::Double(a * b),
+        ("_/_", V::Double(a), V::Double(b)) => V::Double(a / b),
+        ("_+_", V::String(a), V::String(b)) => V::str(&format!("{a}{b}")),
+        ("_+_", V::Bytes(a), V::Bytes(b)) => V::Bytes(Arc::from([&a[..], &b[..]].concat())),
+        ("_+_", V::List(a), V::List(b)) => V::list(a.iter().chain(b.iter()).cloned().collect()),
+        ("_+_", V::Duration(a), V::Duration(b)) => V::Duration(a + b),
+        ("_-_", V::Duration(a), V::Duration(b)) => V::Duration(a - b),
+        ("_+_", V::Timestamp(a), V::Duration(b)) | ("_+_", V::Duration(b), V::Timestamp(a)) => V::Timestamp(a + b),
+        ("_-_", V::Timestamp(a), V::Duration(b)) => V::Timestamp(a - b),
+        ("_-_", V::Timestamp(a), V::Timestamp(b)) => V::Duration(a - b),
+        _ => return Err(NO_OVERLOAD.into()),
+    })
+}
+
+fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
+    use Value as V;
+    const RANGE: &str = "range error";
+    Ok(match (to, x) {
+        ("dyn", x) => x.clone(),
+        ("type", x) => V::Type(Arc::from(x.type_name())),
+        ("int", V::Int(i)) => V::Int(*i),
+        ("int", V::Uint(u)) => V::Int(i64::try_from(*u).map_err(|_| RANGE)?),
+        ("int", V::Double(d)) => {
+            if !d.is_finite() || *d <= -9.223_372_036_854_776e18 || *d >= 9.223_372_036_854_776e18 {
+                return Err(RANGE.into());
+            }
+            V::Int(*d as i64)
+        }
+        ("int", V::String(s)) => V::Int(s.parse().map_err(|_| format!("cannot convert string '{s}' to int"))?),
+        ("int", V::Duration(d)) => V::Int(i64::try_from(*d).map_err(|_| RANGE)?),
+        ("int", V::Timestamp(t)) => V::Int(i64::try_from(t.div_euclid(1_000_000_000)).map_err(|_| RANGE)?),
+        ("uint", V::Uint(u)) => V::Uint(*u),
+        ("uint", V::Int(i)) => V::Uint(u64::try_from(*i).map_err(|_| RANGE)?),
+        ("uint", V::Double(d)) => {
+            if !d.is_finite() || *d < 0.0 || *d >= 1.8446744073709552e19 {
+                return Err(RANGE.into());
+            }
+            V::Uint(*d as u64)
+        }
+        ("uint", V::String(s)) => V::Uint(s.parse().map_err(|_| format!("cannot convert string '{s}' to uint"))?),
+        ("double", V::Double(d)) => V::Double(*d),
+        ("double", V::Int(i)) => V::Double(*i as f64),
+        ("double", V::Uint(u)) => V::Double(*u as f64),
+        ("double", V::String(s)) => V::Double(
+            s.parse()
+                .map_err(|_| format!("cannot convert string '{s}' to double"))?,
+        ),
+        ("string", V::String(s)) => V::String(s.clone()),
+        ("string", V::Int(i)) => V::str(&i.to_string()),
+        ("string", V::Uint(u)) => V::str(&u.to_string()),
+        ("string", V::Double(d)) => V::str(&go_float(*d)),
+        ("string", V::Bool(b)) => V::str(&b.to_string()),
+        ("string", V::Bytes(b)) => {
+            V::str(std::str::from_utf8(b).map_err(|_| "invalid UTF-8 in bytes, cannot convert to string")?)
+        }
+        ("string", V::Duration(d)) => V::str(&format_duration(*d)),
+        ("string", V::Timestamp(t)) => V::str(&format_timestamp(*t)),
+        ("string", v @ (V::Ip(_) | V::Cidr(..) | V::Quantity(_) | V::Url(_))) => {
+            V::str(super::value::to_json(v).as_str().unwrap_or(""))
+        }
+        ("bytes", V::Bytes(b)) => V::Bytes(b.clone()),
+        ("bytes", V::String(s)) => V::Bytes(Arc::from(s.as_bytes())),
+        ("bool", V::Bool(b)) => V::Bool(*b),
+        ("bool", V::String(s)) => V::Bool(match &**s {
+            "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
+            "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
+            _ => return Err("type conversion error from 'string' to 'bool'".into()),
+        }),
+        ("duration", V::Duration(d)) => V::Duration(*d),
+        ("duration", V::String(s)) => V::Duration(parse_duration(s).ok_or_else(|| format!("invalid duration: {s:?}"))?),
+        ("timestamp", V::Timestamp(t)) => V::Timestamp(*t),
+        ("timestamp", V::Int(i)) => V::Timestamp(i128::from(*i) * 1_000_000_000),
+        ("timestamp", V::String(s)) => {
+            V::Timestamp(parse_timestamp(s).ok_or_else(|| format!("timestamp parsing error: {s:?}"))?)
+        }
+        _ => return Err(NO_OVERLOAD.into()),
+    })
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)` as CEL's `string(double)` writes it, for ordinary values.
+fn go_float(d: f64) -> String {
+    if d.is_infinite() {
+        return if d > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    let abs = d.abs();
+    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
+        let s = format!("{d:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    format!("{d}")
+}
+
+fn index(c: &Value, i: &Value) -> Result<Value, Fail> {
+    match (c, i) {
+        (Value::List(l), _) => {
+            let n = match i {
+                Value::Int(n) => *n,
+                Value::Uint(u) => i64::try_from(*u).unwrap_or(i64::MAX),
+                Value::Double(d) if d.fract() == 0.0 => *d as i64,
+                _ => return Err(NO_OVERLOAD.into()),
+            };
+            usize::try_from(n)
+                .ok()
+                .and_then(|n| l.get(n))
+                .cloned()
+                .ok_or_else(|| format!("index out of bounds: {n}"))
+        }
+        (Value::Map(m), _) => {
+            let k = Key::from_value(i).ok_or(NO_OVERLOAD)?;
+            m.get(&k)
+                .cloned()
+                .ok_or_else(|| format!("no such key: {}", key_text(&k)))
+        }
+        _ => Err(NO_OVERLOAD.into()),
+    }
+}
+
+fn optional_index(c: &Value, i: &Value) -> Result<Value, Fail> {
+    match index(c, i) {
+        Ok(v) => Ok(Value::Optional(Some(Box::new(v)))),
+        Err(e) if e.starts_with("no such key") || e.starts_with("index out of bounds") => Ok(Value::Optional(None)),
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) fn key_text(k: &Key) -> String {
+    match k {
+        Key::Str(s) => s.to_string(),
+        Key::Int(i) => i.to_string(),
+        Key::Uint(u) => u.to_string(),
+        Key::Bool(b) => b.to_string(),
+    }
+}
+
+const NANOS: i128 = 1_000_000_000;
+
+/// A Go duration string (`1h30m`, `-1.5s`, `300ms`) in nanoseconds.
+pub(crate) fn parse_duration(s: &str) -> Option<i128> {
+    let (neg, mut rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if rest == "0" {
+        return Some(0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: f64 = 0.0;
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_end == 0 {
+            return None;
+        }
+        let n: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_end] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        total += n * unit;
+    }
+    let v = total.round() as i128;
+    Some(if neg { -v } else { v })
+}
+
+/// A duration as CEL's `string()` writes it (seconds with a fraction: `90s`, `1.5s`).
+pub(crate) fn format_duration(d: i128) -> String {
+    let secs = d / NANOS;
+    let frac = (d % NANOS).abs();
+    if frac == 0 {
+        format!("{secs}s")
+    } else {
+        let f = format!("{frac:09}");
+        let sign = if d < 0 && secs == 0 { "-" } else { "" };
+        format!("{sign}{secs}.{}s", f.trim_end_matches('0'))
+    }
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// An RFC 3339 timestamp (a `date` alone too: midnight UTC) in nanoseconds since the epoch.
+pub(crate) fn parse_timestamp(s: &str) -> Option<i128> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let p = s.get(r)?;
+        if p.bytes().all(|c| c.is_ascii_digit()) {
+            p.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let days = days_from_civil(y, mo, d);
+    if b.len() == 10 {
+        return Some(i128::from(days) * 86400 * NANOS);
+    }
+    if b.len() < 20 || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut nanos: i128 = 0;
+    if b[i] == b'.' {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let digits = &s[start..i];
+        if digits.is_empty() || digits.len() > 9 {
+            return None;
+        }
+        nanos = format!("{digits:0<9}").parse().ok()?;
+    }
+    let offset = match &s[i..] {
+        "Z" | "z" => 0,
+        tz if tz.len() == 6 && matches!(tz.as_bytes()[0], b'+' | b'-') && tz.as_bytes()[3] == b':' => {
+            let oh: i64 = tz[1..3].parse().ok()?;
+            let om: i64 = tz[4..6].parse().ok()?;
+            let o = oh * 3600 + om * 60;
+            if tz.starts_with('-') { -o } else { o }
+        }
+        _ => return None,
+    };
+    let secs = days * 86400 + h * 3600 + mi * 60 + se - offset;
+    Some(i128::from(secs) * NANOS + nanos)
+}
+
+/// A timestamp as RFC 3339 in UTC (fraction only when there is one).
+pub(crate) fn format_timestamp(t: i128) -> String {
+    let secs = t.div_euclid(NANOS) as i64;
+    let nanos = t.rem_euclid(NANOS);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86400));
+    let s = secs.rem_euclid(86400);
+    let frac = if nanos == 0 {
+        String::new()
+    } else {
+        format!(".{}", format!("{nanos:09}").trim_end_matches('0'))
+    };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+fn time_part(name: &str, t: &Value, tz: &[Value]) -> Result<Value, Fail> {
+    if !tz.is_empty() && !matches!(tz, [Value::String(z)] if matches!(&**z, "UTC" | "Z" | "+00:00")) {
+        return Err("unsupported time zone (only UTC is supported here)".into());
+    }
+    match t {
+        Value::Duration(d) => Ok(Value::Int(match name {
+            "getHours" => d / (3600 * NANOS),
+            "getMinutes" => d / (60 * NANOS),
+            "getSeconds" => d / NANOS,
+            "getMilliseconds" => d % NANOS / 1_000_000,
+            _ => return Err(NO_OVERLOAD.into()),
+        } as i64)),
+        Value::Timestamp(ts) => {
+            let secs = ts.div_euclid(NANOS) as i64;
+            let days = secs.div_euclid(86400);
+            let (y, m, d) = civil_from_days(days);
+            let s = secs.rem_euclid(86400);
+            Ok(Value::Int(match name {
+                "getFullYear" => y,
+                "getMonth" => m - 1,
+                "getDayOfMonth" => d - 1,
+                "getDate" => d,
+                "getDayOfYear" => days - days_from_civil(y, 1, 1),
+                "getDayOfWeek" => (days + 4).rem_euclid(7),
+                "getHours" => s / 3600,
+                "getMinutes" => s % 3600 / 60,
+                "getSeconds" => s % 60,
+                _ => (ts.rem_euclid(NANOS) / 1_000_000) as i64,
+            }))
+        }
+        _ => Err(NO_OVERLOAD.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_timestamps_parse_as_go_does() {
+        assert_eq!(parse_duration("1h30m"), Some(5400 * NANOS));
+        assert_eq!(parse_duration("-1.5s"), Some(-1_500_000_000));
+        assert_eq!(parse_duration("1x"), None);
+        assert_eq!(format_duration(90 * NANOS), "90s");
+        let t = parse_timestamp("2023-01-02T03:04:05.5+01:00").unwrap();
+        assert_eq!(format_timestamp(t), "2023-01-02T02:04:05.5Z");
+        assert_eq!(go_float(1.5), "1.5");
+        assert_eq!(go_float(1e21), "1e+21");
+    }
+}

@@ -1,0 +1,141 @@
+//! Cases from cel-go's and k8s.io/apiserver's CEL library tests (`pkg/cel/library/*_test.go`), evaluated with no
+//! variables.
+use super::*;
+
+fn run(src: &str) -> Result<Value, String> {
+    let p = compile(src, &[])?;
+    p.eval(&[], PER_CALL_LIMIT).0.map_err(|e| e.to_string())
+}
+
+fn yes(src: &str) {
+    match run(src) {
+        Ok(Value::Bool(true)) => {}
+        other => panic!("{src}: {other:?}"),
+    }
+}
+
+fn error(src: &str) -> String {
+    match run(src) {
+        Err(e) => e,
+        Ok(v) => panic!("{src}: expected an error, got {v:?}"),
+    }
+}
+
+#[test]
+fn standard_semantics() {
+    for s in [
+        "1 + 2 == 3",
+        "'a' + 'b' == 'ab'",
+        "[1, 2] + [3] == [1, 2, 3]",
+        "size('héllo') == 5",
+        "'hello'.startsWith('he') && 'hello'.endsWith('lo') && 'hello'.contains('ell')",
+        "'abc123'.matches('^[a-z]+[0-9]+$')",
+        "1 == 1.0 && 1u == 1",
+        "[1, 2, 3].all(x, x > 0) && [1, 2, 3].exists(x, x == 2) && [1, 2, 3].exists_one(x, x == 2)",
+        "[1, 2, 3].map(x, x * 2) == [2, 4, 6] && [1, 2, 3].filter(x, x > 1) == [2, 3]",
+        "{'a': 1}.a == 1 && has({'a': 1}.a) && !has({'a': 1}.b)",
+        "'a' in {'a': 1} && 2 in [1, 2]",
+        "(1 / 0 > 0) || true",
+        "true || (1 / 0 > 0)",
+        "[1, 0].exists(x, 1 / x == 1)",
+        "duration('1h') > duration('30m') && duration('1h30m') == duration('90m')",
+        "timestamp('2023-01-01T00:00:00Z') + duration('24h') == timestamp('2023-01-02T00:00:00Z')",
+        "int('42') == 42 && string(42) == '42' && double('1.5') == 1.5 && string(1.5) == '1.5'",
+        "type(1) == int && type('a') == string",
+        "optional.of(1).hasValue() && !optional.none().hasValue() && optional.none().orValue(2) == 2",
+        "{'a': 1}[?'b'].orValue(5) == 5 && {'a': {'b': 2}}.?a.?b.value() == 2",
+        "[1, ?optional.none(), ?optional.of(2)] == [1, 2]",
+        "'a,b,c'.split(',') == ['a', 'b', 'c'] && ['a', 'b'].join('-') == 'a-b'",
+        "'Hello'.lowerAscii() == 'hello' && '  x '.trim() == 'x' && 'abc'.substring(1) == 'bc'",
+        "'hello'.indexOf('l') == 2 && 'hello'.lastIndexOf('l') == 3 && 'abc'.charAt(1) == 'b'",
+        "'aaa'.replace('a', 'b', 2) == 'bba'",
+        "sets.contains([1, 2, 3], [2]) && sets.intersects([1], [1, 2]) && sets.equivalent([1, 2], [2, 1])",
+    ] {
+        yes(s);
+    }
+    assert_eq!(error("1 / 0 == 1"), "division by zero");
+    assert_eq!(error("{'a': 1}.b == 1"), "no such key: b");
+    assert_eq!(error("[1][3] == 1"), "index out of bounds: 3");
+    assert_eq!(error("9223372036854775807 + 1 > 0"), "integer overflow");
+    assert_eq!(error("dyn(1) < 'a'"), "no such overload");
+}
+
+#[test]
+fn kubernetes_libraries() {
+    for s in [
+        // lists
+        "[1, 2, 3].isSorted() && !['b', 'a'].isSorted() && [1, 2, 3].sum() == 6 && [1.5, 2.0].sum() == 3.5",
+        "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && [1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2",
+        // regex
+        "'abc 123'.find('[0-9]+') == '123' && 'a1b2c3'.findAll('[0-9]') == ['1', '2', '3'] && 'a1b2'.findAll('[0-9]', 1) == ['1']",
+        // urls
+        "url('https://example.com:80/path?query=val').getScheme() == 'https'",
+        "url('https://example.com:80/path').getHost() == 'example.com:80' && url('https://example.com:80/path').getHostname() == 'example.com'",
+        "url('https://example.com:80/path').getPort() == '80' && url('https://[::1]:80/').getHostname() == '::1'",
+        "url('https://example.com/path').getEscapedPath() == '/path' && url('/abs/path').getScheme() == ''",
+        "url('https://example.com/?a=1&a=2&b=3').getQuery() == {'a': ['1', '2'], 'b': ['3']}",
+        "isURL('https://example.com') && !isURL('not a url') && !isURL('relative/path')",
+        // quantity
+        "quantity('1Gi').isGreaterThan(quantity('1Mi')) && quantity('500m').isLessThan(quantity('1'))",
+        "quantity('1').compareTo(quantity('1000m')) == 0 && quantity('1k').asInteger() == 1000",
+        "quantity('1.5').isInteger() == false && quantity('1.5').asApproximateFloat() == 1.5",
+        "quantity('1').add(quantity('500m')) == quantity('1500m') && quantity('1').sub(1) == quantity('0')",
+        "quantity('-1').sign() == -1 && isQuantity('20M') && !isQuantity('20MB')",
+        // ip and cidr
+        "ip('192.168.0.1').family() == 4 && ip('::1').family() == 6 && ip('127.0.0.1').isLoopback()",
+        "isIP('1.2.3.4') && !isIP('1.2.3') && ip.isCanonical('127.0.0.1') && !ip.isCanonical('2001:DB8::1')",
+        "ip('fe80::1').isLinkLocalUnicast() && ip('8.8.8.8').isGlobalUnicast() && ip('0.0.0.0').isUnspecified()",
+        "cidr('192.168.0.0/24').containsIP(ip('192.168.0.1')) && cidr('192.168.0.0/24').containsIP('192.168.0.255')",
+        "!cidr('192.168.0.0/24').containsIP('192.168.1.1') && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+        "cidr('192.168.0.10/24').masked() == cidr('192.168.0.0/24') && cidr('10.0.0.0/8').prefixLength() == 8",
+        "string(cidr('10.0.0.0/8').ip()) == '10.0.0.0' && isCIDR('::1/128') && !isCIDR('10.0.0.0/33')",
+        // format
+        "!format.dns1123Label().validate('my-name').hasValue() && format.dns1123Label().validate('MyName').hasValue()",
+        "format.named('dns1035Label').hasValue() && !format.named('nope').hasValue()",
+        "format.dns1123Subdomain().validate('a.b.c').hasValue() == false && format.uuid().validate('x').hasValue()",
+        // semver
+        "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
+        "semver('1.2.3').isLessThan(semver('1.10.0')) && semver('2.0.0').compareTo(semver('1.0.0')) == 1",
+        "isSemver('1.0.0') && !isSemver('v1.0.0') && isSemver('v1.0', true)",
+    ] {
+        yes(s);
+    }
+    assert!(error("quantity('x') == quantity('1')").starts_with("quantities must match"));
+    assert!(error("'a'.find('(') == ''").starts_with("error parsing regexp"));
+}
+
+#[test]
+fn compile_errors_are_worded_as_cel_go_words_them() {
+    let e = compile("foo == 1", &[]).unwrap_err();
+    assert_eq!(
+        e,
+        "ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n | foo == 1\n | ^"
+    );
+    let o = types::of_schema(
+        &serde_json::json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        false,
+    )
+    .unwrap();
+    let vars = vec![("self".to_owned(), o)];
+    let e = compile("self.b == 1", &vars).unwrap_err();
+    assert_eq!(e, "ERROR: <input>:1:5: undefined field 'b'\n | self.b == 1\n | ....^");
+    let e = compile("self.a + 'x' == 1", &vars).unwrap_err();
+    assert!(
+        e.contains("found no matching overload for '_+_' applied to '(int, string)'"),
+        "{e}"
+    );
+    let e = compile("self.a ==", &vars).unwrap_err();
+    assert!(e.starts_with("ERROR: <input>:1:"), "{e}");
+    assert!(compile("self.a > 1", &vars).unwrap().uses("self"));
+}
+
+#[test]
+fn runtime_cost_stops_at_the_limit() {
+    let p = compile("[1, 2, 3].all(x, x > 0)", &[]).unwrap();
+    let (r, cost) = p.eval(&[], PER_CALL_LIMIT);
+    assert!(matches!(r, Ok(Value::Bool(true))));
+    assert!(cost > 3, "{cost}");
+    let (r, _) = p.eval(&[], 2);
+    assert!(matches!(r, Err(EvalError::Cancelled)));
+    assert!(p.max_cost >= cost);
+}
