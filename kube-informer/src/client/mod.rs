@@ -37,6 +37,7 @@ mod incluster;
 mod kubeconfig;
 mod metrics;
 pub mod params;
+mod rate_limit;
 mod request;
 mod retry;
 mod sealed;
@@ -49,7 +50,7 @@ mod watch_stream;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use log::debug;
 use parking_lot::Mutex;
@@ -66,6 +67,7 @@ pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, InteractiveM
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
 pub use metrics::{LatencyHistogram, MethodLatency, RequestCount, RequestMetrics};
+pub use rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimit};
 pub use retry::{RetryBackoff, on_error, retry_on_conflict};
 pub use secret::Secret;
 pub use watch_stream::WatchStream;
@@ -73,12 +75,13 @@ pub use watch_stream::WatchStream;
 use abort::{CancelSignal, Canceller};
 use auth::Authenticator;
 use config::{Credential, ProxySetting};
+use rate_limit::Throttle;
 use request::Request;
 use sealed::Seals;
 use tls::TlsSetup;
 use transport::FailureContext;
 
-use crate::clock::deadline::FAR_FUTURE;
+use crate::clock::deadline::{FAR_FUTURE, deadline_after};
 use crate::object::ApiResource;
 use crate::{ConfigError, Error, Result};
 
@@ -88,8 +91,15 @@ const USER_AGENT: &str = concat!("kube-informer/", env!("CARGO_PKG_VERSION"));
 /// Idle connections kept per host: client-go's `MaxIdleConnsPerHost` for REST clients (25).
 const MAX_IDLE_CONNECTIONS_PER_HOST: usize = 25;
 
-/// A handle on one API server: cheap to clone (clones share connections, credentials and the discovery cache),
-/// `Send + Sync`, blocking.
+/// A wait for a rate-limit token longer than this is logged (client-go's `longThrottleLatency`, 50 ms).
+const LONG_THROTTLE: Duration = Duration::from_millis(50);
+
+/// A handle on one API server: cheap to clone (clones share connections, credentials, the discovery cache and the
+/// client-side rate limit), `Send + Sync`, blocking.
+///
+/// Every request waits for a token of the client's rate limit first ([`Config::rate_limit`]; client-go's 5 requests
+/// per second with bursts of 10 unless configured otherwise): clones and [`isolated`](Self::isolated) copies draw from
+/// the same bucket, as the informers and controllers built on one client-go clientset do.
 ///
 /// ```
 /// use kube_informer::client::{Client, Config};
@@ -106,6 +116,8 @@ const MAX_IDLE_CONNECTIONS_PER_HOST: usize = 25;
 pub struct Client {
     shared: Arc<Shared>,
     transport: Arc<Transport>,
+    /// The client-side rate limit; `None`: requests go out unthrottled.
+    throttle: Option<Arc<Throttle>>,
 }
 
 /// What every clone and isolated copy of a client shares.
@@ -262,6 +274,7 @@ impl Client {
         Ok(Client {
             transport: Arc::new(Transport::new(&shared)),
             shared,
+            throttle: config.rate_limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
         })
     }
 
@@ -275,18 +288,50 @@ impl Client {
         &self.shared.namespace
     }
 
-    /// A copy with the same configuration, credentials (and their caches) and TLS setup, but its own connection
-    /// pool and its own [`AbortHandle`]: aborting one never disturbs the other. Informers use one each.
+    /// A copy with the same configuration, credentials (and their caches), TLS setup and rate limit (the same
+    /// bucket), but its own connection pool and its own [`AbortHandle`]: aborting one never disturbs the other.
+    /// Informers use one each.
     pub fn isolated(&self) -> Client {
         Client {
             transport: Arc::new(Transport::new(&self.shared)),
             shared: Arc::clone(&self.shared),
+            throttle: self.throttle.clone(),
         }
     }
 
+    /// A clone (same connections, [`AbortHandle`] and metrics) whose requests draw from a bucket of their own —
+    /// `Some(limit)` — or from none. For a component that must not queue behind the rest of the process, as
+    /// controller-runtime gives leader election a client of its own: a Lease renewal that waits for tokens a busy
+    /// reconcile loop took can miss its deadline.
+    ///
+    /// ```
+    /// use kube_informer::client::{Client, Config, RateLimit};
+    ///
+    /// let client = Client::new(Config::new("https://127.0.0.1:6443"))?;
+    /// let for_leader_election = client.with_rate_limit(Some(RateLimit::new(5.0, 10)))?;
+    /// # let _ = for_leader_election;
+    /// # Ok::<(), kube_informer::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an unusable limit (see [`RateLimit::new`]).
+    pub fn with_rate_limit(&self, limit: Option<RateLimit>) -> Result<Client> {
+        if let Some(problem) = limit.as_ref().and_then(RateLimit::problem) {
+            return Err(Error::config(
+                ConfigError::new(problem).field("Client::with_rate_limit"),
+            ));
+        }
+        Ok(Client {
+            transport: Arc::clone(&self.transport),
+            shared: Arc::clone(&self.shared),
+            throttle: limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
+        })
+    }
+
     /// Requests made so far by this client, its clones and its isolated copies: counts by HTTP method and answer,
-    /// latency to the response headers by method — client-go's `rest_client_requests_total` and
-    /// `rest_client_request_duration_seconds`.
+    /// latency to the response headers by method, time waited for the client-side rate limit by method —
+    /// client-go's `rest_client_requests_total`, `rest_client_request_duration_seconds` and
+    /// `rest_client_rate_limiter_duration_seconds`.
     pub fn request_metrics(&self) -> RequestMetrics {
         self.shared.requests.snapshot(&self.shared.host)
     }
@@ -323,7 +368,7 @@ impl Client {
     /// Runs a request on this client's pool and reads the whole body (bounded by the response size limit).
     pub(crate) fn request_bytes(&self, req: &Request) -> Result<Vec<u8>> {
         let cancel = self.transport.canceller.signal();
-        let response = self.execute(req, None, &cancel, None)?;
+        let response = self.execute(req, None, &cancel, Reading::Whole)?;
         let what = req.describe();
         let mut reader = response.into_body().into_reader();
         transport::read_limited(&mut reader, self.shared.max_response_size).map_err(|e| {
@@ -341,7 +386,7 @@ impl Client {
     /// Runs a request on this client's pool and returns the response with its body unread (streaming LIST).
     pub(crate) fn request_stream(&self, req: &Request) -> Result<(http::Response<ureq::Body>, CancelSignal)> {
         let cancel = self.transport.canceller.signal();
-        Ok((self.execute(req, None, &cancel, None)?, cancel))
+        Ok((self.execute(req, None, &cancel, Reading::Whole)?, cancel))
     }
 
     /// Runs a watch request on a dedicated agent (its own connection, stoppable on its own), with the idle limit
@@ -351,7 +396,7 @@ impl Client {
         let agent = transport::build_agent(&self.shared, &canceller.signal());
         canceller.set_agent(agent.clone());
         let idle = self.shared.timeouts.watch_idle;
-        let response = self.execute(req, Some(&agent), &canceller.signal(), Some(idle))?;
+        let response = self.execute(req, Some(&agent), &canceller.signal(), Reading::Watch(idle))?;
         Ok((response, canceller))
     }
 
@@ -379,17 +424,43 @@ impl Client {
         transport::map_error(ureq::Error::from(e), cancel, &ctx)
     }
 
+    /// Waits for a token of the client-side rate limit for `req` (see [`RateLimit`]), and counts the wait.
+    fn throttle(&self, req: &Request, what: &str, cancel: &CancelSignal, deadline: Option<Instant>) -> Result<()> {
+        let Some(throttle) = &self.throttle else {
+            return Ok(());
+        };
+        let waited = throttle.wait(what, cancel, deadline)?;
+        self.shared.requests.observe_rate_limiter(req.method.as_str(), waited);
+        if waited > LONG_THROTTLE {
+            debug!(
+                "{what}: waited {waited:?} for the client-side rate limit ({}), not for the server's priority and \
+                 fairness",
+                throttle.describe()
+            );
+        }
+        Ok(())
+    }
+
     /// Sends `req` with authentication, on `dedicated` or else on this client's pool; returns a 2xx response with
-    /// its body unread. Any other answer becomes an error with its body read; a 401 after a rotating credential
-    /// refreshes it and retries once.
+    /// its body unread. Each attempt waits for a rate-limit token first. Any other answer becomes an error with its
+    /// body read; a 401 after a rotating credential refreshes it and retries once.
     fn execute(
         &self,
         req: &Request,
         dedicated: Option<&ureq::Agent>,
         cancel: &CancelSignal,
-        watch_idle: Option<Duration>,
+        reading: Reading,
     ) -> Result<http::Response<ureq::Body>> {
         let what = req.describe();
+        let watch_idle = match reading {
+            Reading::Watch(idle) => Some(idle),
+            _ => None,
+        };
+        // A whole-body request ends by its overall timeout, the wait for a rate-limit token included.
+        let deadline = match reading {
+            Reading::Whole => self.shared.timeouts.request.map(|t| deadline_after(Instant::now(), t)),
+            _ => None,
+        };
         let ctx = FailureContext {
             what: &what,
             server_name: &self.shared.server_name,
@@ -402,6 +473,7 @@ impl Client {
             if cancel.is_cancelled() {
                 return Err(Error::Stopped);
             }
+            self.throttle(req, &what, cancel, deadline)?;
             let authz = self.shared.auth.authorize(cancel)?;
             // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
             // the pooled connections opened with the old one.
@@ -441,13 +513,13 @@ impl Client {
                     let r = builder
                         .body(body.as_slice())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(&agent, r, watch_idle)
+                    run(&agent, r, reading, deadline)
                 }
                 None => {
                     let r = builder
                         .body(())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(&agent, r, watch_idle)
+                    run(&agent, r, reading, deadline)
                 }
             };
             if !cancel.is_cancelled() {
@@ -499,23 +571,41 @@ fn finite(timeout: Duration) -> Option<Duration> {
     (timeout < FAR_FUTURE).then_some(timeout)
 }
 
-/// Runs one request; a watch gets its idle limit as per-read timeout and no overall limit.
+/// How a response is read; decides the timeouts of its request.
+#[derive(Clone, Copy, Debug)]
+enum Reading {
+    /// Read whole: the client's timeouts, the overall one ([`Timeouts::request`]) as a deadline that also bounds
+    /// the wait for a rate-limit token.
+    Whole,
+    /// A watch: its idle limit per read (an expired one is [`Error::WatchIdle`]), no overall limit.
+    Watch(Duration),
+}
+
+/// Runs one request with the timeouts its reading calls for: a whole-body request gets the time left before its
+/// deadline as its overall limit; a watch gets its idle limit per read and no overall limit.
 fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
     req: http::Request<S>,
-    watch_idle: Option<Duration>,
+    reading: Reading,
+    deadline: Option<Instant>,
 ) -> Result<http::Response<ureq::Body>, ureq::Error> {
-    match watch_idle {
-        None => agent.run(req),
-        Some(idle) => {
-            let req = agent
-                .configure_request(req)
-                .timeout_per_read(finite(idle))
-                .timeout_global(None)
-                .build();
-            agent.run(req)
+    let per_read = match reading {
+        Reading::Whole => {
+            let Some(deadline) = deadline else {
+                return agent.run(req);
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            return agent.run(agent.configure_request(req).timeout_global(Some(left)).build());
         }
-    }
+        Reading::Watch(idle) => finite(idle),
+    };
+    agent.run(
+        agent
+            .configure_request(req)
+            .timeout_per_read(per_read)
+            .timeout_global(None)
+            .build(),
+    )
 }
 
 impl Transport {
