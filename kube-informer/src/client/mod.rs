@@ -31,13 +31,16 @@ mod auth;
 mod config;
 mod discovery;
 mod entry;
+mod eviction;
 mod exec;
 mod exec_process;
 mod incluster;
 mod kubeconfig;
+mod logs;
 mod metrics;
 pub mod params;
 mod rate_limit;
+mod raw_request;
 mod request;
 mod retry;
 mod sealed;
@@ -56,18 +59,21 @@ use log::debug;
 use parking_lot::Mutex;
 use ureq::http;
 
-pub use abort::{AbortHandle, WatchStopper};
+pub use abort::{AbortHandle, StreamStopper};
 pub use api::{Api, Deleted, ListPages};
 pub use config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_READ_TIMEOUT, DEFAULT_WATCH_IDLE_LIMIT,
     Timeouts,
 };
 pub use entry::{Committed, Entry, OccupiedEntry, VacantEntry};
+pub use eviction::{BlockedEviction, EvictionOutcome};
 pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
 pub use metrics::{LatencyHistogram, MethodLatency, RequestCount, RequestMetrics};
 pub use rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimit};
+pub use raw_request::{RawRequest, RawResponse, ResponseStream};
+pub use request::Method;
 pub use retry::{RetryBackoff, on_error, retry_on_conflict};
 pub use secret::Secret;
 pub use watch_stream::WatchStream;
@@ -369,8 +375,12 @@ impl Client {
     pub(crate) fn request_bytes(&self, req: &Request) -> Result<Vec<u8>> {
         let cancel = self.transport.canceller.signal();
         let response = self.execute(req, None, &cancel, Reading::Whole)?;
-        let what = req.describe();
-        let mut reader = response.into_body().into_reader();
+        self.read_whole(response.into_body(), &cancel, &req.describe())
+    }
+
+    /// Reads a whole response body, bounded by the response size limit.
+    fn read_whole(&self, body: ureq::Body, cancel: &CancelSignal, what: &str) -> Result<Vec<u8>> {
+        let mut reader = body.into_reader();
         transport::read_limited(&mut reader, self.shared.max_response_size).map_err(|e| {
             if e.kind() == std::io::ErrorKind::FileTooLarge {
                 Error::from(crate::TransportError::new(
@@ -378,7 +388,7 @@ impl Client {
                     format!("{what}: {e} (Config::max_response_size)"),
                 ))
             } else {
-                self.map_io(e, &cancel, &what, None)
+                self.map_io(e, cancel, what, None)
             }
         })
     }
@@ -392,12 +402,26 @@ impl Client {
     /// Runs a watch request on a dedicated agent (its own connection, stoppable on its own), with the idle limit
     /// as per-read timeout and no overall timeout.
     pub(crate) fn request_watch(&self, req: &Request) -> Result<(http::Response<ureq::Body>, Arc<Canceller>)> {
+        self.request_dedicated(req, Reading::Watch(self.shared.timeouts.watch_idle))
+    }
+
+    /// Runs a streaming request (`reading` is not [`Reading::Whole`]) on a dedicated agent: its own connection,
+    /// closed by the returned canceller (and by the client's abort) and nothing else.
+    fn request_dedicated(
+        &self,
+        req: &Request,
+        reading: Reading,
+    ) -> Result<(http::Response<ureq::Body>, Arc<Canceller>)> {
         let canceller = self.transport.canceller.child();
         let agent = transport::build_agent(&self.shared, &canceller.signal());
         canceller.set_agent(agent.clone());
-        let idle = self.shared.timeouts.watch_idle;
-        let response = self.execute(req, Some(&agent), &canceller.signal(), Reading::Watch(idle))?;
+        let response = self.execute(req, Some(&agent), &canceller.signal(), reading)?;
         Ok((response, canceller))
+    }
+
+    /// The per-read limit of a non-watch response ([`Timeouts::read`]).
+    fn read_timeout(&self) -> Option<Duration> {
+        self.shared.timeouts.read
     }
 
     /// The watch idle limit.
@@ -481,15 +505,18 @@ impl Client {
                 Some(a) => a.clone(),
                 None => self.transport.agent(&self.shared),
             };
-            let mut builder = http::Request::builder()
-                .method(req.method.as_str())
-                .uri(url.as_str())
-                .header(http::header::ACCEPT, "application/json");
+            let mut builder = http::Request::builder().method(req.method.as_str()).uri(url.as_str());
+            if !req.headers.iter().any(|(k, _)| k == http::header::ACCEPT) {
+                builder = builder.header(http::header::ACCEPT, "application/json");
+            }
             for (k, v) in &self.shared.extra_headers {
                 builder = builder.header(k, v);
             }
             if let Some(ct) = req.content_type {
                 builder = builder.header(http::header::CONTENT_TYPE, ct);
+            }
+            for (k, v) in &req.headers {
+                builder = builder.header(k, v);
             }
             // The credential itself is put on the wire by the transport, below ureq's logging (see `sealed`); the
             // request carries a placeholder, withdrawn when `_seal` drops at the end of this attempt.
@@ -579,10 +606,12 @@ enum Reading {
     Whole,
     /// A watch: its idle limit per read (an expired one is [`Error::WatchIdle`]), no overall limit.
     Watch(Duration),
+    /// Another stream (a log, a raw stream): this per-read limit (`None`: none), no overall limit.
+    Stream(Option<Duration>),
 }
 
 /// Runs one request with the timeouts its reading calls for: a whole-body request gets the time left before its
-/// deadline as its overall limit; a watch gets its idle limit per read and no overall limit.
+/// deadline as its overall limit; a stream gets its per-read limit and no overall limit.
 fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
     req: http::Request<S>,
@@ -598,6 +627,7 @@ fn run<S: ureq::AsSendBody>(
             return agent.run(agent.configure_request(req).timeout_global(Some(left)).build());
         }
         Reading::Watch(idle) => finite(idle),
+        Reading::Stream(limit) => limit.and_then(finite),
     };
     agent.run(
         agent
