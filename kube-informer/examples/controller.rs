@@ -140,7 +140,8 @@ fn run(args: Args) -> Result<()> {
     let client = Client::new(config.request_timeout(Some(Duration::from_secs(5))))?;
     if let Some(s) = &server {
         println!("embedded API server at {}", s.url());
-        seed(&client, &args)?;
+        // The demo's own writes and polls go through the server's client (no rate limit), not the controller's.
+        seed(&s.client()?, &args)?;
     }
 
     let selector: Selector = args.selector.parse()?;
@@ -210,7 +211,7 @@ fn run(args: Args) -> Result<()> {
     };
 
     match &server {
-        Some(_) => demo(&client, &args, &controller)?,
+        Some(s) => demo(&s.client()?, &args, &controller)?,
         None => support::wait_for_exit("configmap-sync", args.run_for),
     }
 

@@ -4,7 +4,10 @@
 //!   client certificates, tokens), from inside a pod, or built by hand.
 //! * [`Client`]: a cheap-to-clone handle on one API server; blocking calls, safe to share between threads.
 //! * [`Api`]: typed calls on one resource — paged and streaming LIST, WATCH, get/create/replace/patch/delete,
-//!   deletecollection, the `status` and `scale` subresources, and [`Api::entry`] for get-or-create-or-modify.
+//!   deletecollection, the `status` and `scale` subresources, and [`Api::entry`] for get-or-create-or-modify; for
+//!   pods, [`Api::logs`] / [`Api::log_stream`] and [`Api::evict`].
+//! * [`Client::request`]: any other path, with the same credentials, TLS, rate limit and errors.
+//! * [`RateLimit`]: client-go's client-side token bucket (5 requests per second, bursts of 10), on by default.
 //! * [`retry_on_conflict`]: a read-modify-write retried when another writer got there first.
 //!
 //! ```no_run
@@ -698,6 +701,44 @@ mod tests {
         let c = Client::new(Config::new("https://h:6443").token("sekrit-token-value")).unwrap();
         let dbg = format!("{c:?}");
         assert!(!dbg.contains("sekrit-token-value") && dbg.contains("h:6443"), "{dbg}");
+    }
+
+    #[test]
+    fn a_long_wait_for_a_rate_limit_token_is_logged_and_counted() {
+        let peer = test_peer::answering(2, r#"{"major":"1"}"#.to_owned());
+        let clock = crate::clock::FakeClock::new();
+        let client = peer
+            .client
+            .with_rate_limit(Some(RateLimit::new(1.0, 1).clock(clock.clone())))
+            .unwrap();
+        let log = crate::test_log::capture();
+        client.get_bytes("/version").unwrap();
+        // The second GET waits for the clock; another thread moves it once the GET waits.
+        let stepper = std::thread::Builder::new()
+            .name("test:stepper".into())
+            .spawn(move || {
+                let give_up = Instant::now() + Duration::from_secs(30);
+                while clock.watchers() == 0 && Instant::now() < give_up {
+                    std::thread::yield_now();
+                }
+                clock.step(Duration::from_secs(1));
+            })
+            .unwrap();
+        client.get_bytes("/version").unwrap();
+        stepper.join().unwrap();
+        peer.thread.join().unwrap();
+        let lines = log.take_at(log::Level::Debug);
+        assert!(
+            lines.iter().any(|(_, l)| l
+                == "GET /version: waited 1s for the client-side rate limit (1 qps, burst 1), not for the server's \
+                    priority and fairness"),
+            "{lines:?}"
+        );
+        let waits = &client.request_metrics().rate_limiter_latency;
+        assert_eq!(
+            (waits[0].verb, waits[0].histogram.count, waits[0].histogram.sum),
+            ("GET", 2, Duration::from_secs(1))
+        );
     }
 
     #[test]
