@@ -174,7 +174,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         println!("probes: http://{addr}/readyz (/healthz, /metrics)");
     }
     let report = match &server {
-        Some(_) => demo(&manager, &args)?,
+        Some(server) => demo(&manager, server, &args)?,
         None => manager.run()?, // until SIGTERM or Ctrl-C
     };
     println!("{report}");
@@ -320,9 +320,10 @@ fn seed(server: &ApiServer, args: &Args) -> Result<()> {
 }
 
 /// The embedded demo: runs the manager while a driver disturbs the state and waits for the controller to converge
-/// each time, then stops the manager and prints what the server holds.
-fn demo(manager: &Manager, args: &Args) -> Result<ShutdownReport> {
-    let client = manager.client().clone();
+/// each time, then stops the manager and prints what the server holds. The driver's writes and polls go through the
+/// server's own client (no rate limit), so that only the controller's requests wait for theirs.
+fn demo(manager: &Manager, server: &ApiServer, args: &Args) -> Result<ShutdownReport> {
+    let client = server.client()?;
     let stop = manager.stop_handle();
     let report = std::thread::scope(|scope| {
         let driver = std::thread::Builder::new()

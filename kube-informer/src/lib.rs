@@ -20,7 +20,8 @@
 //! * [`object`](mod@object): metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
 //!   [`DynamicObject`](object::DynamicObject).
 //! * [`selector`]: label and field selectors.
-//! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, paged LIST, streaming WATCH, writes.
+//! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, client-side rate limit, paged LIST,
+//!   streaming WATCH, writes, pod logs and eviction, raw requests.
 //! * [`watch`]: watch events and the incremental stream decoder.
 //! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
 //! * [`informer`]: shared index informers, event handlers, the factory.

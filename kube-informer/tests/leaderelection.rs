@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use kube_informer::Result;
 use kube_informer::cache::ListWatch;
 use kube_informer::client::params::PostParams;
-use kube_informer::client::{Api, Client, Config};
+use kube_informer::client::{Api, Client, Config, RateLimit};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, Lease, LeaseLock};
@@ -459,4 +459,29 @@ fn a_candidate_takes_a_released_lease_at_once_not_at_its_next_attempt() {
     assert_eq!(l.spec.holder_identity.as_deref(), Some("r1"));
     r1.stop();
     assert_eq!(r1.running_threads(), 0, "the watch ends with the elector");
+}
+
+#[test]
+fn a_client_whose_rate_limit_is_spent_still_renews_its_lease() {
+    // One token a day, spent by the caller: the Lease's requests take their tokens from a bucket of their own (the
+    // same limit), so a controller flooding its client never keeps its leader from renewing.
+    let server = server(1);
+    let config = Config::new(server.url())
+        .proxy(None)
+        .token("token-r0")
+        .rate_limit(RateLimit::new(1.0 / 86_400.0, 1));
+    let client = Client::new(config).unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    configmaps.list(&Default::default()).unwrap(); // the only token for a day
+    let (tx, rx) = crossbeam_channel::unbounded::<()>();
+    let elector = LeaderElector::start(
+        LeaseLock::new(&client, "default", LEASE, "r0"),
+        LeaderElectionConfig::default().name("spent"),
+        LeaderCallbacks::new().on_started_leading(move || tx.send(()).unwrap()),
+    )
+    .unwrap();
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the elector leads although its client's bucket is empty");
+    assert_eq!(lease(&server).spec.holder_identity.as_deref(), Some("r0"));
+    elector.stop();
 }

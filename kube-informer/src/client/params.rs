@@ -3,6 +3,8 @@
 //! Everything here is pure: building a query string touches no network, so the request shapes are tested here and the
 //! embedded API server parses the same names.
 
+use std::time::SystemTime;
+
 use serde::Serialize;
 
 /// `resourceVersionMatch`: how a LIST's `resourceVersion` is interpreted.
@@ -407,6 +409,128 @@ impl DeleteParams {
     }
 }
 
+/// Where a pod log starts ([`LogParams::since`]): one of `sinceSeconds` and `sinceTime`, never both (kube-apiserver
+/// refuses the pair).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogSince {
+    /// `sinceSeconds`: lines written in the last this many seconds (at least 1).
+    Seconds(u64),
+    /// `sinceTime`: lines written at or after this time (sent in whole seconds, RFC 3339).
+    Time(SystemTime),
+}
+
+/// Parameters of a pod log request (core/v1 `PodLogOptions`), for [`Api::logs`](super::Api::logs) and
+/// [`Api::log_stream`](super::Api::log_stream).
+///
+/// ```
+/// use kube_informer::client::params::{LogParams, LogSince};
+///
+/// let lp = LogParams::default().container("app").follow().tail_lines(100).since_seconds(600);
+/// assert_eq!((lp.container.as_deref(), lp.follow, lp.tail_lines), (Some("app"), true, Some(100)));
+/// assert_eq!(lp.since, Some(LogSince::Seconds(600)));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogParams {
+    /// `container`: whose log; needed when the pod has more than one container (kube-apiserver answers 400 "a
+    /// container name must be specified" otherwise, and 400 "container … is not valid for pod …" for a wrong one).
+    pub container: Option<String>,
+    /// `follow`: keep the stream open and send lines as the container writes them, until it ends.
+    pub follow: bool,
+    /// `previous`: the log of the container's previous instance (before its last restart).
+    pub previous: bool,
+    /// `sinceSeconds` or `sinceTime`: only lines from then on.
+    pub since: Option<LogSince>,
+    /// `tailLines`: only the last this many lines (of what `since` selects).
+    pub tail_lines: Option<u64>,
+    /// `timestamps`: each line starts with its RFC 3339 timestamp and a space.
+    pub timestamps: bool,
+    /// `limitBytes`: at most this many bytes (the log may end mid-line).
+    pub limit_bytes: Option<u64>,
+}
+
+impl LogParams {
+    /// Sets `container`.
+    #[must_use]
+    pub fn container(mut self, name: &str) -> Self {
+        self.container = Some(name.to_owned());
+        self
+    }
+
+    /// Sets `follow=true`.
+    #[must_use]
+    pub fn follow(mut self) -> Self {
+        self.follow = true;
+        self
+    }
+
+    /// Sets `previous=true`.
+    #[must_use]
+    pub fn previous(mut self) -> Self {
+        self.previous = true;
+        self
+    }
+
+    /// Sets `sinceSeconds` (replacing any `since`).
+    #[must_use]
+    pub fn since_seconds(mut self, seconds: u64) -> Self {
+        self.since = Some(LogSince::Seconds(seconds));
+        self
+    }
+
+    /// Sets `sinceTime` (replacing any `since`).
+    #[must_use]
+    pub fn since_time(mut self, time: SystemTime) -> Self {
+        self.since = Some(LogSince::Time(time));
+        self
+    }
+
+    /// Sets `tailLines`.
+    #[must_use]
+    pub fn tail_lines(mut self, lines: u64) -> Self {
+        self.tail_lines = Some(lines);
+        self
+    }
+
+    /// Sets `timestamps=true`.
+    #[must_use]
+    pub fn timestamps(mut self) -> Self {
+        self.timestamps = true;
+        self
+    }
+
+    /// Sets `limitBytes`.
+    #[must_use]
+    pub fn limit_bytes(mut self, bytes: u64) -> Self {
+        self.limit_bytes = Some(bytes);
+        self
+    }
+
+    /// Appends this request's parameters to `q`.
+    pub(crate) fn append_to(&self, q: &mut Query) {
+        q.opt("container", self.container.as_deref());
+        if self.follow {
+            q.push("follow", "true");
+        }
+        if self.previous {
+            q.push("previous", "true");
+        }
+        match self.since {
+            Some(LogSince::Seconds(s)) => q.push("sinceSeconds", &s.to_string()),
+            Some(LogSince::Time(t)) => q.push("sinceTime", &crate::object::time::format_rfc3339(t)),
+            None => {}
+        }
+        if let Some(n) = self.tail_lines {
+            q.push("tailLines", &n.to_string());
+        }
+        if self.timestamps {
+            q.push("timestamps", "true");
+        }
+        if let Some(n) = self.limit_bytes {
+            q.push("limitBytes", &n.to_string());
+        }
+    }
+}
+
 /// A query string under construction; values are percent-encoded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Query(String);
@@ -451,6 +575,34 @@ pub(crate) fn percent_encode_into(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encodes_every_log_parameter() {
+        let query = |lp: &LogParams| {
+            let mut q = Query::default();
+            lp.append_to(&mut q);
+            q.into_string()
+        };
+        assert_eq!(query(&LogParams::default()), "");
+        let lp = LogParams::default()
+            .container("app")
+            .follow()
+            .previous()
+            .since_seconds(30)
+            .tail_lines(10)
+            .timestamps()
+            .limit_bytes(4096);
+        assert_eq!(
+            query(&lp),
+            "container=app&follow=true&previous=true&sinceSeconds=30&tailLines=10&timestamps=true&limitBytes=4096"
+        );
+        // One `since` at a time: the last one set wins.
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        assert_eq!(
+            query(&LogParams::default().since_seconds(30).since_time(at)),
+            "sinceTime=2023-11-14T22%3A13%3A20Z"
+        );
+    }
 
     #[test]
     fn encodes_every_list_parameter() {
