@@ -463,16 +463,19 @@ fn a_candidate_takes_a_released_lease_at_once_not_at_its_next_attempt() {
 
 #[test]
 fn a_client_whose_rate_limit_is_spent_still_renews_its_lease() {
-    // One token a day, spent by the caller: the Lease's requests take their tokens from a bucket of their own (the
-    // same limit), so a controller flooding its client never keeps its leader from renewing.
+    // Two tokens a day, spent by the caller: the Lease's requests (a GET finding none, the CREATE) take theirs from a
+    // bucket of their own with the same limit, so a controller flooding its client never keeps its leader from
+    // renewing.
     let server = server(1);
     let config = Config::new(server.url())
         .proxy(None)
         .token("token-r0")
-        .rate_limit(RateLimit::new(1.0 / 86_400.0, 1));
+        .rate_limit(RateLimit::new(1.0 / 86_400.0, 2));
     let client = Client::new(config).unwrap();
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    configmaps.list(&Default::default()).unwrap(); // the only token for a day
+    for _ in 0..2 {
+        configmaps.list(&Default::default()).unwrap(); // the day's tokens
+    }
     let (tx, rx) = crossbeam_channel::unbounded::<()>();
     let elector = LeaderElector::start(
         LeaseLock::new(&client, "default", LEASE, "r0"),
