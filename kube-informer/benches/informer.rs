@@ -418,7 +418,7 @@ fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usize, relist: 
     assert!(informer.wait_synced(Duration::from_secs(600)), "sync timed out");
     let (synced, cpu) = (t0.elapsed().as_secs_f64(), procfs::cpu() - cpu0);
     let peak = procfs::peak();
-    assert_eq!(informer.store().len(), n);
+    assert_eq!(informer.lister().len(), n);
     assert_eq!(seen.load(Ordering::Relaxed), n);
     // Steady state: the watch is idle; give the allocator's deferred work a moment.
     std::thread::sleep(Duration::from_millis(500));
@@ -452,7 +452,7 @@ fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usize, relist: 
         }
         let m = informer.metrics();
         assert_eq!(m.reflector.relists_gone, before.relists_gone + 1, "{m:?}");
-        assert_eq!(informer.store().len(), n);
+        assert_eq!(informer.lister().len(), n);
         let relist_peak = procfs::peak();
         let relist_cpu = procfs::cpu() - cpu0;
         out += &format!(

@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !informer.wait_synced(Duration::from_secs(30)) {
         return Err("the informer did not sync".into());
     }
-    println!("-- synced: {} objects cached --", informer.store().len());
+    println!("-- synced: {} objects cached --", informer.lister().len());
 
     // Change things through the API, as another client would.
     for round in 1..=5u32 {
@@ -79,8 +79,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut cached: Vec<String> = informer
-        .store()
-        .list()
+        .lister()
+        .list(&Default::default())
         .iter()
         .map(|cm| format!("{} colour={}", key_of(&**cm), colour(cm)))
         .collect();

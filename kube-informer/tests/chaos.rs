@@ -586,7 +586,10 @@ fn informers_back_off_in_410_and_429_storms() {
     let converge_stores = |what: &str| {
         converge(what, Duration::from_secs(60), || {
             informers.iter().find_map(|(inf, ns)| {
-                let (want, got) = (expected(ns), state_of(inf.store().list().iter().map(|o| &**o)));
+                let (want, got) = (
+                    expected(ns),
+                    state_of(inf.lister().list(&Default::default()).iter().map(|o| &**o)),
+                );
                 (got != want).then(|| format!("{}: {}", inf.name(), diff(&want, &got)))
             })
         })

@@ -928,9 +928,11 @@ fn an_informer_syncs_through_list_watch_and_stops() {
     informer.start().unwrap();
     web.start().unwrap();
     assert!(informer.wait_synced(Duration::from_secs(20)) && web.wait_synced(Duration::from_secs(20)));
-    assert_eq!((informer.store().len(), web.store().len()), (1_002, 1));
+    assert_eq!((informer.lister().len(), web.lister().len()), (1_002, 1));
     api.create(&PostParams::default(), &cm("late")).unwrap();
-    eventually("the watch delivered the new object", || informer.store().len() == 1_003);
+    eventually("the watch delivered the new object", || {
+        informer.lister().len() == 1_003
+    });
     informer.stop();
     web.stop();
     assert!(informer.is_stopped() && web.is_stopped());

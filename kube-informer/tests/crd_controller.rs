@@ -724,7 +724,7 @@ fn deleting_the_crd_removes_every_frontend_and_the_controller_sees_them_gone() {
 
     let all: BTreeSet<String> = names.iter().map(|n| n.to_string()).collect();
     eventually("the informer delivers every deletion", || *run.deleted.lock() == all);
-    assert!(run.frontends.store().list().is_empty());
+    assert!(run.frontends.lister().list(&Default::default()).is_empty());
     let keys: BTreeSet<String> = names.iter().map(|n| format!("default/{n}")).collect();
     eventually("the reconciles find every Frontend gone", || {
         *run.controller.data().gone.lock() == keys

@@ -142,7 +142,7 @@ fn no_credential_reaches_a_log_line_or_an_error() {
     let mut watch = api.watch(&WatchParams::default().timeout(5)).unwrap();
     api.create(&PostParams::default(), &cm("ns", "two", "2")).unwrap();
     assert!(watch.next().is_some());
-    common::eventually("the informer saw the write", || inf.store().len() == 2);
+    common::eventually("the informer saw the write", || inf.lister().len() == 2);
     inf.stop();
 
     // 403: bob may only read configmaps; his informer on secrets is refused (and warns).

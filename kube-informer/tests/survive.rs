@@ -136,7 +136,7 @@ fn duration_max_means_forever_wherever_a_caller_gives_a_duration() {
         .unwrap();
     informer.start().unwrap();
     assert!(informer.wait_synced(forever));
-    assert_eq!(informer.store().len(), 1);
+    assert_eq!(informer.lister().len(), 1);
     informer.stop();
 
     let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default().resync(forever));

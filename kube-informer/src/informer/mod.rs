@@ -8,7 +8,9 @@ mod coalesce;
 mod factory;
 mod handler;
 mod listener;
+mod multi_namespace;
 mod processor;
+mod registration;
 mod shared_informer;
 mod synced;
 #[cfg(test)]
@@ -20,7 +22,8 @@ pub use factory::{
 };
 pub use handler::{FilteringHandler, HandlerFuncs, Notification, ResourceEventHandler};
 pub use listener::{DEFAULT_BACKLOG_WARNING, HandlerMetrics, HandlerOptions, QueuePolicy};
+pub use registration::Registration;
 pub use shared_informer::{
-    InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer, strip_managed_fields,
+    InformerMetrics, InformerOptions, MINIMUM_RESYNC_PERIOD, SharedIndexInformer, strip_managed_fields,
 };
 pub(crate) use shared_informer::{InformerSnapshot, WeakInformer};
