@@ -110,6 +110,8 @@ pub(crate) struct AdminRequest<'a> {
     /// The authenticated user (`Ok(None)` when authentication is off; `Err` when credentials are missing or
     /// wrong).
     pub(crate) user: Result<Option<String>, ()>,
+    /// The peer is not on loopback.
+    pub(crate) remote: bool,
     pub(crate) head: &'a RequestHead,
     pub(crate) body: &'a [u8],
 }
@@ -123,6 +125,11 @@ pub(crate) fn handle(req: &AdminRequest<'_>) -> AdminAnswer {
         Err(()) => return Err(errors::unauthorized()).into(),
         Ok(Some(user)) if !admin.users.iter().any(|u| u == user) => {
             let message = format!("user \"{user}\" may not use the admin API ({PREFIX})");
+            return Err(Box::new(Status::failure(403, "Forbidden", message))).into();
+        }
+        // Without authentication nobody can be told apart: only this machine's processes may use it.
+        Ok(None) if req.remote => {
+            let message = format!("the admin API ({PREFIX}) answers only loopback clients when authentication is off");
             return Err(Box::new(Status::failure(403, "Forbidden", message))).into();
         }
         Ok(_) => {}

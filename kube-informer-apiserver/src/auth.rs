@@ -3,9 +3,6 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::log::Verb;
-use super::resource::ResourceSpec;
-
 /// Grants a user some verbs on some resources. A user with no matching rule gets 403 — once any rule exists;
 /// with no rules at all, every authenticated user may do everything.
 ///
@@ -50,10 +47,6 @@ impl AccessRule {
         self
     }
 
-    fn allows(&self, user: &str, verb: Verb, spec: &ResourceSpec, sub: Option<&str>) -> bool {
-        self.grants(user, verb.as_str(), &spec.api.group, &spec.api.plural, sub)
-    }
-
     /// True when this rule lets `user` do `verb` on `plural` of `group` (`sub`resource). A rule's `*` matches any
     /// verb or resource; a request for `*` is granted only by a rule's `*`.
     fn grants(&self, user: &str, verb: &str, group: &str, plural: &str, sub: Option<&str>) -> bool {
@@ -86,6 +79,13 @@ pub(crate) struct Auth {
     /// When false, every request is served as an anonymous one and no rule applies.
     pub(crate) required: bool,
     rules: Vec<AccessRule>,
+    /// Authorization by RBAC ([`authorizer`](super::authorizer)), the access rules granting beside it.
+    pub(crate) rbac: bool,
+    /// Requests without credentials are served as `system:anonymous` (kube-apiserver's `--anonymous-auth`, which
+    /// it turns off when every request is allowed anyway: here, outside the RBAC mode).
+    pub(crate) anonymous: bool,
+    /// Groups of token and certificate users, beside a certificate's `O=`.
+    groups: HashMap<String, Vec<String>>,
 }
 
 impl fmt::Debug for Auth {
@@ -95,6 +95,9 @@ impl fmt::Debug for Auth {
             .field("tokens", &self.tokens.len())
             .field("required", &self.required)
             .field("rules", &self.rules)
+            .field("rbac", &self.rbac)
+            .field("anonymous", &self.anonymous)
+            .field("groups", &self.groups)
             .finish()
     }
 }
@@ -105,31 +108,28 @@ impl Auth {
         self.required = true;
     }
 
-    pub(crate) fn add_rule(&mut self, rule: AccessRule) {
-        self.rules.push(rule);
+    /// Puts `user` in `groups` (whether authenticated by token or certificate).
+    pub(crate) fn add_groups(&mut self, user: &str, groups: &[String]) {
+        let g = self.groups.entry(user.to_owned()).or_default();
+        for group in groups {
+            if !g.contains(group) {
+                g.push(group.clone());
+            }
+        }
     }
 
-    /// The user making a request: a verified client certificate's CN first (kube-apiserver tries x509 before
-    /// tokens), then the bearer token. `Err(())` means 401. `Ok(None)` when authentication is off.
-    pub(crate) fn authenticate(
-        &self,
-        authorization: Option<&str>,
-        cert_user: Option<&str>,
-    ) -> Result<Option<String>, ()> {
-        if !self.required {
-            return Ok(None);
-        }
-        if let Some(u) = cert_user {
-            return Ok(Some(u.to_owned()));
-        }
-        let token = authorization
-            .and_then(|h| h.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim());
-        match token.and_then(|t| self.tokens.get(t)) {
-            Some(u) => Ok(Some(u.clone())),
-            None => Err(()),
-        }
+    /// The groups configured for `user`.
+    pub(crate) fn groups_of(&self, user: &str) -> &[String] {
+        self.groups.get(user).map_or(&[], Vec::as_slice)
+    }
+
+    /// The user of a static bearer token.
+    pub(crate) fn token_user(&self, token: &str) -> Option<&str> {
+        self.tokens.get(token).map(String::as_str)
+    }
+
+    pub(crate) fn add_rule(&mut self, rule: AccessRule) {
+        self.rules.push(rule);
     }
 
     /// True when any rule is configured (else every authenticated user may do everything).
@@ -153,41 +153,38 @@ impl Auth {
     pub(crate) fn rules_of<'a>(&'a self, user: &'a str) -> impl Iterator<Item = &'a AccessRule> {
         self.rules.iter().filter(move |r| r.user == user)
     }
-
-    /// True when `user` may do `verb` on the resource (always, when no rule is configured).
-    pub(crate) fn authorize(&self, user: &str, verb: Verb, spec: &ResourceSpec, sub: Option<&str>) -> bool {
-        self.rules.is_empty() || self.rules.iter().any(|r| r.allows(user, verb, spec, sub))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::Verb;
+    use crate::resource::ResourceSpec;
     use kube_informer::object::ApiResource;
-
-    #[test]
-    fn authenticates_certificates_before_tokens() {
-        let mut auth = Auth::default();
-        assert_eq!(auth.authenticate(None, None), Ok(None), "off by default");
-        auth.add_token("s3cret", "alice");
-        assert_eq!(auth.authenticate(Some("Bearer s3cret"), None), Ok(Some("alice".into())));
-        assert_eq!(auth.authenticate(Some("bearer s3cret"), None), Ok(Some("alice".into())));
-        assert_eq!(auth.authenticate(Some("Bearer wrong"), None), Err(()));
-        assert_eq!(auth.authenticate(Some("Basic s3cret"), None), Err(()));
-        assert_eq!(auth.authenticate(None, None), Err(()));
-        assert_eq!(
-            auth.authenticate(Some("Bearer wrong"), Some("bob")),
-            Ok(Some("bob".into()))
-        );
-        assert!(!format!("{auth:?}").contains("s3cret"));
-    }
 
     #[test]
     fn rules_grant_verbs_on_resources() {
         let cm = ResourceSpec::new(ApiResource::new("", "v1", "ConfigMap", "configmaps", true));
         let lease = ResourceSpec::new(ApiResource::new("coordination.k8s.io", "v1", "Lease", "leases", true));
         let mut auth = Auth::default();
-        assert!(auth.authorize("anyone", Verb::Delete, &cm, None), "no rules: allow all");
+        let authorize = |auth: &Auth, user: &str, verb: Verb, spec: &ResourceSpec, sub: Option<&str>| {
+            !auth.has_rules()
+                || auth
+                    .granting_rule(user, verb.as_str(), &spec.api.group, &spec.api.plural, sub)
+                    .is_some()
+        };
+        assert!(
+            authorize(&auth, "anyone", Verb::Delete, &cm, None),
+            "no rules: allow all"
+        );
+        assert!(
+            !format!("{:?}", {
+                let mut a = Auth::default();
+                a.add_token("s3cret", "alice");
+                a
+            })
+            .contains("s3cret")
+        );
         auth.add_rule(
             AccessRule::user("viewer")
                 .verbs(&["list", "watch"])
@@ -195,14 +192,14 @@ mod tests {
         );
         auth.add_rule(AccessRule::user("admin"));
         auth.add_rule(AccessRule::user("ctl").resources(&["leases.coordination.k8s.io", "configmaps/status"]));
-        assert!(auth.authorize("viewer", Verb::List, &cm, None));
-        assert!(!auth.authorize("viewer", Verb::Create, &cm, None));
-        assert!(!auth.authorize("viewer", Verb::List, &lease, None));
-        assert!(!auth.authorize("viewer", Verb::List, &cm, Some("status")));
-        assert!(auth.authorize("admin", Verb::Delete, &lease, Some("status")));
-        assert!(auth.authorize("ctl", Verb::Update, &lease, None));
-        assert!(auth.authorize("ctl", Verb::Update, &cm, Some("status")));
-        assert!(!auth.authorize("ctl", Verb::Update, &cm, None));
-        assert!(!auth.authorize("stranger", Verb::Get, &cm, None));
+        assert!(authorize(&auth, "viewer", Verb::List, &cm, None));
+        assert!(!authorize(&auth, "viewer", Verb::Create, &cm, None));
+        assert!(!authorize(&auth, "viewer", Verb::List, &lease, None));
+        assert!(!authorize(&auth, "viewer", Verb::List, &cm, Some("status")));
+        assert!(authorize(&auth, "admin", Verb::Delete, &lease, Some("status")));
+        assert!(authorize(&auth, "ctl", Verb::Update, &lease, None));
+        assert!(authorize(&auth, "ctl", Verb::Update, &cm, Some("status")));
+        assert!(!authorize(&auth, "ctl", Verb::Update, &cm, None));
+        assert!(!authorize(&auth, "stranger", Verb::Get, &cm, None));
     }
 }

@@ -9,6 +9,8 @@ use std::time::SystemTime;
 use rustls::{ServerConnection, StreamOwned};
 
 use super::admin;
+use super::authentication::{self, CertificateUser};
+use super::authorizer::{self, Attributes};
 use super::conversion;
 use super::discovery;
 use super::errors;
@@ -16,15 +18,18 @@ use super::faults::FaultAction;
 use super::field_validation::Directive;
 use super::handlers;
 use super::http::{self, HttpError, MAX_BODY, RequestHead};
+use super::impersonation;
 use super::list::ListOptions;
 use super::log::{PendingRecord, RequestRecord, Verb};
 use super::openapi;
 use super::reply::{self, Reply, Sent};
+use super::request_info::RequestInfo;
 use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
 use super::table::{self, Converter};
-use super::tls::{Pki, subject_common_name};
+use super::tls::{Pki, subject_common_name, subject_organizations};
+use super::user::UserInfo;
 use super::watch::{self, WatchEnd};
 use crate::util::parse_query;
 
@@ -66,8 +71,8 @@ pub(crate) struct ConnCtx {
     epoch: u64,
     /// The socket, for cutting it and for checking an idle watch's client is still there.
     raw: TcpStream,
-    /// The CN of a verified client certificate.
-    cert_user: Option<String>,
+    /// The CN and Os of a verified client certificate.
+    cert_user: Option<CertificateUser>,
     /// Connection number, for the request log.
     id: u64,
 }
@@ -99,17 +104,18 @@ impl ConnCtx {
     }
 }
 
-fn handshake(pki: &Pki, tcp: TcpStream) -> Option<(Stream, Option<String>)> {
+fn handshake(pki: &Pki, tcp: TcpStream) -> Option<(Stream, Option<CertificateUser>)> {
     let conn = ServerConnection::new(pki.config.clone()).ok()?;
     let mut s = StreamOwned::new(conn, tcp);
     while s.conn.is_handshaking() {
         s.conn.complete_io(&mut s.sock).ok()?;
     }
-    let user = s
-        .conn
-        .peer_certificates()
-        .and_then(|c| c.first())
-        .and_then(|c| subject_common_name(c));
+    let user = s.conn.peer_certificates().and_then(|c| c.first()).and_then(|c| {
+        Some(CertificateUser {
+            name: subject_common_name(c)?,
+            groups: subject_organizations(c),
+        })
+    });
     Some((Stream::Tls(Box::new(s)), user))
 }
 
@@ -271,10 +277,8 @@ fn serve_admin(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8])
         shared: &ctx.shared,
         connection: ctx.id,
         stopping: &|| ctx.stopping(),
-        user: ctx
-            .shared
-            .auth
-            .authenticate(head.header("authorization"), ctx.cert_user.as_deref()),
+        user: authenticate(ctx, head).map(|u| u.map(|u| u.name)),
+        remote: ctx.raw.peer_addr().is_ok_and(|a| !a.ip().to_canonical().is_loopback()),
         head,
         body,
     };
@@ -285,6 +289,18 @@ fn serve_admin(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8])
         Ok(_) if keep => Next::KeepAlive,
         _ => Next::Close,
     }
+}
+
+/// The requester, as the authenticators find them.
+fn authenticate(ctx: &ConnCtx, head: &RequestHead) -> Result<Option<UserInfo>, ()> {
+    let shared = &ctx.shared;
+    authentication::authenticate(
+        &shared.auth,
+        &shared.issuer,
+        &shared.store,
+        head.header("authorization"),
+        ctx.cert_user.as_ref(),
+    )
 }
 
 fn is_true(v: &str) -> bool {
@@ -314,9 +330,10 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         connection: ctx.id,
         time: SystemTime::now(),
     };
-    if let Route::Review(review) = &route {
+    if let Route::Review(review, ns) = &route {
         record.verb = Verb::Create;
-        record.resource = Some(format!("{}.{}", review.plural(), review::GROUP));
+        record.resource = Some(format!("{}.{}", review.plural(), review.group()));
+        record.namespace = ns.clone();
     }
     let resource = match &route {
         Route::Resource(r) => {
@@ -368,26 +385,50 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         _ => {}
     }
 
-    let user = match shared
-        .auth
-        .authenticate(head.header("authorization"), ctx.cert_user.as_deref())
-    {
+    let mut user = match authenticate(ctx, head) {
         Ok(u) => u,
         Err(()) => return respond(ctx, out, head, record, Reply::Status(errors::unauthorized()), None),
     };
-    record.user = user.clone();
+    // The RBAC objects the authorizers read (the RBAC mode only).
+    let policy = shared.auth.rbac.then(|| shared.policy.current(&shared.store));
+    if let Some(requester) = &user {
+        match impersonation::impersonate(&shared.auth, policy.as_deref(), requester, &head.headers) {
+            Ok(Some(as_user)) => user = Some(as_user),
+            Ok(None) => {}
+            Err(st) => return respond(ctx, out, head, record, Reply::Status(st), None),
+        }
+    }
+    record.user = user.as_ref().map(|u| u.name.clone());
+    // Authorization before routing, as kube-apiserver's filters run before its router: a refused request gets its 403
+    // even for a resource that does not exist.
+    if let Some(u) = &user {
+        let info = RequestInfo::new(&head.method, &head.path, &head.query);
+        let attrs = Attributes::of_request(u, &info);
+        let decision = authorizer::authorize(&shared.auth, policy.as_deref(), &attrs);
+        if !decision.allowed {
+            let st = authorizer::forbidden(&attrs, &decision.reason);
+            return respond(ctx, out, head, record, Reply::Status(st), None);
+        }
+    }
 
     let r = match route {
         Route::NotFound => return respond(ctx, out, head, record, Reply::Status(errors::no_such_path()), None),
         // Every authenticated user may review their own access (kube-apiserver's `system:basic-user`).
-        Route::Review(kind) => {
+        Route::Review(kind, review_ns) => {
             let reply = if head.method != "POST" {
                 Reply::Status(errors::method_not_allowed())
             } else {
-                let api_version = format!("{}/{}", review::GROUP, review::VERSION);
+                let api_version = kind.api_version();
                 let decoded =
                     handlers::decode_body_as(&api_version, kind.kind(), head, body, Directive::Ignore).map(|(v, _)| v);
-                match decoded.and_then(|b| review::answer(kind, &shared.auth, user.as_deref(), b)) {
+                let context = review::Context {
+                    auth: &shared.auth,
+                    policy: policy.as_deref(),
+                    user: user.as_ref(),
+                    namespace: review_ns.as_deref(),
+                    tokens: Some((&shared.issuer, &shared.store)),
+                };
+                match decoded.and_then(|b| review::answer(kind, &context, b)) {
                     Ok(v) => Reply::value(201, &v),
                     Err(st) => Reply::Status(st),
                 }
@@ -417,18 +458,6 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         }
         Route::Resource(r) => r,
     };
-    if let Some(u) = &user
-        && !shared.auth.authorize(u, verb, &r.spec, r.subresource.as_deref())
-    {
-        let st = errors::forbidden(
-            u,
-            verb.as_str(),
-            &r.spec.api,
-            r.subresource.as_deref(),
-            r.namespace.as_deref(),
-        );
-        return respond(ctx, out, head, record, Reply::Status(st), None);
-    }
     // A version that would need a conversion webhook is refused rather than served unconverted.
     if let Some(st) = conversion::refused(&r.spec) {
         return respond(ctx, out, head, record, Reply::Status(st), None);
@@ -441,7 +470,17 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     };
     if verb != Verb::Watch {
         let mut pending = PendingRecord::new(&shared.log, record);
-        let mut reply = handlers::handle(shared, verb, &r, head, &query, body, &mut |code| pending.commit(code));
+        let mut reply = handlers::handle(
+            shared,
+            verb,
+            &r,
+            head,
+            &query,
+            body,
+            user.as_ref(),
+            policy,
+            &mut |code| pending.commit(code),
+        );
         // `includeObject` is read when the answer is converted: a write with a bad value still happens.
         match Converter::new(&r.spec, conversion, &query) {
             Ok(Some(mut c)) => reply = c.reply(reply),

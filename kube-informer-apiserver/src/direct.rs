@@ -37,6 +37,9 @@ impl ApiServer {
         if spec.id() == crd::ID || spec.terminating {
             crd::sync(&self.shared().store);
         }
+        if spec.id() == crate::rbac::rule_resolver::CLUSTER_ROLES {
+            crate::rbac::clusterrole_aggregation::sync(&self.shared().store);
+        }
     }
 
     /// The spec of `ar` in its version: 404 when not served, 500 when serving it needs a conversion webhook.

@@ -23,6 +23,7 @@ pub(crate) const MINOR: &str = "34";
 fn groups(specs: &[Arc<ResourceSpec>]) -> BTreeMap<&str, Vec<&str>> {
     let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     out.insert(review::GROUP, vec![review::VERSION]);
+    out.insert(review::AUTHENTICATION_GROUP, vec![review::VERSION]);
     for s in specs.iter().filter(|s| !s.api.group.is_empty()) {
         let versions = out.entry(&s.api.group).or_default();
         if !versions.contains(&s.api.version.as_str()) {
@@ -86,8 +87,15 @@ fn resource_list(group: &str, version: &str, specs: &[Arc<ResourceSpec>]) -> Opt
             }));
         }
     }
-    if group == review::GROUP && version == review::VERSION {
-        resources.extend(Review::discovery());
+    if version == review::VERSION {
+        resources.extend(Review::discovery(group));
+    }
+    if group.is_empty() && specs.iter().any(|s| s.id() == "serviceaccounts") {
+        // A service account's TokenRequest subresource.
+        resources.push(json!({
+            "name": "serviceaccounts/token", "singularName": "", "namespaced": true,
+            "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest", "verbs": ["create"],
+        }));
     }
     if resources.is_empty() {
         return None;
@@ -151,7 +159,15 @@ mod tests {
             .iter()
             .map(|g| g["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["apps", "authorization.k8s.io", "coordination.k8s.io"]);
+        assert_eq!(
+            names,
+            [
+                "apps",
+                "authentication.k8s.io",
+                "authorization.k8s.io",
+                "coordination.k8s.io"
+            ]
+        );
         let core = answer(&Discovery::GroupVersion(String::new(), "v1".into()), &specs, addr).unwrap();
         assert_eq!(core["groupVersion"], "v1");
         let res = core["resources"].as_array().unwrap();

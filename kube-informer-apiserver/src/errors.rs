@@ -266,41 +266,6 @@ pub(crate) fn unauthorized() -> Failure {
     Box::new(Status::failure(401, "Unauthorized", "Unauthorized"))
 }
 
-/// 403 `configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace
-/// "default"`.
-pub(crate) fn forbidden(
-    user: &str,
-    verb: &str,
-    ar: &ApiResource,
-    sub: Option<&str>,
-    namespace: Option<&str>,
-) -> Failure {
-    let resource = match sub {
-        Some(s) => format!("{}/{s}", ar.plural),
-        None => ar.plural.clone(),
-    };
-    let scope = match namespace {
-        Some(ns) => format!("in the namespace {ns:?}"),
-        None => "at the cluster scope".to_owned(),
-    };
-    Box::new(
-        Status::failure(
-            403,
-            "Forbidden",
-            format!(
-                "{} is forbidden: User {user:?} cannot {verb} resource {resource:?} in API group {:?} {scope}",
-                qualified(ar),
-                ar.group
-            ),
-        )
-        .with_details(StatusDetails {
-            group: ar.group.clone(),
-            kind: ar.plural.clone(),
-            ..Default::default()
-        }),
-    )
-}
-
 /// 410 Expired (`errors.NewResourceExpired`).
 pub(crate) fn expired(message: impl Into<String>) -> Failure {
     Box::new(Status::failure(410, "Expired", message))
@@ -378,11 +343,6 @@ mod tests {
             r#"ConfigMap "A" is invalid: metadata.name: Invalid value: "A": bad"#
         );
         assert_eq!(inv.details.unwrap().causes[0].field, "metadata.name");
-        let f = forbidden("alice", "list", &cm, None, Some("default"));
-        assert_eq!(
-            f.message,
-            r#"configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default""#
-        );
         let t = too_large_resource_version(10, 3);
         assert_eq!((t.code, t.reason.as_str()), (504, "Timeout"));
         assert_eq!(t.message, "Timeout: Too large resource version: 10, current: 3");

@@ -13,16 +13,22 @@ use super::list::{self, ListOptions};
 use super::log::Verb;
 use super::managed_fields;
 use super::protobuf;
+use super::rbac::{self, Policy, escalation_check::Guard};
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::router::ResourcePath;
 use super::scale::{self, ScaleSubresource};
 use super::server::Shared;
+use super::serviceaccount::token_request;
 use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType};
+use super::user::UserInfo;
+use std::sync::Arc;
 
-/// Serves a non-watch request on a resource path; `on_commit` is called under the store's lock as its first write
-/// commits, before anything it wrote is visible.
+/// Serves a non-watch request on a resource path by `user` (`None` when authentication is off); `policy` is the RBAC
+/// objects in the RBAC mode (writes of roles and bindings are checked against escalation). `on_commit` is called
+/// under the store's lock as its first write commits, before anything it wrote is visible.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn handle(
     shared: &Shared,
     verb: Verb,
@@ -30,12 +36,47 @@ pub(crate) fn handle(
     head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
+    user: Option<&UserInfo>,
+    policy: Option<Arc<Policy>>,
     on_commit: OnCommit<'_>,
 ) -> Reply {
-    let reply = run(shared, verb, r, head, query, body, on_commit).unwrap_or_else(Reply::Status);
+    let write = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    // RBAC's escalation check of a write of a role or binding (set up outside the store's lock).
+    let guard = match (user, policy) {
+        (Some(u), Some(p)) if write => {
+            let old = r.name.as_deref().and_then(|name| {
+                let ns = if r.spec.api.namespaced {
+                    r.namespace.as_deref().unwrap_or("")
+                } else {
+                    ""
+                };
+                shared
+                    .store
+                    .lock()
+                    .get(&r.spec.id(), &object_key(ns, name))
+                    .map(|o| o.to_value())
+            });
+            let ns = r.namespace.as_deref().unwrap_or("");
+            Guard::new(
+                &shared.auth,
+                p,
+                u,
+                &r.spec.id(),
+                ns,
+                r.name.as_deref().unwrap_or(""),
+                old,
+            )
+        }
+        _ => None,
+    };
+    let reply = run(shared, verb, r, head, query, body, guard.as_ref(), on_commit).unwrap_or_else(Reply::Status);
     // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
-    if (r.spec.id() == crd::ID || r.spec.terminating) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch) {
+    if (r.spec.id() == crd::ID || r.spec.terminating) && write {
         crd::sync(&shared.store);
+    }
+    // A write to a ClusterRole moves what the aggregated ones hold.
+    if r.spec.id() == rbac::rule_resolver::CLUSTER_ROLES && write {
+        rbac::clusterrole_aggregation::sync(&shared.store);
     }
     let reply = conversion::reply(&r.spec, reply);
     match &r.spec.deprecation {
@@ -111,6 +152,7 @@ pub(crate) fn decode_body_as(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     shared: &Shared,
     verb: Verb,
@@ -118,6 +160,7 @@ fn run(
     head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
+    guard: Option<&Guard<'_>>,
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
     let spec = &*r.spec;
@@ -130,6 +173,17 @@ fn run(
             Some(scale) => return scale_request(shared, verb, r, scale, head, query, body, on_commit),
             None => return Err(errors::no_such_path()),
         },
+        Some("token") if spec.id() == "serviceaccounts" && verb == Verb::Create => {
+            let (request, _) = decode_body_as(
+                "authentication.k8s.io/v1",
+                "TokenRequest",
+                head,
+                body,
+                Directive::Ignore,
+            )?;
+            let answer = token_request::create(&shared.store, &shared.issuer, ns.unwrap_or(""), name, request)?;
+            return Ok(Reply::value(201, &answer));
+        }
         Some(_) => return Err(errors::no_such_path()),
     };
     let store = &shared.store;
@@ -158,6 +212,9 @@ fn run(
                 warnings: Vec::new(),
             };
             admission.admit(&mut v)?;
+            if let Some(g) = guard {
+                g.check(&v)?;
+            }
             let reply = if verb == Verb::Create {
                 let w = strategy::create(store, spec, ns, v, dry_run(query)?, &writer.manager, on_commit)?;
                 Reply::Object(201, w.object)
@@ -207,7 +264,10 @@ fn run(
                 status_only,
                 dry_run(query)?,
                 &writer,
-                &mut |obj| admission.admit(obj),
+                &mut |obj| {
+                    admission.admit(obj)?;
+                    guard.map_or(Ok(()), |g| g.check(obj))
+                },
                 on_commit,
             )?;
             Ok(Reply::warned(

@@ -31,10 +31,13 @@
 //! # What it serves
 //!
 //! Any resource registered as a [`ResourceSpec`] (core and group APIs, namespaced and cluster-scoped); by default
-//! core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`, coordination.k8s.io/v1
-//! `leases` and apps/v1 `deployments`, apiextensions.k8s.io/v1 `customresourcedefinitions` (and the custom
-//! resources they define, see the CRDs row) and authorization.k8s.io/v1 `selfsubjectaccessreviews` and
-//! `selfsubjectrulesreviews`. Discovery (`/api`, `/apis`, `/api/v1`, `/apis/{g}`, `/apis/{g}/{v}`), OpenAPI,
+//! core/v1 `configmaps`, `secrets`, `namespaces`, `events`, `pods`, `nodes`, `services`, `serviceaccounts` (with the
+//! `token` subresource), coordination.k8s.io/v1 `leases` and apps/v1 `deployments`, rbac.authorization.k8s.io/v1
+//! `roles`, `clusterroles`, `rolebindings` and `clusterrolebindings`, apiextensions.k8s.io/v1
+//! `customresourcedefinitions` (and the custom resources they define, see the CRDs row), authorization.k8s.io/v1
+//! `selfsubjectaccessreviews`, `selfsubjectrulesreviews`, `subjectaccessreviews` and `localsubjectaccessreviews`, and
+//! authentication.k8s.io/v1 `tokenreviews` and `selfsubjectreviews`. Discovery (`/api`, `/apis`, `/api/v1`,
+//! `/apis/{g}`, `/apis/{g}/{v}`), OpenAPI,
 //! `/version` and `/healthz` are answered so clients can resolve a plural into an `ApiResource`.
 //!
 //! # Fidelity
@@ -57,7 +60,7 @@
 //! | Tables and partial metadata | `Accept` negotiated as kube-apiserver does (clauses by quality; 406 when nothing served is acceptable): `as=Table;g=meta.k8s.io;v=v1` (or `v1beta1`) answers GET, LIST, writes and every WATCH event (`kubectl get`, `get -w`) with a `Table` whose columns are the resource's [`PrinterColumn`]s — kube-apiserver's built-in printers' for the default resources (config maps DATA; secrets TYPE DATA; pods READY STATUS RESTARTS AGE, wide IP NODE NOMINATED NODE READINESS GATES; deployments READY UP-TO-DATE AVAILABLE AGE, wide CONTAINERS IMAGES SELECTOR; namespaces STATUS; services TYPE CLUSTER-IP EXTERNAL-IP PORT(S), wide SELECTOR; nodes STATUS ROLES AGE VERSION + wide; events; leases HOLDER; CRDs NAME CREATED AT), a CRD's `additionalPrinterColumns` (JSONPath), NAME AGE otherwise; column definitions in the first event of a watch only; `includeObject` Metadata (default)/Object/None, 400 otherwise; `as=PartialObjectMetadata(List)` for metadata-only clients | Written as JSON whatever the media type (no YAML or protobuf Table); a bookmark of a Table watch is a Table without rows; cells are computed from the stored JSON (a printer's corner cases for objects kube-apiserver would have defaulted differently may differ) |
 //! | Streaming list | `sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: ADDED for the current state, a BOOKMARK annotated `k8s.io/initial-events-end: "true"` (with `allowWatchBookmarks`), then live events; switch it off ([`ApiServerBuilder::watch_list`]) and it gets kube-apiserver's 422 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" | |
 //! | Compaction | [`ApiServer::compact`] drops versions no readable revision needs; older lists, continue tokens and watches get 410; automatic every 5 min to the previous tick's revision (configurable) | Compaction also trims the watch history (kube-apiserver's watch cache is independent of etcd compaction) |
-//! | Auth | Bearer tokens and client certificates (CN = user, verified against the server CA, optional); 401 without valid credentials; 403 with apiserver's message when no [`AccessRule`] grants the verb on the resource; `SelfSubjectAccessReview` and `SelfSubjectRulesReview` (`authorization.k8s.io/v1`, create only, open to every authenticated user as `system:basic-user` makes them) answered from the rules, with the granting rule as reason and none for a refusal, as RBAC (`kubectl auth can-i`, `--list`) | No RBAC objects, groups, namespaces in rules, impersonation or non-resource URL rules (non-resource paths are open to every authenticated user); no `SubjectAccessReview`/`LocalSubjectAccessReview`; a rules review lists a bare plural's rule under apiGroups `*` |
+//! | Auth | Authentication as kube-apiserver chains it: a verified client certificate (`CN` the user, each `O` a group; signed by the server's CA or one given), else a bearer token — static ([`ApiServerBuilder::token`], groups by [`ApiServerBuilder::user_groups`]) or a service-account token the server signed — every user so found in `system:authenticated`; a bad token gets 401, never anonymous. Two authorization modes. Access rules (the default): the [`AccessRule`]s, every authenticated user allowed everything without any, non-resource paths and a user's own reviews open to every authenticated user, requests without credentials 401 (kube-apiserver turns anonymous requests off with AlwaysAllow). RBAC ([`ApiServerBuilder::rbac`], `--authorization-mode RBAC`), as kube-apiserver decides: `system:masters` allowed everything, access rules granting, then the RBAC authorizer over the stored Roles, ClusterRoles, RoleBindings and ClusterRoleBindings (the union of the rules of every binding naming the user, one of their groups or their service account; verbs, groups, resources with `*/sub`, resourceNames, non-resource URLs with a trailing `*`; nothing allowed by default; a binding to a missing role named in the 403's reason); requests without credentials as `system:anonymous` in `system:unauthenticated` ([`ApiServerBuilder::anonymous_auth`]); impersonation (`Impersonate-User`, `-Group`, `-Uid`, `-Extra-*`: kubectl `--as`, `--as-group`) with the `impersonate` verb; authorization before routing (403 for a resource that does not exist), with kube-apiserver's 403 wording (`configmaps "x" is forbidden: User "u" cannot get resource "configmaps" in API group "" in the namespace "ns"`, `forbidden: User "u" cannot get path "/x"`); the bootstrap policy created at start (cluster-admin, admin, edit and view aggregated by their labels, the `system:*` roles and bindings, the controllers' roles, kube-system's and kube-public's roles); ClusterRole aggregation kept up to date after every ClusterRole write, server-side applied by `clusterrole-aggregation-controller`; escalation prevention on writes of roles and bindings (`escalate` and `bind` verbs, `system:masters`, else the writer's own rules must cover the role's; an aggregation rule needs every permission; a binding of a missing role 404); the RBAC kinds' defaulting and validation (422, `cannot change roleRef`). Reviews: `SelfSubjectAccessReview` and `SelfSubjectRulesReview` (`kubectl auth can-i`, `--list`), `SubjectAccessReview`, `LocalSubjectAccessReview`, `SelfSubjectReview` (`kubectl auth whoami`), `TokenReview`. `serviceaccounts/token` (TokenRequest: audiences, expiry of 10 min to 2³² s, 1 h by default, bound to a Pod, Secret or Node) issues ES256 JWTs the server authenticates as `system:serviceaccount:<ns>:<name>` in `system:serviceaccounts` and `system:serviceaccounts:<ns>` (the bound pod and the token id as extra), invalid once expired (with go-jose's minute of leeway) or once the service account or bound object is deleted or recreated; [`ApiServer::service_account_client`] acts as a service account. A non-loopback address without authentication is refused unless [`ApiServerBuilder::insecure_allow_unauthenticated_remote_access`] (the admin API then answers loopback peers only) | No Node authorizer, webhook, ABAC or OIDC authentication; no `--service-account-max-token-expiration`, no extended expiry of pod-bound tokens, no legacy Secret-based tokens, no service-account issuer discovery (`/openid/v1/jwks`); the bootstrap policy is that of Kubernetes' bootstrap policy test data as read (1.33/1.34, feature-gated roles left out) and exists only in the RBAC mode; no ServiceAccount admission (a pod's `serviceAccountName` is not defaulted, no token volume); aggregation is written before the triggering write is answered (kube's controller runs later); a 403's "allowed by" reason names bindings in name order (kube's in its informer's order); escalation checks read the RBAC objects as of the request's start; the RBAC kinds and `serviceaccounts` have no printer columns or schema yet |
 //! | Discovery | Legacy (unaggregated) discovery documents with short names and categories (`all` holds pods, services and deployments, as kube-apiserver's storages declare); `/version` claims 1.34 | No aggregated discovery (`apidiscovery.k8s.io/v2`), no `storageVersionHash` |
 //! | OpenAPI | `/openapi/v2` (JSON, or gnostic's protobuf for kubectl) and `/openapi/v3` (index + one document per group-version, `?hash=` answers immutable, a stale hash 301s) built from the registered [`ResourceSpec`]s: every verb's path with its query parameters (`fieldValidation` on writes), `x-kubernetes-action`, `x-kubernetes-group-version-kind`, the kinds' schemas (metadata as `ObjectMeta`, a CRD's v2 reductions) and the `meta.k8s.io` types; `ETag`/`If-None-Match`; SMP offered only where the schema has merge strategies | No v3 protobuf (406), no gzip; a resource without schema is published as any object; descriptions of the shared types are our own; ETags are a 128-bit hash, not SHA-512 |
 //! | fieldValidation | On create, update and patch but apply (whose configuration must fit the schema: see PATCH), where a schema is known: unknown fields (also in `metadata` and embedded resources' metadata) and keys repeated in a JSON body are dropped and reported as `Warning: 299 - "unknown field \"spec.x\""` headers (`Warn`, the default), refused with 400 `<Kind> in version "v1" cannot be handled as a <Kind>: strict decoding error: …` (`Strict`; patches: `strict decoding error: …`, JSON patch operations' own keys too), or dropped silently (`Ignore`); other values get 422 | Repeated keys are not found in YAML or apply bodies (kube-apiserver reports YAML line numbers); a typed object's problems are ordered by the body, a custom resource's as apiextensions-apiserver does, a patch's duplicates then its unknown fields |
@@ -118,6 +121,8 @@
 mod admin;
 mod admission;
 mod auth;
+mod authentication;
+mod authorizer;
 mod builtin_schemas;
 mod conn;
 mod conversion;
@@ -131,6 +136,7 @@ mod faults;
 mod field_validation;
 mod handlers;
 mod http;
+mod impersonation;
 mod jsonpath;
 mod kubeconfig;
 mod list;
@@ -143,18 +149,22 @@ mod patch;
 mod printer_column;
 mod printers;
 mod protobuf;
+mod rbac;
 mod reply;
+mod request_info;
 mod resource;
 mod review;
 mod router;
 mod scale;
 mod schema;
 mod server;
+mod serviceaccount;
 mod store;
 pub mod strategic_merge;
 mod strategy;
 mod table;
 pub(crate) mod tls;
+mod user;
 mod util;
 mod watch;
 
@@ -167,7 +177,7 @@ pub use meta::GenerationRule;
 pub use printer_column::{CellFn, ColumnType, PrinterColumn};
 pub use resource::{NameRule, ResourceSpec};
 pub use scale::ScaleSubresource;
-pub use server::{ApiServer, ApiServerBuilder};
+pub use server::{ADMIN_USER, ApiServer, ApiServerBuilder};
 pub use tls::ClientIdentity;
 pub use util::parse_duration;
 

@@ -31,7 +31,12 @@ kube-informer-apiserver: a Kubernetes API server in one process, state in memory
 Usage: kube-informer-apiserver [OPTIONS]
 
 Listening:
-      --address IP               Address to listen on [default: 127.0.0.1]; 0.0.0.0 or :: for every interface
+      --address IP               Address to listen on [default: 127.0.0.1]; 0.0.0.0 or :: for every interface.
+                                 Beyond loopback it needs authentication (--token, --client-cert or
+                                 --authorization-mode RBAC), unless
+      --insecure-allow-unauthenticated-remote-access
+                                 serve a non-loopback address with no authentication: anyone who reaches it may
+                                 do anything (the admin API then answers loopback clients only)
       --port N                   Port to listen on [default: 0, any free port]
       --https                    Serve HTTPS with a fresh CA (the kubeconfig carries it)
 
@@ -45,7 +50,19 @@ Clients:
                                  Let USER do VERBS (comma-separated: get,list,watch,create,update,patch,delete,
                                  deletecollection or *) on RESOURCES (plural, plural.group, plural/status or *).
                                  With no --allow at all, every authenticated user may do everything
-      --admin USER               Let USER use the admin API (and, once any --allow is given, everything else)
+      --groups USER=GROUP[,GROUP]
+                                 Put a token or certificate user in these groups (RBAC bindings to groups)
+      --admin USER               Let USER use the admin API (and, once any --allow is given, everything else;
+                                 with RBAC, USER is in system:masters)
+
+Authorization:
+      --authorization-mode MODE  AlwaysAllow [default]: the --allow rules (with none, every authenticated user may
+                                 do everything); RBAC: as kube-apiserver --authorization-mode=RBAC: Roles,
+                                 ClusterRoles and their bindings decide (load them with --load), nothing is
+                                 allowed by default, the bootstrap roles (cluster-admin, admin, edit, view,
+                                 system:*) exist, --allow rules grant beside them, and a kubeconfig user
+                                 system:admin (in system:masters) is made when no --admin has credentials
+      --anonymous-auth BOOL      With RBAC, serve requests without credentials as system:anonymous [default: true]
 
 Server behaviour:
       --load PATH                Create the objects of a YAML/JSON manifest file or folder at start (repeatable;
@@ -93,6 +110,11 @@ struct Options {
     client_certs: Vec<String>,
     rules: Vec<AccessRule>,
     admins: Vec<String>,
+    /// (user, groups)
+    groups: Vec<(String, Vec<String>)>,
+    rbac: bool,
+    anonymous_auth: Option<bool>,
+    insecure_remote: bool,
     loads: Vec<PathBuf>,
     bookmark_interval: Option<Duration>,
     /// `Some(None)`: `off`.
@@ -116,6 +138,10 @@ impl Default for Options {
             client_certs: Vec::new(),
             rules: Vec::new(),
             admins: Vec::new(),
+            groups: Vec::new(),
+            rbac: false,
+            anonymous_auth: None,
+            insecure_remote: false,
             loads: Vec::new(),
             bookmark_interval: None,
             compaction_interval: None,
@@ -219,6 +245,31 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
             Long("client-cert") => o.client_certs.push(string(value(&mut p)?, &flag)?),
             Long("allow") => o.rules.push(rule(&string(value(&mut p)?, &flag)?)?),
             Long("admin") => o.admins.push(string(value(&mut p)?, &flag)?),
+            Long("groups") => {
+                let s = string(value(&mut p)?, &flag)?;
+                match s.split_once('=') {
+                    Some((user, groups)) if !user.is_empty() && !groups.is_empty() => {
+                        o.groups
+                            .push((user.to_owned(), groups.split(',').map(str::to_owned).collect()));
+                    }
+                    _ => return Err(format!("{flag}: expected USER=GROUP[,GROUP]")),
+                }
+            }
+            Long("authorization-mode") => {
+                o.rbac = match string(value(&mut p)?, &flag)?.as_str() {
+                    "RBAC" => true,
+                    "AlwaysAllow" => false,
+                    other => return Err(format!("{flag}: {other:?} is not a mode (RBAC or AlwaysAllow)")),
+                };
+            }
+            Long("anonymous-auth") => {
+                o.anonymous_auth = Some(match string(value(&mut p)?, &flag)?.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    other => return Err(format!("{flag}: {other:?} is not true or false")),
+                });
+            }
+            Long("insecure-allow-unauthenticated-remote-access") => o.insecure_remote = true,
             Long("load") => o.loads.push(PathBuf::from(value(&mut p)?)),
             Long("bookmark-interval") => {
                 let d = duration(value(&mut p)?, &flag)?;
@@ -253,7 +304,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
 
 impl Options {
     fn authenticated(&self) -> bool {
-        !self.tokens.is_empty() || !self.client_certs.is_empty()
+        self.rbac || !self.tokens.is_empty() || !self.client_certs.is_empty()
     }
 
     fn has_credentials(&self, user: &str) -> bool {
@@ -277,10 +328,26 @@ impl Options {
         if self.admin_api {
             b = b.admin_api();
         }
+        if self.rbac {
+            b = b.rbac();
+            // The built-in admin of the kubeconfig may use the admin API too.
+            b = b.admin_user(kube_informer_apiserver::ADMIN_USER);
+        }
+        if let Some(a) = self.anonymous_auth {
+            b = b.anonymous_auth(a);
+        }
+        if self.insecure_remote {
+            b = b.insecure_allow_unauthenticated_remote_access();
+        }
+        for (user, groups) in &self.groups {
+            b = b.user_groups(user, &groups.iter().map(String::as_str).collect::<Vec<_>>());
+        }
         for admin in &self.admins {
             b = b.admin_user(admin);
-            // An admin may do everything; with no rule at all everyone already may.
-            if !self.rules.is_empty() {
+            if self.rbac {
+                b = b.user_groups(admin, &["system:masters"]);
+            } else if !self.rules.is_empty() {
+                // An admin may do everything; with no rule at all everyone already may.
                 b = b.rule(AccessRule::user(admin));
             }
         }
@@ -341,7 +408,13 @@ fn run(o: &Options) -> Result<(), String> {
         log::warn!("authentication is on and no --admin is named: every admin API request will be refused");
     }
     if !o.authenticated() && !o.admins.is_empty() {
-        log::warn!("authentication is off (no --token or --client-cert): anyone may use the admin API");
+        log::warn!("authentication is off (no --token or --client-cert): every local process may use the admin API");
+    }
+    if !o.authenticated() && o.insecure_remote {
+        log::warn!(
+            "serving {} without authentication: anyone who reaches it may do anything",
+            o.address
+        );
     }
     let server = o.builder().start().map_err(|e| e.to_string())?;
     let mut loaded = 0;
@@ -485,6 +558,22 @@ mod tests {
             run_opts(&["--compaction-interval", "30s"]).unwrap().compaction_interval,
             Some(Some(Duration::from_secs(30)))
         );
+        let r = run_opts(&[
+            "--authorization-mode",
+            "RBAC",
+            "--anonymous-auth",
+            "false",
+            "--groups",
+            "alice=dev,ops",
+            "--insecure-allow-unauthenticated-remote-access",
+        ])
+        .unwrap();
+        assert!(r.rbac && r.insecure_remote && r.authenticated());
+        assert_eq!(r.anonymous_auth, Some(false));
+        assert_eq!(
+            r.groups,
+            [("alice".to_owned(), vec!["dev".to_owned(), "ops".to_owned()])]
+        );
         assert!(matches!(parse(["-h".into()]), Ok(Command::Help)));
         assert!(matches!(parse(["--version".into()]), Ok(Command::Version)));
     }
@@ -502,6 +591,9 @@ mod tests {
             (&["--allow", "u:get,:pods"], "empty item"),
             (&["--client-cert", "bob"], "needs --https"),
             (&["--admin", "a", "--no-admin-api"], "contradict"),
+            (&["--authorization-mode", "ABAC"], "not a mode"),
+            (&["--anonymous-auth", "yes"], "not true or false"),
+            (&["--groups", "alice"], "USER=GROUP"),
             (&["--frobnicate"], "--frobnicate"),
             (&["stray"], "unexpected argument"),
             (&["--port"], "missing argument"),

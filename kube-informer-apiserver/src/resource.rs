@@ -22,6 +22,8 @@ pub enum NameRule {
     Subdomain,
     /// A DNS-1123 label: ≤ 63 characters, lowercase alphanumerics and `-` (namespaces, nodes' labels, …).
     Label,
+    /// Any valid path segment: not `.` or `..`, without `/` or `%` (RBAC roles and bindings: `system:basic-user`).
+    PathSegment,
 }
 
 /// A resource served by [`ApiServer`](super::ApiServer): its [`ApiResource`] plus what the server needs to know
@@ -411,6 +413,15 @@ pub(crate) fn validate_name(rule: NameRule, name: &str) -> Result<(), String> {
     let (max, ok) = match rule {
         NameRule::Subdomain => (253, name.split('.').all(is_label)),
         NameRule::Label => (63, is_label(name)),
+        NameRule::PathSegment => {
+            return match name {
+                "." | ".." => Err(format!("may not be '{name}'")),
+                _ => match ['/', '%'].into_iter().find(|c| name.contains(*c)) {
+                    Some(c) => Err(format!("may not contain '{c}'")),
+                    None => Ok(()),
+                },
+            };
+        }
     };
     if name.len() > max {
         return Err(format!("must be no more than {max} characters"));
@@ -418,7 +429,7 @@ pub(crate) fn validate_name(rule: NameRule, name: &str) -> Result<(), String> {
     if !ok {
         return Err(match rule {
             NameRule::Subdomain => SUBDOMAIN.to_owned(),
-            NameRule::Label => LABEL.to_owned(),
+            NameRule::Label | NameRule::PathSegment => LABEL.to_owned(),
         });
     }
     Ok(())
@@ -448,6 +459,15 @@ mod tests {
         assert!(validate_name(NameRule::Label, "a.b").is_err());
         assert!(validate_name(NameRule::Label, &"x".repeat(64)).is_err());
         assert!(validate_name(NameRule::Label, "kube-system").is_ok());
+        assert!(validate_name(NameRule::PathSegment, "system:controller:x").is_ok());
+        assert_eq!(
+            validate_name(NameRule::PathSegment, ".."),
+            Err("may not be '..'".into())
+        );
+        assert_eq!(
+            validate_name(NameRule::PathSegment, "a/b"),
+            Err("may not contain '/'".into())
+        );
     }
 
     #[test]

@@ -43,8 +43,9 @@ pub(crate) enum Route {
     Resource(ResourcePath),
     /// `/openapi/…`: the rest of the path (`v2`, `v3`, `v3/apis/apps/v1`).
     OpenApi(String),
-    /// `/apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`.
-    Review(Review),
+    /// `/apis/authorization.k8s.io/v1/…reviews`, `/apis/authentication.k8s.io/v1/…reviews` (and a local subject
+    /// access review's namespace).
+    Review(Review, Option<String>),
     NotFound,
 }
 
@@ -99,8 +100,13 @@ pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
         ["api", v] => Route::Discovery(Discovery::GroupVersion(String::new(), (*v).to_owned())),
         ["apis", g] => Route::Discovery(Discovery::Group((*g).to_owned())),
         ["apis", g, v] => Route::Discovery(Discovery::GroupVersion((*g).to_owned(), (*v).to_owned())),
-        ["apis", review::GROUP, review::VERSION, plural] if Review::from_plural(plural).is_some() => {
-            Route::Review(Review::from_plural(plural).unwrap_or(Review::Access))
+        ["apis", g, review::VERSION, plural] if Review::find(g, plural).is_some_and(|r| !r.namespaced()) => {
+            Route::Review(Review::find(g, plural).unwrap_or(Review::Access), None)
+        }
+        ["apis", review::GROUP, review::VERSION, "namespaces", ns, plural]
+            if Review::find(review::GROUP, plural).is_some_and(Review::namespaced) =>
+        {
+            Route::Review(Review::LocalSubjectAccess, Some((*ns).to_owned()))
         }
         ["api", v, rest @ ..] => resource_route("", v, rest, store),
         ["apis", g, v, rest @ ..] => resource_route(g, v, rest, store),
@@ -162,9 +168,11 @@ fn resource_route(group: &str, version: &str, rest: &[&str], store: &StoreInner)
 pub(crate) fn verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<Verb> {
     let object = path.name.is_some();
     // A subresource is read, replaced or patched: never listed, watched or deleted.
-    if path.subresource.is_some() {
+    if let Some(sub) = &path.subresource {
         return match method {
             "GET" if !path.watch_prefix => Some(Verb::Get),
+            // A service account's token is created (a TokenRequest), as kube-apiserver's create-only subresources.
+            "POST" if sub == "token" => Some(Verb::Create),
             "PUT" => Some(Verb::Update),
             "PATCH" => Some(Verb::Patch),
             _ => None,

@@ -20,7 +20,9 @@ use super::faults::{Fault, Faults};
 use super::kubeconfig::{self, Credential, TempDir};
 use super::log::RequestLog;
 use super::openapi;
+use super::rbac::{self, PolicyCache};
 use super::resource::ResourceSpec;
+use super::serviceaccount::TokenIssuer;
 use super::store::Store;
 use super::tls::{ClientIdentity, Pki};
 use kube_informer::Error;
@@ -40,6 +42,10 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) log: RequestLog,
     pub(crate) auth: Auth,
+    /// Signs and checks service-account tokens.
+    pub(crate) issuer: TokenIssuer,
+    /// The RBAC objects as the authorizer reads them (the RBAC mode only).
+    pub(crate) policy: PolicyCache,
     pub(crate) pki: Option<Pki>,
     /// The address listened on (an unspecified IP listens on every interface).
     pub(crate) listen_addr: SocketAddr,
@@ -134,6 +140,14 @@ pub struct ApiServerBuilder {
     admin: Option<Vec<String>>,
     /// CRD manifests to install at start: their text, or a folder of them.
     crds: Vec<CrdSource>,
+    /// Authorization by RBAC.
+    rbac: bool,
+    /// `Some(false)`: no anonymous requests even in the RBAC mode.
+    anonymous: Option<bool>,
+    /// Groups of token and certificate users.
+    groups: Vec<(String, Vec<String>)>,
+    /// Serve beyond loopback without authentication.
+    insecure_remote: bool,
 }
 
 /// Where [`ApiServerBuilder`] finds CRDs to install.
@@ -157,6 +171,8 @@ impl fmt::Debug for ApiServerBuilder {
             .field("port", &self.port)
             .field("kubeconfig_out", &self.kubeconfig_out)
             .field("admin", &self.admin)
+            .field("rbac", &self.rbac)
+            .field("groups", &self.groups)
             .finish_non_exhaustive()
     }
 }
@@ -184,6 +200,10 @@ impl Default for ApiServerBuilder {
             kubeconfig_out: None,
             admin: None,
             crds: Vec::new(),
+            rbac: false,
+            anonymous: None,
+            groups: Vec::new(),
+            insecure_remote: false,
         }
     }
 }
@@ -212,6 +232,61 @@ impl ApiServerBuilder {
     /// Also accept client certificates signed by this CA (PEM), e.g. an RSA fixture; the user is the `CN`.
     pub fn client_ca_pem(mut self, pem: &str) -> Self {
         self.client_cas.push(pem.to_owned());
+        self
+    }
+
+    /// Authorize as kube-apiserver with `--authorization-mode=RBAC` does: by the Roles, ClusterRoles, RoleBindings
+    /// and ClusterRoleBindings written to the server, nothing allowed by default, members of `system:masters` allowed
+    /// everything; the [`rule`](Self::rule)s still grant beside them. Turns authentication on and creates
+    /// kube-apiserver's bootstrap policy at start (cluster-admin, admin, edit, view, the `system:*` roles and their
+    /// bindings). Requests without credentials are then `system:anonymous` in `system:unauthenticated` (see
+    /// [`anonymous_auth`](Self::anonymous_auth)), and the server's kubeconfig and [`ApiServer::client`] act as the
+    /// user [`ADMIN_USER`](crate::ADMIN_USER), in `system:masters`, unless [`kubeconfig_user`](Self::kubeconfig_user)
+    /// names another. [`ApiServer::service_account_client`] acts as a service account, with exactly what its
+    /// bindings grant.
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::builder().rbac().start().unwrap();
+    /// let sa = ApiResource::new("", "v1", "ServiceAccount", "serviceaccounts", true);
+    /// server.create_json(&sa, Some("default"), json!({"metadata": {"name": "ctl"}})).unwrap();
+    /// let client = server.service_account_client("default", "ctl").unwrap();
+    /// let cm = ApiResource::new("", "v1", "ConfigMap", "configmaps", true);
+    /// let err = kube_informer::client::Api::<kube_informer::object::DynamicObject>::namespaced_with(client, "default", &cm)
+    ///     .list(&Default::default())
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("cannot list resource \"configmaps\""), "{err}");
+    /// ```
+    pub fn rbac(mut self) -> Self {
+        self.rbac = true;
+        self
+    }
+
+    /// Serve requests without credentials as `system:anonymous` (`true`, the default in the RBAC mode, as
+    /// kube-apiserver's `--anonymous-auth`) or refuse them with 401 (`false`). Outside the RBAC mode they are always
+    /// refused once authentication is on (kube-apiserver turns anonymous requests off when it allows everything).
+    pub fn anonymous_auth(mut self, enabled: bool) -> Self {
+        self.anonymous = Some(enabled);
+        self
+    }
+
+    /// Puts `user` (of a [`token`](Self::token) or [`client_cert`](Self::client_cert)) in these groups, as a static
+    /// token file's groups column or a certificate's `O=` does: RBAC bindings to a group then apply to them.
+    pub fn user_groups(mut self, user: &str, groups: &[&str]) -> Self {
+        self.groups
+            .push((user.to_owned(), groups.iter().map(|g| (*g).to_owned()).collect()));
+        self
+    }
+
+    /// Serve a non-loopback [`address`](Self::address) without authentication. Without this,
+    /// [`start`](Self::start) refuses: anyone who reaches the address could read and write everything and use the
+    /// admin API — the insecure port kube-apiserver removed. With it, the admin API still answers only requests from
+    /// loopback.
+    pub fn insecure_allow_unauthenticated_remote_access(mut self) -> Self {
+        self.insecure_remote = true;
         self
     }
 
@@ -349,6 +424,23 @@ impl ApiServerBuilder {
         if !self.https && !self.cert_users.is_empty() {
             return Err(Error::InvalidInput("client certificates need https()".into()));
         }
+        let authenticated =
+            self.rbac || !self.tokens.is_empty() || !self.cert_users.is_empty() || !self.client_cas.is_empty();
+        if !authenticated && !loopback(self.address) && !self.insecure_remote {
+            return Err(Error::InvalidInput(format!(
+                "embedded API server: refusing to serve {} without authentication: anyone who can reach it could do \
+                 anything; add a token, a client certificate or RBAC, or opt in with \
+                 insecure_allow_unauthenticated_remote_access()",
+                self.address
+            )));
+        }
+        let mut tokens = self.tokens;
+        if self.rbac && !tokens.iter().any(|(_, u)| u == ADMIN_USER) {
+            tokens.push((
+                format!("{:016x}{:016x}", crate::util::random_u64(), crate::util::random_u64()),
+                ADMIN_USER.to_owned(),
+            ));
+        }
         let io_err = |what: &str, e: io::Error| Error::InvalidInput(format!("embedded API server: {what}: {e}"));
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).map_err(|e| io_err("bind", e))?;
         let addr = listener.local_addr().map_err(|e| io_err("local address", e))?;
@@ -375,11 +467,20 @@ impl ApiServerBuilder {
             }
         }
         let mut auth = Auth::default();
-        for (t, u) in &self.tokens {
+        for (t, u) in &tokens {
             auth.add_token(t, u);
         }
         if !self.cert_users.is_empty() || !self.client_cas.is_empty() {
             auth.required = true;
+        }
+        if self.rbac {
+            auth.required = true;
+            auth.rbac = true;
+            auth.anonymous = self.anonymous.unwrap_or(true);
+            auth.add_groups(ADMIN_USER, &[crate::user::SYSTEM_PRIVILEGED_GROUP.to_owned()]);
+        }
+        for (user, groups) in &self.groups {
+            auth.add_groups(user, groups);
         }
         for r in self.rules {
             auth.add_rule(r);
@@ -393,11 +494,19 @@ impl ApiServerBuilder {
             Vec::new()
         };
         specs.extend(self.resources);
+        if self.default_resources {
+            // TEMPORARY until the catalog of built-in kinds serves them (issue 29).
+            let extra = rbac::resources::missing(&specs);
+            specs.extend(extra);
+        }
+        let issuer = TokenIssuer::new().map_err(Error::InvalidInput)?;
         let shared = Arc::new(Shared {
             store: Store::new(self.initial_revision, self.history_size, specs),
             faults: Faults::default(),
             log: RequestLog::default(),
             auth,
+            issuer,
+            policy: PolicyCache::default(),
             pki,
             listen_addr: addr,
             client_addr,
@@ -420,7 +529,7 @@ impl ApiServerBuilder {
         let mut server = ApiServer {
             shared,
             url,
-            tokens: self.tokens,
+            tokens,
             identities,
             dir,
             kubeconfig: PathBuf::new(),
@@ -429,11 +538,15 @@ impl ApiServerBuilder {
         };
         let user = self
             .kubeconfig_user
+            .or_else(|| self.rbac.then(|| ADMIN_USER.to_owned()))
             .or_else(|| server.tokens.first().map(|(_, u)| u.clone()))
             .or_else(|| self.cert_users.first().cloned())
             .unwrap_or_else(|| "admin".to_owned());
         server.kubeconfig = server.kubeconfig_for(&user)?;
         server.kubeconfig_user = user;
+        if self.rbac {
+            rbac::bootstrap_policy::create(&server.shared.store).map_err(Error::Api)?;
+        }
         for source in self.crds {
             let docs = match source {
                 CrdSource::Manifest(text) => crd::documents(&text),
@@ -457,6 +570,18 @@ impl ApiServerBuilder {
                 .map_err(|e| io_err("compactor thread", e))?;
         }
         Ok(server)
+    }
+}
+
+/// The user of [`ApiServerBuilder::rbac`]'s kubeconfig and [`ApiServer::client`]: in `system:masters`, so allowed
+/// everything, as a kubeadm cluster's `admin.conf`.
+pub const ADMIN_USER: &str = "system:admin";
+
+/// True for a loopback address (`127.0.0.0/8`, `::1`, and `::ffff:127.x.y.z`).
+fn loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
     }
 }
 
@@ -539,6 +664,14 @@ impl ApiServer {
             (None, None) => Credential::Token(placeholder),
         };
         let text = kubeconfig::render(&self.url, self.ca_pem(), user, &credential);
+        let name = format!("kubeconfig-{}", user.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        kubeconfig::write(self.dir.path(), &name, &text)
+            .map_err(|e| Error::InvalidInput(format!("writing kubeconfig: {e}")))
+    }
+
+    /// Writes a kubeconfig for `user` authenticated by `token` (a service account's) and returns its path.
+    pub(crate) fn kubeconfig_with_token(&self, user: &str, token: &str) -> Result<PathBuf, Error> {
+        let text = kubeconfig::render(&self.url, self.ca_pem(), user, &Credential::Token(token));
         let name = format!("kubeconfig-{}", user.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
         kubeconfig::write(self.dir.path(), &name, &text)
             .map_err(|e| Error::InvalidInput(format!("writing kubeconfig: {e}")))

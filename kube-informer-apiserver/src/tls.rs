@@ -152,9 +152,21 @@ fn tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 
 /// The subject common name of a DER certificate (the user name kube-apiserver takes from a client certificate).
 pub(crate) fn subject_common_name(der: &[u8]) -> Option<String> {
+    subject_attributes(der, CN_OID)?.into_iter().next()
+}
+
+/// The subject organizations of a DER certificate (the groups kube-apiserver takes from a client certificate).
+pub(crate) fn subject_organizations(der: &[u8]) -> Vec<String> {
+    subject_attributes(der, O_OID).unwrap_or_default()
+}
+
+const CN_OID: &[u8] = &[0x55, 0x04, 0x03];
+const O_OID: &[u8] = &[0x55, 0x04, 0x0a];
+
+/// The values of the subject attributes `oid`, in order; `None` when the certificate cannot be read.
+fn subject_attributes(der: &[u8], wanted: &[u8]) -> Option<Vec<String>> {
     const SEQUENCE: u8 = 0x30;
     const SET: u8 = 0x31;
-    const CN_OID: &[u8] = &[0x55, 0x04, 0x03];
     let (tag, cert, _) = tlv(der)?;
     if tag != SEQUENCE {
         return None;
@@ -176,6 +188,7 @@ pub(crate) fn subject_common_name(der: &[u8]) -> Option<String> {
     if tag != SEQUENCE {
         return None;
     }
+    let mut out = Vec::new();
     while !subject.is_empty() {
         let (tag, mut rdn, next) = tlv(subject)?;
         subject = next;
@@ -186,23 +199,23 @@ pub(crate) fn subject_common_name(der: &[u8]) -> Option<String> {
             let (_, attr, next) = tlv(rdn)?;
             rdn = next;
             let (oid_tag, oid, value) = tlv(attr)?;
-            if oid_tag == 0x06 && oid == CN_OID {
+            if oid_tag == 0x06 && oid == wanted {
                 let (vtag, v, _) = tlv(value)?;
-                return match vtag {
+                out.push(match vtag {
                     // BMPString: UTF-16BE.
                     0x1e => {
                         let units: Vec<u16> = v
                             .chunks(2)
                             .map(|c| Some(u16::from_be_bytes([c[0], *c.get(1)?])))
                             .collect::<Option<_>>()?;
-                        String::from_utf16(&units).ok()
+                        String::from_utf16(&units).ok()?
                     }
-                    _ => std::str::from_utf8(v).ok().map(str::to_owned),
-                };
+                    _ => std::str::from_utf8(v).ok()?.to_owned(),
+                });
             }
         }
     }
-    None
+    Some(out)
 }
 
 /// `provider` with its cipher suites in the order Go's crypto/tls prefers on a machine with AES instructions:

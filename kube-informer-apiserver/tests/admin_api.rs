@@ -395,6 +395,7 @@ fn address_and_port_are_chosen_by_the_builder() {
 
     let any = ApiServer::builder()
         .address(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+        .insecure_allow_unauthenticated_remote_access()
         .https()
         .start()
         .unwrap();

@@ -236,3 +236,81 @@ fn start_up_failures_exit_non_zero_with_the_reason_and_print_no_line() {
     assert!(out.is_empty());
     assert!(err.contains("bad.yaml: the server serves no kind \"Widget\""), "{err}");
 }
+
+#[test]
+fn every_interface_without_authentication_is_refused_unless_the_risk_is_named() {
+    let (status, out, err) = run(&["--address", "0.0.0.0"]);
+    assert_eq!(status.code(), Some(1));
+    assert!(out.is_empty());
+    assert!(
+        err.contains("refusing to serve 0.0.0.0 without authentication"),
+        "{err}"
+    );
+    let mut open = Running::start(&[
+        "--address",
+        "0.0.0.0",
+        "--insecure-allow-unauthenticated-remote-access",
+        "--compaction-interval",
+        "off",
+    ]);
+    let (status, err) = open.stop_and_stderr(Some("TERM"));
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("without authentication: anyone who reaches it may do anything"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rbac_mode_serves_the_bootstrap_roles_and_its_admin_kubeconfig() {
+    let dir = TempDir::new("apiserver-bin-rbac");
+    let manifest = dir.0.join("rbac.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: viewers, namespace: default}\n\
+         roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects: [{kind: User, name: viewer}]\n",
+    )
+    .unwrap();
+    let mut server = Running::start(&[
+        "--authorization-mode",
+        "RBAC",
+        "--token",
+        "viewer=v-token",
+        "--load",
+        manifest.to_str().unwrap(),
+        "--compaction-interval",
+        "off",
+    ]);
+    let kubeconfig = server.line["kubeconfig"].as_str().unwrap().to_owned();
+    let roles = kube_informer::object::ApiResource::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+    );
+    let admin = Api::<kube_informer::object::DynamicObject>::all_with(client(Path::new(&kubeconfig)), &roles);
+    assert!(
+        admin.get("cluster-admin").is_ok(),
+        "the kubeconfig's system:admin may read everything"
+    );
+    let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build());
+    let get = |path: &str, token: &str| {
+        agent
+            .get(format!("{}{path}", server.url()))
+            .header("Authorization", format!("Bearer {token}"))
+            .call()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(get("/api/v1/namespaces/default/configmaps", "v-token"), 200);
+    assert_eq!(
+        get("/api/v1/namespaces/default/secrets", "v-token"),
+        403,
+        "view reads no secrets"
+    );
+    assert_eq!(get("/api/v1/namespaces/other/configmaps", "v-token"), 403);
+    let (status, err) = server.stop_and_stderr(Some("TERM"));
+    assert!(status.success(), "{err}");
+}

@@ -443,7 +443,23 @@ fn access_review_paths_and_discovery() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]);
+    assert_eq!(
+        names,
+        [
+            "localsubjectaccessreviews",
+            "selfsubjectaccessreviews",
+            "selfsubjectrulesreviews",
+            "subjectaccessreviews"
+        ]
+    );
+    let (_, authn) = get(&format!("{}/apis/authentication.k8s.io/v1", server.url()));
+    let names: Vec<&str> = authn["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["selfsubjectreviews", "tokenreviews"]);
     assert_eq!(get(&format!("{base}/selfsubjectaccessreviews")).0, 405);
     let (code, rules) = post(
         &format!("{base}/selfsubjectrulesreviews"),

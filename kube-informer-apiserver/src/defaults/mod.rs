@@ -62,6 +62,23 @@ pub(crate) struct KindRules {
 }
 
 impl KindRules {
+    /// The rules of a kind whose functions live outside this module (the RBAC kinds').
+    pub(crate) const fn new(
+        kind: &'static str,
+        default: fn(&mut Object),
+        prepare_for_create: fn(&mut Object, &Cluster<'_>) -> Result<(), Failure>,
+        prepare_for_update: fn(&mut Object, &Object, bool, &Cluster<'_>) -> Result<(), Failure>,
+    ) -> KindRules {
+        KindRules {
+            kind,
+            default,
+            create_keeps_status: false,
+            prepare_for_create,
+            prepare_for_update,
+            delete_finalizer: None,
+        }
+    }
+
     /// Applies the scheme's defaults to a decoded object.
     pub(crate) fn default(&self, obj: &mut Object) {
         (self.default)(obj);
@@ -195,6 +212,7 @@ static RULES: [KindRules; 10] = [
 pub(crate) fn rules(api_version: &str, kind: &str) -> Option<&'static KindRules> {
     RULES
         .iter()
+        .chain(crate::rbac::validation::RULES.iter())
         .find(|r| r.kind.strip_suffix(kind).and_then(|v| v.strip_suffix('/')) == Some(api_version))
 }
 

@@ -497,6 +497,40 @@ def server_side_apply(ns):
     check(managers == ["other"], f"managers after the forced apply: {managers}")
 
 
+def rbac_self_subject_access_review(ns):
+    """SelfSubjectAccessReviews of alice against the RBAC server (RBAC_KUBECONFIG, ALICE_TOKEN), as a cluster with
+    manifests/rbac/team.yaml answers them, and the 403 of a refused list."""
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=os.environ["RBAC_KUBECONFIG"], client_configuration=cfg)
+    # Alice's token instead of the kubeconfig's (whose refresh hook would put it back before each request).
+    cfg.api_key = {"authorization": "Bearer " + os.environ["ALICE_TOKEN"]}
+    cfg.refresh_api_key_hook = None
+    api_client = client.ApiClient(cfg)
+    authz = client.AuthorizationV1Api(api_client)
+
+    def can(verb, resource, namespace, name=None):
+        attrs = client.V1ResourceAttributes(verb=verb, resource=resource, namespace=namespace, name=name)
+        review = client.V1SelfSubjectAccessReview(spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=attrs))
+        return authz.create_self_subject_access_review(review).status
+
+    st = can("list", "configmaps", "team")
+    check(st.allowed, f"alice lists config maps in team: {st}")
+    want = 'RBAC: allowed by RoleBinding "alice-reads/team" of Role "reader" to User "alice"'
+    check(st.reason == want, f"the reason: {st.reason!r}")
+    st = can("delete", "configmaps", "team")
+    check(not st.allowed and st.reason is None and not st.denied, f"alice deletes no config map: {st}")
+    check(can("update", "configmaps", "team", "leader").allowed, "update of the config map named leader")
+    check(not can("update", "configmaps", "team", "other").allowed, "update of another config map")
+    check(not can("list", "configmaps", "other").allowed, "another namespace")
+    try:
+        client.CoreV1Api(api_client).list_namespaced_secret("team")
+        raise Failed("alice listed secrets")
+    except ApiException as e:
+        body = json.loads(e.body)
+        want = 'secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "team"'
+        check(e.status == 403 and body["message"] == want and body["reason"] == "Forbidden", f"the 403: {e.status} {body}")
+
+
 SCENARIOS = {
     "version": version,
     "crud": crud,
@@ -508,6 +542,7 @@ SCENARIOS = {
     "custom-objects": custom_objects,
     "crd-versions": crd_versions,
     "server-side-apply": server_side_apply,
+    "rbac-self-subject-access-review": rbac_self_subject_access_review,
 }
 
 
