@@ -412,7 +412,7 @@ impl Client {
             let mut builder = http::Request::builder()
                 .method(req.method.as_str())
                 .uri(url.as_str())
-                .header(http::header::ACCEPT, "application/json");
+                .header(http::header::ACCEPT, req.accept.unwrap_or("application/json"));
             for (k, v) in &self.shared.extra_headers {
                 builder = builder.header(k, v);
             }

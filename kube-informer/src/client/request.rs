@@ -8,6 +8,16 @@ use super::params::{
 use crate::object::{ApiResource, Scale};
 use crate::{Error, Result};
 
+/// `Accept` of an object (or a watch's events) as its metadata alone: the JSON clauses of client-go's metadata
+/// client (kube-apiserver's conversion, then plain JSON for a server without it; protobuf is not read here).
+pub(crate) const ACCEPT_PARTIAL_OBJECT: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// `Accept` of a list as its items' metadata alone (`PartialObjectMetadataList`), as client-go's metadata client
+/// asks for it.
+pub(crate) const ACCEPT_PARTIAL_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
 /// HTTP methods the API uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Method {
@@ -40,6 +50,8 @@ pub(crate) struct Request {
     pub(crate) query: String,
     /// `Content-Type` of the body.
     pub(crate) content_type: Option<&'static str>,
+    /// `Accept`; `None`: `application/json`.
+    pub(crate) accept: Option<&'static str>,
     pub(crate) body: Option<Vec<u8>>,
 }
 
@@ -50,8 +62,15 @@ impl Request {
             path,
             query: query.into_string(),
             content_type: None,
+            accept: None,
             body: None,
         }
+    }
+
+    /// The request with `Accept: accept`.
+    pub(crate) fn accepting(mut self, accept: &'static str) -> Self {
+        self.accept = Some(accept);
+        self
     }
 
     /// A GET of an absolute path (discovery).

@@ -18,7 +18,7 @@ use crate::client::{Api, Client, WeakClient};
 use crate::clock::deadline::deadline_after;
 use crate::error::Result;
 use crate::health::{FactoryHealth, Health, InformerHealth};
-use crate::object::{ApiResource, MetaAccessor, Object, Resource};
+use crate::object::{ApiResource, MetaAccessor, Object, Representation, Resource};
 
 /// Lists a factory runs at once by default (herd control; client-go has no such limit).
 pub const DEFAULT_CONCURRENT_LISTS: usize = 4;
@@ -398,7 +398,11 @@ impl SharedInformerFactory {
             reflector.relist_budget = Some(self.budget.clone());
         }
         options.reflector = Some(reflector);
-        let name = options.name.take().unwrap_or_else(|| resource.qualified_name());
+        // A metadata-only informer of a resource is told apart from the resource's informer of whole objects.
+        let name = options.name.take().unwrap_or_else(|| match K::REPRESENTATION {
+            Representation::Full => resource.qualified_name(),
+            _ => format!("{}-metadata", resource.qualified_name()),
+        });
         let options = options.name(name);
         // Sorted, distinct and without "" however the field was written.
         let mut namespaces: Vec<String> = self
