@@ -267,9 +267,7 @@ fn watches_and_informers_see_every_write_in_their_version() {
         (e["type"].as_str(), e["object"]["apiVersion"].as_str()),
         (Some("DELETED"), Some("example.com/v1beta1"))
     );
-    common::eventually("the v2 informer saw the deletion", || {
-        informer.lister().is_empty()
-    });
+    common::eventually("the v2 informer saw the deletion", || informer.lister().is_empty());
     informer.stop();
 }
 

@@ -329,6 +329,9 @@ fn expired_exec_credentials_are_refetched_for_every_request() {
 
 #[test]
 fn exec_failures_are_readable_auth_errors() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = token_checking_server();
     let dir = TempDir::new("exec-fail");
     let failing = plugin(&dir, "good", "").env("FAIL", "token expired: run `cloud auth login`");
@@ -358,6 +361,9 @@ fn exec_failures_are_readable_auth_errors() {
 
 #[test]
 fn abort_does_not_wait_for_a_slow_exec_plugin() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = token_checking_server();
     let dir = TempDir::new("exec-slow");
     // The plugin waits for `release` to exist, so it is still running when the request is aborted (and ends when
@@ -523,6 +529,9 @@ fn client_certificates_with_rsa_and_ec_keys() {
 
 #[test]
 fn exec_plugin_token_is_cached_until_expiry_and_refetched_after_a_401() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = https_server();
     let dir = TempDir::new("exec-https");
     let bad_then_good = format!("not-the-token {TOKEN}");
@@ -543,6 +552,9 @@ fn exec_plugin_token_is_cached_until_expiry_and_refetched_after_a_401() {
 
 #[test]
 fn exec_plugin_can_issue_a_client_certificate() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = cert_server();
     let dir = TempDir::new("exec-cert");
     let exec = plugin(&dir, "", "")

@@ -511,9 +511,15 @@ fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
 
 /// Linux shows 15 bytes of a thread's name: `ps -L` must show every thread of an informer with two handlers whole and
 /// apart from the others.
-#[cfg(target_os = "linux")]
 #[test]
 fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
+    let purpose = "lists the threads as an operator sees them (procps' `ps -L`, Linux's 15-byte names)";
+    if !skip::linux(purpose) {
+        return;
+    }
+    let Some(ps) = skip::program("ps", "PS", purpose) else {
+        return;
+    };
     let server = ApiServer::start().unwrap();
     let api = Api::<ConfigMap>::all(server.client().unwrap());
     let options = InformerOptions::default()
@@ -527,7 +533,7 @@ fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
     inf.add_event_handler(second).unwrap();
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));
-    let ps = std::process::Command::new("ps")
+    let ps = std::process::Command::new(ps)
         .args(["-L", "-o", "comm=", "-p", &std::process::id().to_string()])
         .output()
         .expect("ps (procps) runs");

@@ -174,9 +174,11 @@ fn for_namespaces_builds_the_same_without_a_factory_and_refuses_an_empty_set() {
     assert!(informer.wait_synced(WAIT));
     assert_eq!(informer.lister().namespaces(), Some(vec!["a", "b"]));
     assert_eq!(informer.lister().len(), 2);
-    let threads = thread_names();
-    for name in ["refl:cms/a", "refl:cms/b", "proc:cms/a", "proc:cms/b"] {
-        assert!(threads.iter().any(|t| t == name), "{name} among {threads:?}");
+    if skip::linux("reads the threads' names from /proc") {
+        let threads = thread_names();
+        for name in ["refl:cms/a", "refl:cms/b", "proc:cms/a", "proc:cms/b"] {
+            assert!(threads.iter().any(|t| t == name), "{name} among {threads:?}");
+        }
     }
 }
 
