@@ -221,11 +221,10 @@ enum State {
 /// them: they may be shared).
 ///
 /// ```
-/// use std::sync::Arc;
 /// use kube_informer::client::{Api, Client};
 /// use kube_informer::client::params::{Patch, PatchParams};
 /// use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
-/// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+/// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
 /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
 /// use kube_informer_apiserver::ApiServer;
 ///
@@ -244,9 +243,8 @@ enum State {
 /// }
 ///
 /// let client = server.client()?;
-/// let api = Api::<ConfigMap>::all(client.clone());
-/// let informer = Arc::new(SharedIndexInformer::for_api(&api, InformerOptions::default()));
-/// let controller = Controller::builder(informer.clone(), client)
+/// let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
+/// let controller = Controller::builder(factory.informer::<ConfigMap>(), client)
 ///     .options(ControllerOptions::default().workers(2))
 ///     .build(reconcile)?;
 /// controller.start()?;
@@ -256,7 +254,7 @@ enum State {
 ///     std::thread::sleep(std::time::Duration::from_millis(10));
 /// }
 /// controller.stop();
-/// informer.stop();
+/// factory.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Controller<K: Object, D> {

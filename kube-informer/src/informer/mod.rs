@@ -3,6 +3,12 @@
 //! A [`SharedIndexInformer`] lists and watches one resource, keeps an indexed cache of it, and tells each registered
 //! [`ResourceEventHandler`] about every change — each handler on its own OS thread, fed by its own queue, so a slow
 //! handler never delays another handler or the cache.
+//!
+//! Informers are built by a [`SharedInformerFactory`]: `factory.informer::<K>()` (or `informer_for` with a resource
+//! known at run time) hands out one informer per resource, shared by every caller, configured by the factory's
+//! [`FactoryOptions`] — the namespaces watched (one, several, or all), selectors, transforms, reflector settings —
+//! and started, synced and stopped together. The informer's own constructors are for what a factory does not cover
+//! (see [`SharedIndexInformer`]).
 
 mod coalesce;
 mod factory;

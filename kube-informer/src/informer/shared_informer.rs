@@ -462,12 +462,13 @@ impl<K: Object> SharedIndexInformer<K> {
             .try_for_each(|p| p.store.add_indexers(indexers.clone()))
     }
 
-    /// The resource version of the last list or event seen ("" before the first list). Over a set of namespaces,
-    /// each namespace's as `namespace=version`, joined by `,` (resource versions are opaque: they are not compared).
+    /// The resource version of the last list or event seen ("" before the first list). Over a set of several
+    /// namespaces, each namespace's as `namespace=version`, joined by `,` (resource versions are opaque: they are not
+    /// compared).
     pub fn last_sync_resource_version(&self) -> String {
-        match (&self.scope, &self.parts[..]) {
-            (None, [only]) => only.reflector_stats.last_sync_resource_version(),
-            (_, parts) => super::multi_namespace::per_namespace_versions(
+        match &self.parts[..] {
+            [only] => only.reflector_stats.last_sync_resource_version(),
+            parts => super::multi_namespace::per_namespace_versions(
                 parts
                     .iter()
                     .zip(self.scope.iter().flat_map(|s| s.iter()))
