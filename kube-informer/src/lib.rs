@@ -42,31 +42,38 @@
 //!
 //! ## Example
 //!
-//! An informer over the embedded API server (with a real cluster, use `Client::try_default()` instead):
+//! Informers come from a [`SharedInformerFactory`](informer::SharedInformerFactory): one informer per resource,
+//! shared by every part of the program, with the factory's options (namespaces, selectors, transforms) — the way to
+//! build them. Here over the embedded API server (with a real cluster, use `Client::try_default()` instead):
 //!
 //! ```
 //! use std::time::Duration;
-//! use kube_informer::client::Api;
-//! use kube_informer::informer::{Notification, InformerOptions, SharedIndexInformer};
+//! use kube_informer::informer::{FactoryOptions, Notification, SharedInformerFactory};
 //! use kube_informer::object::{core::ConfigMap, ObjectMeta};
 //! use kube_informer_apiserver::ApiServer;
 //!
 //! let server = ApiServer::start()?;
 //! server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("mode", "fast"))?;
 //!
-//! let api = Api::<ConfigMap>::namespaced(server.client()?, "default");
-//! let informer = SharedIndexInformer::for_api(&api, InformerOptions::default());
+//! let factory = SharedInformerFactory::new(server.client()?, FactoryOptions::default().namespace("default"));
+//! let configmaps = factory.informer::<ConfigMap>();
 //! let (tx, rx) = std::sync::mpsc::channel();
-//! informer.add_event_handler(move |ev: &Notification<ConfigMap>| {
+//! configmaps.add_event_handler(move |ev: &Notification<ConfigMap>| {
 //!     let _ = tx.send(ev.object().metadata.name.clone());
 //! })?;
-//! informer.start()?;
-//! assert!(informer.wait_synced(Duration::from_secs(30)));
+//! factory.start()?;
+//! factory.wait_for_cache_sync(Duration::from_secs(30))?;
 //! assert_eq!(rx.recv()?.as_deref(), Some("settings"));
-//! assert_eq!(informer.lister().namespace("default").get("settings").unwrap().data.get("mode"), Some("fast"));
-//! informer.stop();
+//! assert_eq!(configmaps.lister().namespace("default").get("settings").unwrap().data.get("mode"), Some("fast"));
+//! factory.shutdown();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A factory given several namespaces watches each of them, behind one informer per resource; an informer of
+//! [`PartialObjectMetadata<K>`](object::PartialObjectMetadata) caches only metadata. Building an informer without a
+//! factory ([`SharedIndexInformer::for_api`](informer::SharedIndexInformer::for_api), or
+//! [`SharedIndexInformer::new`](informer::SharedIndexInformer::new) over a
+//! [`ListerWatcher`](cache::ListerWatcher) of your own) is for what a factory does not cover.
 //!
 //! ## Quick start with a real cluster
 //!

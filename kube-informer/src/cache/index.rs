@@ -61,10 +61,24 @@ impl<K> Indexers<K> {
         Indexers { funcs: BTreeMap::new() }
     }
 
-    /// Adds an index function under `name` (builder style; a later function with the same name replaces it).
+    /// Adds an index function under `name` (builder style). A second function under a name already taken adds
+    /// to it: the index then holds the values of both, so an object is found under either's — the first is never
+    /// lost.
     #[must_use]
-    pub fn with(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self {
-        self.funcs.insert(name.into(), IndexFn::Multi(Arc::new(f)));
+    pub fn with(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self
+    where
+        K: 'static,
+    {
+        let name = name.into();
+        let f = match self.funcs.remove(&name) {
+            None => IndexFn::Multi(Arc::new(f)),
+            Some(before) => IndexFn::Multi(Arc::new(move |obj: &K| {
+                let mut values = before.values(obj);
+                values.extend(f(obj));
+                values
+            })),
+        };
+        self.funcs.insert(name, f);
         self
     }
 
@@ -176,5 +190,30 @@ impl Index {
 
     pub(crate) fn values(&self) -> impl Iterator<Item = &String> {
         self.sets.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::ObjectMeta;
+    use crate::object::core::ConfigMap;
+
+    fn label(key: &'static str) -> impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static {
+        move |cm: &ConfigMap| cm.meta().labels().get(key).map(str::to_owned).into_iter().collect()
+    }
+
+    #[test]
+    fn a_second_function_under_a_name_adds_to_the_first() {
+        let mut meta = ObjectMeta::namespaced("ns", "a");
+        meta.labels.insert("app".into(), "web".into());
+        meta.labels.insert("team".into(), "blue".into());
+        let cm = ConfigMap::new(meta);
+        let indexers = Indexers::new().with("by", label("app")).with("by", label("team"));
+        assert_eq!(indexers.names().collect::<Vec<_>>(), ["by"]);
+        assert_eq!(indexers.get("by").unwrap().values(&cm), ["web", "blue"]);
+        // The namespace index, extended the same way, keeps its own value.
+        let indexers = Indexers::namespace().with(NAMESPACE_INDEX, label("team"));
+        assert_eq!(indexers.get(NAMESPACE_INDEX).unwrap().values(&cm), ["ns", "blue"]);
     }
 }

@@ -613,7 +613,7 @@ impl Client {
             };
             let mut builder = http::Request::builder().method(req.method.as_str()).uri(url.as_str());
             if !req.headers.iter().any(|(k, _)| k == http::header::ACCEPT) {
-                builder = builder.header(http::header::ACCEPT, "application/json");
+                builder = builder.header(http::header::ACCEPT, req.accept.unwrap_or("application/json"));
             }
             for (k, v) in &self.shared.extra_headers {
                 builder = builder.header(k, v);

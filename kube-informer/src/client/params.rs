@@ -26,6 +26,22 @@ impl VersionMatch {
     }
 }
 
+/// Adds `selector` to `current` (label or field selector): both must match. An empty selector selects everything,
+/// so it adds nothing.
+pub(crate) fn and_selector(current: &mut Option<String>, selector: &str) {
+    let selector = selector.trim();
+    if selector.is_empty() {
+        return;
+    }
+    match current {
+        Some(s) if !s.trim().is_empty() => {
+            s.push(',');
+            s.push_str(selector);
+        }
+        _ => *current = Some(selector.to_owned()),
+    }
+}
+
 /// Parameters of one LIST request (one page).
 ///
 /// ```
@@ -55,17 +71,18 @@ pub struct ListParams {
 }
 
 impl ListParams {
-    /// Sets `labelSelector`.
+    /// Adds a label selector: objects must match it and any given before (`labelSelector` holds them joined
+    /// by `,`, which the API server reads as *and*).
     #[must_use]
     pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
+        and_selector(&mut self.label_selector, selector);
         self
     }
 
-    /// Sets `fieldSelector`.
+    /// Adds a field selector: objects must match it and any given before (joined by `,`).
     #[must_use]
     pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
+        and_selector(&mut self.field_selector, selector);
         self
     }
 
@@ -171,17 +188,18 @@ impl WatchParams {
         }
     }
 
-    /// Sets `labelSelector`.
+    /// Adds a label selector: objects must match it and any given before (`labelSelector` holds them joined
+    /// by `,`, which the API server reads as *and*).
     #[must_use]
     pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
+        and_selector(&mut self.label_selector, selector);
         self
     }
 
-    /// Sets `fieldSelector`.
+    /// Adds a field selector: objects must match it and any given before (joined by `,`).
     #[must_use]
     pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
+        and_selector(&mut self.field_selector, selector);
         self
     }
 
@@ -620,6 +638,27 @@ mod tests {
              resourceVersionMatch=NotOlderThan&timeoutSeconds=30"
         );
         assert_eq!(ListParams::default().limit(0).to_query(), "");
+    }
+
+    #[test]
+    fn selectors_given_twice_must_both_match() {
+        let lp = ListParams::default()
+            .labels("app=web")
+            .labels("tier in (a,b)")
+            .labels("")
+            .fields("a=1");
+        assert_eq!(lp.label_selector.as_deref(), Some("app=web,tier in (a,b)"));
+        let lp = lp.fields("b!=2");
+        assert_eq!(lp.field_selector.as_deref(), Some("a=1,b!=2"));
+        let wp = WatchParams::default()
+            .labels("app=web")
+            .labels("env=prod")
+            .fields("a=1")
+            .fields("b=2");
+        assert_eq!(
+            (wp.label_selector.as_deref(), wp.field_selector.as_deref()),
+            (Some("app=web,env=prod"), Some("a=1,b=2"))
+        );
     }
 
     #[test]

@@ -61,6 +61,7 @@ impl Client {
             path: path.to_owned(),
             query: query.to_owned(),
             content_type: None,
+            accept: None,
             body: None,
             headers: Vec::new(),
         };

@@ -9,6 +9,16 @@ use super::params::{
 use crate::object::{ApiResource, Scale};
 use crate::{Error, Result};
 
+/// `Accept` of an object (or a watch's events) as its metadata alone: the JSON clauses of client-go's metadata
+/// client (kube-apiserver's conversion, then plain JSON for a server without it; protobuf is not read here).
+pub(crate) const ACCEPT_PARTIAL_OBJECT: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// `Accept` of a list as its items' metadata alone (`PartialObjectMetadataList`), as client-go's metadata client
+/// asks for it.
+pub(crate) const ACCEPT_PARTIAL_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
 /// The HTTP methods the Kubernetes API uses, for [`Client::request`](super::Client::request).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -47,6 +57,8 @@ pub(crate) struct Request {
     pub(crate) query: String,
     /// `Content-Type` of the body.
     pub(crate) content_type: Option<&'static str>,
+    /// `Accept`; `None`: `application/json`.
+    pub(crate) accept: Option<&'static str>,
     pub(crate) body: Option<Vec<u8>>,
     /// Headers of the caller's choosing (a raw request's): sent after the client's own; an `Accept` here replaces
     /// the client's `application/json`.
@@ -60,9 +72,16 @@ impl Request {
             path,
             query: query.into_string(),
             content_type: None,
+            accept: None,
             body: None,
             headers: Vec::new(),
         }
+    }
+
+    /// The request with `Accept: accept`.
+    pub(crate) fn accepting(mut self, accept: &'static str) -> Self {
+        self.accept = Some(accept);
+        self
     }
 
     /// A GET of an absolute path (discovery).

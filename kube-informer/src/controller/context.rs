@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::runner::Shared;
-use crate::cache::{Lister, Store};
+use crate::cache::Lister;
 use crate::object::{Object, split_key};
 use crate::stop::StopSignal;
 
@@ -59,17 +59,12 @@ impl<K: Object, D> Context<'_, K, D> {
 
     /// The primary object as the cache holds it now; `None` once deleted.
     pub fn object(&self) -> Option<Arc<K>> {
-        self.shared.primary_store.get(self.key)
+        self.shared.primary_lister.get(self.key)
     }
 
-    /// A lister over the primary cache.
+    /// A lister over the primary cache (every read of it: by key, namespace, selector, index).
     pub fn lister(&self) -> &Lister<K> {
         &self.shared.primary_lister
-    }
-
-    /// The primary cache.
-    pub fn store(&self) -> &Arc<Store<K>> {
-        &self.shared.primary_store
     }
 
     /// A lister over the cache of a secondary informer of type `S` (the first one given to the builder with that

@@ -65,6 +65,7 @@ pub struct ControllerMetrics {
     pub terms: u64,
     /// Worker threads running now.
     pub workers: usize,
-    /// Events that queued nothing because a [`Predicate`] stopped them, over every term.
+    /// Events that queued nothing because a [`Predicate`] stopped them (or, for a primary informer over a set of
+    /// namespaces, because they were mapped to a key outside it), over every term.
     pub filtered: u64,
 }

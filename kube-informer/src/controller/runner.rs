@@ -16,7 +16,7 @@ use super::mapper::controller_owner_key;
 use super::options::{ControllerOptions, QueueKey};
 use super::predicate::{Predicate, admits};
 use super::{Action, ControllerMetrics};
-use crate::cache::{Lister, Store};
+use crate::cache::Lister;
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
@@ -49,9 +49,36 @@ struct QueueSlot {
     current: RwLock<Option<Arc<Queue>>>,
     /// Events the predicates stopped, over every term.
     filtered: AtomicU64,
+    /// The controller's name, for messages.
+    controller: String,
+    /// The namespaces of a primary informer over a set of them (sorted); `None`: any key.
+    scope: Option<Vec<String>>,
+    /// Namespaces outside `scope` that mappers returned keys in, each warned about once.
+    warned: Mutex<std::collections::HashSet<String>>,
 }
 
 impl QueueSlot {
+    /// Queues a key a secondary object was mapped to, unless its namespace is outside the primary's set: that
+    /// primary is not cached, and a reconcile would take it for deleted.
+    fn add_mapped(&self, key: QueueKey) {
+        if let Some(scope) = &self.scope {
+            let ns = crate::object::split_key(&key).0.unwrap_or("");
+            if scope.binary_search_by(|s| s.as_str().cmp(ns)).is_err() {
+                if self.warned.lock().insert(ns.to_owned()) {
+                    warn!(
+                        "controller {}: an object was mapped to {key:?}, outside the namespaces of the primary \
+                         informer [{}]: not reconciled (its primary is not cached; watch that namespace too)",
+                        self.controller,
+                        scope.join(", ")
+                    );
+                }
+                self.filtered();
+                return;
+            }
+        }
+        self.add(key);
+    }
+
     fn filtered(&self) {
         self.filtered.fetch_add(1, Ordering::Relaxed);
     }
@@ -132,7 +159,6 @@ struct Stats {
 /// What the worker threads share with the controller.
 pub(crate) struct Shared<K: Object, D> {
     pub(super) name: String,
-    pub(super) primary_store: Arc<Store<K>>,
     pub(super) primary_lister: Lister<K>,
     /// Listers of the secondary informers (`Lister<S>` behind `Any`), in builder order.
     pub(super) listers: Vec<Box<dyn Any + Send + Sync>>,
@@ -195,11 +221,10 @@ enum State {
 /// them: they may be shared).
 ///
 /// ```
-/// use std::sync::Arc;
 /// use kube_informer::client::{Api, Client};
 /// use kube_informer::client::params::{Patch, PatchParams};
-/// use kube_informer::controller::{Action, Context, Controller};
-/// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+/// use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
+/// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
 /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
 /// use kube_informer_apiserver::ApiServer;
 ///
@@ -218,9 +243,10 @@ enum State {
 /// }
 ///
 /// let client = server.client()?;
-/// let api = Api::<ConfigMap>::all(client.clone());
-/// let informer = Arc::new(SharedIndexInformer::for_api(&api, InformerOptions::default()));
-/// let controller = Controller::builder(informer.clone(), client).workers(2).build(reconcile)?;
+/// let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
+/// let controller = Controller::builder(factory.informer::<ConfigMap>(), client)
+///     .options(ControllerOptions::default().workers(2))
+///     .build(reconcile)?;
 /// controller.start()?;
 /// # let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
 /// while server.get::<ConfigMap>(Some("default"), "settings")?.metadata.annotations.is_empty() {
@@ -228,7 +254,7 @@ enum State {
 ///     std::thread::sleep(std::time::Duration::from_millis(10));
 /// }
 /// controller.stop();
-/// informer.stop();
+/// factory.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Controller<K: Object, D> {
@@ -351,11 +377,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                     }
                     if let Notification::Update { old, .. } = ev {
                         for key in mapper(old) {
-                            slot.add(key.into());
+                            slot.add_mapped(key.into());
                         }
                     }
                     for key in mapper(ev.object()) {
-                        slot.add(key.into());
+                        slot.add_mapped(key.into());
                     }
                 };
                 let registration = informer.add_event_handler_with(handler, handler_options(name))?;
@@ -369,24 +395,31 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         self
     }
 
-    /// Sets every option at once.
+    /// Sets the controller's options: name, workers, retry rate limiter, shutdown grace, failure logging
+    /// ([`ControllerOptions`]). They are set here only, all at once, so that no other call of the builder can undo
+    /// one of them:
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use kube_informer::controller::{Controller, ControllerOptions};
+    /// # fn demo(informer: Arc<kube_informer::informer::SharedIndexInformer<kube_informer::object::core::ConfigMap>>) {
+    /// let builder = Controller::builder(informer, ()).options(ControllerOptions::default().name("sync").workers(4));
+    /// # let _ = builder;
+    /// # }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// # use std::sync::Arc;
+    /// # use kube_informer::controller::{Controller, ControllerOptions};
+    /// # fn demo(informer: Arc<kube_informer::informer::SharedIndexInformer<kube_informer::object::core::ConfigMap>>) {
+    /// // No builder setter of one option, to be undone by a later `options(..)`:
+    /// let builder = Controller::builder(informer, ()).name("sync").options(ControllerOptions::default().workers(4));
+    /// # let _ = builder;
+    /// # }
+    /// ```
     #[must_use]
     pub fn options(mut self, options: ControllerOptions) -> Self {
         self.options = options;
-        self
-    }
-
-    /// Sets the controller's name.
-    #[must_use]
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.options.name = Some(name.into());
-        self
-    }
-
-    /// Sets the number of worker threads.
-    #[must_use]
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.options = self.options.workers(workers);
         self
     }
 
@@ -458,7 +491,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             options,
         } = self;
         let name = options.name.clone().unwrap_or_else(|| primary.name().to_owned());
-        let slot = Arc::new(QueueSlot::default());
+        let slot = Arc::new(QueueSlot {
+            controller: name.clone(),
+            scope: primary.namespaces().map(<[String]>::to_vec),
+            ..QueueSlot::default()
+        });
         let mut registrations: Vec<Box<dyn Unregister>> = Vec::new();
         let mut sources: Vec<Arc<dyn Source>> = vec![primary.clone()];
         let mut listers = Vec::new();
@@ -499,7 +536,6 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         Ok(Controller {
             shared: Arc::new(Shared {
                 name,
-                primary_store: primary.store(),
                 primary_lister: primary.lister(),
                 listers,
                 data,
@@ -566,7 +602,7 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
         // Handlers queue keys from now on; then every key the cache holds is queued. An event handled before the
         // slot was set is in the cache already, so nothing is missed.
         *s.slot.current.write() = Some(queue.clone());
-        s.slot.add_all(s.primary_store.list_keys());
+        s.slot.add_all(s.primary_lister.keys());
         let halt = Arc::new(StopSignal::new());
         let mut term = Term {
             queue,

@@ -2,7 +2,8 @@
 //!
 //! * [`Object`]: anything with Kubernetes metadata that serde can read and write. Implement it for your own structs
 //!   with [`object!`](crate::object!), use [`DynamicObject`] for any resource known only at run time, or enable the
-//!   `k8s-openapi` feature to use k8s-openapi's types.
+//!   `k8s-openapi` feature to use k8s-openapi's types. [`PartialObjectMetadata<K>`](PartialObjectMetadata) is an
+//!   object of `K`'s resource as its metadata alone, which the API server is asked to send instead of the object.
 //! * [`Resource`]: an [`Object`] that knows its [`ApiResource`] statically (group, version, kind, plural, scope).
 //! * [`MetaAccessor`]: what generic code reads from metadata, whichever struct holds it.
 //! * Key functions: [`key_of`] (`namespace/name`, or `name` when cluster-scoped) and [`split_key`].
@@ -43,6 +44,7 @@ mod k8s_openapi_impl;
 mod list;
 mod meta;
 mod owner;
+mod partial;
 mod raw;
 mod scale;
 mod status;
@@ -57,6 +59,7 @@ pub use owner::{
     OwnerReferenceError, OwnerRefs, controller_of, is_controlled_by, remove_owner_reference, set_controller_reference,
     set_controller_reference_with, set_owner_reference, set_owner_reference_with,
 };
+pub use partial::PartialObjectMetadata;
 pub use raw::RawJson;
 pub use scale::{Scale, ScaleSpec, ScaleStatus};
 pub use status::{Status, StatusCause, StatusDetails};
@@ -69,11 +72,27 @@ pub trait Object: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The struct holding the metadata: [`ObjectMeta`] for this crate's types and your own.
     type Meta: MetaAccessor;
 
+    /// What the API server is asked to send for objects of this type: whole objects (the default), or their
+    /// metadata alone ([`PartialObjectMetadata`]). Set it to [`Representation::Metadata`] only for a type that reads
+    /// nothing but `metadata`: such a type cannot be created or replaced through an [`Api`](crate::client::Api).
+    const REPRESENTATION: Representation = Representation::Full;
+
     /// The object's metadata.
     fn meta(&self) -> &Self::Meta;
 
     /// The object's metadata, mutably.
     fn meta_mut(&mut self) -> &mut Self::Meta;
+}
+
+/// What the API server sends for the objects of a type ([`Object::REPRESENTATION`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Representation {
+    /// The whole object, as stored.
+    Full,
+    /// The object's metadata alone, as `PartialObjectMetadata` (kube-apiserver's conversion
+    /// `as=PartialObjectMetadata;g=meta.k8s.io;v=v1`, and `as=PartialObjectMetadataList` for lists).
+    Metadata,
 }
 
 /// An [`Object`] whose resource is known at compile time.

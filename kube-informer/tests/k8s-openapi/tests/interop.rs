@@ -115,7 +115,7 @@ fn an_informer_of_k8s_openapi_configmaps_syncs_and_watches() {
     seed.metadata.name = Some("second".into());
     api.create(&Default::default(), &seed).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while informer.store().len() < 2 {
+    while informer.lister().len() < 2 {
         assert!(
             std::time::Instant::now() < deadline,
             "the watch delivered the second object"
