@@ -115,6 +115,9 @@ pub mod cache;
 pub mod client;
 pub mod clock;
 pub mod controller;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod crd;
 mod error;
 pub mod events;
 mod failure_streak;
@@ -135,6 +138,12 @@ mod thread_name;
 pub mod watch;
 mod worker;
 pub mod workqueue;
+
+/// What the crate's macros expand to refer to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}
 
 /// README.md's code blocks, compiled and run as doc tests.
 #[cfg(doctest)]
