@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::runner::Shared;
 use crate::cache::{Lister, Store};
+use crate::client::{Api, Committed};
 use crate::error::{Error, Result};
 use crate::object::{NamespacedResource, Object, ObjectRef, split_key};
 use crate::stop::StopSignal;
@@ -118,6 +119,32 @@ impl<K: Object, D> Context<'_, K, D> {
             Some(primary) => lister.controlled_by(&*primary),
             None => Vec::new(),
         })
+    }
+
+    /// [`create_or_update`](super::create_or_update) reading the cache of the builder's informer of `S` (given to
+    /// [`owns`](super::ControllerBuilder::owns) or [`watches`](super::ControllerBuilder::watches)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the builder was given no informer of `S`; otherwise as
+    /// [`create_or_update`](super::create_or_update).
+    pub fn create_or_update<S, E>(
+        &self,
+        api: &Api<S>,
+        name: &str,
+        mutate: impl FnMut(&mut S) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Committed, E>
+    where
+        S: Object + Default + Clone,
+        E: From<Error>,
+    {
+        let lister = self.lister_of::<S>().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "controller {} has no informer of {}: give it to the builder with owns() or watches()",
+                self.shared.name,
+                std::any::type_name::<S>()
+            ))
+        })?;
+        super::create_or_update(api, &lister, name, mutate)
     }
 
     /// The user data given to the builder (a client, settings, an event recorder...).

@@ -84,6 +84,10 @@ pub use definition::{
 };
 pub use structural::CrdError;
 
+/// The schemars crate this module derives schemas with, for a crate that would rather not name it in its own
+/// `Cargo.toml` (its derive then needs `#[schemars(crate = "kube_informer::crd::schemars")]`).
+pub use schemars;
+
 use crate::object::{CustomResource, NoStatus, ObjectMeta, ValidationRule};
 
 /// The CustomResourceDefinition of a [`custom_resource!`](crate::custom_resource!) type whose spec and status
