@@ -1,19 +1,14 @@
-//! fleet: a controller of a custom resource. A Fleet keeps `spec.replicas` ConfigMaps holding `spec.template`;
-//! its CRD comes from these types (`cargo run --example crdgen | kubectl apply -f -`). Finalizer cleanup, the
-//! generation predicate, a status, the scale subresource, and an invalid spec parked until it changes.
-//! `cargo run --example fleet` runs it against the kubeconfig's cluster until Enter is pressed.
+//! fleet: a Fleet keeps `spec.replicas` ConfigMaps holding `spec.template`; its CRD comes from these types
+//! (`cargo run --example crdgen | kubectl apply -f -`). `cargo run --example fleet` runs the controller against the
+//! kubeconfig's cluster until Enter is pressed.
 
-use std::collections::BTreeMap;
-
-use kube_informer::client::params::{DeleteParams, Patch, PatchParams};
-use kube_informer::client::{Api, Client};
-use kube_informer::controller::predicate::GenerationChanged;
+use kube_informer::client::{Api, Client, params::DeleteParams, params::Patch, params::PatchParams};
 use kube_informer::controller::{Action, Context, Controller, FinalizerError, FinalizerEvent, finalizer};
-use kube_informer::informer::SharedInformerFactory;
 use kube_informer::object::{CrdOptions, core::ConfigMap, set_controller_reference};
-use kube_informer::{Error, Result};
+use kube_informer::{Error, Result, controller::predicate::GenerationChanged, informer::SharedInformerFactory};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FleetSpec {
@@ -46,7 +41,9 @@ const FINALIZER: &str = "fleets.demo.kube-informer.io/cleanup";
 pub const FLEET_LABEL: &str = "fleets.demo.kube-informer.io/name";
 
 fn reconcile(_key: &str, ctx: &Context<'_, Fleet, Client>) -> Result<Action, FinalizerError<Error>> {
-    let Some(fleet) = ctx.object() else { return Ok(Action::await_change()) };
+    let Some(fleet) = ctx.object() else {
+        return Ok(Action::await_change());
+    };
     let fleets: Api<Fleet> = Api::namespaced(ctx.data().clone(), ctx.namespace());
     finalizer(&fleets, FINALIZER, fleet, |event| match event {
         FinalizerEvent::Apply(fleet) => apply(ctx, &fleet, &fleets),
@@ -55,8 +52,11 @@ fn reconcile(_key: &str, ctx: &Context<'_, Fleet, Client>) -> Result<Action, Fin
 }
 
 fn apply(ctx: &Context<'_, Fleet, Client>, fleet: &Fleet, fleets: &Api<Fleet>) -> Result<Action> {
-    let result = match fleet.spec.template.keys().find(|k| !k.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(&c))) {
-        Some(bad) => Err(Error::InvalidInput(format!("template key {bad:?} is not a valid ConfigMap key"))),
+    let valid = |k: &&String| k.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(&c));
+    let result = match fleet.spec.template.keys().find(|k| !valid(k)) {
+        Some(k) => Err(Error::InvalidInput(format!(
+            "template key {k:?} is not a valid ConfigMap key"
+        ))),
         None => scale(ctx, fleet, fleet.spec.replicas),
     };
     let status = FleetStatus {
@@ -84,11 +84,16 @@ fn scale(ctx: &Context<'_, Fleet, Client>, fleet: &Fleet, replicas: u32) -> Resu
             Ok::<_, Error>(())
         })?;
     }
-    for cm in ctx.owned::<ConfigMap>()?.iter().filter(|cm| !wanted.contains(cm.metadata.name.as_ref().unwrap())) {
-        let only_this_one = DeleteParams::default().precondition_uid(cm.metadata.uid.clone().unwrap_or_default());
-        match configmaps.delete(cm.metadata.name.as_deref().unwrap_or_default(), &only_this_one) {
+    for cm in ctx.owned::<ConfigMap>()? {
+        let (Some(name), Some(uid)) = (&cm.metadata.name, &cm.metadata.uid) else {
+            continue;
+        };
+        if wanted.contains(name) {
+            continue;
+        }
+        match configmaps.delete(name, &DeleteParams::default().precondition_uid(uid)) {
             Err(e) if !e.is_not_found() && !e.is_conflict() => return Err(e),
-            _ => {}
+            _ => {} // gone already, or another object under that name since
         }
     }
     Ok(replicas)

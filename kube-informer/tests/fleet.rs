@@ -33,7 +33,10 @@ fn crd_yaml() -> String {
 
 fn server() -> ApiServer {
     let server = ApiServer::start().unwrap();
-    assert_eq!(server.install_crd(&crd_yaml()).unwrap(), ["fleets.demo.kube-informer.io"]);
+    assert_eq!(
+        server.install_crd(&crd_yaml()).unwrap(),
+        ["fleets.demo.kube-informer.io"]
+    );
     server
 }
 
@@ -53,14 +56,19 @@ fn fleet(name: &str, replicas: u32, template: &[(&str, &str)]) -> Fleet {
 fn the_generated_crd_installs_unchanged_and_objects_round_trip() {
     let server = server();
     let api: Api<Fleet> = Api::namespaced(server.client().unwrap(), "default");
-    let created = api.create(&PostParams::default(), &fleet("a", 2, &[("k", "v")])).unwrap();
+    let created = api
+        .create(&PostParams::default(), &fleet("a", 2, &[("k", "v")]))
+        .unwrap();
     assert_eq!(created.spec, fleet("a", 2, &[("k", "v")]).spec);
     assert!(created.metadata.uid.is_some() && created.status.is_none());
     // The schema's default fills a template left out.
     let raw = json!({"apiVersion": "demo.kube-informer.io/v1", "kind": "Fleet",
                      "metadata": {"name": "b"}, "spec": {"replicas": 1}});
     let b: Fleet = serde_json::from_value(raw).unwrap();
-    assert_eq!(api.create(&PostParams::default(), &b).unwrap().spec.template, BTreeMap::new());
+    assert_eq!(
+        api.create(&PostParams::default(), &b).unwrap().spec.template,
+        BTreeMap::new()
+    );
     // The status subresource takes the status type as it serialises.
     let status = FleetStatus {
         replicas: 2,
@@ -75,7 +83,10 @@ fn the_generated_crd_installs_unchanged_and_objects_round_trip() {
     assert_eq!(api.get("a").unwrap(), patched);
     // The scale subresource reads the paths the CRD names.
     let scale = api.get_scale("a").unwrap();
-    assert_eq!((scale.spec.replicas, scale.status.map(|s| s.replicas)), (Some(2), Some(2)));
+    assert_eq!(
+        (scale.spec.replicas, scale.status.map(|s| s.replicas)),
+        (Some(2), Some(2))
+    );
     // What the schema refuses, the server refuses: a negative count (u32's minimum 0).
     let bad = json!({"apiVersion": "demo.kube-informer.io/v1", "kind": "Fleet", "metadata": {"name": "c"},
                      "spec": {"replicas": -1}});
@@ -115,7 +126,11 @@ fn kubectl_applies_the_crdgen_output_with_a_server_dry_run() {
             .args(args)
             .output()
             .unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(out.status.success(), "kubectl {args:?}: {text}");
         text
     };
@@ -125,7 +140,10 @@ fn kubectl_applies_the_crdgen_output_with_a_server_dry_run() {
         dry.trim(),
         "customresourcedefinition.apiextensions.k8s.io/fleets.demo.kube-informer.io created (server dry run)"
     );
-    assert!(run(&["get", "crd", "-o", "name"]).trim().is_empty(), "a dry run stores nothing");
+    assert!(
+        run(&["get", "crd", "-o", "name"]).trim().is_empty(),
+        "a dry run stores nothing"
+    );
     run(&["apply", "-f", file]);
     // Applied as it is, it serves the kind with its columns and short name.
     let manifest = dir.path("fleet.yaml");
@@ -231,7 +249,9 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
 
     // Scale up by the spec, with a template change reaching every ConfigMap.
     let patch = json!({"spec": {"replicas": 5, "template": {"color": "green"}}});
-    fleets.patch("web", &PatchParams::default(), &Patch::Merge(patch)).unwrap();
+    fleets
+        .patch("web", &PatchParams::default(), &Patch::Merge(patch))
+        .unwrap();
     run.converged("web", 5);
     eventually("every ConfigMap green", || {
         (0..5).all(|i| run.configmaps().get(&format!("web-{i}")).unwrap().data.get("color") == Some("green"))
@@ -239,25 +259,37 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
 
     // Scale down through the scale subresource, as `kubectl scale` does.
     let scale = json!({"spec": {"replicas": 1}});
-    fleets.patch_scale("web", &PatchParams::default(), &Patch::Merge(scale)).unwrap();
+    fleets
+        .patch_scale("web", &PatchParams::default(), &Patch::Merge(scale))
+        .unwrap();
     run.converged("web", 1);
 
     // An invalid spec: reported in the status and parked (no retry) until the spec changes.
     let retries = || run.controller.metrics().queue.map_or(0, |q| q.retries);
     let retries_before = retries();
     let bad = json!({"spec": {"template": {"not valid!": "x"}}});
-    fleets.patch("web", &PatchParams::default(), &Patch::Merge(bad)).unwrap();
+    fleets
+        .patch("web", &PatchParams::default(), &Patch::Merge(bad))
+        .unwrap();
     eventually("the invalid spec reported", || {
-        run.status("web").and_then(|s| s.error).is_some_and(|e| e.contains("\"not valid!\" is not a valid"))
+        run.status("web")
+            .and_then(|s| s.error)
+            .is_some_and(|e| e.contains("\"not valid!\" is not a valid"))
     });
     // Another Fleet converging takes many times the first back-off (5 ms): a key sent back to the rate limiter
     // would have been retried by then. (Its ConfigMaps' deletions still reconcile it, and fail: no retry.)
     fleets.create(&pp, &fleet("other", 1, &[])).unwrap();
     run.converged("other", 1);
-    assert_eq!(retries(), retries_before, "the invalid spec went back to the rate limiter");
+    assert_eq!(
+        retries(),
+        retries_before,
+        "the invalid spec went back to the rate limiter"
+    );
     // Fixed: it converges again.
     let fixed = json!({"spec": {"template": {"not valid!": null, "color": "red"}}});
-    fleets.patch("web", &PatchParams::default(), &Patch::Merge(fixed)).unwrap();
+    fleets
+        .patch("web", &PatchParams::default(), &Patch::Merge(fixed))
+        .unwrap();
     run.converged("web", 1);
 
     // Someone's ConfigMap has the name a Fleet wants: not adopted, not overwritten.
@@ -265,17 +297,24 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
     run.configmaps().create(&pp, &theirs).unwrap();
     fleets.create(&pp, &fleet("mine", 1, &[("color", "blue")])).unwrap();
     eventually("the adoption refused", || {
-        run.status("mine").and_then(|s| s.error).is_some_and(|e| e.contains("refusing to adopt"))
+        run.status("mine")
+            .and_then(|s| s.error)
+            .is_some_and(|e| e.contains("refusing to adopt"))
     });
     let still = run.configmaps().get("mine-0").unwrap();
-    assert_eq!((still.data.get("owner"), still.data.get("color")), (Some("someone"), None));
+    assert_eq!(
+        (still.data.get("owner"), still.data.get("color")),
+        (Some("someone"), None)
+    );
     assert!(still.metadata.owner_references.is_empty());
 
     // Delete: the finalizer's cleanup deletes what the Fleet owns, then lets it go; the orphan stays.
     for name in ["web", "other", "mine"] {
         fleets.delete(name, &DeleteParams::default()).unwrap();
     }
-    eventually("the fleets gone", || fleets.list(&Default::default()).unwrap().items.is_empty());
+    eventually("the fleets gone", || {
+        fleets.list(&Default::default()).unwrap().items.is_empty()
+    });
     let left: Vec<String> = run
         .configmaps()
         .list(&Default::default())

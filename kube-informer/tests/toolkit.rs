@@ -50,10 +50,20 @@ fn create_or_update_reads_the_cache_and_sends_nothing_when_nothing_changed() {
     // Cached and already as wanted: no request at all.
     let cache = cache_of(vec![stored.clone()]);
     let mark = server.requests().mark();
-    assert_eq!(create_or_update(&api, &cache, "a", set("k", "v")).unwrap(), Committed::Unchanged);
-    assert!(server.requests().since(mark).is_empty(), "{:?}", server.requests().since(mark));
+    assert_eq!(
+        create_or_update(&api, &cache, "a", set("k", "v")).unwrap(),
+        Committed::Unchanged
+    );
+    assert!(
+        server.requests().since(mark).is_empty(),
+        "{:?}",
+        server.requests().since(mark)
+    );
     // Cached and changed: one patch.
-    assert_eq!(create_or_update(&api, &cache, "a", set("k", "w")).unwrap(), Committed::Updated);
+    assert_eq!(
+        create_or_update(&api, &cache, "a", set("k", "w")).unwrap(),
+        Committed::Updated
+    );
     assert_eq!(server.requests().count_since(mark, Verb::Patch, "configmaps"), 1);
     assert_eq!(server.requests().since(mark).len(), 1);
     assert_eq!(api.get("a").unwrap().data.get("k"), Some("w"));
@@ -63,23 +73,37 @@ fn create_or_update_reads_the_cache_and_sends_nothing_when_nothing_changed() {
 fn create_or_update_reads_the_server_when_the_cache_is_behind() {
     let server = ApiServer::start().unwrap();
     let api: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
-    let first = api.create(&PostParams::default(), &common::cm("default", "a", "1")).unwrap();
+    let first = api
+        .create(&PostParams::default(), &common::cm("default", "a", "1"))
+        .unwrap();
     // Someone wrote since the cache saw it: the patch's resourceVersion conflicts, the server's copy is used.
     let mut theirs = first.clone();
     theirs.data.insert("theirs".into(), "kept".into());
     api.replace("a", &PostParams::default(), &theirs).unwrap();
     let stale = cache_of(vec![first.clone()]);
-    assert_eq!(create_or_update(&api, &stale, "a", set("mine", "x")).unwrap(), Committed::Updated);
+    assert_eq!(
+        create_or_update(&api, &stale, "a", set("mine", "x")).unwrap(),
+        Committed::Updated
+    );
     let now = api.get("a").unwrap();
-    assert_eq!((now.data.get("theirs"), now.data.get("mine")), (Some("kept"), Some("x")));
+    assert_eq!(
+        (now.data.get("theirs"), now.data.get("mine")),
+        (Some("kept"), Some("x"))
+    );
 
     // The cache has not seen it yet: the create meets AlreadyExists, the server's copy is updated.
-    assert_eq!(create_or_update(&api, &cache_of(vec![]), "a", set("mine", "y")).unwrap(), Committed::Updated);
+    assert_eq!(
+        create_or_update(&api, &cache_of(vec![]), "a", set("mine", "y")).unwrap(),
+        Committed::Updated
+    );
     assert_eq!(api.get("a").unwrap().data.get("mine"), Some("y"));
 
     // Deleted since the cache saw it: the patch meets 404, and it is created again.
     api.delete("a", &DeleteParams::default()).unwrap();
-    assert_eq!(create_or_update(&api, &stale, "a", set("mine", "z")).unwrap(), Committed::Created);
+    assert_eq!(
+        create_or_update(&api, &stale, "a", set("mine", "z")).unwrap(),
+        Committed::Created
+    );
     assert_eq!(api.get("a").unwrap().data.get("mine"), Some("z"));
 
     // Conflicts every time: five writes, then the conflict is the caller's (the controller retries the key).
@@ -103,7 +127,10 @@ fn create_or_update_leaves_alone_what_the_cached_copy_lacks() {
     trimmed.binary_data = Default::default();
     trimmed.metadata.annotations = Default::default();
     let cache = cache_of(vec![trimmed]);
-    assert_eq!(create_or_update(&api, &cache, "a", set("v", "2")).unwrap(), Committed::Updated);
+    assert_eq!(
+        create_or_update(&api, &cache, "a", set("v", "2")).unwrap(),
+        Committed::Updated
+    );
     let now = api.get("a").unwrap();
     assert_eq!(now.data.get("v"), Some("2"));
     assert_eq!(now.binary_data.get("blob"), Some("AAEC"));
@@ -114,8 +141,12 @@ fn create_or_update_leaves_alone_what_the_cached_copy_lacks() {
 fn create_or_update_refuses_an_orphan_unless_adopting() {
     let server = ApiServer::start().unwrap();
     let api: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
-    let owner = api.create(&PostParams::default(), &common::cm("default", "owner", "")).unwrap();
-    let orphan = api.create(&PostParams::default(), &common::cm("default", "theirs", "data")).unwrap();
+    let owner = api
+        .create(&PostParams::default(), &common::cm("default", "owner", ""))
+        .unwrap();
+    let orphan = api
+        .create(&PostParams::default(), &common::cm("default", "theirs", "data"))
+        .unwrap();
     let cache = cache_of(vec![orphan]);
     let e = create_or_update(&api, &cache, "theirs", |cm: &mut ConfigMap| -> Result<()> {
         set_controller_reference(&owner, cm)?;
@@ -127,7 +158,11 @@ fn create_or_update_refuses_an_orphan_unless_adopting() {
         matches!(&e, Error::OwnerReference(o) if matches!(**o, OwnerReferenceError::WouldAdopt { .. })),
         "{e}"
     );
-    assert_eq!(api.get("theirs").unwrap().data.get("v"), Some("data"), "nothing written");
+    assert_eq!(
+        api.get("theirs").unwrap().data.get("v"),
+        Some("data"),
+        "nothing written"
+    );
     // Adopting is a choice made in code.
     let outcome = create_or_update(&api, &cache, "theirs", |cm: &mut ConfigMap| -> Result<()> {
         adopt(&owner, cm)?;
@@ -144,7 +179,9 @@ fn create_or_update_refuses_an_orphan_unless_adopting() {
 
 /// ConfigMaps `<owner>-copy-<i>` controlled by the ConfigMap `<owner>`, as many as its `n`.
 fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Api<ConfigMap>>) -> Result<Action> {
-    let Some(owner) = ctx.object() else { return Ok(Action::await_change()) };
+    let Some(owner) = ctx.object() else {
+        return Ok(Action::await_change());
+    };
     if ctx.name().contains("-copy-") {
         return Ok(Action::await_change());
     }
@@ -178,7 +215,8 @@ fn owned_objects_are_found_through_the_index_by_controller() {
     let owner = api
         .create(&PostParams::default(), &common::cm("default", "a", "").with("n", "3"))
         .unwrap();
-    api.create(&PostParams::default(), &common::cm("default", "b", "").with("n", "1")).unwrap();
+    api.create(&PostParams::default(), &common::cm("default", "b", "").with("n", "1"))
+        .unwrap();
     eventually("three copies of a, one of b", || {
         configmaps.lister().list_all().len() == 2 + 3 + 1
     });
@@ -202,19 +240,33 @@ fn owned_objects_are_found_through_the_index_by_controller() {
 fn delete_preconditions_by_builder_spare_a_re_created_object() {
     let server = ApiServer::start().unwrap();
     let api: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
-    let old = api.create(&PostParams::default(), &common::cm("default", "a", "1")).unwrap();
+    let old = api
+        .create(&PostParams::default(), &common::cm("default", "a", "1"))
+        .unwrap();
     api.delete("a", &DeleteParams::default()).unwrap();
-    let new = api.create(&PostParams::default(), &ConfigMap::new(ObjectMeta::namespaced("default", "a"))).unwrap();
+    let new = api
+        .create(
+            &PostParams::default(),
+            &ConfigMap::new(ObjectMeta::namespaced("default", "a")),
+        )
+        .unwrap();
     let stale = DeleteParams::default().precondition_uid(old.metadata.uid.clone().unwrap());
     let e = api.delete("a", &stale).unwrap_err();
     assert!(e.is_conflict(), "{e}");
     let stale_rv = DeleteParams::default().precondition_resource_version(old.metadata.resource_version.unwrap());
     assert!(api.delete("a", &stale_rv).unwrap_err().is_conflict());
     assert!(api.get_opt("a").unwrap().is_some());
-    let dry = DeleteParams::default().precondition_uid(new.metadata.uid.clone().unwrap()).dry_run();
+    let dry = DeleteParams::default()
+        .precondition_uid(new.metadata.uid.clone().unwrap())
+        .dry_run();
     api.delete("a", &dry).unwrap();
     assert!(api.get_opt("a").unwrap().is_some(), "a dry run deletes nothing");
-    api.delete("a", &DeleteParams::default().precondition_uid(new.metadata.uid.unwrap()).grace_period_seconds(0))
-        .unwrap();
+    api.delete(
+        "a",
+        &DeleteParams::default()
+            .precondition_uid(new.metadata.uid.unwrap())
+            .grace_period_seconds(0),
+    )
+    .unwrap();
     assert!(api.get_opt("a").unwrap().is_none());
 }

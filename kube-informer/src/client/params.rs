@@ -410,7 +410,9 @@ impl DeleteParams {
     /// read.
     #[must_use]
     pub fn precondition_resource_version(mut self, resource_version: impl Into<String>) -> Self {
-        self.preconditions.get_or_insert_with(Preconditions::default).resource_version = Some(resource_version.into());
+        self.preconditions
+            .get_or_insert_with(Preconditions::default)
+            .resource_version = Some(resource_version.into());
         self
     }
 

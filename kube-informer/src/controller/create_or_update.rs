@@ -191,10 +191,15 @@ mod tests {
                            "list": [1, 2, 3], "new": {"a": null}, "absent": null});
         assert_eq!(
             merge_diff(&before, &after),
-            Some(json!({"metadata": {"labels": {"y": null, "z": "3"}}, "list": [1, 2, 3], "new": {"a": null},
-                        "gone": null}))
+            Some(
+                json!({"metadata": {"labels": {"y": null, "z": "3"}}, "list": [1, 2, 3], "new": {"a": null},
+                        "gone": null})
+            )
         );
         assert_eq!(merge_diff(&before, &before), None);
-        assert_eq!(merge_diff(&json!({"a": 1}), &json!({"a": {"b": 2}})), Some(json!({"a": {"b": 2}})));
+        assert_eq!(
+            merge_diff(&json!({"a": 1}), &json!({"a": {"b": 2}})),
+            Some(json!({"a": {"b": 2}}))
+        );
     }
 }

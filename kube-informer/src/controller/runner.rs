@@ -322,7 +322,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn watches<S, I>(self, informer: Arc<SharedIndexInformer<S>>, mapper: impl Fn(&S) -> I + Send + Sync + 'static) -> Self
+    pub fn watches<S, I>(
+        self,
+        informer: Arc<SharedIndexInformer<S>>,
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
+    ) -> Self
     where
         S: Object,
         I: IntoIterator<Item = ObjectRef<K>>,

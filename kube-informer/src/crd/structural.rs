@@ -237,7 +237,10 @@ fn check_keywords(m: &Map<String, Value>, path: &str) -> Result<(), CrdError> {
 fn normalize_type(m: &mut Map<String, Value>, path: &str) -> Result<(), CrdError> {
     let Some(Value::Array(types)) = m.get("type") else {
         if m.get("type").and_then(Value::as_str) == Some("null") {
-            return Err(unstructural(path, "the type `null` (the unit type `()`) has no CRD schema"));
+            return Err(unstructural(
+                path,
+                "the type `null` (the unit type `()`) has no CRD schema",
+            ));
         }
         return Ok(());
     };
@@ -271,8 +274,7 @@ fn is_null_branch(b: &Value) -> bool {
     let null_enum = o.get("enum").is_some_and(|e| e == &json!([null]));
     let null_type = o.get("type").is_some_and(|t| t == "null");
     (null_enum || null_type)
-        && o
-            .keys()
+        && o.keys()
             .all(|k| matches!(k.as_str(), "enum" | "type" | "nullable" | "description" | "title"))
 }
 
@@ -293,12 +295,17 @@ fn flatten_junctors(m: &mut Map<String, Value>, path: &str) -> Result<bool, CrdE
         return Ok(true);
     }
     for key in ["anyOf", "oneOf"] {
-        let Some(Value::Array(branches)) = m.get(key) else { continue };
+        let Some(Value::Array(branches)) = m.get(key) else {
+            continue;
+        };
         let branches = branches.clone();
         // Option<T>: T, nullable.
         if branches.len() == 2 && branches.iter().any(is_null_branch) {
             m.remove(key);
-            let other = branches.into_iter().find(|b| !is_null_branch(b)).expect("two branches, one null");
+            let other = branches
+                .into_iter()
+                .find(|b| !is_null_branch(b))
+                .expect("two branches, one null");
             match other {
                 Value::Object(o) => merge_into(m, o, path)?,
                 Value::Bool(true) => {
@@ -329,7 +336,10 @@ fn flatten_junctors(m: &mut Map<String, Value>, path: &str) -> Result<bool, CrdE
             return Ok(true);
         }
         // A unit-only enum: one enum of every value.
-        if objects.iter().all(|b| b.contains_key("enum") && !b.contains_key("properties")) {
+        if objects
+            .iter()
+            .all(|b| b.contains_key("enum") && !b.contains_key("properties"))
+        {
             let ty = common_type(&objects, m, path)?;
             let mut values = Vec::new();
             for b in &objects {
@@ -351,7 +361,11 @@ fn flatten_junctors(m: &mut Map<String, Value>, path: &str) -> Result<bool, CrdE
         }
         let mut kinds: Vec<String> = objects
             .iter()
-            .map(|b| type_of(b).unwrap_or(if b.contains_key("enum") { "enum" } else { "untyped" }).to_owned())
+            .map(|b| {
+                type_of(b)
+                    .unwrap_or(if b.contains_key("enum") { "enum" } else { "untyped" })
+                    .to_owned()
+            })
             .collect();
         kinds.dedup();
         return Err(unstructural(
@@ -384,14 +398,20 @@ fn common_type<'a>(
             (None, Some(t)) => ty = Some(t),
             (Some(a), Some(t)) if a == t => {}
             (Some(a), Some(t)) => {
-                return Err(unstructural(path, format!("an enum whose values are of types {a} and {t}")));
+                return Err(unstructural(
+                    path,
+                    format!("an enum whose values are of types {a} and {t}"),
+                ));
             }
         }
     }
     if let (Some(own), Some(t)) = (type_of(m), ty)
         && own != t
     {
-        return Err(unstructural(path, format!("an enum of {t} values in a field of type {own}")));
+        return Err(unstructural(
+            path,
+            format!("an enum of {t} values in a field of type {own}"),
+        ));
     }
     Ok(ty)
 }
@@ -404,7 +424,10 @@ fn hoist_properties(
     path: &str,
 ) -> Result<(), CrdError> {
     if type_of(m).is_some_and(|t| t != "object") {
-        return Err(unstructural(path, "variants with data in a field that is not an object"));
+        return Err(unstructural(
+            path,
+            "variants with data in a field that is not an object",
+        ));
     }
     m.insert("type".into(), "object".into());
     let mut kept = Vec::new();
@@ -422,7 +445,11 @@ fn hoist_properties(
                 ));
             }
         }
-        let mut props = b.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut props = b
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         // An externally tagged variant's doc describes its one field (kube-rs does the same).
         if key == "oneOf"
             && props.len() == 1
@@ -559,12 +586,19 @@ fn additional_properties(m: &mut Map<String, Value>, path: &str) -> Result<(), C
     let Some(ap) = m.remove("additionalProperties") else {
         return Ok(());
     };
-    let has_properties = m.get("properties").is_some_and(|p| p.as_object().is_some_and(|p| !p.is_empty()));
+    let has_properties = m
+        .get("properties")
+        .is_some_and(|p| p.as_object().is_some_and(|p| !p.is_empty()));
     let free = match &ap {
         Value::Bool(true) => true,
         Value::Bool(false) => return Ok(()),
         Value::Object(o) => o.is_empty() || has_properties,
-        _ => return Err(unstructural(path, "`additionalProperties` must be a schema or a boolean")),
+        _ => {
+            return Err(unstructural(
+                path,
+                "`additionalProperties` must be a schema or a boolean",
+            ));
+        }
     };
     if free {
         if type_of(m).is_some_and(|t| t != "object") {
@@ -637,7 +671,10 @@ fn check_value_junctors(m: &Map<String, Value>, path: &str) -> Result<(), CrdErr
     if let Some(not) = m.get("not")
         && !not.as_object().is_some_and(only_value_validations)
     {
-        return Err(unstructural(path, format!("a `not` with more than value validations: {not}")));
+        return Err(unstructural(
+            path,
+            format!("a `not` with more than value validations: {not}"),
+        ));
     }
     Ok(())
 }

@@ -23,17 +23,25 @@ fn assert_structural(v: &Value, path: &str) {
     }
     let flag = |k: &str| m.get(k) == Some(&Value::Bool(true));
     assert!(
-        m.get("type").is_some_and(Value::is_string) || flag("x-kubernetes-int-or-string") || flag("x-kubernetes-preserve-unknown-fields"),
+        m.get("type").is_some_and(Value::is_string)
+            || flag("x-kubernetes-int-or-string")
+            || flag("x-kubernetes-preserve-unknown-fields"),
         "{path}: untyped: {v}"
     );
     assert!(!flag("uniqueItems"), "{path}: uniqueItems");
-    assert!(!m.contains_key("additionalProperties") || !m.contains_key("properties"), "{path}: both");
+    assert!(
+        !m.contains_key("additionalProperties") || !m.contains_key("properties"),
+        "{path}: both"
+    );
     assert_ne!(m.get("additionalProperties"), Some(&Value::Bool(false)), "{path}");
     for j in ["allOf", "anyOf", "oneOf"] {
         for b in m.get(j).and_then(Value::as_array).into_iter().flatten() {
             for k in b.as_object().unwrap().keys() {
                 assert!(
-                    !matches!(k.as_str(), "type" | "description" | "default" | "nullable" | "additionalProperties" | "properties"),
+                    !matches!(
+                        k.as_str(),
+                        "type" | "description" | "default" | "nullable" | "additionalProperties" | "properties"
+                    ),
                     "{path}.{j}: {k}"
                 );
             }
@@ -143,7 +151,10 @@ fn kube_rs_foo_spec_becomes_what_kube_rs_emits() {
     let s = schema::<FooSpec>();
     let p = &s["properties"];
     assert_eq!(p["nonNullable"], json!({"type": "string"}));
-    assert_eq!(p["nonNullableWithDefault"], json!({"type": "string", "default": "default_value"}));
+    assert_eq!(
+        p["nonNullableWithDefault"],
+        json!({"type": "string", "default": "default_value"})
+    );
     assert_eq!(p["nullableSkipped"], json!({"type": "string", "nullable": true}));
     assert_eq!(p["nullable"], json!({"type": "string", "nullable": true}));
     assert_eq!(
@@ -188,7 +199,12 @@ fn kube_rs_foo_spec_becomes_what_kube_rs_emits() {
     );
     assert_eq!(p["optionalEnumWithDoc"]["description"], "Preferred gender");
     assert_eq!(p["optionalEnumWithDoc"]["nullable"], true);
-    let mut required: Vec<&str> = s["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let mut required: Vec<&str> = s["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     required.sort_unstable();
     assert_eq!(required, ["complexEnum", "nonNullable", "set", "untaggedEnumPerson"]);
 }
@@ -253,10 +269,22 @@ fn maps_free_form_values_and_int_or_string() {
         json!({"x-kubernetes-int-or-string": true, "nullable": true})
     );
     assert_eq!(p["anything"], json!({"x-kubernetes-preserve-unknown-fields": true}));
-    assert_eq!(p["maybe_anything"], json!({"x-kubernetes-preserve-unknown-fields": true}));
-    assert_eq!(p["labels"], json!({"type": "object", "additionalProperties": {"type": "string"}}));
-    assert_eq!(p["extra"], json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
-    assert_eq!(p["small"], json!({"type": "integer", "format": "int32", "minimum": 0, "maximum": 255}));
+    assert_eq!(
+        p["maybe_anything"],
+        json!({"x-kubernetes-preserve-unknown-fields": true})
+    );
+    assert_eq!(
+        p["labels"],
+        json!({"type": "object", "additionalProperties": {"type": "string"}})
+    );
+    assert_eq!(
+        p["extra"],
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+    );
+    assert_eq!(
+        p["small"],
+        json!({"type": "integer", "format": "int32", "minimum": 0, "maximum": 255})
+    );
     assert_eq!(p["big"], json!({"type": "integer", "format": "int64", "minimum": 0}));
     assert_eq!(p["ratio"], json!({"type": "number", "format": "float"}));
 }
@@ -273,7 +301,10 @@ enum Internal {
 fn an_internal_tag_becomes_one_enum_property() {
     let s = schema::<Internal>();
     assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["A", "B"]}));
-    assert_eq!(s["oneOf"], json!([{"required": ["kind", "a"]}, {"required": ["kind", "b"]}]));
+    assert_eq!(
+        s["oneOf"],
+        json!([{"required": ["kind", "a"]}, {"required": ["kind", "b"]}])
+    );
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
@@ -342,10 +373,16 @@ enum Mode {
 #[test]
 fn what_has_no_structural_form_is_an_error_naming_the_field() {
     let e = schema_for::<Recursive>("spec").unwrap_err();
-    assert!(matches!(&e, CrdError::Unstructural { path, .. } if path == "spec.next"), "{e}");
+    assert!(
+        matches!(&e, CrdError::Unstructural { path, .. } if path == "spec.next"),
+        "{e}"
+    );
     assert!(e.to_string().contains("recursive"), "{e}");
     let e = schema_for::<Tuple>("spec").unwrap_err();
-    assert!(matches!(&e, CrdError::Unstructural { path, .. } if path == "spec.pair"), "{e}");
+    assert!(
+        matches!(&e, CrdError::Unstructural { path, .. } if path == "spec.pair"),
+        "{e}"
+    );
     assert!(e.to_string().contains("tuple"), "{e}");
     let e = schema_for::<Mixed>("spec").unwrap_err();
     assert_eq!(
@@ -358,8 +395,11 @@ fn what_has_no_structural_form_is_an_error_naming_the_field() {
 
 #[test]
 fn keywords_apiextensions_lacks_are_refused_or_dropped() {
-    let e = structural::rewrite(json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}}), "spec")
-        .unwrap_err();
+    let e = structural::rewrite(
+        json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}}),
+        "spec",
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("`patternProperties` is not a keyword"), "{e}");
     let s = structural::rewrite(
         json!({"type": "string", "examples": ["a"], "readOnly": true, "$comment": "x", "format": "no-such"}),
@@ -421,20 +461,29 @@ fn the_definition_carries_names_scope_subresources_and_columns() {
     );
     assert_eq!(json["spec"]["scope"], "Namespaced");
     let v = &json["spec"]["versions"][0];
-    assert_eq!((v["name"].as_str(), v["served"].as_bool(), v["storage"].as_bool()), (Some("v1"), Some(true), Some(true)));
+    assert_eq!(
+        (v["name"].as_str(), v["served"].as_bool(), v["storage"].as_bool()),
+        (Some("v1"), Some(true), Some(true))
+    );
     assert_eq!(
         v["subresources"],
         json!({"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
                                        "labelSelectorPath": ".status.selector"}})
     );
-    assert_eq!(v["additionalPrinterColumns"], json!([{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}]));
+    assert_eq!(
+        v["additionalPrinterColumns"],
+        json!([{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}])
+    );
     assert_eq!(v["selectableFields"], json!([{"jsonPath": ".spec.replicas"}]));
     let root = &v["schema"]["openAPIV3Schema"];
     assert_structural(root, "");
     assert_eq!(root["required"], json!(["spec"]));
     assert_eq!(root["x-kubernetes-validations"][0]["message"], "name too long");
     assert_eq!(root["properties"]["metadata"], json!({"type": "object"}));
-    assert_eq!(root["properties"]["spec"]["properties"]["template"]["default"], json!({}));
+    assert_eq!(
+        root["properties"]["spec"]["properties"]["template"]["default"],
+        json!({})
+    );
     assert_eq!(root["properties"]["status"]["properties"]["selector"]["nullable"], true);
     // Read back as it was written.
     assert_eq!(serde_json::from_value::<CustomResourceDefinition>(json).unwrap(), crd);
@@ -444,7 +493,11 @@ fn the_definition_carries_names_scope_subresources_and_columns() {
     let v = &note.spec.versions[0];
     assert_eq!((v.deprecated, v.deprecation_warning.as_deref()), (Some(true), None));
     assert!(v.subresources.is_none(), "no status, no scale: no subresources");
-    assert!(v.schema.as_ref().unwrap().open_api_v3_schema["properties"].get("status").is_none());
+    assert!(
+        v.schema.as_ref().unwrap().open_api_v3_schema["properties"]
+            .get("status")
+            .is_none()
+    );
 }
 
 #[test]
@@ -457,7 +510,12 @@ fn versions_merge_into_one_definition() {
         }
     }
     let merged = merge_versions(vec![Fleet::crd().unwrap(), v2::Fleet::crd().unwrap()], "v2").unwrap();
-    let versions: Vec<_> = merged.spec.versions.iter().map(|v| (v.name.as_str(), v.storage)).collect();
+    let versions: Vec<_> = merged
+        .spec
+        .versions
+        .iter()
+        .map(|v| (v.name.as_str(), v.storage))
+        .collect();
     assert_eq!(versions, [("v1", false), ("v2", true)]);
     let e = merge_versions(vec![Fleet::crd().unwrap(), Fleet::crd().unwrap()], "v1").unwrap_err();
     assert_eq!(e.to_string(), "cannot merge the definitions: version v1 comes twice");

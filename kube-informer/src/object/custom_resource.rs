@@ -243,7 +243,12 @@ impl CrdOptions {
 
     /// Adds a printer column of `type_` (`integer`, `number`, `string`, `boolean`, `date`) at `json_path`.
     #[must_use]
-    pub fn printer_column(mut self, name: impl Into<String>, type_: impl Into<String>, json_path: impl Into<String>) -> Self {
+    pub fn printer_column(
+        mut self,
+        name: impl Into<String>,
+        type_: impl Into<String>,
+        json_path: impl Into<String>,
+    ) -> Self {
         self.printer_columns.push(PrinterColumn {
             name: name.into(),
             type_: type_.into(),
@@ -600,7 +605,10 @@ mod tests {
             "spec": {"size": 3}, "status": null, "unknown": [1, 2]
         }))
         .unwrap();
-        assert_eq!((g.metadata.name(), g.spec.size, g.status.as_ref()), (Some("g"), 3, None));
+        assert_eq!(
+            (g.metadata.name(), g.spec.size, g.status.as_ref()),
+            (Some("g"), 3, None)
+        );
         let mut g2 = g.clone();
         g2.status = Some(GadgetStatus { ready: true });
         let json = serde_json::to_value(&g2).unwrap();
@@ -622,8 +630,11 @@ mod tests {
         assert!(!Policy::api_resource().namespaced);
         assert_eq!(Policy::crd_options().short_names, ["pol"]);
         let json = serde_json::to_value(&p).unwrap();
-        assert_eq!(json, serde_json::json!({"apiVersion": "example.com/v1", "kind": "Policy",
-                                             "metadata": {"name": "p"}, "spec": {"size": 1}}));
+        assert_eq!(
+            json,
+            serde_json::json!({"apiVersion": "example.com/v1", "kind": "Policy",
+                                             "metadata": {"name": "p"}, "spec": {"size": 1}})
+        );
     }
 
     #[test]

@@ -52,11 +52,11 @@ mod string_map;
 pub mod time;
 
 pub use api_resource::ApiResource;
-#[doc(hidden)]
-pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use custom_resource::{
     CrdOptions, CustomResource, NoStatus, PrinterColumn, ScaleSubresource, ValidationRule, plural_of,
 };
+#[doc(hidden)]
+pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};

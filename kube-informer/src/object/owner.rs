@@ -518,7 +518,10 @@ mod tests {
             set_controller_reference(&owner, &mut orphan),
             Err(OwnerReferenceError::WouldAdopt { name: "dep".into() })
         );
-        assert!(orphan.metadata.owner_references.is_empty(), "nothing changed on a refusal");
+        assert!(
+            orphan.metadata.owner_references.is_empty(),
+            "nothing changed on a refusal"
+        );
         let e = set_controller_reference_with(&owner, &ConfigMap::api_resource(), &mut orphan).unwrap_err();
         assert!(e.to_string().contains("refusing to adopt"), "{e}");
         // A plain owner reference is no takeover.
@@ -535,6 +538,9 @@ mod tests {
         // Adoption never takes an object from another controller.
         let mut taken = stored(Some("ns"), "taken", "d2");
         adopt_with(&stored(Some("ns"), "a", "ua"), &ConfigMap::api_resource(), &mut taken).unwrap();
-        assert!(matches!(adopt(&owner, &mut taken), Err(OwnerReferenceError::AlreadyOwned { .. })));
+        assert!(matches!(
+            adopt(&owner, &mut taken),
+            Err(OwnerReferenceError::AlreadyOwned { .. })
+        ));
     }
 }
