@@ -18,7 +18,9 @@
 //! ```
 //!
 //! * [`object`](mod@object): metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
-//!   [`DynamicObject`](object::DynamicObject).
+//!   [`DynamicObject`](object::DynamicObject), custom resources declared in Rust ([`custom_resource!`]).
+//! * `crd` (feature `schema`): the CustomResourceDefinition of a custom resource, its structural schema derived from
+//!   the Rust types with schemars.
 //! * [`selector`]: label and field selectors.
 //! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, paged LIST, streaming WATCH, writes.
 //! * [`watch`]: watch events and the incremental stream decoder.

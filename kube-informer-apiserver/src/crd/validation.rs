@@ -154,7 +154,10 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
                 &format!("{path}.schema.openAPIV3Schema"),
                 "schemas are required",
             )),
-            Some(s) => structural(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs),
+            Some(s) => {
+                structural(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
+                super::structural::check(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
+            }
         }
         let selectable = selectable_fields(v, schema, &path, &mut errs);
         let deprecated = v["deprecated"] == true;
