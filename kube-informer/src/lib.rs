@@ -18,7 +18,9 @@
 //! ```
 //!
 //! * [`object`](mod@object): metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
-//!   [`DynamicObject`](object::DynamicObject).
+//!   [`DynamicObject`](object::DynamicObject), custom resources declared in Rust ([`custom_resource!`]).
+//! * `crd` (feature `schema`): the CustomResourceDefinition of a custom resource, its structural schema derived from
+//!   the Rust types with schemars.
 //! * [`selector`]: label and field selectors.
 //! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, client-side rate limit, paged LIST,
 //!   streaming WATCH, writes, pod logs and eviction, raw requests.
@@ -126,6 +128,9 @@ pub mod cache;
 pub mod client;
 pub mod clock;
 pub mod controller;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod crd;
 mod error;
 pub mod events;
 mod failure_streak;
@@ -147,6 +152,12 @@ mod thread_name;
 pub mod watch;
 mod worker;
 pub mod workqueue;
+
+/// What the crate's macros expand to refer to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}
 
 /// README.md's code blocks, compiled and run as doc tests.
 #[cfg(doctest)]

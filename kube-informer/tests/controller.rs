@@ -56,7 +56,7 @@ fn fast(name: &str) -> ControllerOptions {
 
 /// The copy controller's reconcile: make `<name>-copy` match the source, or delete it when the source is gone.
 fn copy(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action> {
-    let ns = ctx.namespace().expect("namespaced");
+    let ns = ctx.namespace();
     let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ns);
     let copy_name = format!("{}-copy", ctx.name());
     let copies = ctx.lister_of::<ConfigMap>().expect("the copies' lister");

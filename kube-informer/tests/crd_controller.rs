@@ -119,7 +119,7 @@ struct App {
 /// takes its ConfigMap along (no garbage collector runs here).
 fn reconcile(key: &str, ctx: &Context<'_, Frontend, App>) -> Result<Action> {
     let app = ctx.data();
-    let ns = ctx.namespace().expect("frontends are namespaced");
+    let ns = ctx.namespace();
     let configmaps: Api<ConfigMap> = Api::namespaced(app.client.clone(), ns);
     let cm_name = format!("{}-config", ctx.name());
     let Some(fe) = ctx.object() else {

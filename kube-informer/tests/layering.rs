@@ -14,6 +14,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("failure_streak", 0),
     ("object", 0),
     ("error", 1),
+    ("crd", 1),
     ("stop", 1),
     ("health", 1),
     ("worker", 2),

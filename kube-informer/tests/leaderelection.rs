@@ -45,7 +45,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action>
     if src.data.contains_key("copied") {
         return Ok(Action::await_change());
     }
-    let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ctx.namespace().unwrap());
+    let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ctx.namespace());
     let mut cm = (*src).clone();
     cm.data.insert("copied".into(), "yes".into());
     api.replace(ctx.name(), &PostParams::default(), &cm)?;

@@ -12,7 +12,7 @@ use kube_informer::client::params::{DeleteParams, PostParams};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::informer::{FactoryOptions, InformerOptions, SharedIndexInformer, SharedInformerFactory};
 use kube_informer::object::core::ConfigMap;
-use kube_informer::object::{ApiResource, DynamicObject};
+use kube_informer::object::{ApiResource, DynamicObject, ObjectRef};
 use kube_informer::registry::Registry;
 use kube_informer::selector::Selector;
 use kube_informer_apiserver::{ApiServer, Verb};
@@ -197,7 +197,12 @@ fn a_controller_over_namespaces_reconciles_them_and_drops_keys_outside() {
             let annotations = &s.metadata.annotations;
             annotations
                 .get("target")
-                .map(|t| t.split(' ').map(str::to_owned).collect())
+                .map(|t| {
+                    t.split(' ')
+                        .filter_map(|key| key.split_once('/'))
+                        .map(|(ns, name)| ObjectRef::<ConfigMap>::new(name).within(ns))
+                        .collect::<Vec<_>>()
+                })
                 .unwrap_or_default()
         })
         .options(ControllerOptions::default().name("multi"))

@@ -10,6 +10,12 @@ use crate::object::{MetaAccessor, Object};
 /// The name of the namespace index every informer store has (client-go's `NamespaceIndex`).
 pub const NAMESPACE_INDEX: &str = "namespace";
 
+/// The name of the index by controller: the uid of an object's controller reference (the owner reference with
+/// `controller: true`). [`ControllerBuilder::owns`](crate::controller::ControllerBuilder::owns) adds it to the
+/// caches of the objects a controller owns; [`Lister::controlled_by`](super::Lister::controlled_by) and
+/// [`Context::owned`](crate::controller::Context::owned) read it.
+pub const CONTROLLER_INDEX: &str = "kube-informer.io/controller-uid";
+
 /// An index function: the index values of an object (none, one or several).
 pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 
@@ -123,6 +129,27 @@ impl<K: Object> Indexers<K> {
             .insert(NAMESPACE_INDEX.to_owned(), IndexFn::Single(namespace_of::<K>));
         self
     }
+}
+
+impl<K: Object> Indexers<K> {
+    /// Adds the index by controller under [`CONTROLLER_INDEX`] ([`controller_index_func`]).
+    #[must_use]
+    pub fn with_controller(self) -> Self {
+        self.with(CONTROLLER_INDEX, controller_index_func::<K>)
+    }
+}
+
+/// Indexes an object by the uid of its controller (none when it has no controller reference), as
+/// [`is_controlled_by`](crate::object::is_controlled_by) compares: a re-created owner of the same name does not find
+/// its predecessor's objects.
+pub fn controller_index_func<K: Object>(obj: &K) -> Vec<String> {
+    obj.meta()
+        .owner_references()
+        .iter()
+        .find(|r| r.is_controller() && !r.uid.is_empty())
+        .map(|r| r.uid.clone())
+        .into_iter()
+        .collect()
 }
 
 /// The namespace index value of an object: its namespace, or "" for a cluster-scoped one.

@@ -30,7 +30,7 @@ use crate::selector::Selector;
 /// let app: Selector = "app=web".parse().unwrap();
 /// assert_eq!(lister.list(&app).len(), 1);
 /// assert!(lister.namespace("prod").get("web").is_some());
-/// assert_eq!(lister.namespace("dev").list(&Selector::everything()).len(), 1);
+/// assert_eq!(lister.namespace("dev").list_all().len(), 1);
 /// assert_eq!(lister.len(), 2);
 /// ```
 ///
@@ -157,6 +157,32 @@ impl<K: Object> Lister<K> {
         })
     }
 
+    /// Every cached object, in any namespace.
+    pub fn list_all(&self) -> Vec<Arc<K>> {
+        self.stores().flat_map(|s| s.list()).collect()
+    }
+
+    /// The objects whose controller is `owner` (by uid, as [`is_controlled_by`] compares), through the owner index
+    /// a controller's [`owns`](crate::controller::ControllerBuilder::owns) adds to this cache ([`CONTROLLER_INDEX`]),
+    /// or by a scan of the cache without it. Empty for an owner without a uid (never stored).
+    ///
+    /// [`is_controlled_by`]: crate::object::is_controlled_by
+    /// [`CONTROLLER_INDEX`]: super::CONTROLLER_INDEX
+    pub fn controlled_by<O: Object>(&self, owner: &O) -> Vec<Arc<K>> {
+        let Some(uid) = owner.meta().uid().filter(|u| !u.is_empty()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for store in self.stores() {
+            out.extend(
+                store
+                    .by_index(super::CONTROLLER_INDEX, uid)
+                    .unwrap_or_else(|_| store.filtered(|o| crate::object::is_controlled_by(o, owner))),
+            );
+        }
+        out
+    }
+
     /// A view of one namespace.
     ///
     /// # Errors
@@ -241,6 +267,11 @@ impl<K: Object> NamespaceLister<K> {
     /// The object `name` in this namespace.
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
         self.store.as_ref()?.get(&make_key(Some(&self.namespace), name))
+    }
+
+    /// Every cached object of this namespace.
+    pub fn list_all(&self) -> Vec<Arc<K>> {
+        self.list(&Selector::everything())
     }
 
     /// The objects of this namespace matching `selector` (through the namespace index when present).

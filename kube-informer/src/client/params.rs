@@ -379,11 +379,15 @@ pub struct Preconditions {
 /// ```
 /// use kube_informer::client::params::{DeleteParams, Preconditions, PropagationPolicy};
 ///
-/// let dp = DeleteParams {
-///     propagation_policy: Some(PropagationPolicy::Foreground),
-///     preconditions: Some(Preconditions { resource_version: Some("7".into()), ..Default::default() }),
-///     ..Default::default()
-/// };
+/// // Delete this object, not one re-created under its name since it was read.
+/// let dp = DeleteParams::default().precondition_uid("5f1c…");
+/// assert_eq!(dp.preconditions.unwrap().uid.as_deref(), Some("5f1c…"));
+///
+/// let dp = DeleteParams::default()
+///     .propagation_policy(PropagationPolicy::Foreground)
+///     .precondition_resource_version("7")
+///     .grace_period_seconds(0);
+/// assert_eq!(dp.preconditions.unwrap().resource_version.as_deref(), Some("7"));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeleteParams {
@@ -414,6 +418,45 @@ pub(crate) struct DeleteOptions<'a> {
 }
 
 impl DeleteParams {
+    /// Deletes only the object with this uid: a 409 Conflict when the name now holds another object (deleted and
+    /// re-created since it was read).
+    #[must_use]
+    pub fn precondition_uid(mut self, uid: impl Into<String>) -> Self {
+        self.preconditions.get_or_insert_with(Preconditions::default).uid = Some(uid.into());
+        self
+    }
+
+    /// Deletes only if the object is still at this resourceVersion: a 409 Conflict when it changed since it was
+    /// read.
+    #[must_use]
+    pub fn precondition_resource_version(mut self, resource_version: impl Into<String>) -> Self {
+        self.preconditions
+            .get_or_insert_with(Preconditions::default)
+            .resource_version = Some(resource_version.into());
+        self
+    }
+
+    /// Sets what becomes of the object's dependents.
+    #[must_use]
+    pub fn propagation_policy(mut self, policy: PropagationPolicy) -> Self {
+        self.propagation_policy = Some(policy);
+        self
+    }
+
+    /// Sets the grace period (0: at once).
+    #[must_use]
+    pub fn grace_period_seconds(mut self, seconds: u32) -> Self {
+        self.grace_period_seconds = Some(seconds);
+        self
+    }
+
+    /// Asks the server to check the delete without doing it (`dryRun=All`).
+    #[must_use]
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
     /// The `DeleteOptions` body for this delete.
     pub(crate) fn to_body(&self) -> DeleteOptions<'_> {
         DeleteOptions {

@@ -12,18 +12,18 @@ use log::{debug, info, warn};
 use parking_lot::{Mutex, RwLock};
 
 use super::context::Context;
-use super::mapper::controller_owner_key;
 use super::options::{ControllerOptions, QueueKey};
 use super::predicate::{Predicate, admits};
 use super::{Action, ControllerMetrics};
-use crate::cache::Lister;
+use crate::cache::{CONTROLLER_INDEX, Indexers, Lister};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::health::{Health, HealthCell, InformerHealth};
 use crate::informer::{HandlerOptions, Notification, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
-use crate::object::{ApiResource, Object, Resource, key_of};
+use crate::object::owner::controller_ref_of;
+use crate::object::{ApiResource, Object, ObjectRef, Resource, key_of};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::Worker;
@@ -291,8 +291,12 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
 
 impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// Reconciles the controlling owner of each object of `informer`: the owner reference with `controller: true`
-    /// whose kind and group are the primary's ([`controller_owner_key`]) — what client-go controllers do for the
-    /// objects they create (ReplicaSets for a Deployment).
+    /// whose kind and group are the primary's ([`ObjectRef::controller_of`]) — what client-go controllers do for the
+    /// objects they create (ReplicaSets for a Deployment). The informer's cache gets the index by controller
+    /// ([`CONTROLLER_INDEX`]), so that a reconcile finds what its primary owns by index, not by a scan
+    /// ([`Context::owned`]).
+    ///
+    /// [`CONTROLLER_INDEX`]: crate::cache::CONTROLLER_INDEX
     #[must_use]
     pub fn owns<S: Object>(self, informer: Arc<SharedIndexInformer<S>>) -> Self
     where
@@ -306,8 +310,9 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// [`DynamicObject`]: crate::object::DynamicObject
     #[must_use]
     pub fn owns_with<S: Object>(self, informer: Arc<SharedIndexInformer<S>>, primary: ApiResource) -> Self {
-        self.watches(informer, move |obj: &S| {
-            controller_owner_key(obj, &primary).into_iter().collect()
+        index_by_controller(&informer);
+        self.watch(informer, None, move |obj: &S| {
+            controller_ref_of(obj, &primary).map(ObjectRef::cast)
         })
     }
 
@@ -317,31 +322,56 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     where
         K: Resource,
     {
-        let primary = K::api_resource();
-        self.watches_filtered(informer, predicate, move |obj: &S| {
-            controller_owner_key(obj, &primary).into_iter().collect()
-        })
+        index_by_controller(&informer);
+        self.watches_filtered(informer, predicate, ObjectRef::<K>::controller_of)
     }
 
-    /// Reconciles the primary keys `mapper` returns for each changed object of `informer` (for an update, the keys
-    /// of the old and the new state; for a delete, of the last state known).
+    /// Reconciles the primaries `mapper` names for each changed object of `informer` (for an update, those of the
+    /// old and the new state; for a delete, of the last state known). The mapper returns any iterable of
+    /// [`ObjectRef<K>`]: an `Option` for one, a `Vec` for several.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kube_informer::controller::{Action, Context, Controller};
+    /// use kube_informer::informer::SharedInformerFactory;
+    /// use kube_informer::object::core::{ConfigMap, Namespace};
+    /// use kube_informer::object::{MetaAccessor, Object, ObjectRef};
+    /// # let server = kube_informer_apiserver::ApiServer::start()?;
+    /// # let factory = SharedInformerFactory::new(server.client()?, Default::default());
+    ///
+    /// // A Namespace's controller, woken by every ConfigMap labelled with the namespace it concerns.
+    /// let controller = Controller::builder(factory.informer::<Namespace>(), ())
+    ///     .watches(factory.informer::<ConfigMap>(), |cm: &ConfigMap| {
+    ///         cm.meta().labels().get("example.com/namespace").map(ObjectRef::<Namespace>::new)
+    ///     })
+    ///     .build(|_key, _ctx: &Context<'_, Namespace, ()>| Ok::<_, kube_informer::Error>(Action::await_change()))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
-    pub fn watches<S: Object>(
+    pub fn watches<S, I>(
         self,
         informer: Arc<SharedIndexInformer<S>>,
-        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        S: Object,
+        I: IntoIterator<Item = ObjectRef<K>>,
+    {
         self.watch(informer, None, mapper)
     }
 
     /// [`watches`](Self::watches), mapping only the events `predicate` lets through.
     #[must_use]
-    pub fn watches_filtered<S: Object>(
+    pub fn watches_filtered<S, I>(
         self,
         informer: Arc<SharedIndexInformer<S>>,
         predicate: impl Predicate<S>,
-        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        S: Object,
+        I: IntoIterator<Item = ObjectRef<K>>,
+    {
         self.watch(informer, Some(Box::new(predicate)), mapper)
     }
 
@@ -359,11 +389,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         self
     }
 
-    fn watch<S: Object>(
+    fn watch<S: Object, I: IntoIterator<Item = ObjectRef<K>>>(
         mut self,
         informer: Arc<SharedIndexInformer<S>>,
         predicate: Option<Box<dyn Predicate<S>>>,
-        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
     ) -> Self {
         self.secondaries
             .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
@@ -376,12 +406,12 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                         return;
                     }
                     if let Notification::Update { old, .. } = ev {
-                        for key in mapper(old) {
-                            slot.add_mapped(key.into());
+                        for r in mapper(old) {
+                            slot.add_mapped(r.key().into());
                         }
                     }
-                    for key in mapper(ev.object()) {
-                        slot.add_mapped(key.into());
+                    for r in mapper(ev.object()) {
+                        slot.add_mapped(r.key().into());
                     }
                 };
                 let registration = informer.add_event_handler_with(handler, handler_options(name))?;
@@ -561,6 +591,16 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             registrations: Mutex::new(registrations),
         })
     }
+}
+
+/// Adds the index by controller to `informer`'s cache unless it has it (another controller owning the same objects
+/// added it already).
+fn index_by_controller<S: Object>(informer: &SharedIndexInformer<S>) {
+    if informer.has_index(CONTROLLER_INDEX) {
+        return;
+    }
+    // Two builders at once: the loser's conflict means the index is there.
+    let _ = informer.add_indexers(Indexers::new().with_controller());
 }
 
 fn handler_options(controller: &str) -> HandlerOptions {

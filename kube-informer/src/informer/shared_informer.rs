@@ -452,6 +452,13 @@ impl<K: Object> SharedIndexInformer<K> {
         }
     }
 
+    /// The cache has the index `name` (in every namespace's cache, over a set of namespaces).
+    pub(crate) fn has_index(&self, name: &str) -> bool {
+        self.parts
+            .iter()
+            .all(|p| p.store.index_names().iter().any(|n| n == name))
+    }
+
     /// Adds indexers to the cache; they index the objects already cached.
     ///
     /// # Errors

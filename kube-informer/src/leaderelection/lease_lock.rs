@@ -181,7 +181,10 @@ impl Lock for LeaseLock {
             Ok(released) => released,
             Err(e) => {
                 if matches!(e.code(), Some(403 | 404 | 405)) {
-                    debug!("{}: cannot watch the lease ({e}); candidates poll it instead", self.describe());
+                    debug!(
+                        "{}: cannot watch the lease ({e}); candidates poll it instead",
+                        self.describe()
+                    );
                     self.no_watch.store(true, Ordering::Relaxed);
                 }
                 false

@@ -36,6 +36,7 @@ use serde::de::DeserializeOwned;
 
 mod api_resource;
 pub mod core;
+mod custom_resource;
 mod dynamic;
 #[cfg(test)]
 mod in_place_tests;
@@ -43,7 +44,8 @@ mod in_place_tests;
 mod k8s_openapi_impl;
 mod list;
 mod meta;
-mod owner;
+mod object_ref;
+pub(crate) mod owner;
 mod partial;
 mod raw;
 mod scale;
@@ -52,12 +54,18 @@ mod string_map;
 pub mod time;
 
 pub use api_resource::ApiResource;
+pub use custom_resource::{
+    CrdOptions, CustomResource, NoStatus, PrinterColumn, ScaleSubresource, ValidationRule, plural_of,
+};
+#[doc(hidden)]
+pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use object_ref::ObjectRef;
 pub use owner::{
-    OwnerReferenceError, OwnerRefs, controller_of, is_controlled_by, remove_owner_reference, set_controller_reference,
-    set_controller_reference_with, set_owner_reference, set_owner_reference_with,
+    OwnerReferenceError, OwnerRefs, adopt, adopt_with, controller_of, is_controlled_by, remove_owner_reference,
+    set_controller_reference, set_controller_reference_with, set_owner_reference, set_owner_reference_with,
 };
 pub use partial::PartialObjectMetadata;
 pub use raw::RawJson;
@@ -100,6 +108,12 @@ pub trait Resource: Object {
     /// Group, version, kind, plural and scope of this type.
     fn api_resource() -> ApiResource;
 }
+
+/// A [`Resource`] whose objects live in namespaces: its objects always have one, so what is read of them needs no
+/// `Option` ([`Context::namespace`](crate::controller::Context::namespace)). [`object!`](crate::object!) and
+/// [`custom_resource!`](crate::custom_resource!) implement it for `namespaced: true`; k8s-openapi's namespaced types
+/// have it with the `k8s-openapi` feature.
+pub trait NamespacedResource: Resource {}
 
 /// Read and write access to standard metadata, whichever struct holds it.
 pub trait MetaAccessor {
@@ -249,7 +263,8 @@ pub fn split_key(key: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// Implements [`Object`] (and optionally [`Resource`]) for a struct with a `metadata: ObjectMeta` field.
+/// Implements [`Object`] (and optionally [`Resource`], and [`NamespacedResource`] for `namespaced: true`) for a
+/// struct with a `metadata: ObjectMeta` field.
 ///
 /// ```
 /// use kube_informer::object::{ObjectMeta, Resource};
@@ -277,12 +292,13 @@ macro_rules! object {
         }
     };
     ($ty:ty, group: $group:expr, version: $version:expr, kind: $kind:expr, plural: $plural:expr,
-     namespaced: $namespaced:expr $(,)?) => {
+     namespaced: $namespaced:tt $(,)?) => {
         $crate::object!($ty);
         impl $crate::object::Resource for $ty {
             fn api_resource() -> $crate::object::ApiResource {
                 $crate::object::ApiResource::new($group, $version, $kind, $plural, $namespaced)
             }
         }
+        $crate::__namespaced_marker!($ty, $namespaced);
     };
 }
