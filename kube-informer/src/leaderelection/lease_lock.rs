@@ -180,7 +180,7 @@ impl Lock for LeaseLock {
         match result {
             Ok(released) => released,
             Err(e) => {
-                if matches!(e.code(), Some(403 | 404 | 405)) {
+                if matches!(e.code(), Some(403..=405)) {
                     debug!(
                         "{}: cannot watch the lease ({e}); candidates poll it instead",
                         self.describe()
