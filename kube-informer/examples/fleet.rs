@@ -1,10 +1,11 @@
 //! fleet: a Fleet keeps `spec.replicas` ConfigMaps holding `spec.template`; its CRD comes from these types
 //! (`cargo run --example crdgen | kubectl apply -f -`). `cargo run --example fleet` runs the controller against the
-//! kubeconfig's cluster until Enter is pressed.
+//! kubeconfig's cluster under a manager, until SIGTERM or Ctrl-C.
 
 use kube_informer::client::{Api, Client, params::DeleteParams, params::Patch, params::PatchParams};
 use kube_informer::controller::{Action, Context, Controller, FinalizerError, FinalizerEvent, finalizer};
 use kube_informer::object::{CrdOptions, core::ConfigMap, set_controller_reference};
+use kube_informer::manager::{Manager, ManagerOptions};
 use kube_informer::{Error, Result, controller::predicate::GenerationChanged, informer::SharedInformerFactory};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -116,9 +117,8 @@ pub fn controller(factory: &SharedInformerFactory, client: Client) -> Result<Con
 
 #[allow(dead_code)] // the test and crdgen include this file for the controller and the types
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let client = Client::try_default()?;
-    let controller = controller(&SharedInformerFactory::new(client.clone(), Default::default()), client)?;
-    controller.start()?;
-    std::io::stdin().read_line(&mut String::new())?; // until Enter, or stdin closes
-    Ok(())
+    let manager = Manager::new(Client::try_default()?, ManagerOptions::default())?;
+    manager.add_controller(controller(manager.factory(), manager.client().clone())?)?;
+    let report = manager.run()?; // until SIGTERM or Ctrl-C: reconciles in flight finish, threads are joined
+    std::process::exit(if report.is_clean() { 0 } else { 1 });
 }
