@@ -56,7 +56,7 @@ fn fast(name: &str) -> ControllerOptions {
 
 /// The copy controller's reconcile: make `<name>-copy` match the source, or delete it when the source is gone.
 fn copy(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action> {
-    let ns = ctx.namespace().expect("namespaced");
+    let ns = ctx.namespace();
     let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ns);
     let copy_name = format!("{}-copy", ctx.name());
     let copies = ctx.lister_of::<ConfigMap>().expect("the copies' lister");
@@ -291,8 +291,15 @@ fn the_example_controller_converges_its_embedded_server_and_exits_0() {
         ] {
             assert!(stdout.contains(line), "{args:?}: missing {line:?} in\n{stdout}");
         }
-        if !args.is_empty() {
-            assert!(stdout.contains("started leading"), "{stdout}");
+        let log = String::from_utf8_lossy(&out.stderr);
+        if args.is_empty() {
+            assert!(stdout.ends_with("stopped cleanly (stop requested)\n"), "{stdout}");
+        } else {
+            assert!(log.contains("manager: leading; starting the controllers"), "{log}");
+            assert!(
+                stdout.ends_with("stopped cleanly (stop requested); lease default/configmap-sync released\n"),
+                "{stdout}"
+            );
         }
     }
 }

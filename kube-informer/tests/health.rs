@@ -172,7 +172,7 @@ fn refused_connections_degrade_and_a_listening_server_heals() {
     eventually("healthy once events flow again", || {
         informer.health().state.is_healthy()
     });
-    eventually("the new object cached", || informer.store().len() == 2);
+    eventually("the new object cached", || informer.lister().len() == 2);
     assert!(informer.health().last_event_age.is_some());
     let recovered = logged(log::Level::Info, "refused-configmaps: list and watch recovered after ");
     assert_eq!(recovered.len(), 1, "{recovered:?}");

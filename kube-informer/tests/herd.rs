@@ -99,7 +99,7 @@ impl Herd {
         }
         for (inf, r) in self.informers.iter().zip(resources()) {
             let want = self.server.list_json(&r, None).unwrap().len();
-            common::eventually(&format!("{} caught up", inf.name()), || inf.store().len() == want);
+            common::eventually(&format!("{} caught up", inf.name()), || inf.lister().len() == want);
         }
     }
 
