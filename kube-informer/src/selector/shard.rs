@@ -35,7 +35,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::Error;
-use crate::object::ObjectMeta;
+use crate::object::MetaAccessor;
 
 /// 2⁶⁴: the exclusive end of the hash space.
 pub const HASH_SPACE_END: u128 = 1 << 64;
@@ -59,10 +59,10 @@ impl ShardField {
     }
 
     /// The field's value in `meta` (`""` when absent, as kube-apiserver reads an unset field).
-    pub fn value(self, meta: &ObjectMeta) -> &str {
+    pub fn value(self, meta: &(impl MetaAccessor + ?Sized)) -> &str {
         match self {
-            ShardField::Uid => meta.uid.as_deref().unwrap_or(""),
-            ShardField::Namespace => meta.namespace.as_deref().unwrap_or(""),
+            ShardField::Uid => meta.uid().unwrap_or(""),
+            ShardField::Namespace => meta.namespace().unwrap_or(""),
         }
     }
 }
@@ -214,7 +214,7 @@ impl ShardSelector {
     }
 
     /// True when the object with this metadata is in the shard.
-    pub fn matches(&self, meta: &ObjectMeta) -> bool {
+    pub fn matches(&self, meta: &(impl MetaAccessor + ?Sized)) -> bool {
         self.matches_value(self.field.value(meta))
     }
 }

@@ -1,6 +1,7 @@
 //! Cases after apimachinery's and apiserver's `pkg/sharding` tests (parse, round trip, hash), plus splits.
 
 use super::*;
+use crate::object::ObjectMeta;
 
 const HALF: &str = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
 
