@@ -4,13 +4,18 @@
 //! `cargo bench -p kube-informer --bench sharding` (`SHARD_BENCH_OBJECTS` objects, 100,000 by default): one embedded
 //! server per gate setting holding that many ConfigMaps (about 1 KB of JSON each) in one namespace; then 1, 2 and 4
 //! replicas — each a child process running one informer of shard `split(n, i)` (1 replica: no shard) — start
-//! together and sync (a streaming list, the reflector's default). Per replica, read from `/proc/self` once synced:
-//! bytes received (`rchar` of `/proc/self/io`: every byte read, the socket's nearly all of them), CPU (utime +
-//! stime), peak RSS (VmHWM), objects cached and seconds to sync. The table gives the mean over the replicas of a run.
+//! together and sync (a streaming list, the reflector's default). Per replica: bytes received from the server
+//! (counted by a relay in the parent process that each replica connects through), and, read from `/proc/self` once
+//! synced, CPU (utime + stime), peak RSS (VmHWM), objects cached and seconds to sync. The table gives the mean over
+//! the replicas of a run.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use kube_informer::client::{Client, Config};
@@ -55,9 +60,8 @@ fn replica(url: &str, count: u32, index: u32) {
     let secs = started.elapsed().as_secs_f64();
     let m = informer.metrics();
     println!(
-        "synced objects={} bytes={} cpu={:.2} peak_rss={} secs={:.2} dropped={}",
+        "synced objects={} cpu={:.2} peak_rss={} secs={:.2} dropped={}",
         informer.lister().len(),
-        proc_field("/proc/self/io", "rchar:"),
         cpu(),
         proc_field("/proc/self/status", "VmHWM:") * 1024,
         secs,
@@ -73,11 +77,49 @@ fn parse_kv(line: &str) -> HashMap<String, f64> {
         .collect()
 }
 
-fn run(url: &str, count: u32) -> Vec<HashMap<String, f64>> {
+/// Copies `from` to `to`, adding what it copied to `counted`.
+fn pump(mut from: TcpStream, mut to: TcpStream, counted: Option<Arc<AtomicU64>>) {
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                if let Some(c) = &counted {
+                    c.fetch_add(n as u64, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// A relay to `upstream` on a port of its own: its URL, and the bytes it has carried from the server to clients.
+fn relay(upstream: SocketAddr) -> (String, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let counted = Arc::new(AtomicU64::new(0));
+    let c = counted.clone();
+    thread::spawn(move || {
+        for down in listener.incoming().map_while(Result::ok) {
+            let Ok(up) = TcpStream::connect(upstream) else { continue };
+            let (down2, up2) = (down.try_clone().unwrap(), up.try_clone().unwrap());
+            let c = c.clone();
+            thread::spawn(move || pump(down, up, None));
+            thread::spawn(move || pump(up2, down2, Some(c)));
+        }
+    });
+    (url, counted)
+}
+
+fn run(server: &ApiServer, count: u32) -> Vec<HashMap<String, f64>> {
+    let relays: Vec<(String, Arc<AtomicU64>)> = (0..count).map(|_| relay(server.addr())).collect();
     let children: Vec<Child> = (0..count)
         .map(|i| {
             Command::new(std::env::current_exe().unwrap())
-                .args(["replica", url, &count.to_string(), &i.to_string()])
+                .args(["replica", &relays[i as usize].0, &count.to_string(), &i.to_string()])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -86,7 +128,8 @@ fn run(url: &str, count: u32) -> Vec<HashMap<String, f64>> {
         .collect();
     children
         .into_iter()
-        .map(|mut c| {
+        .zip(relays)
+        .map(|(mut c, (_, bytes))| {
             let out = BufReader::new(c.stdout.take().unwrap());
             let line = out
                 .lines()
@@ -94,7 +137,9 @@ fn run(url: &str, count: u32) -> Vec<HashMap<String, f64>> {
                 .find(|l| l.starts_with("synced "))
                 .expect("the replica synced");
             let _ = c.wait();
-            parse_kv(&line)
+            let mut row = parse_kv(&line);
+            row.insert("bytes".into(), bytes.load(Ordering::Relaxed) as f64);
+            row
         })
         .collect()
 }
@@ -134,7 +179,7 @@ fn main() {
                 .unwrap();
         }
         for count in [1u32, 2, 4] {
-            let rows = run(&server.url(), count);
+            let rows = run(&server, count);
             let mean = |k: &str| rows.iter().map(|r| r[k]).sum::<f64>() / rows.len() as f64;
             println!(
                 "{:<9} {:>8} {:>12.0} {:>11.1} MB {:>9.2} {:>9.1} MB {:>9.2} {:>12.0}",
