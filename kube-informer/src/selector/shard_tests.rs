@@ -280,3 +280,52 @@ fn matches_objects_by_their_field() {
     assert!(ShardRange::new(5, 5).is_err() && ShardRange::new(0, HASH_SPACE_END + 1).is_err());
     assert!(ShardSelector::new(ShardField::Uid, vec![]).is_err());
 }
+
+#[test]
+fn random_input_is_an_error_or_a_selector_that_round_trips_never_a_panic() {
+    const PIECES: [&str; 24] = [
+        "shardRange",
+        "(",
+        ")",
+        ",",
+        " ",
+        "||",
+        "&&",
+        "object",
+        ".",
+        "metadata",
+        "uid",
+        "namespace",
+        "'0x0000000000000000'",
+        "'0x8000000000000000'",
+        "'0x10000000000000000'",
+        "'0xffffffffffffffff'",
+        "'0x'",
+        "\"",
+        "'",
+        "0",
+        "[",
+        "]",
+        "é",
+        "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut parsed = 0;
+    for _ in 0..20_000 {
+        let len = (next() % 14) as usize;
+        let input: String = (0..len)
+            .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+            .collect();
+        if let Ok(sel) = input.parse::<ShardSelector>() {
+            parsed += 1;
+            assert_eq!(sel.to_string().parse::<ShardSelector>().unwrap(), sel, "{input}");
+        }
+    }
+    assert!(parsed > 0, "some random inputs are selectors");
+}
