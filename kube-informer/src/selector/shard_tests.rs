@@ -16,9 +16,12 @@ fn ranges(s: &ShardSelector) -> Vec<(u64, u128)> {
     s.ranges().iter().map(|r| (r.start(), r.end())).collect()
 }
 
+/// (input, field, ranges).
+type Accepted<'a> = (&'a str, ShardField, &'a [(u64, u128)]);
+
 #[test]
 fn parses_what_kube_apiserver_accepts() {
-    let cases: &[(&str, ShardField, &[(u64, u128)])] = &[
+    let cases: &[Accepted<'_>] = &[
         (HALF, ShardField::Uid, &[(0, 0x8000_0000_0000_0000)]),
         (
             "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')",
