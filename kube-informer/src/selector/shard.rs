@@ -184,6 +184,15 @@ impl ShardSelector {
         Self::new(field, ranges)
     }
 
+    /// Which of `count` equal parts (as [`split`](Self::split) and [`slots`](Self::slots) cut them) `hash` falls
+    /// in: the slot a sharded controller maps a key's object to. `None` when `count` is 0.
+    pub fn slot_of(hash: u64, count: u32) -> Option<u32> {
+        // The largest i with ⌊i·2⁶⁴/n⌋ ≤ h, that is i < (h+1)·n/2⁶⁴: ⌊((h+1)·n − 1) / 2⁶⁴⌋.
+        let n = u128::from(count);
+        let slot = ((u128::from(hash) + 1) * n).checked_sub(1)? >> 64;
+        u32::try_from(slot).ok()
+    }
+
     /// The field hashed.
     pub fn field(&self) -> ShardField {
         self.field

@@ -250,6 +250,26 @@ fn splits_partition_the_hash_space() {
 }
 
 #[test]
+fn slot_of_names_the_split_that_contains_a_hash() {
+    for n in [1u32, 2, 3, 7, 32, 1000] {
+        let parts: Vec<ShardSelector> = (0..n)
+            .map(|i| ShardSelector::split(ShardField::Uid, n, i).unwrap())
+            .collect();
+        let mut probes = vec![0u64, 1, u64::MAX, u64::MAX - 1, 1 << 63];
+        probes.extend(parts.iter().flat_map(|p| {
+            let s = p.ranges()[0].start();
+            [s, s.wrapping_sub(1), s.saturating_add(1)]
+        }));
+        probes.extend((0..200).map(|i| ShardSelector::hash(&format!("uid-{i}"))));
+        for h in probes {
+            let slot = ShardSelector::slot_of(h, n).unwrap();
+            assert!(parts[slot as usize].contains(h), "n={n} h={h:#x} slot={slot}");
+        }
+    }
+    assert_eq!(ShardSelector::slot_of(5, 0), None);
+}
+
+#[test]
 fn slots_merge_adjacent_parts() {
     let sel = ShardSelector::slots(ShardField::Uid, 4, [3, 0, 1, 1]).unwrap();
     assert_eq!(
