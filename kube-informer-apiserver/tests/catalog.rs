@@ -138,6 +138,18 @@ fn every_listed_resource_round_trips() {
                     body["roleRef"] =
                         json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"})
                 }
+                // So are admission policies and their bindings (validating_admission_policy.rs).
+                "validatingadmissionpolicies" => {
+                    body["spec"] = json!({
+                        "matchConstraints": {"resourceRules": [{
+                            "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]
+                        }]},
+                        "validations": [{"expression": "true"}]
+                    })
+                }
+                "validatingadmissionpolicybindings" => {
+                    body["spec"] = json!({"policyName": "p", "validationActions": ["Deny"]})
+                }
                 _ => {}
             }
             let (code, created) = post(&collection, &body);
