@@ -4,8 +4,8 @@
 
 use kube_informer::client::{Api, Client, params::DeleteParams, params::Patch, params::PatchParams};
 use kube_informer::controller::{Action, Context, Controller, FinalizerError, FinalizerEvent, finalizer};
-use kube_informer::object::{CrdOptions, core::ConfigMap, set_controller_reference};
 use kube_informer::manager::{Manager, ManagerOptions};
+use kube_informer::object::{CrdOptions, core::ConfigMap, set_controller_reference};
 use kube_informer::{Error, Result, controller::predicate::GenerationChanged, informer::SharedInformerFactory};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
