@@ -227,7 +227,7 @@ impl From<DecodeError> for Error {
 ///     Ok(())
 /// }
 /// let draft = ConfigMap::new(ObjectMeta::namespaced("ns", "never-created"));
-/// let e = own(&draft, &mut ConfigMap::default()).unwrap_err();
+/// let e = own(&draft, &mut ConfigMap::new(ObjectMeta::namespaced("ns", "copy"))).unwrap_err();
 /// assert!(matches!(e, Error::OwnerReference(ref o) if **o == OwnerReferenceError::OwnerNotPersisted));
 /// ```
 impl From<OwnerReferenceError> for Error {

@@ -201,7 +201,7 @@ fn informers_survive_the_fault_schedule() {
         .map(Duration::from_secs);
     let mut rng = Rng::new(seed);
     let server = ApiServer::builder()
-        .namespaces(["alpha"])
+        .namespaces(NAMESPACES)
         .https()
         .bookmark_interval(Duration::from_millis(100))
         .history_size(2_000)
@@ -542,7 +542,7 @@ fn informers_back_off_in_410_and_429_storms() {
     let seed = seed_from_env("CHAOS_SEED");
     let mut rng = Rng::new(seed);
     let server = ApiServer::builder()
-        .namespaces(["alpha"])
+        .namespaces(NAMESPACES)
         .bookmark_interval(Duration::from_millis(100))
         .history_size(100_000)
         .compaction_interval(None)

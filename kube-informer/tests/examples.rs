@@ -42,7 +42,7 @@ fn demo_runs_without_a_cluster_and_exits_0() {
 #[test]
 fn watch_sync_only_prints_one_json_line() {
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .start()
         .unwrap();
     for i in 0..25 {
@@ -73,7 +73,7 @@ fn watch_sync_only_prints_one_json_line() {
 #[test]
 fn watch_prints_events_of_one_namespace() {
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .start()
         .unwrap();
     server.create(&cm("a", "one", "1")).unwrap();
@@ -123,7 +123,7 @@ fn watch_rejects_bad_arguments_with_usage() {
 #[test]
 fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .start()
         .unwrap();
     let mut child = KillOnDrop(
@@ -343,7 +343,7 @@ fn configsets() -> ApiResource {
 fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
     const CONTROLLER: &str = "configset-controller";
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .https()
         .token("admin-token", "admin")
         .token("controller-token", CONTROLLER)

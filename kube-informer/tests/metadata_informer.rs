@@ -129,7 +129,7 @@ impl kube_informer::object::Object for KindSeen {
 
 #[test]
 fn the_embedded_server_converts_and_a_factory_informer_follows_metadata() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server
         .create(&cm("ns", "a", "secret-value").with("big", "x".repeat(4096)))
         .unwrap();

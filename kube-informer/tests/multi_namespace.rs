@@ -19,7 +19,10 @@ use kube_informer_apiserver::{ApiServer, Verb};
 use serde_json::json;
 
 fn server_with(namespaces: &[&str]) -> ApiServer {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(namespaces.iter().copied())
+        .start()
+        .unwrap();
     for ns in namespaces {
         server.create(&cm(ns, "seed", "0")).unwrap();
     }

@@ -27,7 +27,7 @@ fn labelled(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
 
 #[test]
 fn strip_managed_fields_then_a_transform_does_both() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "a", "1")).unwrap();
     assert!(
         server
@@ -52,7 +52,7 @@ fn strip_managed_fields_then_a_transform_does_both() {
 
 #[test]
 fn labels_fields_and_tweaks_all_narrow_the_informers() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server
         .create(&labelled("ns", "web", &[("app", "web"), ("tier", "front")]))
         .unwrap();
@@ -103,7 +103,11 @@ fn labels_fields_and_tweaks_all_narrow_the_informers() {
 
 #[test]
 fn an_informers_own_reflector_settings_survive_its_factory() {
-    let server = ApiServer::builder().watch_cache(false).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["ns"])
+        .watch_cache(false)
+        .start()
+        .unwrap();
     for i in 0..5 {
         server.create(&cm("ns", &format!("cm-{i}"), "0")).unwrap();
     }
@@ -133,7 +137,7 @@ fn an_informers_own_reflector_settings_survive_its_factory() {
 
 #[test]
 fn a_relist_budget_given_with_the_reflector_settings_is_the_factorys() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     let budget = RelistBudget::new(1);
     let shared = FactoryOptions::default().reflector(ReflectorConfig {
         relist_budget: Some(budget.clone()),
@@ -148,7 +152,7 @@ fn a_relist_budget_given_with_the_reflector_settings_is_the_factorys() {
 
 #[test]
 fn transforms_and_watch_error_handlers_given_twice_all_run() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "a", "1")).unwrap();
     server.inject(Fault::list("configmaps").error(500).times(1));
     let (first, second) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));

@@ -236,7 +236,7 @@ enum State {
 ///     let Some(cm) = ctx.object() else { return Ok(Action::await_change()) }; // deleted
 ///     if cm.metadata.annotations.get("example.com/seen").is_none() {
 ///         let patch = serde_json::json!({"metadata": {"annotations": {"example.com/seen": "yes"}}});
-///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace().unwrap_or("default"))
+///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace())
 ///             .patch(ctx.name(), &PatchParams::default(), &Patch::Merge(&patch))?;
 ///     }
 ///     Ok(Action::await_change())

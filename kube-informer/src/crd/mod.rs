@@ -219,20 +219,25 @@ pub fn schema_for<T: JsonSchema>(field: &str) -> Result<Value, CrdError> {
 /// (kube-rs's `merge_crds`): the versions in the order given, `storage_version` the one stored.
 ///
 /// ```
-/// # use kube_informer::crd::{merge_versions, CustomResourceExt};
-/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)] pub struct S1 { a: i32 }
-/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)] pub struct S2 { a: i64, b: String }
+/// use kube_informer::crd::{merge_versions, CustomResourceExt};
+///
 /// mod v1 {
-///     # use super::*;
-///     kube_informer::custom_resource! { pub struct Widget { spec: S1 } group: "example.com", version: "v1", namespaced: true }
+///     #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+///     pub struct WidgetSpec { a: i32 }
+///     kube_informer::custom_resource! { pub struct Widget { spec: WidgetSpec } group: "example.com", version: "v1", namespaced: true }
 /// }
 /// mod v2 {
-///     # use super::*;
-///     kube_informer::custom_resource! { pub struct Widget { spec: S2 } group: "example.com", version: "v2", namespaced: true }
+///     #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+///     pub struct WidgetSpec { a: i64, b: String }
+///     kube_informer::custom_resource! { pub struct Widget { spec: WidgetSpec } group: "example.com", version: "v2", namespaced: true }
 /// }
-/// let crd = merge_versions(vec![v1::Widget::crd()?, v2::Widget::crd()?], "v2")?;
-/// assert_eq!(crd.spec.versions.iter().map(|v| (v.name.as_str(), v.storage)).collect::<Vec<_>>(), [("v1", false), ("v2", true)]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let crd = merge_versions(vec![v1::Widget::crd()?, v2::Widget::crd()?], "v2")?;
+///     let versions: Vec<_> = crd.spec.versions.iter().map(|v| (v.name.as_str(), v.storage)).collect();
+///     assert_eq!(versions, [("v1", false), ("v2", true)]);
+///     Ok(())
+/// }
 /// ```
 ///
 /// # Errors

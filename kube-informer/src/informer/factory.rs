@@ -49,7 +49,9 @@ pub type ListTweak = Arc<dyn Fn(&ApiResource, &mut ListParams) + Send + Sync>;
 ///     .labels("app=web")
 ///     .labels("tier!=cache")                // and
 ///     .strip_managed_fields()
-///     .transform(|meta| meta.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration"));
+///     .transform(|meta| {
+///         meta.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
+///     });
 /// assert_eq!(opts.namespaces, ["prod", "staging"]);
 /// assert_eq!(opts.transforms.len(), 2);
 /// ```

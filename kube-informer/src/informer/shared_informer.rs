@@ -50,7 +50,9 @@ pub(crate) use crate::worker::STOP_BUDGET;
 ///     .name("configmaps")
 ///     .resync(Duration::from_secs(600))
 ///     .transform(strip_managed_fields)
-///     .transform(|cm: &mut ConfigMap| cm.data.remove("password")); // runs after the first
+///     .transform(|cm: &mut ConfigMap| {
+///         cm.data.remove("password");
+///     }); // runs after the first
 /// ```
 pub struct InformerOptions<K> {
     /// Name used in logs (`kube-informer/<name>/…`) and, shortened, in thread names (`refl:<name>`, …; see
@@ -314,7 +316,7 @@ impl<K: Object> SharedIndexInformer<K> {
     /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
     /// use kube_informer_apiserver::ApiServer;
     ///
-    /// let server = ApiServer::start()?;
+    /// let server = ApiServer::builder().namespaces(["a", "b", "c"]).start()?;
     /// for ns in ["a", "b", "c"] {
     ///     server.create(&ConfigMap::new(ObjectMeta::namespaced(ns, "settings")))?;
     /// }

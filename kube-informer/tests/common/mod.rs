@@ -19,6 +19,7 @@ use kube_informer::object::core::ConfigMap;
 /// An embedded server whose kubeconfig user, `alice`, may do anything to configmaps and nothing else.
 pub fn server_allowing_only_configmaps() -> kube_informer_apiserver::ApiServer {
     kube_informer_apiserver::ApiServer::builder()
+        .namespace("ns")
         .token("t", "alice")
         .kubeconfig_user("alice")
         .rule(kube_informer_apiserver::AccessRule::user("alice").resources(&["configmaps"]))
