@@ -73,6 +73,7 @@ fn recipe(mut input: Input<'_>) {
             resource_version: Some(input.string()),
             continue_token: (input.byte() % 2 == 0).then(|| input.string()),
             remaining_item_count: (input.byte() % 2 == 0).then(|| input.byte() as i64),
+            ..ListMeta::default()
         };
         fields.push(format!(
             r#""metadata":{}"#,

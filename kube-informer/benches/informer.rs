@@ -403,7 +403,10 @@ fn secrets() -> ApiResource {
 /// The embedded API server holding `n` Secrets, in its own process.
 fn serve_secrets(args: &[String]) {
     let n: usize = args[0].parse().unwrap();
-    let mut builder = ApiServer::builder().compaction_interval(None);
+    let names: Vec<String> = (0..NAMESPACES).map(namespace).collect();
+    let mut builder = ApiServer::builder()
+        .compaction_interval(None)
+        .namespaces(names.iter().map(String::as_str));
     if args[1] == "https" {
         builder = builder.https();
     }

@@ -63,7 +63,7 @@
 //! # Validation rules, list types and other extensions as attributes
 //!
 //! schemars' own attributes carry them: `#[schemars(transform = ValidationRule::new("self.a <= self.b"))]` on a
-//! struct, enum or field adds an `x-kubernetes-validations` rule ([`ValidationRule`](crate::object::ValidationRule)
+//! struct, enum or field adds an `x-kubernetes-validations` rule ([`ValidationRule`]
 //! implements schemars' `Transform`); `#[schemars(extend("x-kubernetes-list-type" = "map",
 //! "x-kubernetes-list-map-keys" = ["name"]))]` any other extension; `#[schemars(range(min = 1))]`,
 //! `length(max = 63)`, `regex(pattern = "...")` bounds. Rules on the whole object go in
