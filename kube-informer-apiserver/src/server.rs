@@ -15,6 +15,7 @@ use parking_lot::{Condvar, Mutex};
 use super::admin::Admin;
 use super::auth::{AccessRule, Auth};
 use super::bootstrap;
+use super::flowcontrol_bootstrap;
 use super::conn;
 use super::crd;
 use super::faults::{Fault, Faults};
@@ -572,8 +573,13 @@ impl ApiServerBuilder {
         for name in &self.namespaces {
             bootstrap::namespace(&server.shared.store, name).map_err(Error::Api)?;
         }
-        if self.rbac {
+        // kube-apiserver's post-start hooks: the bootstrap RBAC policy (whether or not RBAC authorizes) and the
+        // priority-and-fairness configuration.
+        if self.default_resources || self.rbac {
             rbac::bootstrap_policy::create(&server.shared.store).map_err(Error::Api)?;
+        }
+        if self.default_resources {
+            flowcontrol_bootstrap::create(&server.shared.store).map_err(Error::Api)?;
         }
         for source in self.crds {
             let docs = match source {
