@@ -179,14 +179,14 @@ fn run(
     let spec = &*r.spec;
     let ns = r.namespace.as_deref();
     let name = r.name.as_deref().unwrap_or("");
-    if spec.id() == "componentstatuses" && spec.builtin.is_some() {
+    if spec.id() == "componentstatuses" && spec.catalog.is_some() {
         return match verb {
             Verb::List => Ok(component_status::list()),
             Verb::Get => component_status::get(name),
             _ => Err(errors::method_not_allowed()),
         };
     }
-    let pods = spec.id() == "pods" && spec.builtin.is_some();
+    let pods = spec.id() == "pods" && spec.catalog.is_some();
     let status_only = match r.subresource.as_deref() {
         None => false,
         Some("log") if pods => return pod_subresources::log(&shared.store, ns.unwrap_or(""), name, query),

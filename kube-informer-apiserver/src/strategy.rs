@@ -786,7 +786,7 @@ pub(crate) fn delete(
         return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
     }
     let mut value = current.to_value();
-    let grace = if spec.id() == "pods" && spec.builtin.is_some() {
+    let grace = if spec.id() == "pods" && spec.catalog.is_some() {
         pod_grace_period(&value, opts)
     } else {
         0
