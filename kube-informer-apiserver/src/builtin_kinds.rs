@@ -151,6 +151,7 @@ pub(crate) fn spec(entry: &'static Entry) -> ResourceSpec {
         "nodes" => spec.printer_columns(printers::nodes()),
         "services" => spec.names(NameRule::Label).printer_columns(printers::services()),
         "leases.coordination.k8s.io" => spec.printer_columns(printers::leases()),
+        "componentstatuses" => spec.printer_columns(printers::component_statuses()),
         // RBAC's `ValidateRBACName`: any name that is a valid path segment.
         "roles.rbac.authorization.k8s.io"
         | "clusterroles.rbac.authorization.k8s.io"

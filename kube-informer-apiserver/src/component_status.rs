@@ -5,9 +5,12 @@
 
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use super::errors::{self, Failure};
 use super::reply::Reply;
-use kube_informer::object::ApiResource;
+use super::resource::ResourceSpec;
+use super::store::StoredObject;
 
 /// The warning kube-apiserver attaches to every answer.
 pub(crate) const WARNING: &str = "v1 ComponentStatus is deprecated in v1.19+";
@@ -23,18 +26,21 @@ fn status(name: &str) -> Value {
     })
 }
 
-/// GET of one component (404 for another name).
-pub(crate) fn get(name: &str) -> Result<Reply, Failure> {
+/// GET of one component (404 for another name); answered as objects are, so that a `Table` is made of it.
+pub(crate) fn get(spec: &ResourceSpec, name: &str) -> Result<Reply, Failure> {
     if !COMPONENTS.contains(&name) {
-        let ar = ApiResource::new("", "v1", "ComponentStatus", "componentstatuses", false);
-        return Err(errors::not_found(&ar, name));
+        return Err(errors::not_found(&spec.api, name));
     }
-    Ok(Reply::warned(Reply::value(200, &status(name)), vec![WARNING.to_owned()]))
+    let obj = Arc::new(StoredObject::from_value(spec, &status(name)));
+    Ok(Reply::warned(Reply::Object(200, obj), vec![WARNING.to_owned()]))
 }
 
 /// LIST of every component.
-pub(crate) fn list() -> Reply {
-    let items: Vec<Value> = COMPONENTS.iter().map(|n| status(n)).collect();
-    let list = json!({"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items});
-    Reply::warned(Reply::value(200, &list), vec![WARNING.to_owned()])
+pub(crate) fn list(spec: &ResourceSpec) -> Reply {
+    let items = COMPONENTS
+        .iter()
+        .map(|n| Arc::new(StoredObject::from_value(spec, &status(n))))
+        .collect();
+    let prefix = br#"{"kind":"ComponentStatusList","apiVersion":"v1","metadata":{},"items":["#.to_vec();
+    Reply::warned(Reply::List { prefix, items }, vec![WARNING.to_owned()])
 }

@@ -181,8 +181,8 @@ fn run(
     let name = r.name.as_deref().unwrap_or("");
     if spec.id() == "componentstatuses" && spec.catalog.is_some() {
         return match verb {
-            Verb::List => Ok(component_status::list()),
-            Verb::Get => component_status::get(name),
+            Verb::List => Ok(component_status::list(spec)),
+            Verb::Get => component_status::get(spec, name),
             _ => Err(errors::method_not_allowed()),
         };
     }
