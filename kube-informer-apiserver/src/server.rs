@@ -711,15 +711,19 @@ impl ApiServer {
             .map_err(|e| Error::InvalidInput(format!("writing kubeconfig: {e}")))
     }
 
-    /// A client configuration for this server, with the credentials of its kubeconfig user.
+    /// A client configuration for this server, with the credentials of its kubeconfig user and **no client-side
+    /// rate limit** ([`Config::no_rate_limit`](kube_informer::client::Config::no_rate_limit)): the library's default
+    /// (client-go's 5 requests per second, bursts of 10) would make a test that creates a thousand objects take
+    /// minutes. A test of rate limiting sets one with
+    /// [`Config::rate_limit`](kube_informer::client::Config::rate_limit).
     ///
     /// # Errors
     /// When the kubeconfig cannot be read back (its directory was removed from under the server).
     pub fn config(&self) -> Result<kube_informer::client::Config, Error> {
-        kube_informer::client::Config::from_kubeconfig_file(&self.kubeconfig, None)
+        Ok(kube_informer::client::Config::from_kubeconfig_file(&self.kubeconfig, None)?.no_rate_limit())
     }
 
-    /// A client for this server ([`config`](Self::config)).
+    /// A client for this server ([`config`](Self::config): no client-side rate limit).
     ///
     /// # Errors
     /// As [`config`](Self::config), or when the client cannot be built.

@@ -185,7 +185,7 @@ fn an_informer_follows_custom_objects_and_deleting_the_crd_removes_them() {
     let informer = SharedIndexInformer::new(ListWatch::new(&api), InformerOptions::default());
     informer.start().unwrap();
     common::eventually("the informer syncs", || informer.has_synced());
-    assert_eq!(informer.store().list().len(), 1);
+    assert_eq!(informer.lister().len(), 1);
 
     // A raw watch sees the objects deleted, then its stream ends, as on a cluster.
     let (_, list) = get(&url(&server, ""));
@@ -220,7 +220,7 @@ fn an_informer_follows_custom_objects_and_deleting_the_crd_removes_them() {
         ),
         (Some("DELETED"), Some("a"))
     );
-    common::eventually("the informer sees the deletion", || informer.store().list().is_empty());
+    common::eventually("the informer sees the deletion", || informer.lister().is_empty());
     let (code, _) = get(&url(&server, ""));
     assert_eq!(code, 404);
     let (_, apis) = get(&format!("{}/apis", server.url()));

@@ -261,8 +261,8 @@ fn watches_and_informers_see_every_write_in_their_version() {
         (e["type"].as_str(), e["object"]["apiVersion"].as_str()),
         (Some("ADDED"), Some("example.com/v1beta1"))
     );
-    common::eventually("the v2 informer has the object", || informer.store().list().len() == 1);
-    let cached = informer.store().list();
+    common::eventually("the v2 informer has the object", || informer.lister().len() == 1);
+    let cached = informer.lister().list(&Default::default());
     assert_eq!(cached[0].api_version, "example.com/v2");
     server.delete_json(&widgets("v2"), Some("default"), "w").unwrap();
     let e = watch.change();
@@ -270,9 +270,7 @@ fn watches_and_informers_see_every_write_in_their_version() {
         (e["type"].as_str(), e["object"]["apiVersion"].as_str()),
         (Some("DELETED"), Some("example.com/v1beta1"))
     );
-    common::eventually("the v2 informer saw the deletion", || {
-        informer.store().list().is_empty()
-    });
+    common::eventually("the v2 informer saw the deletion", || informer.lister().is_empty());
     informer.stop();
 }
 

@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use kube_informer::cache::ListWatch;
-use kube_informer::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
+use kube_informer::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube_informer::client::{Api, Client, Committed, RetryBackoff, on_error};
 use kube_informer::controller::predicate::GenerationChanged;
 use kube_informer::controller::{
@@ -256,13 +256,7 @@ fn cleanup(app: &App, cs: &ConfigSet) -> Result<Action, AppError> {
     if !is_controlled_by(&cm, cs) {
         return Ok(Action::await_change());
     }
-    let dp = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: cm.metadata.uid.clone(),
-            resource_version: None,
-        }),
-        ..Default::default()
-    };
+    let dp = DeleteParams::default().precondition_uid(cm.metadata.uid.clone().unwrap_or_default());
     match configmaps.delete(&name, &dp) {
         Err(e) if !e.is_not_found() => return Err(e.into()),
         _ => say(&key(cs), format!("cleanup: deleted ConfigMap {name}")),

@@ -14,15 +14,19 @@
 //! It watches Namespaces (the primary objects) and the ConfigMaps of that name in every namespace (a field selector
 //! keeps the cache small), mapped to their owning Namespace.
 //!
+//! It runs under a [`Manager`]: `main` builds the parts, `run` blocks until SIGTERM or Ctrl-C, then stops the
+//! controller taking work, lets the reconciles in flight finish, releases the Lease (`--leader-elect`: another
+//! replica leads at once), stops the informers and exits 0 when everything stopped cleanly.
+//!
 //! ```text
 //! cargo run --example controller                      # embedded API server: seeds objects, runs, prints, exits
-//! cargo run --example controller -- --kubeconfig ~/.kube/config [--context NAME] [--leader-elect] [--run-for SECS]
+//! cargo run --example controller -- --kubeconfig ~/.kube/config [--context NAME] [--leader-elect]
 //! cargo run --example controller -- --probe-addr 127.0.0.1:8081   # also serve /metrics, /healthz, /readyz
 //! ```
 //!
-//! Against a real cluster it runs until Enter is pressed (or stdin closes, or `--run-for` passes) and needs RBAC to
-//! list/watch namespaces and configmaps, create/update/delete configmaps, patch namespaces, create/patch events and,
-//! with `--leader-elect`, get/create/update leases in `--lease-namespace`.
+//! Against a real cluster it runs until SIGTERM or Ctrl-C and needs RBAC to list/watch namespaces and configmaps,
+//! create/update/delete configmaps, patch namespaces, create/patch events and, with `--leader-elect`,
+//! get/create/update leases in `--lease-namespace`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,16 +38,16 @@ use kube_informer::client::{Api, Client};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::events::{ApiEventSink, Event, EventRecorder, RecorderOptions};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
-use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use kube_informer::manager::{Manager, ManagerOptions, ShutdownReport};
 use kube_informer::object::core::{ConfigMap, Namespace};
 use kube_informer::object::{MetaAccessor, ObjectMeta, is_controlled_by, set_controller_reference};
-use kube_informer::probe::ProbeServer;
-use kube_informer::registry::Registry;
 use kube_informer::selector::Selector;
 use kube_informer::{Error, Result};
+use kube_informer_apiserver::ApiServer;
 use serde_json::json;
 
 #[path = "support/mod.rs"]
+#[allow(dead_code)] // its stdin wait is the configset example's: this one stops on signals
 mod support;
 const NAME: &str = "configmap-sync";
 const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
@@ -58,7 +62,6 @@ struct Args {
     data: BTreeMap<String, String>,
     leader_elect: bool,
     lease_namespace: String,
-    run_for: Option<Duration>,
     workers: usize,
     /// Where to serve `/metrics`, `/healthz` and `/readyz` (none: not served).
     probe_addr: Option<String>,
@@ -67,7 +70,7 @@ struct Args {
 fn usage() -> ! {
     eprintln!(
         "usage: controller [--kubeconfig FILE] [--context NAME] [--selector LABELS] [--name CONFIGMAP]\n\
-         \x20                 [--data KEY=VALUE]... [--leader-elect] [--lease-namespace NS] [--run-for SECS] [--workers N]\n\
+         \x20                 [--data KEY=VALUE]... [--leader-elect] [--lease-namespace NS] [--workers N]\n\
          \x20                 [--probe-addr HOST:PORT]"
     );
     std::process::exit(2)
@@ -82,7 +85,6 @@ fn parse_args() -> Args {
         data: BTreeMap::new(),
         leader_elect: false,
         lease_namespace: "default".into(),
-        run_for: None,
         workers: 2,
         probe_addr: None,
     };
@@ -101,7 +103,6 @@ fn parse_args() -> Args {
             }
             "--leader-elect" => args.leader_elect = true,
             "--lease-namespace" => args.lease_namespace = value(),
-            "--run-for" => args.run_for = Some(Duration::from_secs(value().parse().unwrap_or_else(|_| usage()))),
             "--workers" => args.workers = value().parse().unwrap_or_else(|_| usage()),
             "--probe-addr" => args.probe_addr = Some(value()),
             _ => usage(),
@@ -123,120 +124,61 @@ struct App {
     recorder: EventRecorder,
 }
 
-fn main() {
-    // Logs on stderr: the library's warnings and recoveries by default, everything with RUST_LOG=debug.
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let args = parse_args();
-    if let Err(e) = run(args) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
+impl App {
+    fn new(client: Client, args: &Args, recorder: EventRecorder) -> Result<App> {
+        Ok(App {
+            client,
+            selector: args.selector.parse()?,
+            name: args.name.clone(),
+            data: args.data.clone(),
+            recorder,
+        })
     }
 }
 
-fn run(args: Args) -> Result<()> {
-    // Against a real cluster, or against an embedded API server seeded with a few namespaces.
+fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init(); // logs on stderr
+    let args = parse_args();
+    // A real cluster (--kubeconfig), or an embedded API server that the demo below seeds and drives.
     let (server, config) = support::connect(args.kubeconfig.as_deref(), args.context.as_deref())?;
-    // Bounded requests: a lease renewal must fail well within the renew deadline (10 s) rather than hang.
-    let client = Client::new(config.request_timeout(Some(Duration::from_secs(5))))?;
-    if let Some(s) = &server {
-        println!("embedded API server at {}", s.url());
-        seed(&client, &args)?;
+    if let Some(server) = &server {
+        seed(server, &args)?; // the demo's starting state
     }
+    let mut options = ManagerOptions::default();
+    if args.leader_elect {
+        options = options.leader_election(&args.lease_namespace, NAME);
+    }
+    if let Some(addr) = &args.probe_addr {
+        options = options.probe_addr(addr.as_str());
+    }
+    let manager = Manager::new(Client::new(config)?, options)?;
+    let client = manager.client().clone();
 
-    let selector: Selector = args.selector.parse()?;
-    let namespaces = Arc::new(SharedIndexInformer::new(
-        ListWatch::new(&Api::<Namespace>::all(client.clone())),
-        InformerOptions::default().name("namespaces"),
-    ));
+    let namespaces = manager.factory().informer::<Namespace>();
     let configmaps = Arc::new(SharedIndexInformer::new(
         ListWatch::new(&Api::<ConfigMap>::all(client.clone())).fields(&format!("metadata.name={}", args.name)),
         InformerOptions::default().name("configmaps"),
     ));
-    let recorder = EventRecorder::new(
-        ApiEventSink::new(client.clone()),
-        RecorderOptions::new(NAME).instance(identity()),
-    )?;
-    let app = App {
-        client: client.clone(),
-        selector,
-        name: args.name.clone(),
-        data: args.data.clone(),
-        recorder: recorder.clone(),
+    manager.add_informer(&configmaps)?;
+    let recorder = EventRecorder::new(ApiEventSink::new(client.clone()), RecorderOptions::new(NAME))?;
+    manager.add_event_recorder(&recorder);
+    let app = App::new(client, &args, recorder)?;
+    let controller = Controller::builder(namespaces, app)
+        .options(ControllerOptions::default().name(NAME).workers(args.workers))
+        .owns(configmaps) // a ConfigMap edited or deleted re-triggers its Namespace
+        .build(reconcile)?;
+    manager.add_controller(controller)?;
+
+    manager.start()?;
+    if let Some(addr) = manager.probe_addr() {
+        println!("probes: http://{addr}/readyz (/healthz, /metrics)");
+    }
+    let report = match &server {
+        Some(server) => demo(&manager, server, &args)?,
+        None => manager.run()?, // until SIGTERM or Ctrl-C
     };
-    let controller = Arc::new(
-        Controller::builder(namespaces.clone(), app)
-            .options(ControllerOptions::default().name(NAME).workers(args.workers))
-            .owns(configmaps.clone())
-            .build(reconcile)?,
-    );
-
-    let elector = if args.leader_elect {
-        controller.start_informers()?; // hot standby: caches ready before leadership comes
-        let id = identity();
-        println!("leader election: lease {}/{NAME} as {id}", args.lease_namespace);
-        let lock = LeaseLock::new(&client, &args.lease_namespace, NAME, id);
-        let log = LeaderCallbacks::new()
-            .on_new_leader(|leader| println!("leader: {leader}"))
-            .on_started_leading(|| println!("started leading"))
-            .on_stopped_leading(|| println!("stopped leading"));
-        Some(LeaderElector::start(
-            lock,
-            LeaderElectionConfig::default(),
-            controller.leader_callbacks().then(log),
-        )?)
-    } else {
-        controller.start()?;
-        None
-    };
-
-    // Probes and metrics, as controller-runtime's manager serves them (`--probe-addr`).
-    let registry = Registry::new();
-    registry
-        .add_informer(&namespaces)
-        .add_informer(&configmaps)
-        .add_controller(&controller)
-        .add_event_recorder(&recorder)
-        .add_client(&client);
-    if let Some(e) = &elector {
-        registry.add_leader_elector(e);
-    }
-    let probe = match &args.probe_addr {
-        Some(addr) => {
-            let probe = ProbeServer::start(addr.as_str(), registry)?;
-            println!("probes: http://{}/readyz (/healthz, /metrics)", probe.local_addr());
-            Some(probe)
-        }
-        None => None,
-    };
-
-    match &server {
-        Some(_) => demo(&client, &args, &controller)?,
-        None => support::wait_for_exit("configmap-sync", args.run_for),
-    }
-
-    drop(probe);
-    if let Some(e) = &elector {
-        e.stop(); // pauses the controller, then releases the lease
-    }
-    controller.stop();
-    recorder.flush(Duration::from_secs(5));
-    recorder.stop();
-    namespaces.stop();
-    configmaps.stop();
-    let m = controller.metrics();
-    println!(
-        "\ncontroller: {} reconciles, {} errors, {} panics",
-        m.reconciles, m.errors, m.panics
-    );
-    let r = recorder.metrics();
-    println!(
-        "events: {} created, {} repeats patched, {} dropped",
-        r.created, r.patched, r.dropped
-    );
-    if server.is_some() {
-        summary(&client, &args)?;
-    }
-    Ok(())
+    println!("{report}");
+    std::process::exit(if report.is_clean() { 0 } else { 1 });
 }
 
 /// The reconcile: one Namespace key.
@@ -351,17 +293,6 @@ fn say(namespace: &str, what: String) {
     println!("  [{namespace}] {what}");
 }
 
-/// This replica's identity: the host name and the process id.
-fn identity() -> String {
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    format!("{host}-{}", std::process::id())
-}
-
 fn namespace(name: &str, selected: bool) -> Namespace {
     let mut meta = ObjectMeta::named(name);
     if selected {
@@ -375,13 +306,12 @@ fn namespace(name: &str, selected: bool) -> Namespace {
 
 /// The embedded server's starting state: three selected namespaces (one holding a foreign ConfigMap of our name)
 /// and one that is not.
-fn seed(client: &Client, args: &Args) -> Result<()> {
-    let nss: Api<Namespace> = Api::all(client.clone());
+fn seed(server: &ApiServer, args: &Args) -> Result<()> {
+    println!("embedded API server at {}", server.url());
     for (name, selected) in [("team-a", true), ("team-b", true), ("team-c", true), ("sandbox", false)] {
-        nss.create(&PostParams::default(), &namespace(name, selected))?;
+        server.create(&namespace(name, selected))?;
     }
-    let foreign = ConfigMap::new(ObjectMeta::namespaced("team-c", &args.name)).with("handmade", "true");
-    Api::<ConfigMap>::namespaced(client.clone(), "team-c").create(&PostParams::default(), &foreign)?;
+    server.create(&ConfigMap::new(ObjectMeta::namespaced("team-c", &args.name)).with("handmade", "true"))?;
     println!(
         "seeded namespaces team-a, team-b, team-c (selected; team-c holds a hand-made {}), sandbox",
         args.name
@@ -389,9 +319,32 @@ fn seed(client: &Client, args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Drives the embedded demo: waits for convergence, disturbs the state, waits again.
-fn demo(client: &Client, args: &Args, controller: &Controller<Namespace, App>) -> Result<()> {
-    let deadline = Instant::now() + args.run_for.unwrap_or(Duration::from_secs(20));
+/// The embedded demo: runs the manager while a driver disturbs the state and waits for the controller to converge
+/// each time, then stops the manager and prints what the server holds. The driver's writes and polls go through the
+/// server's own client (no rate limit), so that only the controller's requests wait for theirs.
+fn demo(manager: &Manager, server: &ApiServer, args: &Args) -> Result<ShutdownReport> {
+    let client = server.client()?;
+    let stop = manager.stop_handle();
+    let report = std::thread::scope(|scope| {
+        let driver = std::thread::Builder::new()
+            .name("demo".into())
+            .spawn_scoped(scope, || {
+                let driven = drive(&client, args);
+                stop.stop();
+                driven
+            })
+            .map_err(|e| Error::InvalidInput(format!("cannot start the demo: {e}")))?;
+        let report = manager.run()?;
+        driver.join().expect("the demo driver does not panic")?;
+        Ok::<_, Error>(report)
+    })?;
+    summary(&client, args)?;
+    Ok(report)
+}
+
+/// Waits for convergence, disturbs the state, waits again.
+fn drive(client: &Client, args: &Args) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(20);
     let ours = |ns: &str| -> Result<Option<ConfigMap>> {
         Api::<ConfigMap>::namespaced(client.clone(), ns).get_opt(&args.name)
     };
@@ -413,10 +366,7 @@ fn demo(client: &Client, args: &Args, controller: &Controller<Namespace, App>) -
         }
         Ok(())
     };
-    println!(
-        "\nphase 1: initial sync (controller running: {})",
-        controller.is_running()
-    );
+    println!("\nphase 1: initial sync");
     wait("initial sync", &|| converged(&["team-a", "team-b"]))?;
 
     println!("\nphase 2: someone edits team-a's ConfigMap, deletes team-b's, and labels sandbox");

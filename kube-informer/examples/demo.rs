@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use kube_informer::cache::DeletedObject;
 use kube_informer::client::Api;
-use kube_informer::informer::{HandlerFuncs, InformerOptions, SharedIndexInformer};
+use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ObjectMeta, key_of};
 use kube_informer_apiserver::ApiServer;
@@ -28,7 +28,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let client = server.client()?;
     let api = Api::<ConfigMap>::namespaced(client.clone(), "demo");
-    let informer = SharedIndexInformer::for_api(&api, InformerOptions::default().name("demo-configmaps"));
+    let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default().namespace("demo"));
+    let informer = factory.informer::<ConfigMap>();
     informer.add_event_handler(
         HandlerFuncs::new()
             .on_add(|cm: &Arc<ConfigMap>, initial| {
@@ -47,11 +48,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("DELETED  {}{how}", key_of(&**d.object()));
             }),
     )?;
-    informer.start()?;
-    if !informer.wait_synced(Duration::from_secs(30)) {
-        return Err("the informer did not sync".into());
-    }
-    println!("-- synced: {} objects cached --", informer.store().len());
+    factory.start()?;
+    factory.wait_for_cache_sync(Duration::from_secs(30))?;
+    println!("-- synced: {} objects cached --", informer.lister().len());
 
     // Change things through the API, as another client would.
     for round in 1..=5u32 {
@@ -79,8 +78,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut cached: Vec<String> = informer
-        .store()
-        .list()
+        .lister()
+        .list(&Default::default())
         .iter()
         .map(|cm| format!("{} colour={}", key_of(&**cm), colour(cm)))
         .collect();
@@ -96,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         m.reflector.watch_restarts,
         m.reflector.relists_gone + m.reflector.relists_after_error
     );
-    informer.stop();
+    factory.shutdown();
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! The classic client-go Pod informer sample, in Rust: load a kubeconfig, watch pods in every namespace with a
-//! one-minute resync, print adds, updates and deletes. Runs until interrupted.
+//! one-minute resync, print adds, updates and deletes. Runs until SIGTERM or Ctrl-C, then stops the informer and
+//! exits.
 //!
 //! ```sh
 //! cargo run --example pods -- --kubeconfig ~/.kube/config
@@ -8,7 +9,8 @@
 use std::time::Duration;
 
 use kube_informer::client::{Client, Config};
-use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
+use kube_informer::informer::{FactoryOptions, HandlerFuncs};
+use kube_informer::manager::{Manager, ManagerOptions};
 use kube_informer::object::{ApiResource, DynamicObject};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,11 +25,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => Config::from_kubeconfig_file(path, None)?,
         None => Config::infer()?,
     };
-    let factory = SharedInformerFactory::new(
-        Client::new(config)?,
-        FactoryOptions::default().resync(Duration::from_secs(60)),
-    );
-    let pods = factory.informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
+    let options = ManagerOptions::default().factory(FactoryOptions::default().resync(Duration::from_secs(60)));
+    let manager = Manager::new(Client::new(config)?, options)?;
+    let pods = manager
+        .factory()
+        .informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
     let name = |p: &DynamicObject| p.metadata.name.clone().unwrap_or_default();
     pods.add_event_handler(
         HandlerFuncs::new()
@@ -35,8 +37,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .on_update(move |old, new| println!("{} Pod Updated to {}", name(old), name(new)))
             .on_delete(move |d| println!("Pod Deleted from Store: {}", name(d.object()))),
     )?;
-    factory.start()?;
-    loop {
-        std::thread::park();
-    }
+    println!("{}", manager.run()?);
+    Ok(())
 }

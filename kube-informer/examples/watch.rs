@@ -106,7 +106,7 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         return Err("not synced after an hour".into());
     }
     let seconds = started.elapsed().as_secs_f64();
-    let objects = informer.store().len();
+    let objects = informer.lister().len();
     if args.sync_only {
         println!(
             "{{\"objects\":{objects},\"seconds_to_synced\":{seconds:.3},\"cpu_seconds\":{:.3},\"peak_rss_kb\":{}}}",

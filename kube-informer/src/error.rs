@@ -11,7 +11,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::object::Status;
+use crate::object::{OwnerReferenceError, Status};
 
 /// The longest wait a server's `Retry-After` (header or `details.retryAfterSeconds`) can impose: 5 minutes.
 ///
@@ -57,6 +57,9 @@ pub enum Error {
     InvalidInput(String),
     /// A request body could not be serialised.
     Serialize(String),
+    /// An owner reference could not be set (another controller, an orphan not to adopt, another namespace, an
+    /// owner never stored).
+    OwnerReference(Box<OwnerReferenceError>),
     /// The operation was stopped because its owner is shutting down.
     Stopped,
 }
@@ -176,6 +179,7 @@ impl fmt::Display for Error {
             Error::Auth(m) => write!(f, "authentication failed: {m}"),
             Error::InvalidInput(m) => write!(f, "invalid input: {m}"),
             Error::Serialize(m) => write!(f, "cannot serialise request body: {m}"),
+            Error::OwnerReference(e) => write!(f, "owner reference: {e}"),
             Error::Stopped => f.write_str("stopped"),
         }
     }
@@ -187,6 +191,7 @@ impl std::error::Error for Error {
             Error::Transport(e) => Some(&**e),
             Error::Decode(e) => Some(&**e),
             Error::Config(e) => Some(&**e),
+            Error::OwnerReference(e) => Some(&**e),
             _ => None,
         }
     }
@@ -206,6 +211,28 @@ impl From<DecodeError> for Error {
             DecodeErrorKind::Status(status) => Error::Api(status),
             _ => Error::Decode(Box::new(e)),
         }
+    }
+}
+
+/// `?` on [`set_controller_reference`](crate::object::set_controller_reference) in a function returning this crate's
+/// `Result`.
+///
+/// ```
+/// use kube_informer::object::core::ConfigMap;
+/// use kube_informer::object::{set_controller_reference, ObjectMeta, OwnerReferenceError};
+/// use kube_informer::Error;
+///
+/// fn own(owner: &ConfigMap, cm: &mut ConfigMap) -> kube_informer::Result<()> {
+///     set_controller_reference(owner, cm)?;
+///     Ok(())
+/// }
+/// let draft = ConfigMap::new(ObjectMeta::namespaced("ns", "never-created"));
+/// let e = own(&draft, &mut ConfigMap::new(ObjectMeta::namespaced("ns", "copy"))).unwrap_err();
+/// assert!(matches!(e, Error::OwnerReference(ref o) if **o == OwnerReferenceError::OwnerNotPersisted));
+/// ```
+impl From<OwnerReferenceError> for Error {
+    fn from(e: OwnerReferenceError) -> Self {
+        Error::OwnerReference(Box::new(e))
     }
 }
 

@@ -18,9 +18,12 @@
 //! ```
 //!
 //! * [`object`](mod@object): metadata, statuses, [`ApiResource`](object::ApiResource), the [`Object`](object::Object) trait,
-//!   [`DynamicObject`](object::DynamicObject).
+//!   [`DynamicObject`](object::DynamicObject), custom resources declared in Rust ([`custom_resource!`]).
+//! * `crd` (feature `schema`): the CustomResourceDefinition of a custom resource, its structural schema derived from
+//!   the Rust types with schemars.
 //! * [`selector`]: label and field selectors.
-//! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, paged LIST, streaming WATCH, writes.
+//! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, client-side rate limit, paged LIST,
+//!   streaming WATCH, writes, pod logs and eviction, raw requests.
 //! * [`watch`]: watch events and the incremental stream decoder.
 //! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
 //! * [`informer`]: shared index informers, event handlers, the factory.
@@ -31,6 +34,8 @@
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
 //! * [`registry`]: the components a program runs, gathered for probes and metrics.
+//! * [`manager`]: runs a program's controllers, leader election and probes until SIGTERM, then stops them
+//!   gracefully — a controller binary's `main`.
 //! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
 //! * `probe` (feature `probe`): `/metrics`, `/healthz` and `/readyz` over HTTP, as controller-runtime's manager serves them.
 //!
@@ -39,31 +44,38 @@
 //!
 //! ## Example
 //!
-//! An informer over the embedded API server (with a real cluster, use `Client::try_default()` instead):
+//! Informers come from a [`SharedInformerFactory`](informer::SharedInformerFactory): one informer per resource,
+//! shared by every part of the program, with the factory's options (namespaces, selectors, transforms) — the way to
+//! build them. Here over the embedded API server (with a real cluster, use `Client::try_default()` instead):
 //!
 //! ```
 //! use std::time::Duration;
-//! use kube_informer::client::Api;
-//! use kube_informer::informer::{Notification, InformerOptions, SharedIndexInformer};
+//! use kube_informer::informer::{FactoryOptions, Notification, SharedInformerFactory};
 //! use kube_informer::object::{core::ConfigMap, ObjectMeta};
 //! use kube_informer_apiserver::ApiServer;
 //!
 //! let server = ApiServer::start()?;
 //! server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")).with("mode", "fast"))?;
 //!
-//! let api = Api::<ConfigMap>::namespaced(server.client()?, "default");
-//! let informer = SharedIndexInformer::for_api(&api, InformerOptions::default());
+//! let factory = SharedInformerFactory::new(server.client()?, FactoryOptions::default().namespace("default"));
+//! let configmaps = factory.informer::<ConfigMap>();
 //! let (tx, rx) = std::sync::mpsc::channel();
-//! informer.add_event_handler(move |ev: &Notification<ConfigMap>| {
+//! configmaps.add_event_handler(move |ev: &Notification<ConfigMap>| {
 //!     let _ = tx.send(ev.object().metadata.name.clone());
 //! })?;
-//! informer.start()?;
-//! assert!(informer.wait_synced(Duration::from_secs(30)));
+//! factory.start()?;
+//! factory.wait_for_cache_sync(Duration::from_secs(30))?;
 //! assert_eq!(rx.recv()?.as_deref(), Some("settings"));
-//! assert_eq!(informer.lister().namespace("default").get("settings").unwrap().data.get("mode"), Some("fast"));
-//! informer.stop();
+//! assert_eq!(configmaps.lister().namespace("default").get("settings").unwrap().data.get("mode"), Some("fast"));
+//! factory.shutdown();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A factory given several namespaces watches each of them, behind one informer per resource; an informer of
+//! [`PartialObjectMetadata<K>`](object::PartialObjectMetadata) caches only metadata. Building an informer without a
+//! factory ([`SharedIndexInformer::for_api`](informer::SharedIndexInformer::for_api), or
+//! [`SharedIndexInformer::new`](informer::SharedIndexInformer::new) over a
+//! [`ListerWatcher`](cache::ListerWatcher) of your own) is for what a factory does not cover.
 //!
 //! ## Quick start with a real cluster
 //!
@@ -74,12 +86,13 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use kube_informer::client::Client;
-//! use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
+//! use kube_informer::informer::HandlerFuncs;
+//! use kube_informer::manager::{Manager, ManagerOptions};
 //! use kube_informer::object::{ApiResource, DynamicObject};
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let factory = SharedInformerFactory::new(Client::try_default()?, FactoryOptions::default());
-//!     let pods = factory.informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
+//!     let manager = Manager::new(Client::try_default()?, ManagerOptions::default())?;
+//!     let pods = manager.factory().informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Pod", "pods", true));
 //!     let name = |p: &DynamicObject| p.metadata.name.clone().unwrap_or_default();
 //!     pods.add_event_handler(
 //!         HandlerFuncs::new()
@@ -87,13 +100,13 @@
 //!             .on_update(move |_old, new| println!("updated {}", name(new)))
 //!             .on_delete(move |gone| println!("deleted {}", name(gone.object()))),
 //!     )?;
-//!     factory.start()?;
+//!     manager.start()?;
 //!     // Names what is missing (RBAC, an unreachable server, …) if the cache does not fill in time.
-//!     factory.wait_for_cache_sync(Duration::from_secs(60))?;
+//!     manager.factory().wait_for_cache_sync(Duration::from_secs(60))?;
 //!     println!("{} pods", pods.lister().list(&Default::default()).len());
-//!     loop {
-//!         std::thread::park(); // handlers run on their own threads until the process is stopped
-//!     }
+//!     // Handlers run on their own threads until SIGTERM or Ctrl-C; then every thread is stopped and joined.
+//!     println!("{}", manager.run()?);
+//!     Ok(())
 //! }
 //! ```
 //!
@@ -115,12 +128,16 @@ pub mod cache;
 pub mod client;
 pub mod clock;
 pub mod controller;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod crd;
 mod error;
 pub mod events;
 mod failure_streak;
 pub mod health;
 pub mod informer;
 pub mod leaderelection;
+pub mod manager;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 pub mod object;
@@ -135,6 +152,12 @@ mod thread_name;
 pub mod watch;
 mod worker;
 pub mod workqueue;
+
+/// What the crate's macros expand to refer to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}
 
 /// README.md's code blocks, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -97,8 +97,13 @@ impl ProbeServer {
     /// Stops serving: the serving thread drops the connection it is reading or answering, if any, closes the
     /// listening socket and is joined (within about a second). Idempotent.
     pub fn stop(&self) {
+        self.stop_by(Instant::now() + STOP_BUDGET);
+    }
+
+    /// [`stop`](Self::stop), joining the thread until `deadline`; true when joined (or stopped before).
+    pub(crate) fn stop_by(&self, deadline: Instant) -> bool {
         let Some(worker) = self.worker.lock().take() else {
-            return;
+            return true;
         };
         self.stopping.store(true, Ordering::SeqCst);
         // Wakes a thread blocked in accept; it sees `stopping` and ends. A wildcard address is reached on loopback.
@@ -110,8 +115,9 @@ impl ProbeServer {
         if let Err(e) = TcpStream::connect_timeout(&wake, STEP) {
             log::debug!("probe endpoint: cannot wake the serving thread on {wake}: {e}");
         }
-        worker.join_until(Instant::now() + STOP_BUDGET);
+        let joined = worker.join_until(deadline);
         log::debug!("probe endpoint on {} stopped", self.addr);
+        joined
     }
 }
 

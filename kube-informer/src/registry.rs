@@ -105,7 +105,8 @@ impl Registry {
         self
     }
 
-    /// Adds an informer: its health (`informer:<name>`; ready when synced and healthy) and metrics.
+    /// Adds an informer: its health (`informer:<name>`; ready when synced and healthy) and metrics — for an informer
+    /// over a set of namespaces, those of the informer of each namespace (`informer:<name>/<namespace>`).
     pub fn add_informer<K: crate::object::Object>(&self, informer: &crate::informer::SharedIndexInformer<K>) -> &Self {
         self.add(Arc::new(informer.downgrade()))
     }
@@ -221,10 +222,10 @@ impl Component for WeakClient {
 
 impl<K: crate::object::Object> Component for WeakInformer<K> {
     fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some(snapshot) = self.snapshot() else {
+        let Some(snapshots) = self.snapshots() else {
             return false;
         };
-        out.push(Observation::informer(snapshot));
+        out.extend(snapshots.into_iter().map(Observation::informer));
         true
     }
 }

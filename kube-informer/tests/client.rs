@@ -6,7 +6,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kube_informer::client::{Api, Client, Config};
 use kube_informer::object::core::ConfigMap;
@@ -280,6 +280,102 @@ fn abort_interrupts_a_blocked_request_and_spares_isolated_copies() {
     assert_eq!(ok.metadata.name.as_deref(), Some("ok"));
 }
 
+#[test]
+fn a_deadline_aborts_a_stalled_request_and_closes_its_connection() {
+    // The server takes the request, then says nothing; it reports when the client hangs up.
+    let (got_request, request_seen) = crossbeam_channel::unbounded::<()>();
+    let (closed, close_seen) = crossbeam_channel::unbounded::<()>();
+    let server = RawServer::start(move |head, conn| {
+        if head.contains("/configmaps/stall") {
+            let _ = got_request.send(());
+            wait_for_close(conn);
+            let _ = closed.send(());
+        } else {
+            respond(conn, "200 OK", &[], r#"{"metadata":{"name":"ok"}}"#);
+        }
+    });
+    // The default client: no overall request timeout, 90 s between reads.
+    let client = server.client();
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let err = api
+        .with_deadline(Instant::now() + Duration::from_millis(300))
+        .get("stall")
+        .unwrap_err();
+    assert_eq!(transport_kind(&err), Some(TransportErrorKind::Timeout), "{err}");
+    assert!(err.to_string().contains("deadline passed"), "{err}");
+    request_seen
+        .try_recv()
+        .expect("the request reached the server before the deadline");
+    // Aborted, not abandoned: the server sees the connection closed (it would wait 90 s for a read timeout).
+    close_seen
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the client closed the stalled connection");
+    // The client itself is unharmed: its next request (no deadline) works.
+    assert_eq!(api.get("ok").unwrap().metadata.name.as_deref(), Some("ok"));
+}
+
+#[test]
+fn a_deadline_cuts_a_body_that_stops_midway() {
+    let (closed, close_seen) = crossbeam_channel::unbounded::<()>();
+    let server = RawServer::start(move |_, conn| {
+        let _ = conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"metadata\"");
+        wait_for_close(conn);
+        let _ = closed.send(());
+    });
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let err = api
+        .with_deadline(Instant::now() + Duration::from_millis(300))
+        .get("x")
+        .unwrap_err();
+    assert_eq!(transport_kind(&err), Some(TransportErrorKind::Timeout), "{err}");
+    assert!(err.to_string().contains("deadline passed"), "{err}");
+    close_seen
+        .recv_timeout(Duration::from_secs(30))
+        .expect("connection closed");
+}
+
+#[test]
+fn a_request_past_its_deadline_fails_without_touching_the_network() {
+    let server = RawServer::start(|_, conn| respond(conn, "200 OK", &[], r#"{"metadata":{"name":"ok"}}"#));
+    let client = server.client();
+    let late = client.with_deadline(Instant::now());
+    let err = Api::<ConfigMap>::default_namespaced(late.clone()).get("x").unwrap_err();
+    assert_eq!(transport_kind(&err), Some(TransportErrorKind::Timeout), "{err}");
+    assert_eq!(server.hits.load(Ordering::SeqCst), 0, "nothing was sent");
+    // An earlier deadline wins over a later one; the handle without a deadline has none.
+    let later = late.with_deadline(Instant::now() + Duration::from_secs(3600));
+    assert_eq!(later.deadline(), late.deadline());
+    assert_eq!(client.deadline(), None);
+    assert!(Api::<ConfigMap>::default_namespaced(client).get("ok").is_ok());
+}
+
+#[test]
+fn a_deadline_stops_waiting_for_an_exec_plugin_but_lets_it_finish() {
+    let server = token_checking_server();
+    let dir = TempDir::new("exec-deadline");
+    // The real plugin runs once `release` exists; meanwhile the request's deadline passes.
+    let (started, release) = (dir.path("started"), dir.path("release"));
+    let script = format!(
+        "touch '{s}'; while [ ! -f '{r}' ] && [ -f '{s}' ]; do sleep 0.02; done; exec sh '{p}'",
+        s = started.display(),
+        r = release.display(),
+        p = fixture("exec/credential-plugin.sh").display()
+    );
+    let slow = plugin(&dir, "good", "").args(["-c", script.as_str()]);
+    let client = Client::new(Config::new(server.url.as_str()).proxy(None).exec(slow)).unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let err = api
+        .with_deadline(Instant::now() + Duration::from_millis(200))
+        .get("x")
+        .unwrap_err();
+    assert_eq!(transport_kind(&err), Some(TransportErrorKind::Timeout), "{err}");
+    assert!(started.exists(), "the plugin was running");
+    // The run was not killed: its credential serves the next request, with no second run.
+    std::fs::write(&release, "").unwrap();
+    api.get("x").unwrap();
+    assert_eq!(runs(&dir), 1);
+}
+
 // ---- credentials that rotate ----------------------------------------------------------------------------------------
 
 fn runs(dir: &TempDir) -> usize {
@@ -329,6 +425,9 @@ fn expired_exec_credentials_are_refetched_for_every_request() {
 
 #[test]
 fn exec_failures_are_readable_auth_errors() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = token_checking_server();
     let dir = TempDir::new("exec-fail");
     let failing = plugin(&dir, "good", "").env("FAIL", "token expired: run `cloud auth login`");
@@ -358,6 +457,9 @@ fn exec_failures_are_readable_auth_errors() {
 
 #[test]
 fn abort_does_not_wait_for_a_slow_exec_plugin() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = token_checking_server();
     let dir = TempDir::new("exec-slow");
     // The plugin waits for `release` to exist, so it is still running when the request is aborted (and ends when
@@ -445,6 +547,27 @@ fn users_seen(server: &ApiServer) -> Vec<Option<String>> {
 }
 
 #[test]
+fn a_deadline_aborts_a_request_the_embedded_server_stalls() {
+    let server = https_server();
+    let client = Client::new(config_for(&server).token(TOKEN)).unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    api.create(&PostParams::default(), &cm("a")).unwrap();
+    server.inject(Fault::on(Some(Verb::Get), Some("configmaps")).stall());
+    let err = api
+        .with_deadline(Instant::now() + Duration::from_millis(300))
+        .get("a")
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Transport(t) if t.kind == TransportErrorKind::Timeout)
+            && err.to_string().contains("deadline"),
+        "{err}"
+    );
+    assert_eq!(server.pending_faults(), 0, "the stalled request was the GET");
+    server.clear_faults();
+    assert_eq!(&api.get("a").unwrap().data["k"], "v");
+}
+
+#[test]
 fn bearer_token_from_the_servers_kubeconfig() {
     let server = https_server();
     let client = Client::new(
@@ -523,6 +646,9 @@ fn client_certificates_with_rsa_and_ec_keys() {
 
 #[test]
 fn exec_plugin_token_is_cached_until_expiry_and_refetched_after_a_401() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = https_server();
     let dir = TempDir::new("exec-https");
     let bad_then_good = format!("not-the-token {TOKEN}");
@@ -543,6 +669,9 @@ fn exec_plugin_token_is_cached_until_expiry_and_refetched_after_a_401() {
 
 #[test]
 fn exec_plugin_can_issue_a_client_certificate() {
+    if !common::can_run_sh_plugins() {
+        return;
+    }
     let server = cert_server();
     let dir = TempDir::new("exec-cert");
     let exec = plugin(&dir, "", "")
@@ -928,9 +1057,11 @@ fn an_informer_syncs_through_list_watch_and_stops() {
     informer.start().unwrap();
     web.start().unwrap();
     assert!(informer.wait_synced(Duration::from_secs(20)) && web.wait_synced(Duration::from_secs(20)));
-    assert_eq!((informer.store().len(), web.store().len()), (1_002, 1));
+    assert_eq!((informer.lister().len(), web.lister().len()), (1_002, 1));
     api.create(&PostParams::default(), &cm("late")).unwrap();
-    eventually("the watch delivered the new object", || informer.store().len() == 1_003);
+    eventually("the watch delivered the new object", || {
+        informer.lister().len() == 1_003
+    });
     informer.stop();
     web.stop();
     assert!(informer.is_stopped() && web.is_stopped());

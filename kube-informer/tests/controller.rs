@@ -56,7 +56,7 @@ fn fast(name: &str) -> ControllerOptions {
 
 /// The copy controller's reconcile: make `<name>-copy` match the source, or delete it when the source is gone.
 fn copy(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action> {
-    let ns = ctx.namespace().expect("namespaced");
+    let ns = ctx.namespace();
     let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ns);
     let copy_name = format!("{}-copy", ctx.name());
     let copies = ctx.lister_of::<ConfigMap>().expect("the copies' lister");
@@ -118,7 +118,7 @@ fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 #[test]
 fn the_controller_converges_the_servers_state_and_keeps_it_converged() {
-    let server = ApiServer::builder().namespaces(["a", "b"]).start().unwrap();
+    let server = ApiServer::builder().namespaces(["a", "b", "ns"]).start().unwrap();
     server.create(&source("a", "one", "1")).unwrap();
     server.create(&source("a", "two", "2")).unwrap();
     server.create(&source("b", "one", "3")).unwrap();
@@ -169,7 +169,7 @@ fn the_controller_converges_the_servers_state_and_keeps_it_converged() {
 
 #[test]
 fn a_reconcile_failing_twice_is_retried_with_back_off_and_succeeds() {
-    let server = ApiServer::builder().namespaces(["a", "b"]).start().unwrap();
+    let server = ApiServer::builder().namespaces(["a", "b", "ns"]).start().unwrap();
     server.create(&source("ns", "flaky", "v")).unwrap();
     let c = client(&server);
     let sources = informer(&c, "role=source", "sources");
@@ -213,7 +213,7 @@ fn a_reconcile_failing_twice_is_retried_with_back_off_and_succeeds() {
 
 #[test]
 fn a_panicking_reconcile_is_retried_and_the_worker_survives() {
-    let server = ApiServer::builder().namespaces(["a", "b"]).start().unwrap();
+    let server = ApiServer::builder().namespaces(["a", "b", "ns"]).start().unwrap();
     server.create(&source("ns", "boom", "v")).unwrap();
     let c = client(&server);
     let sources = informer(&c, "role=source", "sources");
@@ -241,7 +241,7 @@ fn a_panicking_reconcile_is_retried_and_the_worker_survives() {
 
 #[test]
 fn stop_returns_with_every_thread_joined() {
-    let server = ApiServer::builder().namespaces(["a", "b"]).start().unwrap();
+    let server = ApiServer::builder().namespaces(["a", "b", "ns"]).start().unwrap();
     for i in 0..20 {
         server.create(&source("ns", &format!("s{i}"), "v")).unwrap();
     }
@@ -291,8 +291,15 @@ fn the_example_controller_converges_its_embedded_server_and_exits_0() {
         ] {
             assert!(stdout.contains(line), "{args:?}: missing {line:?} in\n{stdout}");
         }
-        if !args.is_empty() {
-            assert!(stdout.contains("started leading"), "{stdout}");
+        let log = String::from_utf8_lossy(&out.stderr);
+        if args.is_empty() {
+            assert!(stdout.ends_with("stopped cleanly (stop requested)\n"), "{stdout}");
+        } else {
+            assert!(log.contains("manager: leading; starting the controllers"), "{log}");
+            assert!(
+                stdout.ends_with("stopped cleanly (stop requested); lease default/configmap-sync released\n"),
+                "{stdout}"
+            );
         }
     }
 }

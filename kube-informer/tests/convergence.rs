@@ -112,7 +112,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     );
     let mut rng = Rng::new(seed);
     let server = ApiServer::builder()
-        .namespaces(["alpha"])
+        .namespaces(NAMESPACES)
         .bookmark_interval(Duration::from_millis(100))
         .history_size(500)
         // Paged lists even at resourceVersion 0, so continue tokens meet compactions.

@@ -9,9 +9,12 @@ use std::time::Instant;
 
 use common::*;
 use kube_informer::client::Api;
+use kube_informer::client::params::WatchParams;
 use kube_informer::client::params::{DeleteParams, PostParams};
+use kube_informer::leaderelection::Lease;
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ApiResource, DynamicObject};
+use kube_informer::watch::WatchEvent;
 use kube_informer_apiserver::{AccessRule, ApiServer};
 use serde_json::json;
 
@@ -39,7 +42,7 @@ fn demo_runs_without_a_cluster_and_exits_0() {
 #[test]
 fn watch_sync_only_prints_one_json_line() {
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .start()
         .unwrap();
     for i in 0..25 {
@@ -70,7 +73,7 @@ fn watch_sync_only_prints_one_json_line() {
 #[test]
 fn watch_prints_events_of_one_namespace() {
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .start()
         .unwrap();
     server.create(&cm("a", "one", "1")).unwrap();
@@ -120,14 +123,13 @@ fn watch_rejects_bad_arguments_with_usage() {
 #[test]
 fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .start()
         .unwrap();
     let mut child = KillOnDrop(
         Command::new(example("controller"))
             .args(["--probe-addr", "127.0.0.1:0", "--kubeconfig"])
             .arg(server.kubeconfig_path())
-            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -153,8 +155,103 @@ fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
             && metrics.contains(r#"kube_informer_health{check="informer:namespaces",state="healthy"} 1"#),
         "{metrics}"
     );
-    drop(child.0.stdin.take()); // stdin closes: the example stops
+    terminate(&child.0); // SIGTERM: the manager shuts down
     assert!(child.0.wait().unwrap().success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|l| l == "stopped cleanly (SIGTERM)"), "{rest:?}");
+}
+
+/// Sends SIGTERM to `child`, as the kubelet does to a pod's containers.
+fn terminate(child: &std::process::Child) {
+    use rustix::process::{Pid, Signal, kill_process};
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    kill_process(pid, Signal::TERM).unwrap();
+}
+
+#[test]
+fn a_terminated_leader_releases_its_lease_exits_0_and_the_other_replica_leads() {
+    let server = ApiServer::start().unwrap();
+    // The Lease's versions, in order, from before any replica runs: they tell how leadership moved.
+    let holders = {
+        let leases: Api<Lease> = Api::namespaced(server.client().unwrap(), "default");
+        let mut watch = leases.watch(&WatchParams::default()).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded::<String>();
+        std::thread::Builder::new()
+            .name("lease-watch".into())
+            .spawn(move || {
+                while let Some(Ok(event)) = watch.next() {
+                    if let WatchEvent::Added(l) | WatchEvent::Modified(l) = event
+                        && tx.send(l.spec.holder_identity.clone().unwrap_or_default()).is_err()
+                    {
+                        break;
+                    }
+                }
+            })
+            .unwrap();
+        rx
+    };
+    assert!(server.wait_for_watchers("leases", 1, WAIT));
+    let replica = || {
+        let mut child = KillOnDrop(
+            Command::new(example("controller"))
+                .args(["--leader-elect", "--kubeconfig"])
+                .arg(server.kubeconfig_path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let (out, log) = (child.0.stdout.take().unwrap(), child.0.stderr.take().unwrap());
+        let mut log = Lines::of(log);
+        log.wait_for("manager: leader election on lease default/configmap-sync as ");
+        let identity = log.seen.last().unwrap().rsplit(" as ").next().unwrap().to_owned();
+        (child, identity, Lines::of(out), log)
+    };
+
+    let (mut first, first_id, first_out, mut first_log) = replica();
+    first_log.wait_for("manager: leading; starting the controllers");
+    let (mut second, second_id, second_out, mut second_log) = replica();
+    second_log.wait_for(&format!("manager: the leader is {first_id}"));
+    assert_ne!(first_id, second_id);
+
+    // SIGTERM to the leader: it stops its work, releases the Lease and exits 0; the other leads.
+    terminate(&first.0);
+    let status = first.0.wait().unwrap();
+    let (stdout, log) = (first_out.rest(), first_log.rest());
+    assert!(status.success(), "{stdout}\n{log}");
+    assert!(
+        stdout.contains("stopped cleanly (SIGTERM); lease default/configmap-sync released"),
+        "{stdout}\n{log}"
+    );
+    second_log.wait_for("manager: leading; starting the controllers");
+    // The Lease went from the first replica to nobody (released, as client-go's ReleaseOnCancel) to the second —
+    // a takeover at once, not after the lease expired.
+    let mut seen: Vec<String> = Vec::new();
+    while seen.last() != Some(&second_id) {
+        let holder = holders
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("Lease holders: {seen:?}"));
+        if seen.last() != Some(&holder) {
+            seen.push(holder);
+        }
+    }
+    assert_eq!(seen, [first_id.as_str(), "", second_id.as_str()]);
+    let lease: Lease = server.get(Some("default"), "configmap-sync").unwrap();
+    assert_eq!(lease.spec.lease_transitions, Some(1));
+
+    terminate(&second.0);
+    assert!(second.0.wait().unwrap().success());
+    assert!(
+        second_out
+            .rest()
+            .contains("stopped cleanly (SIGTERM); lease default/configmap-sync released")
+    );
+    let lease: Lease = server.get(Some("default"), "configmap-sync").unwrap();
+    assert_eq!(
+        lease.spec.holder_identity.as_deref(),
+        Some(""),
+        "the last leader released it too"
+    );
 }
 
 #[test]
@@ -246,7 +343,7 @@ fn configsets() -> ApiResource {
 fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
     const CONTROLLER: &str = "configset-controller";
     let server = ApiServer::builder()
-        .namespaces(["a", "prod", "ns0", "ns1", "ns2"])
+        .namespaces(["a", "b", "prod", "ns0", "ns1", "ns2"])
         .https()
         .token("admin-token", "admin")
         .token("controller-token", CONTROLLER)
@@ -335,4 +432,19 @@ fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
     assert!(again.0.wait().unwrap().success(), "{stdout}");
     assert!(stdout.contains("running; press Enter to stop"), "{stdout}");
     assert!(!stdout.contains("installed"), "{stdout}");
+}
+
+#[test]
+fn the_readme_shows_the_controller_examples_main_as_it_is() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("examples/controller.rs")).unwrap();
+    let start = example.find("\nfn main()").expect("the example's main") + 1;
+    let end = start + example[start..].find("\n}\n").expect("the end of main") + 3;
+    let main = &example[start..end];
+    assert!(main.lines().count() <= 50, "main fits on one screen:\n{main}");
+    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    assert!(
+        readme.contains(main),
+        "README.md shows another main than examples/controller.rs has: copy it again"
+    );
 }

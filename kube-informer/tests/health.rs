@@ -117,7 +117,7 @@ fn a_missing_rbac_verb_is_named_by_not_synced_health_and_metrics() {
 
 #[test]
 fn an_unserved_resource_degrades_with_its_404_then_heals_once_served() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     let widgets = ApiResource::new("example.com", "v1", "Widget", "widgets", true);
     let api = Api::<DynamicObject>::all_with(server.client().unwrap(), &widgets);
     let informer = SharedIndexInformer::for_api(&api, InformerOptions::default().reflector(quick_reflector()));
@@ -147,7 +147,7 @@ fn an_unserved_resource_degrades_with_its_404_then_heals_once_served() {
 #[test]
 fn refused_connections_degrade_and_a_listening_server_heals() {
     install_logger();
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "a", "1")).unwrap();
     let api = Api::<ConfigMap>::all(server.client().unwrap());
     let informer = SharedIndexInformer::for_api(
@@ -172,7 +172,7 @@ fn refused_connections_degrade_and_a_listening_server_heals() {
     eventually("healthy once events flow again", || {
         informer.health().state.is_healthy()
     });
-    eventually("the new object cached", || informer.store().len() == 2);
+    eventually("the new object cached", || informer.lister().len() == 2);
     assert!(informer.health().last_event_age.is_some());
     let recovered = logged(log::Level::Info, "refused-configmaps: list and watch recovered after ");
     assert_eq!(recovered.len(), 1, "{recovered:?}");
@@ -193,7 +193,7 @@ fn refused_connections_degrade_and_a_listening_server_heals() {
 #[test]
 fn a_panic_in_a_transform_halts_the_informer_and_says_so_at_error() {
     install_logger();
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "fine", "1")).unwrap();
     let api = Api::<ConfigMap>::all(server.client().unwrap());
     let informer = Arc::new(SharedIndexInformer::for_api(
@@ -245,6 +245,7 @@ fn a_controller_an_elector_and_a_recorder_degrade_with_the_error_that_stops_them
 
     install_logger();
     let server = ApiServer::builder()
+        .namespaces(["ns"])
         .token("t", "bob")
         .kubeconfig_user("bob")
         .rule(AccessRule::user("bob").resources(&["configmaps"]))

@@ -70,7 +70,7 @@ fn first_list_is_paged_at_rv0_without_a_watch_cache_then_watches() {
     );
     let initial: Vec<Seen> = (0..1200).map(|_| recv(&rx)).collect();
     assert!(initial.iter().all(|s| matches!(s, Seen::Add(_, _, true))));
-    assert_eq!(inf.store().len(), 1200);
+    assert_eq!(inf.lister().len(), 1200);
     server.create(&cm("ns", "late", "1")).unwrap();
     assert_eq!(recv(&rx), Seen::Add("late".into(), "1".into(), false));
     assert_eq!(server.requests().lists_since(mark, "configmaps"), 3, "no relist");
@@ -115,9 +115,9 @@ fn an_expired_continue_token_falls_back_to_one_full_list() {
         "{:?}",
         lists[2].query
     );
-    assert_eq!(inf.store().len(), 698);
+    assert_eq!(inf.lister().len(), 698);
     assert!(
-        inf.store().get("ns/cm-00000").is_none(),
+        inf.lister().get("ns/cm-00000").is_none(),
         "objects only the first page saw are deleted"
     );
     assert_eq!(inf.metrics().reflector.relists_expired_continue, 1);
@@ -135,7 +135,7 @@ fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
     assert_eq!(server.requests().lists_since(mark, "configmaps"), 0, "no LIST at all");
     let first = reqs.iter().find(|r| r.is(Verb::Watch, "configmaps")).unwrap();
     assert!(query_has(first, "sendInitialEvents=true") && query_has(first, "resourceVersionMatch=NotOlderThan"));
-    assert_eq!(inf.store().len(), 50);
+    assert_eq!(inf.lister().len(), 50);
     inf.stop();
 
     let server = ApiServer::builder()
@@ -152,7 +152,7 @@ fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
     assert_eq!(reqs[0].code, 422, "refused streaming list: {reqs:?}");
     assert!(reqs[1].is(Verb::List, "configmaps"));
     assert!(inf.metrics().reflector.streaming_list_refused);
-    assert_eq!(inf.store().len(), 50);
+    assert_eq!(inf.lister().len(), 50);
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn a_410_relists_and_deletes_missed_while_away_arrive_as_unknown_final_state() {
     let deleted = recv_until(&rx, |s| matches!(s, Seen::Delete(..)));
     assert_eq!(deleted, Seen::Delete("cm-00001".into(), "0".into(), true));
     eventually("relisted state", || {
-        inf.store().len() == 3 && inf.store().get("ns/newcomer").is_some()
+        inf.lister().len() == 3 && inf.lister().get("ns/newcomer").is_some()
     });
     assert!(inf.metrics().reflector.relists_gone >= 1);
     assert!(server.requests().lists_since(mark, "configmaps") >= 1);
@@ -390,7 +390,7 @@ fn factory_shares_informers_and_reports_the_unsynced() {
     let err = factory.wait_for_cache_sync(Duration::from_millis(200)).unwrap_err();
     assert_eq!(err.names(), ["secrets"]);
     assert!(a.has_synced() && !forbidden.has_synced());
-    assert_eq!(a.store().len(), 5);
+    assert_eq!(a.lister().len(), 5);
     assert_eq!(factory.metrics().len(), 2);
     factory.shutdown();
     assert_eq!(a.running_threads() + forbidden.running_threads(), 0);
@@ -404,7 +404,7 @@ fn a_late_handler_over_http_gets_the_cache_then_changes() {
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));
     server.create(&cm("ns", "before-join", "1")).unwrap();
-    eventually("cached", || inf.store().len() == 21);
+    eventually("cached", || inf.lister().len() == 21);
     let (h, rx) = recorder();
     let reg = inf.add_event_handler(h).unwrap();
     assert!(inf.wait_synced(WAIT) && reg.has_synced());
@@ -503,7 +503,7 @@ fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
         );
         inf.start().unwrap();
         assert!(inf.wait_synced(WAIT), "{verbs:?}: synced from the fallback LIST");
-        assert_eq!(inf.store().len(), 3);
+        assert_eq!(inf.lister().len(), 3);
         let err = errors.recv_timeout(WAIT).unwrap();
         assert!(
             err.contains("403") && err.contains(r#"User "alice" cannot watch resource "configmaps""#),
@@ -528,9 +528,15 @@ fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
 
 /// Linux shows 15 bytes of a thread's name: `ps -L` must show every thread of an informer with two handlers whole and
 /// apart from the others.
-#[cfg(target_os = "linux")]
 #[test]
 fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
+    let purpose = "lists the threads as an operator sees them (procps' `ps -L`, Linux's 15-byte names)";
+    if !skip::linux(purpose) {
+        return;
+    }
+    let Some(ps) = skip::program("ps", "PS", purpose) else {
+        return;
+    };
     let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     let api = Api::<ConfigMap>::all(server.client().unwrap());
     let options = InformerOptions::default()
@@ -544,7 +550,7 @@ fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
     inf.add_event_handler(second).unwrap();
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));
-    let ps = std::process::Command::new("ps")
+    let ps = std::process::Command::new(ps)
         .args(["-L", "-o", "comm=", "-p", &std::process::id().to_string()])
         .output()
         .expect("ps (procps) runs");

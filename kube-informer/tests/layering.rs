@@ -1,8 +1,8 @@
 //! The library's layering, held by a test rather than by review: every `crate::<module>` a module's code names (its
 //! own tests and doc comments aside) must sit lower in the house than the module itself —
 //! object → error → selector/watch → client → cache → informer → controller, the health state low (the cache and
-//! the client write it), the registry that aggregates everything, the metrics and the probe at the top, and the
-//! work queue generic (it knows no object, client, cache or informer).
+//! the client write it), the registry that aggregates everything, the metrics and the probe above it, the manager
+//! that runs them all at the top, and the work queue generic (it knows no object, client, cache or informer).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("failure_streak", 0),
     ("object", 0),
     ("error", 1),
+    ("crd", 1),
     ("stop", 1),
     ("health", 1),
     ("worker", 2),
@@ -27,10 +28,11 @@ const FLOORS: &[(&str, u32)] = &[
     ("events", 5),
     ("controller", 6),
     ("registry", 7),
-    ("manager", 8),
     ("metrics", 8),
     ("probe", 9),
-    ("lib", 10),
+    // The manager owns the probe endpoint: above it.
+    ("manager", 10),
+    ("lib", 11),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

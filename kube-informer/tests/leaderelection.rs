@@ -9,13 +9,13 @@ use parking_lot::Mutex;
 use kube_informer::Result;
 use kube_informer::cache::ListWatch;
 use kube_informer::client::params::PostParams;
-use kube_informer::client::{Api, Client, Config};
+use kube_informer::client::{Api, Client, Config, RateLimit};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, Lease, LeaseLock};
 use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
-use kube_informer_apiserver::{ApiServer, LogMark, RequestRecord, Verb};
+use kube_informer_apiserver::{ApiServer, Fault, LogMark, RequestRecord, Verb};
 
 mod common;
 use common::eventually;
@@ -31,6 +31,12 @@ fn server(replicas: usize) -> ApiServer {
         .unwrap()
 }
 
+/// Replica `i`'s client: the default configuration (no overall request timeout, 90 s between reads) — the elector
+/// alone bounds its requests.
+fn default_client(server: &ApiServer, i: usize) -> Client {
+    Client::new(Config::new(server.url()).proxy(None).token(format!("token-r{i}"))).unwrap()
+}
+
 /// Marks a source ConfigMap as copied: the only write the replicas' controller makes.
 fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action> {
     let Some(src) = ctx.object() else {
@@ -39,7 +45,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action>
     if src.data.contains_key("copied") {
         return Ok(Action::await_change());
     }
-    let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ctx.namespace().unwrap());
+    let api: Api<ConfigMap> = Api::namespaced(ctx.data().clone(), ctx.namespace());
     let mut cm = (*src).clone();
     cm.data.insert("copied".into(), "yes".into());
     api.replace(ctx.name(), &PostParams::default(), &cm)?;
@@ -64,13 +70,7 @@ struct Replica {
 impl Replica {
     fn start(server: &ApiServer, i: usize, config: &LeaderElectionConfig, leaders: &Arc<Mutex<Leaders>>) -> Replica {
         let id = format!("r{i}");
-        let client = Client::new(
-            Config::new(server.url())
-                .proxy(None)
-                .token(format!("token-r{i}"))
-                .request_timeout(Some(Duration::from_millis(500))),
-        )
-        .unwrap();
+        let client = default_client(server, i);
         let api: Api<ConfigMap> = Api::all(client.clone());
         let informer = Arc::new(SharedIndexInformer::new(
             ListWatch::new(&api),
@@ -263,4 +263,228 @@ fn a_killed_leader_is_replaced_once_its_lease_expires() {
     dead.stop();
     alive.stop();
     assert_eq!(leaders.lock().max, 1, "never two leaders at once");
+}
+
+/// What each replica's callbacks saw, in the order they ran (one timeline for both: a mutex orders them).
+#[derive(Clone, Default)]
+struct Timeline(Arc<Mutex<Vec<String>>>);
+
+impl Timeline {
+    fn push(&self, event: String) {
+        self.0.lock().push(event);
+    }
+
+    fn events(&self) -> Vec<String> {
+        self.0.lock().clone()
+    }
+
+    fn position(&self, event: &str) -> Option<usize> {
+        self.0.lock().iter().position(|e| e == event)
+    }
+}
+
+#[test]
+fn a_leader_whose_renewal_hangs_stops_by_the_renew_deadline_and_never_overlaps_the_next() {
+    // The split brain of the issue: r0 leads; the API server leaves its Lease renewal hanging; r1 takes the lease
+    // once it has seen no change for lease_duration. With the default client (a request may hang for 90 s), r0 must
+    // still have stopped leading by then — at its renew deadline, its renewal aborted.
+    let server = server(2);
+    let config = LeaderElectionConfig::default()
+        .lease_duration(Duration::from_secs(4))
+        .renew_deadline(Duration::from_secs(1))
+        .retry_period(Duration::from_millis(200));
+    let timeline = Timeline::default();
+    let (tx, events) = crossbeam_channel::unbounded::<String>();
+    let start = |i: usize| {
+        let id = format!("r{i}");
+        let client = default_client(&server, i);
+        let (t1, t2, t3) = (timeline.clone(), timeline.clone(), tx.clone());
+        let (s1, s2, s3) = (tx.clone(), tx.clone(), tx.clone());
+        let (me1, me2, me3) = (id.clone(), id.clone(), id.clone());
+        let cut_off = client.abort_handle();
+        let callbacks = LeaderCallbacks::new()
+            .on_started_leading(move || {
+                t1.push(format!("{me1} started"));
+                s1.send(format!("{me1} started")).unwrap();
+            })
+            .on_stopped_leading(move || {
+                t2.push(format!("{me2} stopped"));
+                // Having lost the lease, the replica leaves the election, as a client-go program exits in
+                // OnStoppedLeading (otherwise it would win its own unexpired lease back).
+                cut_off.abort();
+                s2.send(format!("{me2} stopped")).unwrap();
+            })
+            .on_new_leader(move |leader| {
+                let _ = t3;
+                s3.send(format!("{me3} sees {leader}")).unwrap();
+            });
+        LeaderElector::start(
+            LeaseLock::new(&client, "default", LEASE, id.clone()),
+            config.clone().name(format!("{LEASE}-{id}")),
+            callbacks,
+        )
+        .unwrap()
+    };
+    let wait = Duration::from_secs(30);
+    let wait_for = |what: &str| loop {
+        let e = events
+            .recv_timeout(wait)
+            .unwrap_or_else(|_| panic!("waiting for {what}: {:?}", timeline.events()));
+        if e == what {
+            break;
+        }
+    };
+    let r0 = start(0);
+    wait_for("r0 started");
+    let r1 = start(1);
+    wait_for("r1 sees r0");
+
+    // The next Lease update — r0's renewal, r1 only reads while r0 holds it — hangs until the fault is cleared.
+    let mark = server.requests().mark();
+    server.inject(Fault::on(Some(Verb::Update), Some("leases")).stall());
+    wait_for("r1 started");
+    server.clear_faults(); // the stalled update goes on now, too late
+
+    let (r0_stopped, r1_started) = (timeline.position("r0 stopped"), timeline.position("r1 started"));
+    assert!(
+        r0_stopped.is_some_and(|stopped| Some(stopped) < r1_started),
+        "r0 stopped leading before r1 started: {:?}",
+        timeline.events()
+    );
+    assert_eq!(timeline.events(), ["r0 started", "r0 stopped", "r1 started"]);
+    assert!(!r0.is_leader() && r1.is_leader());
+
+    // The server's side: r0's renewal was the stalled request; released after r1 took over, it found the Lease
+    // changed (409) — nothing of the old leader's was written after the takeover.
+    assert!(
+        server.requests().wait_for(mark, wait, |records| records
+            .iter()
+            .any(|r| r.is(Verb::Update, "leases") && r.fault.is_some())),
+        "the stalled renewal is logged once released"
+    );
+    let stalled: Vec<RequestRecord> = server
+        .requests()
+        .since(mark)
+        .into_iter()
+        .filter(|r| r.is(Verb::Update, "leases") && r.fault.is_some())
+        .collect();
+    assert_eq!(stalled.len(), 1, "{stalled:?}");
+    assert_eq!((stalled[0].user.as_deref(), stalled[0].code), (Some("r0"), 409));
+    assert_eq!(
+        writers_of(&server, mark, "leases", true),
+        ["r1"],
+        "after the stall, only r1's writes were accepted"
+    );
+    let l = lease(&server);
+    assert_eq!(l.spec.holder_identity.as_deref(), Some("r1"));
+    assert_eq!(l.spec.lease_transitions, Some(1), "taken over, not released");
+    // r0's failure says why: the renewal was cut at its deadline.
+    r0.stop();
+    r1.stop();
+    assert_eq!((r0.running_threads(), r1.running_threads()), (0, 0));
+}
+
+#[test]
+fn stopping_a_leader_whose_renewal_hangs_interrupts_it_and_releases_the_lease() {
+    // client-go's TestReleaseOnCancellation against the embedded server: stop arrives while the renewal hangs. The
+    // renew deadline is long, so only the interrupt can end the renewal within stop's second.
+    let server = server(1);
+    let config = LeaderElectionConfig::default()
+        .lease_duration(Duration::from_secs(60))
+        .renew_deadline(Duration::from_secs(40))
+        .retry_period(Duration::from_millis(100));
+    let client = default_client(&server, 0);
+    let (tx, rx) = crossbeam_channel::unbounded::<&str>();
+    let (t1, t2) = (tx.clone(), tx);
+    let elector = LeaderElector::start(
+        LeaseLock::new(&client, "default", LEASE, "r0"),
+        config,
+        LeaderCallbacks::new()
+            .on_started_leading(move || t1.send("started").unwrap())
+            .on_stopped_leading(move || t2.send("stopped").unwrap()),
+    )
+    .unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(30)).unwrap(), "started");
+    server.inject(Fault::on(Some(Verb::Update), Some("leases")).stall());
+    eventually("the renewal to hang", || server.pending_faults() == 0);
+
+    elector.stop();
+    assert_eq!(
+        elector.running_threads(),
+        0,
+        "joined: the hanging renewal was interrupted"
+    );
+    assert_eq!(rx.try_recv(), Ok("stopped"));
+    let l = lease(&server);
+    assert_eq!(l.spec.holder_identity.as_deref(), Some(""), "released");
+    assert_eq!(l.spec.lease_duration_seconds, Some(1));
+    server.clear_faults();
+    // The caller's client is untouched by the interrupt.
+    assert!(Api::<ConfigMap>::all(client).list(&Default::default()).is_ok());
+}
+
+#[test]
+fn a_candidate_takes_a_released_lease_at_once_not_at_its_next_attempt() {
+    // Attempts a minute apart: only the candidate's watch of the Lease can make it lead within WAIT of the release.
+    let server = server(2);
+    let config = LeaderElectionConfig::default()
+        .lease_duration(Duration::from_secs(120))
+        .renew_deadline(Duration::from_secs(90))
+        .retry_period(Duration::from_secs(60));
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let start = |i: usize| {
+        let (t1, id) = (tx.clone(), format!("r{i}"));
+        let me = id.clone();
+        LeaderElector::start(
+            LeaseLock::new(&default_client(&server, i), "default", LEASE, id.clone()),
+            config.clone().name(format!("{LEASE}-{id}")),
+            LeaderCallbacks::new().on_started_leading(move || t1.send(format!("{me} started")).unwrap()),
+        )
+        .unwrap()
+    };
+    let r0 = start(0);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(30)).unwrap(), "r0 started");
+    let r1 = start(1);
+    // r1 tried once, found the Lease held, and now watches it until its next attempt a minute or more away.
+    assert!(server.wait_for_watchers("leases", 1, Duration::from_secs(30)));
+    assert!(!r1.is_leader());
+
+    r0.stop(); // releases the Lease
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        "r1 started",
+        "taken on the release, not a retry period later"
+    );
+    let l = lease(&server);
+    assert_eq!(l.spec.holder_identity.as_deref(), Some("r1"));
+    r1.stop();
+    assert_eq!(r1.running_threads(), 0, "the watch ends with the elector");
+}
+
+#[test]
+fn a_client_whose_rate_limit_is_spent_still_renews_its_lease() {
+    // Two tokens a day, spent by the caller: the Lease's requests (a GET finding none, the CREATE) take theirs from a
+    // bucket of their own with the same limit, so a controller flooding its client never keeps its leader from
+    // renewing.
+    let server = server(1);
+    let config = Config::new(server.url())
+        .proxy(None)
+        .token("token-r0")
+        .rate_limit(RateLimit::new(1.0 / 86_400.0, 2));
+    let client = Client::new(config).unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for _ in 0..2 {
+        configmaps.list(&Default::default()).unwrap(); // the day's tokens
+    }
+    let (tx, rx) = crossbeam_channel::unbounded::<()>();
+    let elector = LeaderElector::start(
+        LeaseLock::new(&client, "default", LEASE, "r0"),
+        LeaderElectionConfig::default().name("spent"),
+        LeaderCallbacks::new().on_started_leading(move || tx.send(()).unwrap()),
+    )
+    .unwrap();
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the elector leads although its client's bucket is empty");
+    assert_eq!(lease(&server).spec.holder_identity.as_deref(), Some("r0"));
+    elector.stop();
 }

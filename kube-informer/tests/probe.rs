@@ -55,7 +55,9 @@ fn reconcile(_key: &str, _ctx: &Context<'_, ConfigMap, ()>) -> Result<Action> {
 fn every_component_is_exported_under_client_go_and_controller_runtime_names() {
     let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     server.create(&cm("ns", "a", "1")).unwrap();
-    let client = server.client().unwrap();
+    // A rate limit far above what the test sends: its waits are exported too.
+    let limit = kube_informer::client::RateLimit::new(10_000.0, 10_000);
+    let client = kube_informer::client::Client::new(server.config().unwrap().rate_limit(limit)).unwrap();
     let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
     let configmaps = factory.informer::<ConfigMap>();
     let controller = Arc::new(
@@ -141,6 +143,15 @@ fn every_component_is_exported_under_client_go_and_controller_runtime_names() {
         panic!("not a histogram")
     };
     assert_eq!(latency.len(), 13);
+    let Value::Histogram(waits) = one(
+        &scrape,
+        "rest_client_rate_limiter_duration_seconds",
+        &[("verb", "GET"), ("host", host.as_str())],
+    ) else {
+        panic!("not a histogram")
+    };
+    assert_eq!(waits.len(), 13, "client-go's 12 buckets and +Inf");
+    assert!(waits.last().unwrap().count >= 1.0, "{waits:?}");
 
     assert_eq!(
         number(one(

@@ -15,7 +15,7 @@ use common::widget::{Widget, WidgetSpec, widget, widget_spec};
 
 fn server() -> (ApiServer, Client) {
     let server = ApiServer::builder()
-        .namespaces(["b", "other", "prod"])
+        .namespaces(["b", "ci", "other", "prod"])
         .resource(widget_spec())
         .start()
         .unwrap();
@@ -366,7 +366,10 @@ fn spec_replicas(api: &Api<DynamicObject>, name: &str) -> i64 {
 
 #[test]
 fn scale_reads_and_writes_a_deployments_replicas() {
-    let server = ApiServer::builder().namespaces(["b", "other", "prod"]).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["b", "ci", "other", "prod"])
+        .start()
+        .unwrap();
     deployment(&server, "web", 3);
     let api: Api<DynamicObject> = Api::namespaced_with(server.client().unwrap(), "prod", &deployments());
     let pp = PostParams::default();
@@ -472,7 +475,7 @@ fn concurrent_scale_ups_of_a_custom_resource_all_land() {
     const EACH: i32 = 5;
     // Widgets scale by their size.
     let server = ApiServer::builder()
-        .namespaces(["b", "other", "prod"])
+        .namespaces(["b", "ci", "other", "prod"])
         .resource(widget_spec().with_scale_subresource(ScaleSubresource::new(".spec.size", ".status.size")))
         .start()
         .unwrap();

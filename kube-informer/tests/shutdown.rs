@@ -49,7 +49,7 @@ fn listing() -> ReflectorConfig {
 
 #[test]
 fn stop_returns_while_a_watch_waits_for_its_headers() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 2);
     server.inject(Fault::watch("configmaps").stall());
     let inf = informer(&server.client().unwrap(), listing());
@@ -63,7 +63,7 @@ fn stop_returns_while_a_watch_waits_for_its_headers() {
 
 #[test]
 fn stop_returns_during_the_initial_phase_of_a_streaming_list() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 50);
     let mark = server.requests().mark();
     // The streaming list sends 5 of its 50 initial events, then nothing.
@@ -85,7 +85,11 @@ fn stop_returns_during_the_initial_phase_of_a_streaming_list() {
 
 #[test]
 fn stop_returns_between_two_pages_of_a_list() {
-    let server = ApiServer::builder().watch_cache(false).start().unwrap();
+    let server = ApiServer::builder()
+        .namespaces(["ns"])
+        .watch_cache(false)
+        .start()
+        .unwrap();
     seed(&server, 30);
     let mark = server.requests().mark();
     // The first page is answered, the second never.
@@ -103,7 +107,7 @@ fn stop_returns_between_two_pages_of_a_list() {
             .wait_for_count(mark, Verb::List, "configmaps", 1, WAIT)
     );
     eventually("the first page queued", || {
-        inf.metrics().fifo_depth + inf.store().len() >= 10
+        inf.metrics().fifo_depth + inf.lister().len() >= 10
     });
     stops("paging", &inf);
     server.clear_faults();
@@ -111,7 +115,7 @@ fn stop_returns_between_two_pages_of_a_list() {
 
 #[test]
 fn stop_returns_while_backing_off_from_a_server_that_refuses_connections() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 2);
     let reflector = ReflectorConfig {
         backoff: BackoffConfig {
@@ -133,7 +137,7 @@ fn stop_returns_while_backing_off_from_a_server_that_refuses_connections() {
 
 #[test]
 fn stop_returns_while_waiting_out_the_relist_jitter() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 2);
     let reflector = ReflectorConfig {
         relist_jitter: Duration::from_secs(3600),
@@ -157,7 +161,10 @@ fn stop_returns_while_waiting_out_the_relist_jitter() {
 
 #[test]
 fn stop_returns_and_kills_the_exec_plugin_it_waited_for() {
-    let server = ApiServer::start().unwrap();
+    if !common::can_watch_plugin_processes() {
+        return;
+    }
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     let dir = TempDir::new("shutdown-exec");
     let config = Config::new(server.url()).proxy(None).exec(hanging_plugin(&dir));
     let inf = informer(&Client::new(config).unwrap(), listing());
@@ -176,7 +183,7 @@ fn stop_returns_and_kills_the_exec_plugin_it_waited_for() {
 
 #[test]
 fn stop_returns_while_waiting_for_the_relist_budget() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     seed(&server, 2);
     let mark = server.requests().mark();
     // Whichever informer lists first holds the only slot forever; the other waits for it.
@@ -206,7 +213,7 @@ fn stop_returns_while_waiting_for_the_relist_budget() {
 
 #[test]
 fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
-    let server = ApiServer::start().unwrap();
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
     // More objects than the processing thread applies to the store in one batch (64) before notifying.
     seed(&server, 100);
     let factory = SharedInformerFactory::new(server.client().unwrap(), FactoryOptions::default());
@@ -230,7 +237,7 @@ fn a_factory_stops_with_a_stuck_handler_holding_the_processing_thread() {
     entered.recv_timeout(WAIT).expect("the handler was called");
     // ...and the processing thread waits to hand over the third event.
     eventually("the processing thread is held", || reg.pending() == 2);
-    assert!(inf.store().len() < 100, "the store waits too");
+    assert!(inf.lister().len() < 100, "the store waits too");
     factory.shutdown();
     // Everything but the handler's thread, which is in user code, has been joined; it exits once released.
     assert_eq!(inf.running_threads(), 1);

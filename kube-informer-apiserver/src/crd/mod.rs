@@ -6,6 +6,7 @@
 
 mod finalizer;
 mod naming;
+mod structural;
 mod validation;
 
 use std::collections::HashMap;

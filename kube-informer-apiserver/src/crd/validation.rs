@@ -157,6 +157,7 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
             Some(s) => {
                 let before = errs.len();
                 structural(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
+                super::structural::check(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
                 // The rules are compiled once the schema itself is sound, as kube-apiserver does.
                 if errs.len() == before {
                     errs.extend(crate::schema::check_rules(s, &format!("{path}.schema.openAPIV3Schema")));

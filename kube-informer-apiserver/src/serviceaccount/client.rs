@@ -39,12 +39,13 @@ impl ApiServer {
         self.kubeconfig_with_token(&service_account_username(namespace, name), &token)
     }
 
-    /// A client configuration acting as the service account `namespace`/`name`.
+    /// A client configuration acting as the service account `namespace`/`name`, without a client-side rate limit
+    /// (as [`config`](ApiServer::config)).
     ///
     /// # Errors
     /// As [`service_account_kubeconfig`](Self::service_account_kubeconfig).
     pub fn service_account_config(&self, namespace: &str, name: &str) -> Result<Config, Error> {
-        Config::from_kubeconfig_file(&self.service_account_kubeconfig(namespace, name)?, None)
+        Ok(Config::from_kubeconfig_file(&self.service_account_kubeconfig(namespace, name)?, None)?.no_rate_limit())
     }
 
     /// A client acting as the service account `namespace`/`name`: with [`ApiServerBuilder::rbac`](crate::ApiServerBuilder::rbac),

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod skip;
+
 use std::time::{Duration, Instant};
 
 /// How long a test waits for something that should happen at once.

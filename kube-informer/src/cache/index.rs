@@ -10,6 +10,12 @@ use crate::object::{MetaAccessor, Object};
 /// The name of the namespace index every informer store has (client-go's `NamespaceIndex`).
 pub const NAMESPACE_INDEX: &str = "namespace";
 
+/// The name of the index by controller: the uid of an object's controller reference (the owner reference with
+/// `controller: true`). [`ControllerBuilder::owns`](crate::controller::ControllerBuilder::owns) adds it to the
+/// caches of the objects a controller owns; [`Lister::controlled_by`](super::Lister::controlled_by) and
+/// [`Context::owned`](crate::controller::Context::owned) read it.
+pub const CONTROLLER_INDEX: &str = "kube-informer.io/controller-uid";
+
 /// An index function: the index values of an object (none, one or several).
 pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 
@@ -61,10 +67,24 @@ impl<K> Indexers<K> {
         Indexers { funcs: BTreeMap::new() }
     }
 
-    /// Adds an index function under `name` (builder style; a later function with the same name replaces it).
+    /// Adds an index function under `name` (builder style). A second function under a name already taken adds
+    /// to it: the index then holds the values of both, so an object is found under either's — the first is never
+    /// lost.
     #[must_use]
-    pub fn with(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self {
-        self.funcs.insert(name.into(), IndexFn::Multi(Arc::new(f)));
+    pub fn with(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self
+    where
+        K: 'static,
+    {
+        let name = name.into();
+        let f = match self.funcs.remove(&name) {
+            None => IndexFn::Multi(Arc::new(f)),
+            Some(before) => IndexFn::Multi(Arc::new(move |obj: &K| {
+                let mut values = before.values(obj);
+                values.extend(f(obj));
+                values
+            })),
+        };
+        self.funcs.insert(name, f);
         self
     }
 
@@ -109,6 +129,27 @@ impl<K: Object> Indexers<K> {
             .insert(NAMESPACE_INDEX.to_owned(), IndexFn::Single(namespace_of::<K>));
         self
     }
+}
+
+impl<K: Object> Indexers<K> {
+    /// Adds the index by controller under [`CONTROLLER_INDEX`] ([`controller_index_func`]).
+    #[must_use]
+    pub fn with_controller(self) -> Self {
+        self.with(CONTROLLER_INDEX, controller_index_func::<K>)
+    }
+}
+
+/// Indexes an object by the uid of its controller (none when it has no controller reference), as
+/// [`is_controlled_by`](crate::object::is_controlled_by) compares: a re-created owner of the same name does not find
+/// its predecessor's objects.
+pub fn controller_index_func<K: Object>(obj: &K) -> Vec<String> {
+    obj.meta()
+        .owner_references()
+        .iter()
+        .find(|r| r.is_controller() && !r.uid.is_empty())
+        .map(|r| r.uid.clone())
+        .into_iter()
+        .collect()
 }
 
 /// The namespace index value of an object: its namespace, or "" for a cluster-scoped one.
@@ -176,5 +217,30 @@ impl Index {
 
     pub(crate) fn values(&self) -> impl Iterator<Item = &String> {
         self.sets.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::ObjectMeta;
+    use crate::object::core::ConfigMap;
+
+    fn label(key: &'static str) -> impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static {
+        move |cm: &ConfigMap| cm.meta().labels().get(key).map(str::to_owned).into_iter().collect()
+    }
+
+    #[test]
+    fn a_second_function_under_a_name_adds_to_the_first() {
+        let mut meta = ObjectMeta::namespaced("ns", "a");
+        meta.labels.insert("app".into(), "web".into());
+        meta.labels.insert("team".into(), "blue".into());
+        let cm = ConfigMap::new(meta);
+        let indexers = Indexers::new().with("by", label("app")).with("by", label("team"));
+        assert_eq!(indexers.names().collect::<Vec<_>>(), ["by"]);
+        assert_eq!(indexers.get("by").unwrap().values(&cm), ["web", "blue"]);
+        // The namespace index, extended the same way, keeps its own value.
+        let indexers = Indexers::namespace().with(NAMESPACE_INDEX, label("team"));
+        assert_eq!(indexers.get(NAMESPACE_INDEX).unwrap().values(&cm), ["ns", "blue"]);
     }
 }

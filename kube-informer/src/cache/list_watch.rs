@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::client::Api;
-use crate::client::params::{ListParams, WatchParams};
+use crate::client::params::{ListParams, WatchParams, and_selector};
 use crate::error::Result;
 use crate::object::{ListMeta, Object};
 use crate::watch::{SpareObjects, WatchEvent};
@@ -129,17 +129,17 @@ impl<K: Object> ListWatch<K> {
         }
     }
 
-    /// Only objects matching this label selector.
+    /// Only objects matching this label selector (and any given before).
     #[must_use]
     pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
+        and_selector(&mut self.label_selector, selector);
         self
     }
 
-    /// Only objects matching this field selector.
+    /// Only objects matching this field selector (and any given before).
     #[must_use]
     pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
+        and_selector(&mut self.field_selector, selector);
         self
     }
 
@@ -190,5 +190,28 @@ impl<K> fmt::Debug for ListWatch<K> {
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Client, Config};
+    use crate::object::core::ConfigMap;
+
+    #[test]
+    fn selectors_given_twice_must_both_match() {
+        let client = Client::new(Config::new("http://127.0.0.1:1")).unwrap();
+        let lw = ListWatch::new(&Api::<ConfigMap>::all(client))
+            .labels("app=web")
+            .labels("env=prod")
+            .fields("metadata.name!=a")
+            .fields("metadata.namespace=x");
+        let wp = lw.scoped(&WatchParams::default());
+        assert_eq!(wp.label_selector.as_deref(), Some("app=web,env=prod"));
+        assert_eq!(
+            wp.field_selector.as_deref(),
+            Some("metadata.name!=a,metadata.namespace=x")
+        );
     }
 }

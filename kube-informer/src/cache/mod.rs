@@ -23,7 +23,7 @@ pub use backoff::BackoffConfig;
 pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
 pub(crate) use delta_fifo::Wake;
 pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
-pub use index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
+pub use index::{CONTROLLER_INDEX, IndexFunc, Indexers, NAMESPACE_INDEX, controller_index_func, namespace_index_func};
 pub use list_watch::{EventStream, ListWatch, ListerWatcher};
 pub use lister::{Lister, NamespaceLister};
 pub(crate) use recycler::Recycler;

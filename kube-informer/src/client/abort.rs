@@ -1,4 +1,5 @@
-//! Aborting requests from another thread: [`AbortHandle`] for a whole client, [`WatchStopper`] for one watch.
+//! Aborting requests from another thread: [`AbortHandle`] for a whole client, [`StreamStopper`] for one stream (a
+//! watch, a log, a raw stream).
 //!
 //! A blocked socket read is interrupted by shutting the agent's sockets down (ureq's `Agent::shutdown`); the steps
 //! that have no socket yet — name resolution, TCP connect, an exec credential plugin — run on helper threads while
@@ -148,15 +149,17 @@ impl std::fmt::Debug for AbortHandle {
     }
 }
 
-/// Ends one [`WatchStream`](super::WatchStream) from any thread: the stream's pending or next `next()` returns
-/// `Some(Err(Error::Stopped))` within milliseconds, then `None`.
+/// Ends one stream from any thread, closing its connection (and nothing else): a
+/// [`WatchStream`](super::WatchStream)'s pending or next `next()` returns `Some(Err(Error::Stopped))` within
+/// milliseconds, then `None`; a [`ResponseStream`](super::ResponseStream)'s (a raw stream's, a pod log's) pending
+/// or next `read` fails with [`Error::Stopped`](crate::Error::Stopped) inside the I/O error.
 #[derive(Clone)]
-pub struct WatchStopper {
+pub struct StreamStopper {
     pub(crate) inner: Arc<Canceller>,
 }
 
-impl WatchStopper {
-    /// Stops the watch. Idempotent.
+impl StreamStopper {
+    /// Stops the stream. Idempotent.
     pub fn stop(&self) {
         self.inner.cancel();
     }
@@ -167,9 +170,9 @@ impl WatchStopper {
     }
 }
 
-impl std::fmt::Debug for WatchStopper {
+impl std::fmt::Debug for StreamStopper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WatchStopper")
+        f.debug_struct("StreamStopper")
             .field("stopped", &self.is_stopped())
             .finish()
     }

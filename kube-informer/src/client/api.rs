@@ -8,9 +8,9 @@ use serde::de::DeserializeOwned;
 
 use super::Client;
 use super::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
-use super::request::{Request, Target};
+use super::request::{ACCEPT_PARTIAL_LIST, ACCEPT_PARTIAL_OBJECT, Request, Target};
 use super::watch_stream::WatchStream;
-use crate::object::{ApiResource, ListMeta, Object, ObjectList, Resource, Scale, Status};
+use crate::object::{ApiResource, ListMeta, Object, ObjectList, Representation, Resource, Scale, Status};
 use crate::watch::{ListDecoder, json_error};
 use crate::{Error, Result};
 
@@ -136,6 +136,13 @@ impl<K: Object> Api<K> {
         }
     }
 
+    /// The same resource and namespace, every request ending by `deadline`
+    /// ([`Client::with_deadline`]: aborted there, its connection closed).
+    #[must_use]
+    pub fn with_deadline(&self, deadline: std::time::Instant) -> Self {
+        self.with_client(self.client.with_deadline(deadline))
+    }
+
     pub(crate) fn target(&self) -> Target<'_> {
         Target {
             resource: &self.resource,
@@ -147,9 +154,30 @@ impl<K: Object> Api<K> {
         decode_json(&self.client.request_bytes(req)?)
     }
 
+    /// `req` asking for objects of `K` (one, or a list): a metadata-only type asks for `PartialObjectMetadata`.
+    fn shaped(req: Request, list: bool) -> Request {
+        match (K::REPRESENTATION, list) {
+            (Representation::Full, _) => req,
+            (Representation::Metadata, false) => req.accepting(ACCEPT_PARTIAL_OBJECT),
+            (Representation::Metadata, true) => req.accepting(ACCEPT_PARTIAL_LIST),
+        }
+    }
+
+    /// Refuses a write of a whole object from a metadata-only type: the object's content would be erased.
+    fn whole_object_write(&self, what: &str) -> Result<()> {
+        match K::REPRESENTATION {
+            Representation::Full => Ok(()),
+            _ => Err(Error::InvalidInput(format!(
+                "{what} of {}: a metadata-only object (PartialObjectMetadata) lacks the object's content, which the \
+                 write would erase; patch its metadata instead",
+                self.resource.qualified_name()
+            ))),
+        }
+    }
+
     /// One page of objects (`limit` and `continue` in `lp`).
     pub fn list(&self, lp: &ListParams) -> Result<ObjectList<K>> {
-        self.call(&self.target().list(lp)?)
+        self.call(&Self::shaped(self.target().list(lp)?, true))
     }
 
     /// Every page of a paged list, following `continue` tokens; see [`ListPages`].
@@ -205,7 +233,7 @@ impl<K: Object> Api<K> {
         lp: &ListParams,
         mut f: impl FnMut(K, bool) -> Result<()>,
     ) -> Result<ListMeta> {
-        let req = self.target().list(lp)?;
+        let req = Self::shaped(self.target().list(lp)?, true);
         let what = req.describe();
         let (response, cancel) = self.client.request_stream(&req)?;
         let mut reader = response.into_body().into_reader();
@@ -232,7 +260,7 @@ impl<K: Object> Api<K> {
     /// A refused watch (410 for a too-old resourceVersion, 422 for parameters the server does not support…) is an
     /// [`Error::Api`] here; problems after the stream started come out of the iterator.
     pub fn watch(&self, wp: &WatchParams) -> Result<WatchStream<K>> {
-        let req = self.target().watch(wp)?;
+        let req = Self::shaped(self.target().watch(wp)?, false);
         let what = req.describe();
         let (response, canceller) = self.client.request_watch(&req)?;
         Ok(WatchStream::new(response, canceller, self.client.clone(), what))
@@ -240,7 +268,7 @@ impl<K: Object> Api<K> {
 
     /// One object.
     pub fn get(&self, name: &str) -> Result<K> {
-        self.call(&self.target().get(name, None)?)
+        self.call(&Self::shaped(self.target().get(name, None)?, false))
     }
 
     /// One object, or `None` when it does not exist (404).
@@ -252,41 +280,56 @@ impl<K: Object> Api<K> {
         }
     }
 
-    /// Creates `obj`; returns it as stored.
+    /// Creates `obj`; returns it as stored. Refused for a metadata-only type ([`PartialObjectMetadata`]).
+    ///
+    /// [`PartialObjectMetadata`]: crate::object::PartialObjectMetadata
     pub fn create(&self, pp: &PostParams, obj: &K) -> Result<K> {
+        self.whole_object_write("create")?;
         self.call(&self.target().create(pp, obj)?)
     }
 
     /// Replaces `name` with `obj` (set `metadata.resourceVersion` for optimistic concurrency: a stale one gives a
     /// 409 Conflict).
+    /// Refused for a metadata-only type ([`PartialObjectMetadata`]): the object's content would be erased.
+    ///
+    /// [`PartialObjectMetadata`]: crate::object::PartialObjectMetadata
     pub fn replace(&self, name: &str, pp: &PostParams, obj: &K) -> Result<K> {
+        self.whole_object_write("replace")?;
         self.call(&self.target().replace(name, pp, obj, None)?)
     }
 
     /// Patches `name`: JSON merge, JSON patch, strategic merge, or server-side apply (needs a field manager:
     /// [`PatchParams::apply`]).
     pub fn patch<P: Serialize>(&self, name: &str, pp: &PatchParams, patch: &Patch<P>) -> Result<K> {
-        self.call(&self.target().patch(name, pp, patch, None)?)
+        self.call(&Self::shaped(self.target().patch(name, pp, patch, None)?, false))
     }
 
     /// Deletes `name`.
     pub fn delete(&self, name: &str, dp: &DeleteParams) -> Result<Deleted<K>> {
-        decode_deleted(&self.client.request_bytes(&self.target().delete(name, dp)?)?)
+        decode_deleted(
+            &self
+                .client
+                .request_bytes(&Self::shaped(self.target().delete(name, dp)?, false))?,
+        )
     }
 
     /// The object through its `status` subresource.
     pub fn get_status(&self, name: &str) -> Result<K> {
-        self.call(&self.target().get(name, Some("status"))?)
+        self.call(&Self::shaped(self.target().get(name, Some("status"))?, false))
     }
 
     /// Replaces the `status` subresource (only `status` changes).
     pub fn replace_status(&self, name: &str, pp: &PostParams, obj: &K) -> Result<K> {
+        self.whole_object_write("replace_status")?;
         self.call(&self.target().replace(name, pp, obj, Some("status"))?)
     }
 
     /// Patches the `status` subresource.
     pub fn patch_status<P: Serialize>(&self, name: &str, pp: &PatchParams, patch: &Patch<P>) -> Result<K> {
-        self.call(&self.target().patch(name, pp, patch, Some("status"))?)
+        self.call(&Self::shaped(
+            self.target().patch(name, pp, patch, Some("status"))?,
+            false,
+        ))
     }
 
     /// Deletes every object matching `lp`'s label and field selectors, in this `Api`'s namespace (kube-apiserver
@@ -305,7 +348,11 @@ impl<K: Object> Api<K> {
     /// # Ok::<(), kube_informer::Error>(())
     /// ```
     pub fn delete_collection(&self, dp: &DeleteParams, lp: &ListParams) -> Result<Deleted<ObjectList<K>>> {
-        decode_deleted(&self.client.request_bytes(&self.target().delete_collection(dp, lp)?)?)
+        decode_deleted(
+            &self
+                .client
+                .request_bytes(&Self::shaped(self.target().delete_collection(dp, lp)?, true))?,
+        )
     }
 
     /// The `scale` subresource: desired and observed replicas of a Deployment, ReplicaSet, StatefulSet or a

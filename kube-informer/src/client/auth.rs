@@ -87,8 +87,9 @@ impl Authenticator {
         }
     }
 
-    /// The header for the next request. May run an exec plugin (giving up with `Error::Stopped` on `cancel`).
-    pub(crate) fn authorize(&self, cancel: &CancelSignal) -> Result<Authorization> {
+    /// The header for the next request. May run an exec plugin (giving up with `Error::Stopped` on `cancel`, and
+    /// with an error at `deadline`, leaving the plugin to finish for the requests that follow).
+    pub(crate) fn authorize(&self, cancel: &CancelSignal, deadline: Option<Instant>) -> Result<Authorization> {
         Ok(match self {
             Authenticator::None => Authorization {
                 header: None,
@@ -106,7 +107,7 @@ impl Authenticator {
                 }
             }
             Authenticator::Exec { exec, identity } => {
-                let cred = exec.credential(cancel)?;
+                let cred = exec.credential(cancel, deadline)?;
                 if let Some(key) = &cred.identity
                     && !identity.holds(key)
                 {
@@ -251,12 +252,12 @@ mod tests {
         std::fs::write(&path, "first\n").unwrap();
         let auth = Authenticator::new(&file_credential(&path), None, &Arc::default());
         let cancel = Canceller::new().signal();
-        let a = auth.authorize(&cancel).unwrap();
+        let a = auth.authorize(&cancel, None).unwrap();
         assert_eq!(a.header.as_ref().unwrap().expose(), b"Bearer first");
         // Same length: only the 401 path (which forgets the stamp) is sure to see it within the second.
         std::fs::write(&path, "secnd").unwrap();
         assert!(auth.unauthorized(&a.used), "the token changed: a retry may succeed");
-        let b = auth.authorize(&cancel).unwrap();
+        let b = auth.authorize(&cancel, None).unwrap();
         assert_eq!(b.header.unwrap().expose(), b"Bearer secnd");
         assert!(!auth.unauthorized(&b.used), "same token again: retrying is pointless");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -266,7 +267,11 @@ mod tests {
     fn missing_token_file_is_an_auth_error_naming_the_file() {
         let path = std::path::Path::new("/nonexistent/kube-informer/token");
         let auth = Authenticator::new(&file_credential(path), None, &Arc::default());
-        let err = auth.authorize(&Canceller::new().signal()).err().unwrap().to_string();
+        let err = auth
+            .authorize(&Canceller::new().signal(), None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("/nonexistent/kube-informer/token"), "{err}");
     }
 
@@ -280,7 +285,7 @@ mod tests {
             None,
             &Arc::default(),
         );
-        let a = auth.authorize(&Canceller::new().signal()).unwrap();
+        let a = auth.authorize(&Canceller::new().signal(), None).unwrap();
         assert_eq!(a.header.unwrap().expose(), b"Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
         assert!(!format!("{auth:?}").contains("QWxh"));
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::exec::{ExecConfig, InteractiveMode};
 use super::kubeconfig::Kubeconfig;
+use super::rate_limit::RateLimit;
 use super::secret::Secret;
 use crate::{ConfigError, Error, Result};
 
@@ -194,11 +195,14 @@ pub struct Config {
     pub(crate) proxy: ProxySetting,
     pub(crate) timeouts: Timeouts,
     pub(crate) max_response_size: usize,
+    /// `None`: no client-side rate limit.
+    pub(crate) rate_limit: Option<RateLimit>,
 }
 
 impl Config {
     /// A configuration for the API server at `cluster_url` (`https://host:port`, optionally with a path prefix),
-    /// anonymous, trusting the Mozilla root certificates, namespace `default`, default timeouts.
+    /// anonymous, trusting the Mozilla root certificates, namespace `default`, default timeouts, client-go's default
+    /// rate limit ([`RateLimit::default`]: 5 requests per second, bursts of 10).
     ///
     /// The URL is checked by [`Client::new`](super::Client::new); a URL without a scheme gets `https://`, as
     /// client-go does.
@@ -219,6 +223,7 @@ impl Config {
             proxy: ProxySetting::FromEnvironment,
             timeouts: Timeouts::default(),
             max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
+            rate_limit: Some(RateLimit::default()),
         }
     }
 
@@ -434,6 +439,24 @@ impl Config {
         self
     }
 
+    /// Limits the requests of the client (its clones and isolated copies together) with this token bucket —
+    /// client-go's `rest.Config` `QPS` and `Burst`. The default is client-go's: [`RateLimit::default`], 5 requests
+    /// per second with bursts of 10 (controller-runtime raises it to 20 and 30). See [`RateLimit`] for what counts.
+    #[must_use]
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// Sends requests without a client-side rate limit (client-go's negative `QPS`): for a client whose server
+    /// protects itself with priority and fairness, or for tests. A loop that never settles then sends as fast as
+    /// the network allows.
+    #[must_use]
+    pub fn no_rate_limit(mut self) -> Self {
+        self.rate_limit = None;
+        self
+    }
+
     /// Acts as another user (`Impersonate-User`, `Impersonate-Group` headers); needs the `impersonate` verb.
     #[must_use]
     pub fn impersonate(mut self, user: impl Into<String>, groups: Vec<String>) -> Self {
@@ -465,6 +488,11 @@ impl Config {
     /// The timeouts.
     pub fn get_timeouts(&self) -> Timeouts {
         self.timeouts
+    }
+
+    /// The client-side rate limit; `None` when it is off.
+    pub fn get_rate_limit(&self) -> Option<&RateLimit> {
+        self.rate_limit.as_ref()
     }
 
     /// True when server certificate verification is off.
@@ -517,6 +545,9 @@ impl Config {
                     format!("cannot read token file {}: {e}", path.value.display()),
                 )
             })?;
+        }
+        if let Some(problem) = self.rate_limit.as_ref().and_then(RateLimit::problem) {
+            return Err(Error::config(ConfigError::new(problem).field("Config::rate_limit")));
         }
         if let ProxySetting::Url(url) = &self.proxy {
             ureq::Proxy::new(&url.value).map_err(|_| {
@@ -596,6 +627,7 @@ impl fmt::Debug for Config {
             .field("proxy", &format_args!("{proxy}"))
             .field("timeouts", &self.timeouts)
             .field("max_response_size", &self.max_response_size)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }

@@ -18,7 +18,7 @@
 use std::fmt;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender, select};
 use log::debug;
@@ -229,8 +229,9 @@ type Waiter = Sender<Result<Arc<ExecCredential>, String>>;
 struct ExecState {
     /// The last credential issued; replaced by each successful run, cleared after a 401 that used it.
     current: Option<Arc<ExecCredential>>,
-    /// `Some` while a run is in progress and someone waits for it. Invariant: its `waiters` are never empty — the
-    /// last one to give up removes the run, which tells its runner to kill the plugin.
+    /// `Some` while a run is in progress and someone waits for it. Invariant: its `waiters` are empty only after
+    /// requests whose deadline passed stopped waiting (the run goes on, its credential is cached for the next ones);
+    /// otherwise the last one to give up (aborted) removes the run, which tells its runner to kill the plugin.
     running: Option<Run>,
     /// Number of successful runs so far.
     generation: u64,
@@ -291,8 +292,13 @@ impl ExecAuth {
     }
 
     /// The current credential: cached when still valid, else from a plugin run (shared with concurrent callers).
-    /// Returns `Error::Stopped` as soon as `cancel` fires.
-    pub(crate) fn credential(self: &Arc<Self>, cancel: &CancelSignal) -> Result<Arc<ExecCredential>> {
+    /// Returns `Error::Stopped` as soon as `cancel` fires; at `deadline`, stops waiting with an error and leaves the
+    /// run going (its credential is cached for the requests that follow).
+    pub(crate) fn credential(
+        self: &Arc<Self>,
+        cancel: &CancelSignal,
+        deadline: Option<Instant>,
+    ) -> Result<Arc<ExecCredential>> {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let run = {
             let mut st = self.state.lock();
@@ -337,6 +343,18 @@ impl ExecAuth {
                 Err(_) => Err(Error::Auth("exec plugin run ended without a result".into())),
             },
             recv(cancel.receiver()) -> _ => Err(self.give_up(run, &tx)),
+            recv(deadline.map_or_else(crossbeam_channel::never, crossbeam_channel::at)) -> _ => {
+                self.stop_waiting(run, &tx);
+                Err(Error::Auth("the exec plugin gave no credential before the request's deadline".into()))
+            }
+        }
+    }
+
+    /// A request waiting for run `id` stops waiting (its deadline passed); the run goes on.
+    fn stop_waiting(&self, id: u64, waiter: &Waiter) {
+        let mut st = self.state.lock();
+        if let Some(run) = st.running.as_mut().filter(|run| run.id == id) {
+            run.waiters.retain(|w| !w.same_channel(waiter));
         }
     }
 

@@ -1,5 +1,6 @@
-//! Request metrics: what client-go's REST client exports as `rest_client_requests_total{code,method,host}` and
-//! `rest_client_request_duration_seconds{verb,host}`, kept per client (shared by its clones and isolated copies).
+//! Request metrics: what client-go's REST client exports as `rest_client_requests_total{code,method,host}`,
+//! `rest_client_request_duration_seconds{verb,host}` and `rest_client_rate_limiter_duration_seconds{verb,host}`, kept
+//! per client (shared by its clones and isolated copies).
 
 use std::time::Duration;
 
@@ -16,6 +17,10 @@ pub struct RequestMetrics {
     /// Time to the response's headers, by HTTP method (`rest_client_request_duration_seconds`; for a watch or a
     /// streamed list that is the time to its first byte, as in client-go).
     pub latency: Vec<MethodLatency>,
+    /// Time waited for a token of the client-side rate limit, by HTTP method
+    /// (`rest_client_rate_limiter_duration_seconds`; one observation per request sent, none while the limit is
+    /// off). Measured on the limit's clock.
+    pub rate_limiter_latency: Vec<MethodLatency>,
 }
 
 /// How many requests with one method got one answer.
@@ -40,7 +45,7 @@ pub struct MethodLatency {
     pub histogram: LatencyHistogram,
 }
 
-/// A request latency histogram with client-go's buckets (5 ms … 60 s).
+/// A request latency histogram with client-go's buckets (5 ms … 60 s; the same for the rate limiter's waits).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LatencyHistogram {
     /// Observations.
@@ -89,6 +94,7 @@ struct Inner {
     /// (method, status code or 0 for no answer, count).
     counts: Vec<(&'static str, u16, u64)>,
     latency: Vec<(&'static str, LatencyHistogram)>,
+    rate_limiter: Vec<(&'static str, LatencyHistogram)>,
 }
 
 impl RequestStats {
@@ -100,14 +106,12 @@ impl RequestStats {
             Some((_, _, n)) => *n += 1,
             None => inner.counts.push((method, code, 1)),
         }
-        match inner.latency.iter_mut().find(|(m, _)| *m == method) {
-            Some((_, h)) => h.observe(took),
-            None => {
-                let mut h = LatencyHistogram::default();
-                h.observe(took);
-                inner.latency.push((method, h));
-            }
-        }
+        observe_into(&mut inner.latency, method, took);
+    }
+
+    /// Counts a wait of `waited` for a rate-limit token before a request with `method`.
+    pub(crate) fn observe_rate_limiter(&self, method: &'static str, waited: Duration) {
+        observe_into(&mut self.inner.lock().rate_limiter, method, waited);
     }
 
     pub(crate) fn snapshot(&self, host: &str) -> RequestMetrics {
@@ -127,13 +131,29 @@ impl RequestStats {
                     count,
                 })
                 .collect(),
-            latency: inner
-                .latency
-                .iter()
-                .map(|&(verb, histogram)| MethodLatency { verb, histogram })
-                .collect(),
+            latency: by_method(&inner.latency),
+            rate_limiter_latency: by_method(&inner.rate_limiter),
         }
     }
+}
+
+/// Adds `d` to `method`'s histogram in `histograms` (created on first use).
+fn observe_into(histograms: &mut Vec<(&'static str, LatencyHistogram)>, method: &'static str, d: Duration) {
+    match histograms.iter_mut().find(|(m, _)| *m == method) {
+        Some((_, h)) => h.observe(d),
+        None => {
+            let mut h = LatencyHistogram::default();
+            h.observe(d);
+            histograms.push((method, h));
+        }
+    }
+}
+
+fn by_method(histograms: &[(&'static str, LatencyHistogram)]) -> Vec<MethodLatency> {
+    histograms
+        .iter()
+        .map(|&(verb, histogram)| MethodLatency { verb, histogram })
+        .collect()
 }
 
 #[cfg(test)]
@@ -162,5 +182,14 @@ mod tests {
             "5 ms is in the 5 ms bucket (le)"
         );
         assert_eq!(m.latency[1].histogram.buckets[12], 1, "past 60 s: the overflow bucket");
+        assert!(m.rate_limiter_latency.is_empty());
+        s.observe_rate_limiter("PATCH", Duration::ZERO);
+        s.observe_rate_limiter("PATCH", Duration::from_millis(200));
+        let waits = &s.snapshot("h:6443").rate_limiter_latency;
+        assert_eq!((waits.len(), waits[0].verb), (1, "PATCH"));
+        assert_eq!(
+            (waits[0].histogram.count, waits[0].histogram.sum),
+            (2, Duration::from_millis(200))
+        );
     }
 }

@@ -4,7 +4,10 @@
 //!   client certificates, tokens), from inside a pod, or built by hand.
 //! * [`Client`]: a cheap-to-clone handle on one API server; blocking calls, safe to share between threads.
 //! * [`Api`]: typed calls on one resource — paged and streaming LIST, WATCH, get/create/replace/patch/delete,
-//!   deletecollection, the `status` and `scale` subresources, and [`Api::entry`] for get-or-create-or-modify.
+//!   deletecollection, the `status` and `scale` subresources, and [`Api::entry`] for get-or-create-or-modify; for
+//!   pods, [`Api::logs`] / [`Api::log_stream`] and [`Api::evict`].
+//! * [`Client::request`]: any other path, with the same credentials, TLS, rate limit and errors.
+//! * [`RateLimit`]: client-go's client-side token bucket (5 requests per second, bursts of 10), on by default.
 //! * [`retry_on_conflict`]: a read-modify-write retried when another writer got there first.
 //!
 //! ```no_run
@@ -31,12 +34,16 @@ mod auth;
 mod config;
 mod discovery;
 mod entry;
+mod eviction;
 mod exec;
 mod exec_process;
 mod incluster;
 mod kubeconfig;
+mod logs;
 mod metrics;
 pub mod params;
+mod rate_limit;
+mod raw_request;
 mod request;
 mod retry;
 mod sealed;
@@ -49,23 +56,27 @@ mod watch_stream;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use log::debug;
 use parking_lot::Mutex;
 use ureq::http;
 
-pub use abort::{AbortHandle, WatchStopper};
+pub use abort::{AbortHandle, StreamStopper};
 pub use api::{Api, Deleted, ListPages};
 pub use config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_READ_TIMEOUT, DEFAULT_WATCH_IDLE_LIMIT,
     Timeouts,
 };
 pub use entry::{Committed, Entry, OccupiedEntry, VacantEntry};
+pub use eviction::{BlockedEviction, EvictionOutcome};
 pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, InteractiveMode};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kubeconfig::Kubeconfig;
 pub use metrics::{LatencyHistogram, MethodLatency, RequestCount, RequestMetrics};
+pub use rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimit};
+pub use raw_request::{RawRequest, RawResponse, ResponseStream};
+pub use request::Method;
 pub use retry::{RetryBackoff, on_error, retry_on_conflict};
 pub use secret::Secret;
 pub use watch_stream::WatchStream;
@@ -73,12 +84,13 @@ pub use watch_stream::WatchStream;
 use abort::{CancelSignal, Canceller};
 use auth::Authenticator;
 use config::{Credential, ProxySetting};
+use rate_limit::Throttle;
 use request::Request;
 use sealed::Seals;
 use tls::TlsSetup;
 use transport::FailureContext;
 
-use crate::clock::deadline::FAR_FUTURE;
+use crate::clock::deadline::{FAR_FUTURE, deadline_after};
 use crate::object::ApiResource;
 use crate::{ConfigError, Error, Result};
 
@@ -88,8 +100,15 @@ const USER_AGENT: &str = concat!("kube-informer/", env!("CARGO_PKG_VERSION"));
 /// Idle connections kept per host: client-go's `MaxIdleConnsPerHost` for REST clients (25).
 const MAX_IDLE_CONNECTIONS_PER_HOST: usize = 25;
 
-/// A handle on one API server: cheap to clone (clones share connections, credentials and the discovery cache),
-/// `Send + Sync`, blocking.
+/// A wait for a rate-limit token longer than this is logged (client-go's `longThrottleLatency`, 50 ms).
+const LONG_THROTTLE: Duration = Duration::from_millis(50);
+
+/// A handle on one API server: cheap to clone (clones share connections, credentials, the discovery cache and the
+/// client-side rate limit), `Send + Sync`, blocking.
+///
+/// Every request waits for a token of the client's rate limit first ([`Config::rate_limit`]; client-go's 5 requests
+/// per second with bursts of 10 unless configured otherwise): clones and [`isolated`](Self::isolated) copies draw from
+/// the same bucket, as the informers and controllers built on one client-go clientset do.
 ///
 /// ```
 /// use kube_informer::client::{Client, Config};
@@ -106,6 +125,10 @@ const MAX_IDLE_CONNECTIONS_PER_HOST: usize = 25;
 pub struct Client {
     shared: Arc<Shared>,
     transport: Arc<Transport>,
+    /// Every request made through this handle ends by then ([`Client::with_deadline`]); `None`: no deadline.
+    deadline: Option<Instant>,
+    /// The client-side rate limit; `None`: requests go out unthrottled.
+    throttle: Option<Arc<Throttle>>,
 }
 
 /// What every clone and isolated copy of a client shares.
@@ -262,6 +285,8 @@ impl Client {
         Ok(Client {
             transport: Arc::new(Transport::new(&shared)),
             shared,
+            deadline: None,
+            throttle: config.rate_limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
         })
     }
 
@@ -275,18 +300,131 @@ impl Client {
         &self.shared.namespace
     }
 
-    /// A copy with the same configuration, credentials (and their caches) and TLS setup, but its own connection
-    /// pool and its own [`AbortHandle`]: aborting one never disturbs the other. Informers use one each.
+    /// A copy with the same configuration, credentials (and their caches), TLS setup and rate limit (the same
+    /// bucket), but its own connection pool and its own [`AbortHandle`]: aborting one never disturbs the other.
+    /// Informers use one each.
     pub fn isolated(&self) -> Client {
         Client {
             transport: Arc::new(Transport::new(&self.shared)),
             shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
+            throttle: self.throttle.clone(),
         }
     }
 
+    /// A copy of this handle (same connections, same [`AbortHandle`]) whose every request ends by `deadline`: each
+    /// gets what remains until then as its overall time limit (or the configured
+    /// [`request timeout`](Config::request_timeout), when shorter) — name resolution, connect, credential plugin,
+    /// sending and the whole body included, watches too. A request still running at the deadline is **aborted**:
+    /// its connection is closed and the calling thread returns with an [`Error::Transport`] of kind
+    /// [`Timeout`](crate::TransportErrorKind::Timeout); a request made at or after the deadline fails so without
+    /// touching the network. A deadline already set is kept when earlier.
+    ///
+    /// For work that must end at a known time whatever the server does: leader election bounds each renewal of its
+    /// lease this way, by the time left before its renew deadline.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use kube_informer::client::{Api, Client, Config};
+    /// use kube_informer::object::core::ConfigMap;
+    ///
+    /// let client = Client::new(Config::new("https://127.0.0.1:6443"))?;
+    /// let bounded = client.with_deadline(Instant::now() + Duration::from_secs(2));
+    /// let cms: Api<ConfigMap> = Api::namespaced(bounded, "default");
+    /// // cms.get("settings") returns within two seconds, whatever the server does.
+    /// // A deadline in the past: the request fails at once.
+    /// let late = Api::<ConfigMap>::namespaced(client.with_deadline(Instant::now()), "default");
+    /// let err = late.get("settings").unwrap_err();
+    /// assert!(matches!(err, kube_informer::Error::Transport(t) if t.kind == kube_informer::TransportErrorKind::Timeout));
+    /// # Ok::<(), kube_informer::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_deadline(&self, deadline: Instant) -> Client {
+        Client {
+            deadline: Some(self.deadline.map_or(deadline, |d| d.min(deadline))),
+            ..self.clone()
+        }
+    }
+
+    /// The deadline of this handle's requests ([`with_deadline`](Self::with_deadline)), if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Time left before the deadline: `None` without one, `Some(ZERO)` once it passed.
+    fn time_left(&self) -> Option<Duration> {
+        self.deadline.map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The deadline is set and has passed.
+    fn deadline_passed(&self) -> bool {
+        self.time_left() == Some(Duration::ZERO)
+    }
+
+    /// The error of a request cut by the deadline.
+    fn deadline_error(&self, what: &str) -> Error {
+        Error::from(crate::TransportError::new(
+            crate::TransportErrorKind::Timeout,
+            format!(
+                "{what} on {}: the request's deadline passed (Client::with_deadline); aborted",
+                self.shared.endpoint
+            ),
+        ))
+    }
+
+    /// A copy with its own connection pool whose [`AbortHandle`] is a child of this handle's: aborting this
+    /// handle (or its clones) aborts the copy too, aborting the copy leaves this handle alone. Its rate limit is this
+    /// handle's in a bucket of its own.
+    pub(crate) fn isolated_child(&self) -> Client {
+        let canceller = self.transport.canceller.child();
+        let agent = transport::build_agent(&self.shared, &canceller.signal());
+        canceller.set_agent(agent.clone());
+        Client {
+            transport: Arc::new(Transport {
+                canceller,
+                agent: Mutex::new((agent, self.shared.tls.identity.version())),
+            }),
+            shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
+            // The same limit in a bucket of its own: a lease renewal never waits behind a controller's requests.
+            throttle: self.throttle.as_ref().map(|t| Arc::new(t.fresh())),
+        }
+    }
+
+    /// A clone (same connections, [`AbortHandle`] and metrics) whose requests draw from a bucket of their own —
+    /// `Some(limit)` — or from none. For a component that must not queue behind the rest of the process, as
+    /// controller-runtime gives leader election a client of its own: a Lease renewal that waits for tokens a busy
+    /// reconcile loop took can miss its deadline.
+    ///
+    /// ```
+    /// use kube_informer::client::{Client, Config, RateLimit};
+    ///
+    /// let client = Client::new(Config::new("https://127.0.0.1:6443"))?;
+    /// let for_leader_election = client.with_rate_limit(Some(RateLimit::new(5.0, 10)))?;
+    /// # let _ = for_leader_election;
+    /// # Ok::<(), kube_informer::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an unusable limit (see [`RateLimit::new`]).
+    pub fn with_rate_limit(&self, limit: Option<RateLimit>) -> Result<Client> {
+        if let Some(problem) = limit.as_ref().and_then(RateLimit::problem) {
+            return Err(Error::config(
+                ConfigError::new(problem).field("Client::with_rate_limit"),
+            ));
+        }
+        Ok(Client {
+            transport: Arc::clone(&self.transport),
+            shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
+            throttle: limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
+        })
+    }
+
     /// Requests made so far by this client, its clones and its isolated copies: counts by HTTP method and answer,
-    /// latency to the response headers by method — client-go's `rest_client_requests_total` and
-    /// `rest_client_request_duration_seconds`.
+    /// latency to the response headers by method, time waited for the client-side rate limit by method —
+    /// client-go's `rest_client_requests_total`, `rest_client_request_duration_seconds` and
+    /// `rest_client_rate_limiter_duration_seconds`.
     pub fn request_metrics(&self) -> RequestMetrics {
         self.shared.requests.snapshot(&self.shared.host)
     }
@@ -323,9 +461,13 @@ impl Client {
     /// Runs a request on this client's pool and reads the whole body (bounded by the response size limit).
     pub(crate) fn request_bytes(&self, req: &Request) -> Result<Vec<u8>> {
         let cancel = self.transport.canceller.signal();
-        let response = self.execute(req, None, &cancel, None)?;
-        let what = req.describe();
-        let mut reader = response.into_body().into_reader();
+        let response = self.execute(req, None, &cancel, Reading::Whole)?;
+        self.read_whole(response.into_body(), &cancel, &req.describe())
+    }
+
+    /// Reads a whole response body, bounded by the response size limit.
+    fn read_whole(&self, body: ureq::Body, cancel: &CancelSignal, what: &str) -> Result<Vec<u8>> {
+        let mut reader = body.into_reader();
         transport::read_limited(&mut reader, self.shared.max_response_size).map_err(|e| {
             if e.kind() == std::io::ErrorKind::FileTooLarge {
                 Error::from(crate::TransportError::new(
@@ -333,7 +475,7 @@ impl Client {
                     format!("{what}: {e} (Config::max_response_size)"),
                 ))
             } else {
-                self.map_io(e, &cancel, &what, None)
+                self.map_io(e, cancel, what, None)
             }
         })
     }
@@ -341,18 +483,32 @@ impl Client {
     /// Runs a request on this client's pool and returns the response with its body unread (streaming LIST).
     pub(crate) fn request_stream(&self, req: &Request) -> Result<(http::Response<ureq::Body>, CancelSignal)> {
         let cancel = self.transport.canceller.signal();
-        Ok((self.execute(req, None, &cancel, None)?, cancel))
+        Ok((self.execute(req, None, &cancel, Reading::Whole)?, cancel))
     }
 
     /// Runs a watch request on a dedicated agent (its own connection, stoppable on its own), with the idle limit
     /// as per-read timeout and no overall timeout.
     pub(crate) fn request_watch(&self, req: &Request) -> Result<(http::Response<ureq::Body>, Arc<Canceller>)> {
+        self.request_dedicated(req, Reading::Watch(self.shared.timeouts.watch_idle))
+    }
+
+    /// Runs a streaming request (`reading` is not [`Reading::Whole`]) on a dedicated agent: its own connection,
+    /// closed by the returned canceller (and by the client's abort) and nothing else.
+    fn request_dedicated(
+        &self,
+        req: &Request,
+        reading: Reading,
+    ) -> Result<(http::Response<ureq::Body>, Arc<Canceller>)> {
         let canceller = self.transport.canceller.child();
         let agent = transport::build_agent(&self.shared, &canceller.signal());
         canceller.set_agent(agent.clone());
-        let idle = self.shared.timeouts.watch_idle;
-        let response = self.execute(req, Some(&agent), &canceller.signal(), Some(idle))?;
+        let response = self.execute(req, Some(&agent), &canceller.signal(), reading)?;
         Ok((response, canceller))
+    }
+
+    /// The per-read limit of a non-watch response ([`Timeouts::read`]).
+    fn read_timeout(&self) -> Option<Duration> {
+        self.shared.timeouts.read
     }
 
     /// The watch idle limit.
@@ -368,6 +524,9 @@ impl Client {
 
     /// Maps an I/O error from reading a response body.
     pub(crate) fn map_io(&self, e: std::io::Error, cancel: &CancelSignal, what: &str, idle: Option<Duration>) -> Error {
+        if !cancel.is_cancelled() && self.deadline_passed() && is_timeout_io(&e) {
+            return self.deadline_error(what);
+        }
         let ctx = FailureContext {
             what,
             server_name: &self.shared.server_name,
@@ -379,17 +538,48 @@ impl Client {
         transport::map_error(ureq::Error::from(e), cancel, &ctx)
     }
 
+    /// Waits for a token of the client-side rate limit for `req` (see [`RateLimit`]), and counts the wait.
+    fn throttle(&self, req: &Request, what: &str, cancel: &CancelSignal, deadline: Option<Instant>) -> Result<()> {
+        let Some(throttle) = &self.throttle else {
+            return Ok(());
+        };
+        let waited = throttle.wait(what, cancel, deadline)?;
+        self.shared.requests.observe_rate_limiter(req.method.as_str(), waited);
+        if waited > LONG_THROTTLE {
+            debug!(
+                "{what}: waited {waited:?} for the client-side rate limit ({}), not for the server's priority and \
+                 fairness",
+                throttle.describe()
+            );
+        }
+        Ok(())
+    }
+
     /// Sends `req` with authentication, on `dedicated` or else on this client's pool; returns a 2xx response with
-    /// its body unread. Any other answer becomes an error with its body read; a 401 after a rotating credential
-    /// refreshes it and retries once.
+    /// its body unread. Each attempt waits for a rate-limit token first. Any other answer becomes an error with its
+    /// body read; a 401 after a rotating credential refreshes it and retries once.
     fn execute(
         &self,
         req: &Request,
         dedicated: Option<&ureq::Agent>,
         cancel: &CancelSignal,
-        watch_idle: Option<Duration>,
+        reading: Reading,
     ) -> Result<http::Response<ureq::Body>> {
         let what = req.describe();
+        let watch_idle = match reading {
+            Reading::Watch(idle) => Some(idle),
+            _ => None,
+        };
+        // A whole-body request ends by its overall timeout, the wait for a rate-limit token included; any request
+        // ends by the handle's deadline (`with_deadline`), streams too.
+        let timeout = match reading {
+            Reading::Whole => self.shared.timeouts.request.map(|t| deadline_after(Instant::now(), t)),
+            _ => None,
+        };
+        let deadline = match (timeout, self.deadline) {
+            (Some(t), Some(d)) => Some(t.min(d)),
+            (t, d) => t.or(d),
+        };
         let ctx = FailureContext {
             what: &what,
             server_name: &self.shared.server_name,
@@ -402,22 +592,37 @@ impl Client {
             if cancel.is_cancelled() {
                 return Err(Error::Stopped);
             }
-            let authz = self.shared.auth.authorize(cancel)?;
+            self.throttle(req, &what, cancel, deadline)?;
+            if self.deadline_passed() {
+                return Err(self.deadline_error(&what));
+            }
+            let authz = match self.shared.auth.authorize(cancel, self.deadline) {
+                Ok(authz) => authz,
+                Err(_) if !cancel.is_cancelled() && self.deadline_passed() => return Err(self.deadline_error(&what)),
+                Err(e) => return Err(e),
+            };
+            // What remains of the deadline bounds the whole exchange; none left after the credential: give up.
+            if self.deadline_passed() {
+                return Err(self.deadline_error(&what));
+            }
             // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
             // the pooled connections opened with the old one.
             let agent = match dedicated {
                 Some(a) => a.clone(),
                 None => self.transport.agent(&self.shared),
             };
-            let mut builder = http::Request::builder()
-                .method(req.method.as_str())
-                .uri(url.as_str())
-                .header(http::header::ACCEPT, "application/json");
+            let mut builder = http::Request::builder().method(req.method.as_str()).uri(url.as_str());
+            if !req.headers.iter().any(|(k, _)| k == http::header::ACCEPT) {
+                builder = builder.header(http::header::ACCEPT, req.accept.unwrap_or("application/json"));
+            }
             for (k, v) in &self.shared.extra_headers {
                 builder = builder.header(k, v);
             }
             if let Some(ct) = req.content_type {
                 builder = builder.header(http::header::CONTENT_TYPE, ct);
+            }
+            for (k, v) in &req.headers {
+                builder = builder.header(k, v);
             }
             // The credential itself is put on the wire by the transport, below ureq's logging (see `sealed`); the
             // request carries a placeholder, withdrawn when `_seal` drops at the end of this attempt.
@@ -441,13 +646,13 @@ impl Client {
                     let r = builder
                         .body(body.as_slice())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(&agent, r, watch_idle)
+                    run(&agent, r, reading, deadline)
                 }
                 None => {
                     let r = builder
                         .body(())
                         .map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
-                    run(&agent, r, watch_idle)
+                    run(&agent, r, reading, deadline)
                 }
             };
             if !cancel.is_cancelled() {
@@ -456,7 +661,13 @@ impl Client {
                     .requests
                     .observe(req.method.as_str(), code, started.elapsed());
             }
-            let response = result.map_err(|e| transport::map_error(e, cancel, &ctx))?;
+            let response = result.map_err(|e| {
+                if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
+                    self.deadline_error(&what)
+                } else {
+                    transport::map_error(e, cancel, &ctx)
+                }
+            })?;
             let code = response.status().as_u16();
             if (200..300).contains(&code) {
                 return Ok(response);
@@ -499,23 +710,66 @@ fn finite(timeout: Duration) -> Option<Duration> {
     (timeout < FAR_FUTURE).then_some(timeout)
 }
 
-/// Runs one request; a watch gets its idle limit as per-read timeout and no overall limit.
+/// How a response is read; decides the timeouts of its request.
+#[derive(Clone, Copy, Debug)]
+enum Reading {
+    /// Read whole: the client's timeouts, the overall one ([`Timeouts::request`]) as a deadline that also bounds
+    /// the wait for a rate-limit token.
+    Whole,
+    /// A watch: its idle limit per read (an expired one is [`Error::WatchIdle`]), no overall limit.
+    Watch(Duration),
+    /// Another stream (a log, a raw stream): this per-read limit (`None`: none), no overall limit.
+    Stream(Option<Duration>),
+}
+
+/// Runs one request with the timeouts its reading calls for: a whole-body request gets the time left before its
+/// deadline as its overall limit; a stream gets its per-read limit and, only with a deadline, the time left before
+/// it (ureq then ends the exchange at the deadline and closes its connection).
 fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
     req: http::Request<S>,
-    watch_idle: Option<Duration>,
+    reading: Reading,
+    deadline: Option<Instant>,
 ) -> Result<http::Response<ureq::Body>, ureq::Error> {
-    match watch_idle {
-        None => agent.run(req),
-        Some(idle) => {
-            let req = agent
-                .configure_request(req)
-                .timeout_per_read(finite(idle))
-                .timeout_global(None)
-                .build();
-            agent.run(req)
+    let per_read = match reading {
+        Reading::Whole => {
+            let Some(deadline) = deadline else {
+                return agent.run(req);
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            return agent.run(agent.configure_request(req).timeout_global(Some(left)).build());
         }
+        Reading::Watch(idle) => finite(idle),
+        Reading::Stream(limit) => limit.and_then(finite),
+    };
+    // A stream has no overall limit but a handle's deadline (`Client::with_deadline`).
+    let global = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    agent.run(
+        agent
+            .configure_request(req)
+            .timeout_per_read(per_read)
+            .timeout_global(global)
+            .build(),
+    )
+}
+
+/// A ureq error that is a timeout.
+fn is_timeout(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(io) => is_timeout_io(io),
+        _ => false,
     }
+}
+
+/// An I/O error that is a timeout (as ureq's body reader reports one).
+fn is_timeout_io(e: &std::io::Error) -> bool {
+    if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) {
+        return true;
+    }
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
 impl Transport {
@@ -578,6 +832,44 @@ mod tests {
         let c = Client::new(Config::new("https://h:6443").token("sekrit-token-value")).unwrap();
         let dbg = format!("{c:?}");
         assert!(!dbg.contains("sekrit-token-value") && dbg.contains("h:6443"), "{dbg}");
+    }
+
+    #[test]
+    fn a_long_wait_for_a_rate_limit_token_is_logged_and_counted() {
+        let peer = test_peer::answering(2, r#"{"major":"1"}"#.to_owned());
+        let clock = crate::clock::FakeClock::new();
+        let client = peer
+            .client
+            .with_rate_limit(Some(RateLimit::new(1.0, 1).clock(clock.clone())))
+            .unwrap();
+        let log = crate::test_log::capture();
+        client.get_bytes("/version").unwrap();
+        // The second GET waits for the clock; another thread moves it once the GET waits.
+        let stepper = std::thread::Builder::new()
+            .name("test:stepper".into())
+            .spawn(move || {
+                let give_up = Instant::now() + Duration::from_secs(30);
+                while clock.watchers() == 0 && Instant::now() < give_up {
+                    std::thread::yield_now();
+                }
+                clock.step(Duration::from_secs(1));
+            })
+            .unwrap();
+        client.get_bytes("/version").unwrap();
+        stepper.join().unwrap();
+        peer.thread.join().unwrap();
+        let lines = log.take_at(log::Level::Debug);
+        assert!(
+            lines.iter().any(|(_, l)| l
+                == "GET /version: waited 1s for the client-side rate limit (1 qps, burst 1), not for the server's \
+                    priority and fairness"),
+            "{lines:?}"
+        );
+        let waits = &client.request_metrics().rate_limiter_latency;
+        assert_eq!(
+            (waits[0].verb, waits[0].histogram.count, waits[0].histogram.sum),
+            ("GET", 2, Duration::from_secs(1))
+        );
     }
 
     #[test]

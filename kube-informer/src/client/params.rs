@@ -3,6 +3,8 @@
 //! Everything here is pure: building a query string touches no network, so the request shapes are tested here and the
 //! embedded API server parses the same names.
 
+use std::time::SystemTime;
+
 use serde::Serialize;
 
 /// `resourceVersionMatch`: how a LIST's `resourceVersion` is interpreted.
@@ -21,6 +23,22 @@ impl VersionMatch {
             VersionMatch::NotOlderThan => "NotOlderThan",
             VersionMatch::Exact => "Exact",
         }
+    }
+}
+
+/// Adds `selector` to `current` (label or field selector): both must match. An empty selector selects everything,
+/// so it adds nothing.
+pub(crate) fn and_selector(current: &mut Option<String>, selector: &str) {
+    let selector = selector.trim();
+    if selector.is_empty() {
+        return;
+    }
+    match current {
+        Some(s) if !s.trim().is_empty() => {
+            s.push(',');
+            s.push_str(selector);
+        }
+        _ => *current = Some(selector.to_owned()),
     }
 }
 
@@ -53,17 +71,18 @@ pub struct ListParams {
 }
 
 impl ListParams {
-    /// Sets `labelSelector`.
+    /// Adds a label selector: objects must match it and any given before (`labelSelector` holds them joined
+    /// by `,`, which the API server reads as *and*).
     #[must_use]
     pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
+        and_selector(&mut self.label_selector, selector);
         self
     }
 
-    /// Sets `fieldSelector`.
+    /// Adds a field selector: objects must match it and any given before (joined by `,`).
     #[must_use]
     pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
+        and_selector(&mut self.field_selector, selector);
         self
     }
 
@@ -169,17 +188,18 @@ impl WatchParams {
         }
     }
 
-    /// Sets `labelSelector`.
+    /// Adds a label selector: objects must match it and any given before (`labelSelector` holds them joined
+    /// by `,`, which the API server reads as *and*).
     #[must_use]
     pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
+        and_selector(&mut self.label_selector, selector);
         self
     }
 
-    /// Sets `fieldSelector`.
+    /// Adds a field selector: objects must match it and any given before (joined by `,`).
     #[must_use]
     pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
+        and_selector(&mut self.field_selector, selector);
         self
     }
 
@@ -359,11 +379,15 @@ pub struct Preconditions {
 /// ```
 /// use kube_informer::client::params::{DeleteParams, Preconditions, PropagationPolicy};
 ///
-/// let dp = DeleteParams {
-///     propagation_policy: Some(PropagationPolicy::Foreground),
-///     preconditions: Some(Preconditions { resource_version: Some("7".into()), ..Default::default() }),
-///     ..Default::default()
-/// };
+/// // Delete this object, not one re-created under its name since it was read.
+/// let dp = DeleteParams::default().precondition_uid("5f1c…");
+/// assert_eq!(dp.preconditions.unwrap().uid.as_deref(), Some("5f1c…"));
+///
+/// let dp = DeleteParams::default()
+///     .propagation_policy(PropagationPolicy::Foreground)
+///     .precondition_resource_version("7")
+///     .grace_period_seconds(0);
+/// assert_eq!(dp.preconditions.unwrap().resource_version.as_deref(), Some("7"));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeleteParams {
@@ -394,6 +418,45 @@ pub(crate) struct DeleteOptions<'a> {
 }
 
 impl DeleteParams {
+    /// Deletes only the object with this uid: a 409 Conflict when the name now holds another object (deleted and
+    /// re-created since it was read).
+    #[must_use]
+    pub fn precondition_uid(mut self, uid: impl Into<String>) -> Self {
+        self.preconditions.get_or_insert_with(Preconditions::default).uid = Some(uid.into());
+        self
+    }
+
+    /// Deletes only if the object is still at this resourceVersion: a 409 Conflict when it changed since it was
+    /// read.
+    #[must_use]
+    pub fn precondition_resource_version(mut self, resource_version: impl Into<String>) -> Self {
+        self.preconditions
+            .get_or_insert_with(Preconditions::default)
+            .resource_version = Some(resource_version.into());
+        self
+    }
+
+    /// Sets what becomes of the object's dependents.
+    #[must_use]
+    pub fn propagation_policy(mut self, policy: PropagationPolicy) -> Self {
+        self.propagation_policy = Some(policy);
+        self
+    }
+
+    /// Sets the grace period (0: at once).
+    #[must_use]
+    pub fn grace_period_seconds(mut self, seconds: u32) -> Self {
+        self.grace_period_seconds = Some(seconds);
+        self
+    }
+
+    /// Asks the server to check the delete without doing it (`dryRun=All`).
+    #[must_use]
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
     /// The `DeleteOptions` body for this delete.
     pub(crate) fn to_body(&self) -> DeleteOptions<'_> {
         DeleteOptions {
@@ -403,6 +466,128 @@ impl DeleteParams {
             propagation_policy: self.propagation_policy,
             preconditions: self.preconditions.as_ref(),
             dry_run: if self.dry_run { vec!["All"] } else { Vec::new() },
+        }
+    }
+}
+
+/// Where a pod log starts ([`LogParams::since`]): one of `sinceSeconds` and `sinceTime`, never both (kube-apiserver
+/// refuses the pair).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogSince {
+    /// `sinceSeconds`: lines written in the last this many seconds (at least 1).
+    Seconds(u64),
+    /// `sinceTime`: lines written at or after this time (sent in whole seconds, RFC 3339).
+    Time(SystemTime),
+}
+
+/// Parameters of a pod log request (core/v1 `PodLogOptions`), for [`Api::logs`](super::Api::logs) and
+/// [`Api::log_stream`](super::Api::log_stream).
+///
+/// ```
+/// use kube_informer::client::params::{LogParams, LogSince};
+///
+/// let lp = LogParams::default().container("app").follow().tail_lines(100).since_seconds(600);
+/// assert_eq!((lp.container.as_deref(), lp.follow, lp.tail_lines), (Some("app"), true, Some(100)));
+/// assert_eq!(lp.since, Some(LogSince::Seconds(600)));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogParams {
+    /// `container`: whose log; needed when the pod has more than one container (kube-apiserver answers 400 "a
+    /// container name must be specified" otherwise, and 400 "container … is not valid for pod …" for a wrong one).
+    pub container: Option<String>,
+    /// `follow`: keep the stream open and send lines as the container writes them, until it ends.
+    pub follow: bool,
+    /// `previous`: the log of the container's previous instance (before its last restart).
+    pub previous: bool,
+    /// `sinceSeconds` or `sinceTime`: only lines from then on.
+    pub since: Option<LogSince>,
+    /// `tailLines`: only the last this many lines (of what `since` selects).
+    pub tail_lines: Option<u64>,
+    /// `timestamps`: each line starts with its RFC 3339 timestamp and a space.
+    pub timestamps: bool,
+    /// `limitBytes`: at most this many bytes (the log may end mid-line).
+    pub limit_bytes: Option<u64>,
+}
+
+impl LogParams {
+    /// Sets `container`.
+    #[must_use]
+    pub fn container(mut self, name: &str) -> Self {
+        self.container = Some(name.to_owned());
+        self
+    }
+
+    /// Sets `follow=true`.
+    #[must_use]
+    pub fn follow(mut self) -> Self {
+        self.follow = true;
+        self
+    }
+
+    /// Sets `previous=true`.
+    #[must_use]
+    pub fn previous(mut self) -> Self {
+        self.previous = true;
+        self
+    }
+
+    /// Sets `sinceSeconds` (replacing any `since`).
+    #[must_use]
+    pub fn since_seconds(mut self, seconds: u64) -> Self {
+        self.since = Some(LogSince::Seconds(seconds));
+        self
+    }
+
+    /// Sets `sinceTime` (replacing any `since`).
+    #[must_use]
+    pub fn since_time(mut self, time: SystemTime) -> Self {
+        self.since = Some(LogSince::Time(time));
+        self
+    }
+
+    /// Sets `tailLines`.
+    #[must_use]
+    pub fn tail_lines(mut self, lines: u64) -> Self {
+        self.tail_lines = Some(lines);
+        self
+    }
+
+    /// Sets `timestamps=true`.
+    #[must_use]
+    pub fn timestamps(mut self) -> Self {
+        self.timestamps = true;
+        self
+    }
+
+    /// Sets `limitBytes`.
+    #[must_use]
+    pub fn limit_bytes(mut self, bytes: u64) -> Self {
+        self.limit_bytes = Some(bytes);
+        self
+    }
+
+    /// Appends this request's parameters to `q`.
+    pub(crate) fn append_to(&self, q: &mut Query) {
+        q.opt("container", self.container.as_deref());
+        if self.follow {
+            q.push("follow", "true");
+        }
+        if self.previous {
+            q.push("previous", "true");
+        }
+        match self.since {
+            Some(LogSince::Seconds(s)) => q.push("sinceSeconds", &s.to_string()),
+            Some(LogSince::Time(t)) => q.push("sinceTime", &crate::object::time::format_rfc3339(t)),
+            None => {}
+        }
+        if let Some(n) = self.tail_lines {
+            q.push("tailLines", &n.to_string());
+        }
+        if self.timestamps {
+            q.push("timestamps", "true");
+        }
+        if let Some(n) = self.limit_bytes {
+            q.push("limitBytes", &n.to_string());
         }
     }
 }
@@ -453,6 +638,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn encodes_every_log_parameter() {
+        let query = |lp: &LogParams| {
+            let mut q = Query::default();
+            lp.append_to(&mut q);
+            q.into_string()
+        };
+        assert_eq!(query(&LogParams::default()), "");
+        let lp = LogParams::default()
+            .container("app")
+            .follow()
+            .previous()
+            .since_seconds(30)
+            .tail_lines(10)
+            .timestamps()
+            .limit_bytes(4096);
+        assert_eq!(
+            query(&lp),
+            "container=app&follow=true&previous=true&sinceSeconds=30&tailLines=10&timestamps=true&limitBytes=4096"
+        );
+        // One `since` at a time: the last one set wins.
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        assert_eq!(
+            query(&LogParams::default().since_seconds(30).since_time(at)),
+            "sinceTime=2023-11-14T22%3A13%3A20Z"
+        );
+    }
+
+    #[test]
     fn encodes_every_list_parameter() {
         let lp = ListParams::default()
             .labels("a=b")
@@ -468,6 +681,27 @@ mod tests {
              resourceVersionMatch=NotOlderThan&timeoutSeconds=30"
         );
         assert_eq!(ListParams::default().limit(0).to_query(), "");
+    }
+
+    #[test]
+    fn selectors_given_twice_must_both_match() {
+        let lp = ListParams::default()
+            .labels("app=web")
+            .labels("tier in (a,b)")
+            .labels("")
+            .fields("a=1");
+        assert_eq!(lp.label_selector.as_deref(), Some("app=web,tier in (a,b)"));
+        let lp = lp.fields("b!=2");
+        assert_eq!(lp.field_selector.as_deref(), Some("a=1,b!=2"));
+        let wp = WatchParams::default()
+            .labels("app=web")
+            .labels("env=prod")
+            .fields("a=1")
+            .fields("b=2");
+        assert_eq!(
+            (wp.label_selector.as_deref(), wp.field_selector.as_deref()),
+            (Some("app=web,env=prod"), Some("a=1,b=2"))
+        );
     }
 
     #[test]

@@ -1,25 +1,42 @@
 //! Request building: method, path, query, content type and body of every call — pure, no I/O.
 
 use serde::Serialize;
+use ureq::http;
 
 use super::params::{
-    DeleteParams, ListParams, Patch, PatchParams, PostParams, Query, WatchParams, percent_encode_into,
+    DeleteParams, ListParams, LogParams, Patch, PatchParams, PostParams, Query, WatchParams, percent_encode_into,
 };
 use crate::object::{ApiResource, Scale};
 use crate::{Error, Result};
 
-/// HTTP methods the API uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Method {
+/// `Accept` of an object (or a watch's events) as its metadata alone: the JSON clauses of client-go's metadata
+/// client (kube-apiserver's conversion, then plain JSON for a server without it; protobuf is not read here).
+pub(crate) const ACCEPT_PARTIAL_OBJECT: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// `Accept` of a list as its items' metadata alone (`PartialObjectMetadataList`), as client-go's metadata client
+/// asks for it.
+pub(crate) const ACCEPT_PARTIAL_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/// The HTTP methods the Kubernetes API uses, for [`Client::request`](super::Client::request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `GET`: read (get, list, watch, logs).
     Get,
+    /// `POST`: create (and subresources such as `eviction`).
     Post,
+    /// `PUT`: replace.
     Put,
+    /// `PATCH`: patch.
     Patch,
+    /// `DELETE`: delete.
     Delete,
 }
 
 impl Method {
-    pub(crate) fn as_str(self) -> &'static str {
+    /// `GET`, `POST`, …
+    pub fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
             Method::Post => "POST",
@@ -40,7 +57,12 @@ pub(crate) struct Request {
     pub(crate) query: String,
     /// `Content-Type` of the body.
     pub(crate) content_type: Option<&'static str>,
+    /// `Accept`; `None`: `application/json`.
+    pub(crate) accept: Option<&'static str>,
     pub(crate) body: Option<Vec<u8>>,
+    /// Headers of the caller's choosing (a raw request's): sent after the client's own; an `Accept` here replaces
+    /// the client's `application/json`.
+    pub(crate) headers: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
 impl Request {
@@ -50,8 +72,16 @@ impl Request {
             path,
             query: query.into_string(),
             content_type: None,
+            accept: None,
             body: None,
+            headers: Vec::new(),
         }
+    }
+
+    /// The request with `Accept: accept`.
+    pub(crate) fn accepting(mut self, accept: &'static str) -> Self {
+        self.accept = Some(accept);
+        self
     }
 
     /// A GET of an absolute path (discovery).
@@ -319,6 +349,49 @@ impl Target<'_> {
     pub(crate) fn delete(&self, name: &str, dp: &DeleteParams) -> Result<Request> {
         Request::new(Method::Delete, self.object(name, None)?, Query::default())
             .json_body("application/json", &dp.to_body())
+    }
+
+    /// GET of a pod's `log` subresource (the caller checked that this is pods).
+    pub(crate) fn log(&self, name: &str, lp: &LogParams) -> Result<Request> {
+        let mut q = Query::default();
+        lp.append_to(&mut q);
+        let mut req = Request::new(Method::Get, self.object(name, Some("log"))?, q);
+        // What kubectl asks: the log is text/plain, an error a JSON Status.
+        req.headers.push((
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("application/json, */*"),
+        ));
+        Ok(req)
+    }
+
+    /// POST of a policy/v1 `Eviction` of pod `name` to its `eviction` subresource (the caller checked that this is
+    /// pods).
+    pub(crate) fn evict(&self, name: &str, dp: &DeleteParams) -> Result<Request> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Eviction<'a> {
+            api_version: &'static str,
+            kind: &'static str,
+            metadata: Meta<'a>,
+            delete_options: super::params::DeleteOptions<'a>,
+        }
+        #[derive(Serialize)]
+        struct Meta<'a> {
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            namespace: Option<&'a str>,
+        }
+        let path = self.object(name, Some("eviction"))?;
+        let body = Eviction {
+            api_version: "policy/v1",
+            kind: "Eviction",
+            metadata: Meta {
+                name,
+                namespace: self.namespace,
+            },
+            delete_options: dp.to_body(),
+        };
+        Request::new(Method::Post, path, Query::default()).json_body("application/json", &body)
     }
 
     /// DELETE of the collection, narrowed by `lp`'s selectors (a namespaced resource needs a namespace: kube-apiserver
@@ -632,6 +705,58 @@ mod tests {
             .patch("x", &PatchParams::default(), &Patch::Merge(json!({"data": {}})), None)
             .unwrap();
         assert_eq!(r.body.unwrap(), br#"{"data":{}}"#);
+    }
+
+    #[test]
+    fn builds_log_and_eviction_requests() {
+        let ar = ApiResource::new("", "v1", "Pod", "pods", true);
+        let t = Target {
+            resource: &ar,
+            namespace: Some("prod"),
+        };
+        let r = t
+            .log("web-0", &LogParams::default().container("app").follow().tail_lines(5))
+            .unwrap();
+        assert_eq!(
+            (r.method, r.path_and_query().as_str()),
+            (
+                Method::Get,
+                "/api/v1/namespaces/prod/pods/web-0/log?container=app&follow=true&tailLines=5"
+            )
+        );
+        assert_eq!(r.headers[0].1, "application/json, */*");
+        let r = t
+            .evict(
+                "web-0",
+                &DeleteParams {
+                    grace_period_seconds: Some(30),
+                    dry_run: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            (r.method, r.path.as_str(), r.query.as_str(), r.content_type),
+            (
+                Method::Post,
+                "/api/v1/namespaces/prod/pods/web-0/eviction",
+                "",
+                Some("application/json")
+            )
+        );
+        assert_eq!(
+            String::from_utf8(r.body.unwrap()).unwrap(),
+            r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web-0","namespace":"prod"},"deleteOptions":{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":30,"dryRun":["All"]}}"#
+        );
+        let all = Target {
+            resource: &ar,
+            namespace: None,
+        };
+        assert!(
+            all.log("web-0", &LogParams::default()).is_err(),
+            "a pod needs its namespace"
+        );
+        assert!(all.evict("web-0", &DeleteParams::default()).is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 
 use super::Client;
-use super::abort::{Canceller, WatchStopper};
+use super::abort::{Canceller, StreamStopper};
 use crate::watch::{SpareObjects, WatchDecoder, WatchEvent};
 use crate::{Error, Result};
 
@@ -19,7 +19,7 @@ use crate::{Error, Result};
 ///   resourceVersion seen;
 /// * on a problem, exactly one `Some(Err(_))`, then `None`: [`Error::Decode`] (malformed or truncated stream),
 ///   [`Error::WatchIdle`] (no byte for longer than the idle limit — a dead connection), [`Error::Transport`], or
-///   [`Error::Stopped`] after [`WatchStopper::stop`] or the client's abort.
+///   [`Error::Stopped`] after [`StreamStopper::stop`] or the client's abort.
 ///
 /// Each watch has its own connection: stopping it (from any thread, through [`WatchStream::stopper`]) closes that
 /// connection and nothing else. Dropping the stream closes it too.
@@ -83,8 +83,8 @@ impl<K: DeserializeOwned> WatchStream<K> {
     }
 
     /// A handle that ends this watch from any thread.
-    pub fn stopper(&self) -> WatchStopper {
-        WatchStopper {
+    pub fn stopper(&self) -> StreamStopper {
+        StreamStopper {
             inner: Arc::clone(&self.canceller),
         }
     }

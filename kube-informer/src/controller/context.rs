@@ -3,8 +3,10 @@
 use std::sync::Arc;
 
 use super::runner::Shared;
-use crate::cache::{Lister, Store};
-use crate::object::{Object, split_key};
+use crate::cache::Lister;
+use crate::client::{Api, Committed};
+use crate::error::{Error, Result};
+use crate::object::{NamespacedResource, Object, ObjectRef, split_key};
 use crate::stop::StopSignal;
 
 /// What a reconcile sees: the key it reconciles, the caches, the user data and the controller's state.
@@ -22,6 +24,7 @@ use crate::stop::StopSignal;
 /// }
 ///
 /// fn reconcile(key: &str, ctx: &Context<'_, ConfigMap, Settings>) -> Result<Action, String> {
+///     let _namespace: &str = ctx.namespace(); // ConfigMaps are namespaced: no Option
 ///     let Some(cm) = ctx.object() else {
 ///         return Ok(Action::await_change()); // deleted: nothing to clean up
 ///     };
@@ -47,9 +50,23 @@ impl<K: Object, D> Context<'_, K, D> {
         self.key
     }
 
-    /// The primary's namespace (`None` when cluster-scoped).
-    pub fn namespace(&self) -> Option<&str> {
-        split_key(self.key).0
+    /// The primary's namespace. Only for a namespaced primary type ([`NamespacedResource`]), whose keys always
+    /// have one; otherwise read [`object_ref`](Self::object_ref)'s `namespace`.
+    pub fn namespace(&self) -> &str
+    where
+        K: NamespacedResource,
+    {
+        split_key(self.key).0.unwrap_or_default()
+    }
+
+    /// A reference to the primary (its name, and its namespace if it has one).
+    pub fn object_ref(&self) -> ObjectRef<K> {
+        let (namespace, name) = split_key(self.key);
+        let r = ObjectRef::new(name);
+        match namespace {
+            Some(ns) => r.within(ns),
+            None => r,
+        }
     }
 
     /// The primary's name.
@@ -59,17 +76,12 @@ impl<K: Object, D> Context<'_, K, D> {
 
     /// The primary object as the cache holds it now; `None` once deleted.
     pub fn object(&self) -> Option<Arc<K>> {
-        self.shared.primary_store.get(self.key)
+        self.shared.primary_lister.get(self.key)
     }
 
-    /// A lister over the primary cache.
+    /// A lister over the primary cache (every read of it: by key, namespace, selector, index).
     pub fn lister(&self) -> &Lister<K> {
         &self.shared.primary_lister
-    }
-
-    /// The primary cache.
-    pub fn store(&self) -> &Arc<Store<K>> {
-        &self.shared.primary_store
     }
 
     /// A lister over the cache of a secondary informer of type `S` (the first one given to the builder with that
@@ -80,6 +92,54 @@ impl<K: Object, D> Context<'_, K, D> {
             .iter()
             .find_map(|l| (**l).downcast_ref::<Lister<S>>())
             .cloned()
+    }
+
+    /// The objects of type `S` the primary controls, read from the cache of the informer given to
+    /// [`owns`](super::ControllerBuilder::owns) through its index by controller (by the primary's uid: a
+    /// re-created primary of the same name does not find its predecessor's objects). Empty once the primary is
+    /// deleted (its uid is gone with it: the garbage collector deletes what it controlled; clean up before with a
+    /// [`finalizer`](super::finalizer)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the builder was given no informer of `S`.
+    pub fn owned<S: Object>(&self) -> Result<Vec<Arc<S>>> {
+        let lister = self.lister_of::<S>().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "controller {} has no informer of {}: give it to the builder with owns()",
+                self.shared.name,
+                std::any::type_name::<S>()
+            ))
+        })?;
+        Ok(match self.object() {
+            Some(primary) => lister.controlled_by(&*primary),
+            None => Vec::new(),
+        })
+    }
+
+    /// [`create_or_update`](super::create_or_update) reading the cache of the builder's informer of `S` (given to
+    /// [`owns`](super::ControllerBuilder::owns) or [`watches`](super::ControllerBuilder::watches)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the builder was given no informer of `S`; otherwise as
+    /// [`create_or_update`](super::create_or_update).
+    pub fn create_or_update<S, E>(
+        &self,
+        api: &Api<S>,
+        name: &str,
+        mutate: impl FnMut(&mut S) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Committed, E>
+    where
+        S: Object + Default + Clone,
+        E: From<Error>,
+    {
+        let lister = self.lister_of::<S>().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "controller {} has no informer of {}: give it to the builder with owns() or watches()",
+                self.shared.name,
+                std::any::type_name::<S>()
+            ))
+        })?;
+        super::create_or_update(api, &lister, name, mutate)
     }
 
     /// The user data given to the builder (a client, settings, an event recorder...).

@@ -1,40 +1,18 @@
 //! Mapping secondary objects to the primary keys they concern: owner references, or any function.
 
-use crate::object::{ApiResource, MetaAccessor, Object, make_key};
+#[cfg(test)]
+use crate::object::owner::controller_ref_of;
+#[cfg(test)]
+use crate::object::{ApiResource, Object};
 
 /// The key of the primary that controls `obj`: the owner reference marked `controller: true` (there is at most one,
 /// client-go's `metav1.GetControllerOf`) when its kind and API group are `owner`'s — the version may differ, as the
 /// same object is served under several versions. The key is `namespace/name` for a namespaced owner (an owner lives
-/// in its dependent's namespace) and `name` for a cluster-scoped one.
-///
-/// ```
-/// use kube_informer::controller::controller_owner_key;
-/// use kube_informer::object::core::{ConfigMap, Namespace};
-/// use kube_informer::object::{ObjectMeta, OwnerReference, Resource};
-///
-/// let mut meta = ObjectMeta::namespaced("team-a", "settings");
-/// meta.owner_references.push(OwnerReference {
-///     api_version: "v1".into(),
-///     kind: "Namespace".into(),
-///     name: "team-a".into(),
-///     uid: "6f1c…".into(),
-///     controller: Some(true),
-///     block_owner_deletion: None,
-/// });
-/// let cm = ConfigMap::new(meta);
-/// assert_eq!(controller_owner_key(&cm, &Namespace::api_resource()).as_deref(), Some("team-a"));
-/// assert_eq!(controller_owner_key(&cm, &ConfigMap::api_resource()), None);
-/// ```
-pub fn controller_owner_key<S: Object>(obj: &S, owner: &ApiResource) -> Option<String> {
-    let meta = obj.meta();
-    let refs = meta.owner_references();
-    let r = refs.iter().find(|r| r.controller == Some(true))?;
-    let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    if r.kind != owner.kind || group != owner.group || r.name.is_empty() {
-        return None;
-    }
-    let namespace = if owner.namespaced { meta.namespace() } else { None };
-    Some(make_key(namespace, &r.name))
+/// in its dependent's namespace) and `name` for a cluster-scoped one. (Typed:
+/// [`ObjectRef::controller_of`](crate::object::ObjectRef::controller_of).)
+#[cfg(test)]
+fn controller_owner_key<S: Object>(obj: &S, owner: &ApiResource) -> Option<String> {
+    controller_ref_of(obj, owner).map(|r| r.key())
 }
 
 #[cfg(test)]

@@ -19,13 +19,18 @@
 //!   after a delay, or wait for a change;
 //! * [`finalizer`]: cleanup that must happen before an object goes, safe against crashes and concurrent replicas;
 //! * owner references ([`set_controller_reference`](crate::object::set_controller_reference),
-//!   [`OwnerRefs`](crate::object::OwnerRefs)) for what it creates, mapped back by [`ControllerBuilder::owns`];
+//!   [`OwnerRefs`](crate::object::OwnerRefs)) for what it creates, mapped back by [`ControllerBuilder::owns`], which
+//!   also indexes the owned objects by controller ([`Context::owned`]); adoption of existing objects only when
+//!   asked for ([`adopt`](crate::object::adopt));
+//! * [`create_or_update`]: controller-runtime's `CreateOrUpdate` reading the cache, falling back to the server when
+//!   the cache is behind;
 //! * safe writes on the client: [`retry_on_conflict`](crate::client::retry_on_conflict),
 //!   [`Api::entry`](crate::client::Api::entry) (get or create, modify, write only when changed), server-side apply
 //!   of `object!` types.
 
 mod action;
 mod context;
+mod create_or_update;
 mod finalizer;
 mod mapper;
 mod options;
@@ -36,12 +41,12 @@ use crate::workqueue::QueueMetrics;
 
 pub use action::Action;
 pub use context::Context;
+pub use create_or_update::create_or_update;
 pub use finalizer::{FinalizerError, FinalizerEvent, add_finalizer, finalizer, has_finalizer, remove_finalizer};
-pub use mapper::controller_owner_key;
 pub use options::ControllerOptions;
 pub use predicate::Predicate;
-pub(crate) use runner::WeakController;
 pub use runner::{Controller, ControllerBuilder};
+pub(crate) use runner::{StoppingController, WeakController};
 
 /// A snapshot of a controller's counters, from [`Controller::metrics`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +70,7 @@ pub struct ControllerMetrics {
     pub terms: u64,
     /// Worker threads running now.
     pub workers: usize,
-    /// Events that queued nothing because a [`Predicate`] stopped them, over every term.
+    /// Events that queued nothing because a [`Predicate`] stopped them (or, for a primary informer over a set of
+    /// namespaces, because they were mapped to a key outside it), over every term.
     pub filtered: u64,
 }

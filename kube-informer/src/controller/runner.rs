@@ -12,18 +12,18 @@ use log::{debug, info, warn};
 use parking_lot::{Mutex, RwLock};
 
 use super::context::Context;
-use super::mapper::controller_owner_key;
 use super::options::{ControllerOptions, QueueKey};
 use super::predicate::{Predicate, admits};
 use super::{Action, ControllerMetrics};
-use crate::cache::{Lister, Store};
+use crate::cache::{CONTROLLER_INDEX, Indexers, Lister};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::health::{Health, HealthCell, InformerHealth};
 use crate::informer::{HandlerOptions, Notification, Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
-use crate::object::{ApiResource, Object, Resource, key_of};
+use crate::object::owner::controller_ref_of;
+use crate::object::{ApiResource, Object, ObjectRef, Resource, key_of};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::Worker;
@@ -49,9 +49,36 @@ struct QueueSlot {
     current: RwLock<Option<Arc<Queue>>>,
     /// Events the predicates stopped, over every term.
     filtered: AtomicU64,
+    /// The controller's name, for messages.
+    controller: String,
+    /// The namespaces of a primary informer over a set of them (sorted); `None`: any key.
+    scope: Option<Vec<String>>,
+    /// Namespaces outside `scope` that mappers returned keys in, each warned about once.
+    warned: Mutex<std::collections::HashSet<String>>,
 }
 
 impl QueueSlot {
+    /// Queues a key a secondary object was mapped to, unless its namespace is outside the primary's set: that
+    /// primary is not cached, and a reconcile would take it for deleted.
+    fn add_mapped(&self, key: QueueKey) {
+        if let Some(scope) = &self.scope {
+            let ns = crate::object::split_key(&key).0.unwrap_or("");
+            if scope.binary_search_by(|s| s.as_str().cmp(ns)).is_err() {
+                if self.warned.lock().insert(ns.to_owned()) {
+                    warn!(
+                        "controller {}: an object was mapped to {key:?}, outside the namespaces of the primary \
+                         informer [{}]: not reconciled (its primary is not cached; watch that namespace too)",
+                        self.controller,
+                        scope.join(", ")
+                    );
+                }
+                self.filtered();
+                return;
+            }
+        }
+        self.add(key);
+    }
+
     fn filtered(&self) {
         self.filtered.fetch_add(1, Ordering::Relaxed);
     }
@@ -132,7 +159,6 @@ struct Stats {
 /// What the worker threads share with the controller.
 pub(crate) struct Shared<K: Object, D> {
     pub(super) name: String,
-    pub(super) primary_store: Arc<Store<K>>,
     pub(super) primary_lister: Lister<K>,
     /// Listers of the secondary informers (`Lister<S>` behind `Any`), in builder order.
     pub(super) listers: Vec<Box<dyn Any + Send + Sync>>,
@@ -195,11 +221,10 @@ enum State {
 /// them: they may be shared).
 ///
 /// ```
-/// use std::sync::Arc;
 /// use kube_informer::client::{Api, Client};
 /// use kube_informer::client::params::{Patch, PatchParams};
-/// use kube_informer::controller::{Action, Context, Controller};
-/// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+/// use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
+/// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
 /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
 /// use kube_informer_apiserver::ApiServer;
 ///
@@ -211,16 +236,17 @@ enum State {
 ///     let Some(cm) = ctx.object() else { return Ok(Action::await_change()) }; // deleted
 ///     if cm.metadata.annotations.get("example.com/seen").is_none() {
 ///         let patch = serde_json::json!({"metadata": {"annotations": {"example.com/seen": "yes"}}});
-///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace().unwrap_or("default"))
+///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace())
 ///             .patch(ctx.name(), &PatchParams::default(), &Patch::Merge(&patch))?;
 ///     }
 ///     Ok(Action::await_change())
 /// }
 ///
 /// let client = server.client()?;
-/// let api = Api::<ConfigMap>::all(client.clone());
-/// let informer = Arc::new(SharedIndexInformer::for_api(&api, InformerOptions::default()));
-/// let controller = Controller::builder(informer.clone(), client).workers(2).build(reconcile)?;
+/// let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
+/// let controller = Controller::builder(factory.informer::<ConfigMap>(), client)
+///     .options(ControllerOptions::default().workers(2))
+///     .build(reconcile)?;
 /// controller.start()?;
 /// # let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
 /// while server.get::<ConfigMap>(Some("default"), "settings")?.metadata.annotations.is_empty() {
@@ -228,7 +254,7 @@ enum State {
 ///     std::thread::sleep(std::time::Duration::from_millis(10));
 /// }
 /// controller.stop();
-/// informer.stop();
+/// factory.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Controller<K: Object, D> {
@@ -265,8 +291,12 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
 
 impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// Reconciles the controlling owner of each object of `informer`: the owner reference with `controller: true`
-    /// whose kind and group are the primary's ([`controller_owner_key`]) — what client-go controllers do for the
-    /// objects they create (ReplicaSets for a Deployment).
+    /// whose kind and group are the primary's ([`ObjectRef::controller_of`]) — what client-go controllers do for the
+    /// objects they create (ReplicaSets for a Deployment). The informer's cache gets the index by controller
+    /// ([`CONTROLLER_INDEX`]), so that a reconcile finds what its primary owns by index, not by a scan
+    /// ([`Context::owned`]).
+    ///
+    /// [`CONTROLLER_INDEX`]: crate::cache::CONTROLLER_INDEX
     #[must_use]
     pub fn owns<S: Object>(self, informer: Arc<SharedIndexInformer<S>>) -> Self
     where
@@ -280,8 +310,9 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// [`DynamicObject`]: crate::object::DynamicObject
     #[must_use]
     pub fn owns_with<S: Object>(self, informer: Arc<SharedIndexInformer<S>>, primary: ApiResource) -> Self {
-        self.watches(informer, move |obj: &S| {
-            controller_owner_key(obj, &primary).into_iter().collect()
+        index_by_controller(&informer);
+        self.watch(informer, None, move |obj: &S| {
+            controller_ref_of(obj, &primary).map(ObjectRef::cast)
         })
     }
 
@@ -291,31 +322,56 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     where
         K: Resource,
     {
-        let primary = K::api_resource();
-        self.watches_filtered(informer, predicate, move |obj: &S| {
-            controller_owner_key(obj, &primary).into_iter().collect()
-        })
+        index_by_controller(&informer);
+        self.watches_filtered(informer, predicate, ObjectRef::<K>::controller_of)
     }
 
-    /// Reconciles the primary keys `mapper` returns for each changed object of `informer` (for an update, the keys
-    /// of the old and the new state; for a delete, of the last state known).
+    /// Reconciles the primaries `mapper` names for each changed object of `informer` (for an update, those of the
+    /// old and the new state; for a delete, of the last state known). The mapper returns any iterable of
+    /// [`ObjectRef<K>`]: an `Option` for one, a `Vec` for several.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kube_informer::controller::{Action, Context, Controller};
+    /// use kube_informer::informer::SharedInformerFactory;
+    /// use kube_informer::object::core::{ConfigMap, Namespace};
+    /// use kube_informer::object::{MetaAccessor, Object, ObjectRef};
+    /// # let server = kube_informer_apiserver::ApiServer::start()?;
+    /// # let factory = SharedInformerFactory::new(server.client()?, Default::default());
+    ///
+    /// // A Namespace's controller, woken by every ConfigMap labelled with the namespace it concerns.
+    /// let controller = Controller::builder(factory.informer::<Namespace>(), ())
+    ///     .watches(factory.informer::<ConfigMap>(), |cm: &ConfigMap| {
+    ///         cm.meta().labels().get("example.com/namespace").map(ObjectRef::<Namespace>::new)
+    ///     })
+    ///     .build(|_key, _ctx: &Context<'_, Namespace, ()>| Ok::<_, kube_informer::Error>(Action::await_change()))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
-    pub fn watches<S: Object>(
+    pub fn watches<S, I>(
         self,
         informer: Arc<SharedIndexInformer<S>>,
-        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        S: Object,
+        I: IntoIterator<Item = ObjectRef<K>>,
+    {
         self.watch(informer, None, mapper)
     }
 
     /// [`watches`](Self::watches), mapping only the events `predicate` lets through.
     #[must_use]
-    pub fn watches_filtered<S: Object>(
+    pub fn watches_filtered<S, I>(
         self,
         informer: Arc<SharedIndexInformer<S>>,
         predicate: impl Predicate<S>,
-        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        S: Object,
+        I: IntoIterator<Item = ObjectRef<K>>,
+    {
         self.watch(informer, Some(Box::new(predicate)), mapper)
     }
 
@@ -333,11 +389,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         self
     }
 
-    fn watch<S: Object>(
+    fn watch<S: Object, I: IntoIterator<Item = ObjectRef<K>>>(
         mut self,
         informer: Arc<SharedIndexInformer<S>>,
         predicate: Option<Box<dyn Predicate<S>>>,
-        mapper: impl Fn(&S) -> Vec<String> + Send + Sync + 'static,
+        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
     ) -> Self {
         self.secondaries
             .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
@@ -350,12 +406,12 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                         return;
                     }
                     if let Notification::Update { old, .. } = ev {
-                        for key in mapper(old) {
-                            slot.add(key.into());
+                        for r in mapper(old) {
+                            slot.add_mapped(r.key().into());
                         }
                     }
-                    for key in mapper(ev.object()) {
-                        slot.add(key.into());
+                    for r in mapper(ev.object()) {
+                        slot.add_mapped(r.key().into());
                     }
                 };
                 let registration = informer.add_event_handler_with(handler, handler_options(name))?;
@@ -369,24 +425,31 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         self
     }
 
-    /// Sets every option at once.
+    /// Sets the controller's options: name, workers, retry rate limiter, shutdown grace, failure logging
+    /// ([`ControllerOptions`]). They are set here only, all at once, so that no other call of the builder can undo
+    /// one of them:
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use kube_informer::controller::{Controller, ControllerOptions};
+    /// # fn demo(informer: Arc<kube_informer::informer::SharedIndexInformer<kube_informer::object::core::ConfigMap>>) {
+    /// let builder = Controller::builder(informer, ()).options(ControllerOptions::default().name("sync").workers(4));
+    /// # let _ = builder;
+    /// # }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// # use std::sync::Arc;
+    /// # use kube_informer::controller::{Controller, ControllerOptions};
+    /// # fn demo(informer: Arc<kube_informer::informer::SharedIndexInformer<kube_informer::object::core::ConfigMap>>) {
+    /// // No builder setter of one option, to be undone by a later `options(..)`:
+    /// let builder = Controller::builder(informer, ()).name("sync").options(ControllerOptions::default().workers(4));
+    /// # let _ = builder;
+    /// # }
+    /// ```
     #[must_use]
     pub fn options(mut self, options: ControllerOptions) -> Self {
         self.options = options;
-        self
-    }
-
-    /// Sets the controller's name.
-    #[must_use]
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.options.name = Some(name.into());
-        self
-    }
-
-    /// Sets the number of worker threads.
-    #[must_use]
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.options = self.options.workers(workers);
         self
     }
 
@@ -458,7 +521,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             options,
         } = self;
         let name = options.name.clone().unwrap_or_else(|| primary.name().to_owned());
-        let slot = Arc::new(QueueSlot::default());
+        let slot = Arc::new(QueueSlot {
+            controller: name.clone(),
+            scope: primary.namespaces().map(<[String]>::to_vec),
+            ..QueueSlot::default()
+        });
         let mut registrations: Vec<Box<dyn Unregister>> = Vec::new();
         let mut sources: Vec<Arc<dyn Source>> = vec![primary.clone()];
         let mut listers = Vec::new();
@@ -499,7 +566,6 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
         Ok(Controller {
             shared: Arc::new(Shared {
                 name,
-                primary_store: primary.store(),
                 primary_lister: primary.lister(),
                 listers,
                 data,
@@ -525,6 +591,16 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             registrations: Mutex::new(registrations),
         })
     }
+}
+
+/// Adds the index by controller to `informer`'s cache unless it has it (another controller owning the same objects
+/// added it already).
+fn index_by_controller<S: Object>(informer: &SharedIndexInformer<S>) {
+    if informer.has_index(CONTROLLER_INDEX) {
+        return;
+    }
+    // Two builders at once: the loser's conflict means the index is there.
+    let _ = informer.add_indexers(Indexers::new().with_controller());
 }
 
 fn handler_options(controller: &str) -> HandlerOptions {
@@ -566,7 +642,7 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
         // Handlers queue keys from now on; then every key the cache holds is queued. An event handled before the
         // slot was set is in the cache already, so nothing is missed.
         *s.slot.current.write() = Some(queue.clone());
-        s.slot.add_all(s.primary_store.list_keys());
+        s.slot.add_all(s.primary_lister.keys());
         let halt = Arc::new(StopSignal::new());
         let mut term = Term {
             queue,
@@ -669,14 +745,8 @@ impl<K: Object, D> Controller<K, D> {
     fn end_term(&self, term: Term) {
         let s = &self.shared;
         let deadline = deadline_after(Instant::now(), s.options.shutdown_grace);
-        *s.slot.current.write() = None;
-        term.halt.stop();
-        term.queue.shut_down();
-        let mut joined = true;
-        for w in term.workers {
-            joined &= w.join_until(deadline);
-        }
-        if joined {
+        let workers = Self::halt_term(s, term);
+        if join_workers(workers, deadline) {
             debug!("controller {}: workers stopped", s.name);
         } else {
             warn!(
@@ -684,6 +754,15 @@ impl<K: Object, D> Controller<K, D> {
                 s.name, s.options.shutdown_grace
             );
         }
+    }
+
+    /// Ends a term without waiting: no key is queued or taken any more; the workers finish their reconcile in
+    /// flight, if any, and exit. Returns them, to be joined.
+    fn halt_term(s: &Shared<K, D>, term: Term) -> Vec<Worker> {
+        *s.slot.current.write() = None;
+        term.halt.stop();
+        term.queue.shut_down();
+        term.workers
     }
 
     /// True while a term is running (between `start` and `pause` / `stop`).
@@ -717,6 +796,69 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
     pub(crate) fn downgrade(&self) -> WeakController<K, D> {
         WeakController(Arc::downgrade(&self.shared))
     }
+
+    /// The first half of a stop for good, for a caller stopping several controllers against one grace period:
+    /// from now on no reconcile starts and none will (the controller is stopped, as [`stop`](Controller::stop)
+    /// leaves it); the reconciles in flight go on. [`StoppingController::finish`] waits for them.
+    pub(crate) fn begin_stop(&self) -> StoppingController {
+        let s = &self.shared;
+        s.health.halt("stopped");
+        let workers = match std::mem::replace(&mut *self.state.lock(), State::Stopped) {
+            State::Running(term) => Self::halt_term(s, term),
+            State::Idle | State::Stopped => Vec::new(),
+        };
+        let shared = self.shared.clone();
+        StoppingController {
+            name: s.name.clone(),
+            workers,
+            in_flight: Box::new(move || shared.stats.in_flight.load(Ordering::Relaxed)),
+            registrations: std::mem::take(&mut *self.registrations.lock()),
+        }
+    }
+}
+
+/// A controller that takes no more work, its reconciles in flight still running ([`Controller::begin_stop`]).
+pub(crate) struct StoppingController {
+    name: String,
+    workers: Vec<Worker>,
+    /// Reads the controller's count of reconciles running.
+    in_flight: Box<dyn Fn() -> usize + Send + Sync>,
+    /// The controller's event handlers, removed once its workers are done.
+    registrations: Vec<Box<dyn Unregister>>,
+}
+
+impl StoppingController {
+    /// The controller's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Waits until `deadline` for the reconciles in flight, then removes the controller's event handlers. Returns
+    /// how many reconciles were still running at the deadline (their threads are left detached, with a warning): 0
+    /// when every worker was joined.
+    pub(crate) fn finish(self, deadline: Instant) -> usize {
+        let joined = join_workers(self.workers, deadline);
+        let running = if joined { 0 } else { (self.in_flight)().max(1) };
+        if running > 0 {
+            warn!(
+                "controller {}: {running} reconcile(s) did not finish within the grace period; left detached",
+                self.name
+            );
+        }
+        for r in self.registrations {
+            r.remove();
+        }
+        running
+    }
+}
+
+/// Joins `workers` until `deadline`; true when every one was joined.
+fn join_workers(workers: Vec<Worker>, deadline: Instant) -> bool {
+    let mut joined = true;
+    for w in workers {
+        joined &= w.join_until(deadline);
+    }
+    joined
 }
 
 /// A controller held weakly (by a [`Registry`](crate::registry::Registry)).

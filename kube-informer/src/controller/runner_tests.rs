@@ -387,7 +387,7 @@ fn the_context_splits_the_key_and_sees_stopping() {
                 std::thread::yield_now();
             }
             let _ = tx.send((
-                ctx.namespace().map(str::to_owned),
+                Some(ctx.namespace().to_owned()),
                 ctx.name().to_owned(),
                 ctx.controller_name().to_owned(),
             ));
@@ -613,7 +613,7 @@ fn predicates_stop_events_before_they_queue_a_key() {
         .predicate(on_update(|_: &ConfigMap, new: &ConfigMap| &new.data["v"] != "skip"))
         // Secondary objects map to a; their deletions are ignored.
         .watches_filtered(sec.clone(), on_delete(|_: &ConfigMap| false), |_: &ConfigMap| {
-            vec!["ns/a".to_owned()]
+            Some(ObjectRef::new("a").within("ns"))
         })
         .build(move |key: &str, ctx: &Context<'_, ConfigMap, ()>| {
             let _ = tx.send((key.to_owned(), ctx.object().map(|o| o.data["v"].to_owned())));

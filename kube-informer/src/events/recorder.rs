@@ -365,6 +365,11 @@ impl EventRecorder {
     pub fn stop(&self) {
         self.inner.stop();
     }
+
+    /// [`stop`](Self::stop), joining the thread until `deadline`; true when joined.
+    pub(crate) fn stop_by(&self, deadline: Instant) -> bool {
+        self.inner.stop_by(deadline)
+    }
 }
 
 impl Inner {
@@ -381,13 +386,18 @@ impl Inner {
     }
 
     fn stop(&self) {
+        self.stop_by(Instant::now() + STOP_BUDGET);
+    }
+
+    /// Stops, joining the thread until `deadline`; true when joined (or stopped before).
+    fn stop_by(&self, deadline: Instant) -> bool {
         let Some(worker) = self.worker.lock().take() else {
-            return;
+            return true;
         };
         self.stats.health.halt("stopped");
         self.stop.stop();
         self.stop_tx.lock().take();
-        worker.join_until(Instant::now() + STOP_BUDGET);
+        worker.join_until(deadline)
     }
 }
 

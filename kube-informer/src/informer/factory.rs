@@ -13,12 +13,12 @@ use super::shared_informer::{
 };
 use crate::cache::ListWatch;
 use crate::cache::{ReflectorConfig, RelistBudget};
-use crate::client::params::ListParams;
+use crate::client::params::{ListParams, and_selector};
 use crate::client::{Api, Client, WeakClient};
 use crate::clock::deadline::deadline_after;
 use crate::error::Result;
 use crate::health::{FactoryHealth, Health, InformerHealth};
-use crate::object::{ApiResource, MetaAccessor, Object, Resource};
+use crate::object::{ApiResource, MetaAccessor, Object, Representation, Resource};
 
 /// Lists a factory runs at once by default (herd control; client-go has no such limit).
 pub const DEFAULT_CONCURRENT_LISTS: usize = 4;
@@ -31,40 +31,57 @@ pub type ListTweak = Arc<dyn Fn(&ApiResource, &mut ListParams) + Send + Sync>;
 
 /// Settings shared by every informer of a factory.
 ///
+/// Each setter adds to what the calls before it set, or sets a value of its own: namespaces accumulate (the
+/// informers watch each), selectors must all match (`labels("a=b").labels("c")` lists `a=b,c`), list tweaks run
+/// one after the other in the order given, each seeing the selectors set before it, and so do transforms
+/// (`strip_managed_fields().transform(f)` strips managedFields *and* runs `f`). The resync period, the reflector
+/// settings and the list budget are single values: a later call sets them anew.
+///
 /// ```
 /// use std::time::Duration;
 /// use kube_informer::informer::FactoryOptions;
 ///
 /// let opts = FactoryOptions::default()
 ///     .namespace("prod")
+///     .namespace("staging")                 // both: one informer per namespace behind each handle
 ///     .resync(Duration::from_secs(600))
 ///     .labels("app=web")
-///     .strip_managed_fields();
+///     .labels("tier!=cache")                // and
+///     .strip_managed_fields()
+///     .transform(|meta| {
+///         meta.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
+///     });
+/// assert_eq!(opts.namespaces, ["prod", "staging"]);
+/// assert_eq!(opts.transforms.len(), 2);
 /// ```
 #[derive(Clone)]
 pub struct FactoryOptions {
-    /// Only this namespace (`None`: all namespaces).
-    pub namespace: Option<String>,
+    /// Only these namespaces, sorted and distinct; empty: all namespaces. An informer of a namespaced resource
+    /// then runs one informer per namespace behind its handle, and its lister refuses other namespaces (see
+    /// [`SharedIndexInformer`]); cluster-scoped resources are watched whole.
+    pub namespaces: Vec<String>,
     /// Default handler resync period.
     pub resync: Option<Duration>,
-    /// Adjusts each informer's list/watch selectors (client-go's `TweakListOptionsFunc`): the label and field
-    /// selectors it sets on the `ListParams` are used.
-    pub tweak: Option<ListTweak>,
-    /// Applied to every object's metadata before caching.
-    pub transform: Option<MetaTransform>,
-    /// Reflector settings (page size, streaming list, watch timeouts, back-off).
+    /// Adjust each informer's list/watch parameters (client-go's `TweakListOptionsFunc`), in order, each seeing the
+    /// parameters the ones before it left: the label and field selectors are used (the reflector sets the rest
+    /// itself — page size, resource versions, timeouts —, and a tweak that sets them gets a `warn!` saying so).
+    pub tweaks: Vec<ListTweak>,
+    /// Applied to every object's metadata before caching, in order, after an informer's own transform.
+    pub transforms: Vec<MetaTransform>,
+    /// Reflector settings (page size, streaming list, watch timeouts, back-off) of the informers that bring none.
     pub reflector: ReflectorConfig,
-    /// At most this many informers list at once.
+    /// At most this many informers list at once (the budget the factory makes when [`reflector`](Self::reflector)
+    /// carries none of its own).
     pub max_concurrent_lists: usize,
 }
 
 impl Default for FactoryOptions {
     fn default() -> Self {
         FactoryOptions {
-            namespace: None,
+            namespaces: Vec::new(),
             resync: None,
-            tweak: None,
-            transform: None,
+            tweaks: Vec::new(),
+            transforms: Vec::new(),
             reflector: ReflectorConfig::default(),
             max_concurrent_lists: DEFAULT_CONCURRENT_LISTS,
         }
@@ -72,11 +89,22 @@ impl Default for FactoryOptions {
 }
 
 impl FactoryOptions {
-    /// Watch only `namespace`.
+    /// Adds `namespace` to the namespaces watched (until the first call, all of them are). An empty name adds
+    /// nothing (client-go's `NamespaceAll`).
     #[must_use]
     pub fn namespace(mut self, namespace: &str) -> Self {
-        self.namespace = Some(namespace.to_owned());
+        if !namespace.is_empty()
+            && let Err(at) = self.namespaces.binary_search_by(|ns| ns.as_str().cmp(namespace))
+        {
+            self.namespaces.insert(at, namespace.to_owned());
+        }
         self
+    }
+
+    /// Adds each of `namespaces` to the namespaces watched.
+    #[must_use]
+    pub fn namespaces<S: AsRef<str>>(self, namespaces: impl IntoIterator<Item = S>) -> Self {
+        namespaces.into_iter().fold(self, |o, ns| o.namespace(ns.as_ref()))
     }
 
     /// Sets the default handler resync period.
@@ -86,56 +114,94 @@ impl FactoryOptions {
         self
     }
 
-    /// Only objects matching this label selector, for every informer.
+    /// Only objects matching this label selector, for every informer (and any selector given before).
     #[must_use]
     pub fn labels(self, selector: &str) -> Self {
         let selector = selector.to_owned();
-        self.tweak_list_params(move |_, lp| lp.label_selector = Some(selector.clone()))
+        self.tweak_list_params(move |_, lp| and_selector(&mut lp.label_selector, &selector))
     }
 
-    /// Adjusts each informer's selectors.
+    /// Only objects matching this field selector, for every informer (and any selector given before).
+    #[must_use]
+    pub fn fields(self, selector: &str) -> Self {
+        let selector = selector.to_owned();
+        self.tweak_list_params(move |_, lp| and_selector(&mut lp.field_selector, &selector))
+    }
+
+    /// Adds a tweak of each informer's list parameters, run after the tweaks added before it (which `labels` and
+    /// `fields` are too): add to a selector you find set (`ListParams::labels` does) rather than replace it.
     #[must_use]
     pub fn tweak_list_params(mut self, f: impl Fn(&ApiResource, &mut ListParams) + Send + Sync + 'static) -> Self {
-        self.tweak = Some(Arc::new(f));
+        self.tweaks.push(Arc::new(f));
         self
     }
 
-    /// Applies `f` to every object's metadata before caching.
+    /// Adds a transform of every object's metadata before caching, run after the transforms added before it.
     #[must_use]
     pub fn transform(mut self, f: impl Fn(&mut dyn MetaAccessor) + Send + Sync + 'static) -> Self {
-        self.transform = Some(Arc::new(f));
+        self.transforms.push(Arc::new(f));
         self
     }
 
     /// Drops `managedFields` from every cached object (about 40% of a typical object's size; nothing an
-    /// informer's user normally reads).
+    /// informer's user normally reads): a transform like any other, kept whatever transforms are added.
     #[must_use]
     pub fn strip_managed_fields(self) -> Self {
         self.transform(|m| m.clear_managed_fields())
     }
 
-    /// Sets the reflector settings.
+    /// Sets the reflector settings. A relist budget in them (`relist_budget`) is the one the factory's informers
+    /// share, in place of one of [`max_concurrent_lists`](Self::max_concurrent_lists).
     #[must_use]
     pub fn reflector(mut self, config: ReflectorConfig) -> Self {
         self.reflector = config;
         self
     }
 
-    /// Sets how many informers may list at once.
+    /// Sets how many informers may list at once (replacing a relist budget given with the reflector settings).
     #[must_use]
     pub fn max_concurrent_lists(mut self, n: usize) -> Self {
         self.max_concurrent_lists = n;
+        self.reflector.relist_budget = None;
         self
+    }
+
+    /// The selectors of `resource`'s informers: the tweaks' label and field selectors, with a `warn!` for any
+    /// other parameter a tweak set (the reflector's own).
+    fn selectors(&self, resource: &ApiResource) -> (Option<String>, Option<String>) {
+        let mut lp = ListParams::default();
+        for tweak in &self.tweaks {
+            tweak(resource, &mut lp);
+        }
+        let ignored: Vec<&str> = [
+            ("limit", lp.limit.is_some()),
+            ("continue", lp.continue_token.is_some()),
+            ("resourceVersion", lp.resource_version.is_some()),
+            ("resourceVersionMatch", lp.resource_version_match.is_some()),
+            ("timeoutSeconds", lp.timeout_seconds.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        if !ignored.is_empty() {
+            log::warn!(
+                "{}: a list tweak of the factory set {}, which the reflector sets itself: ignored (the page size is \
+                 ReflectorConfig::page_size)",
+                resource.qualified_name(),
+                ignored.join(", ")
+            );
+        }
+        (lp.label_selector, lp.field_selector)
     }
 }
 
 impl fmt::Debug for FactoryOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FactoryOptions")
-            .field("namespace", &self.namespace)
+            .field("namespaces", &self.namespaces)
             .field("resync", &self.resync)
-            .field("tweak", &self.tweak.is_some())
-            .field("transform", &self.transform.is_some())
+            .field("tweaks", &self.tweaks.len())
+            .field("transforms", &self.transforms.len())
             .field("reflector", &self.reflector)
             .field("max_concurrent_lists", &self.max_concurrent_lists)
             .finish()
@@ -187,8 +253,8 @@ trait Managed: Send + Sync {
     fn begin_stop(&self) -> StopJoin;
     fn name(&self) -> &str;
     fn metrics(&self) -> InformerMetrics;
-    fn health(&self) -> InformerHealth;
-    fn snapshot(&self) -> InformerSnapshot;
+    fn part_healths(&self) -> Vec<InformerHealth>;
+    fn snapshots(&self) -> Vec<InformerSnapshot>;
 }
 
 impl<K: Object> Managed for SharedIndexInformer<K> {
@@ -207,11 +273,11 @@ impl<K: Object> Managed for SharedIndexInformer<K> {
     fn metrics(&self) -> InformerMetrics {
         SharedIndexInformer::metrics(self)
     }
-    fn health(&self) -> InformerHealth {
-        SharedIndexInformer::health(self)
+    fn part_healths(&self) -> Vec<InformerHealth> {
+        SharedIndexInformer::part_healths(self)
     }
-    fn snapshot(&self) -> InformerSnapshot {
-        SharedIndexInformer::snapshot(self)
+    fn snapshots(&self) -> Vec<InformerSnapshot> {
+        SharedIndexInformer::snapshots(self)
     }
 }
 
@@ -252,7 +318,11 @@ impl SharedInformerFactory {
     /// A factory creating informers on `client`.
     pub fn new(client: Client, options: FactoryOptions) -> Self {
         SharedInformerFactory {
-            budget: RelistBudget::new(options.max_concurrent_lists),
+            budget: options
+                .reflector
+                .relist_budget
+                .clone()
+                .unwrap_or_else(|| RelistBudget::new(options.max_concurrent_lists)),
             client,
             options,
             informers: Arc::new(Mutex::new(Vec::new())),
@@ -300,42 +370,61 @@ impl SharedInformerFactory {
     }
 
     fn build<K: Object>(&self, resource: &ApiResource, mut options: InformerOptions<K>) -> SharedIndexInformer<K> {
-        let api = match &self.options.namespace {
-            Some(ns) if resource.namespaced => Api::<K>::namespaced_with(self.client.clone(), ns, resource),
-            _ => Api::<K>::all_with(self.client.clone(), resource),
-        };
-        let mut lw = ListWatch::new(&api);
-        if let Some(tweak) = &self.options.tweak {
-            let mut lp = ListParams::default();
-            tweak(resource, &mut lp);
-            if let Some(l) = &lp.label_selector {
+        let (labels, fields) = self.options.selectors(resource);
+        let list_watch = |api: Api<K>| {
+            let mut lw = ListWatch::new(&api);
+            if let Some(l) = &labels {
                 lw = lw.labels(l);
             }
-            if let Some(f) = &lp.field_selector {
+            if let Some(f) = &fields {
                 lw = lw.fields(f);
             }
-        }
-        if let Some(meta_transform) = self.options.transform.clone() {
-            let own = options.transform.take();
-            options.transform = Some(Arc::new(move |obj: &mut K| {
-                if let Some(t) = &own {
-                    t(obj);
+            lw
+        };
+        if !self.options.transforms.is_empty() {
+            let transforms = self.options.transforms.clone();
+            options = options.transform(move |obj: &mut K| {
+                for t in &transforms {
+                    t(obj.meta_mut());
                 }
-                meta_transform(obj.meta_mut());
-            }));
+            });
         }
         if options.resync.is_none() {
             options.resync = self.options.resync;
         }
-        let mut reflector = self.options.reflector.clone();
-        reflector.relist_budget = Some(self.budget.clone());
-        options.reflector = reflector;
-        let name = match (&self.options.namespace, resource.namespaced) {
-            (Some(ns), true) => format!("{}/{ns}", resource.qualified_name()),
-            _ => resource.qualified_name(),
-        };
-        let name = options.name.take().unwrap_or(name);
-        SharedIndexInformer::new(lw, options.name(name))
+        let mut reflector = options
+            .reflector
+            .take()
+            .unwrap_or_else(|| self.options.reflector.clone());
+        if reflector.relist_budget.is_none() {
+            reflector.relist_budget = Some(self.budget.clone());
+        }
+        options.reflector = Some(reflector);
+        // A metadata-only informer of a resource is told apart from the resource's informer of whole objects.
+        let name = options.name.take().unwrap_or_else(|| match K::REPRESENTATION {
+            Representation::Full => resource.qualified_name(),
+            _ => format!("{}-metadata", resource.qualified_name()),
+        });
+        let options = options.name(name);
+        // Sorted, distinct and without "" however the field was written.
+        let mut namespaces: Vec<String> = self
+            .options
+            .namespaces
+            .iter()
+            .filter(|ns| !ns.is_empty())
+            .cloned()
+            .collect();
+        namespaces.sort();
+        namespaces.dedup();
+        if resource.namespaced && !namespaces.is_empty() {
+            let client = &self.client;
+            return SharedIndexInformer::over_namespaces(
+                namespaces,
+                |ns| list_watch(Api::<K>::namespaced_with(client.clone(), ns, resource)),
+                options,
+            );
+        }
+        SharedIndexInformer::new(list_watch(Api::<K>::all_with(self.client.clone(), resource)), options)
     }
 
     /// Starts every informer created so far (informers created later need another call, as in client-go).
@@ -355,10 +444,16 @@ impl SharedInformerFactory {
     pub fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), NotSynced> {
         let deadline = deadline_after(Instant::now(), timeout);
         let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
+        // Of an informer over a set of namespaces, the namespaces not synced (all of them if each has synced and
+        // only handlers lag).
         let not_synced: Vec<InformerHealth> = managed
             .iter()
             .filter(|m| !m.wait_synced(deadline.saturating_duration_since(Instant::now())))
-            .map(|m| m.health())
+            .flat_map(|m| {
+                let parts = m.part_healths();
+                let unsynced: Vec<InformerHealth> = parts.iter().filter(|h| !h.synced).cloned().collect();
+                if unsynced.is_empty() { parts } else { unsynced }
+            })
             .collect();
         if not_synced.is_empty() {
             Ok(())
@@ -372,11 +467,12 @@ impl SharedInformerFactory {
         self.informers.lock().iter().map(|e| e.managed.metrics()).collect()
     }
 
-    /// The health of every informer, and the worst of them as the factory's (`Healthy` with no informer).
+    /// The health of every informer (of each namespace's, for an informer over a set of namespaces), and the worst
+    /// of them as the factory's (`Healthy` with no informer).
     /// [`FactoryHealth::is_ready`] is what a readiness probe asks: every informer synced and healthy.
     pub fn health(&self) -> FactoryHealth {
         let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
-        let informers: Vec<InformerHealth> = managed.iter().map(|m| m.health()).collect();
+        let informers: Vec<InformerHealth> = managed.iter().flat_map(|m| m.part_healths()).collect();
         FactoryHealth {
             state: Health::worst(informers.iter().map(|i| i.state.clone())),
             informers,
@@ -400,12 +496,18 @@ impl SharedInformerFactory {
     /// Stops every informer and joins their threads, all against one deadline (about a second). Informers
     /// handed out earlier stop too.
     pub fn shutdown(&self) {
+        self.shutdown_by(Instant::now() + STOP_BUDGET);
+    }
+
+    /// [`shutdown`](Self::shutdown) against `deadline`; true when every thread was joined.
+    pub(crate) fn shutdown_by(&self, deadline: Instant) -> bool {
         let managed: Vec<_> = self.informers.lock().iter().map(|e| e.managed.clone()).collect();
         let joins: Vec<StopJoin> = managed.iter().map(|m| m.begin_stop()).collect();
-        let deadline = Instant::now() + STOP_BUDGET;
+        let mut joined = true;
         for j in joins {
-            j.finish(deadline);
+            joined &= j.finish(deadline);
         }
+        joined
     }
 }
 
@@ -440,11 +542,47 @@ impl WeakFactory {
     pub(crate) fn snapshot(&self) -> Option<Vec<InformerSnapshot>> {
         let informers = self.informers.upgrade()?;
         let managed: Vec<_> = informers.lock().iter().map(|e| e.managed.clone()).collect();
-        Some(managed.iter().map(|m| m.snapshot()).collect())
+        Some(managed.iter().flat_map(|m| m.snapshots()).collect())
     }
 
     /// The factory's client.
     pub(crate) fn client(&self) -> &WeakClient {
         &self.client
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::core::ConfigMap;
+
+    #[test]
+    fn tweaks_run_in_order_and_what_the_reflector_sets_is_refused_aloud() {
+        let log = crate::test_log::capture();
+        let options = FactoryOptions::default()
+            .labels("app=web")
+            .tweak_list_params(|_, lp| lp.limit = Some(10))
+            .labels("tier=front")
+            .fields("metadata.name!=x");
+        let (labels, fields) = options.selectors(&ConfigMap::api_resource());
+        assert_eq!(labels.as_deref(), Some("app=web,tier=front"));
+        assert_eq!(fields.as_deref(), Some("metadata.name!=x"));
+        let warned = log.take_at(log::Level::Warn);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0]
+                .1
+                .contains("configmaps: a list tweak of the factory set limit"),
+            "{warned:?}"
+        );
+    }
+
+    #[test]
+    fn namespaces_accumulate_sorted_and_distinct() {
+        let options = FactoryOptions::default()
+            .namespace("b")
+            .namespace("")
+            .namespaces(["c", "a", "b"]);
+        assert_eq!(options.namespaces, ["a", "b", "c"]);
     }
 }

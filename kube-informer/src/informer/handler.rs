@@ -150,7 +150,8 @@ type AddFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 type UpdateFn<K> = Box<dyn FnMut(&Arc<K>, &Arc<K>) + Send>;
 type DeleteFn<K> = Box<dyn FnMut(&DeletedObject<K>) + Send>;
 
-/// A handler built from up to three closures (client-go's `ResourceEventHandlerFuncs`).
+/// A handler built from closures (client-go's `ResourceEventHandlerFuncs`). Closures given for the same event
+/// run one after the other, in the order given: a second `on_add` adds to the first, it does not replace it.
 ///
 /// ```
 /// use kube_informer::informer::HandlerFuncs;
@@ -176,26 +177,53 @@ impl<K> HandlerFuncs<K> {
         }
     }
 
-    /// Sets the add closure. It gets the object and `is_in_initial_list`: true for the objects of the initial list
+    /// Adds an add closure (after those added before). It gets the object and `is_in_initial_list`: true for the objects of the initial list
     /// (and the cached objects a handler added late receives first), false for objects created later (see
     /// [`ResourceEventHandler::on_add`]).
     #[must_use]
-    pub fn on_add(mut self, f: impl FnMut(&Arc<K>, bool) + Send + 'static) -> Self {
-        self.add = Some(Box::new(f));
+    pub fn on_add(mut self, mut f: impl FnMut(&Arc<K>, bool) + Send + 'static) -> Self
+    where
+        K: 'static,
+    {
+        self.add = Some(match self.add.take() {
+            None => Box::new(f),
+            Some(mut before) => Box::new(move |obj: &Arc<K>, initial: bool| {
+                before(obj, initial);
+                f(obj, initial);
+            }),
+        });
         self
     }
 
-    /// Sets the update closure.
+    /// Adds an update closure (after those added before).
     #[must_use]
-    pub fn on_update(mut self, f: impl FnMut(&Arc<K>, &Arc<K>) + Send + 'static) -> Self {
-        self.update = Some(Box::new(f));
+    pub fn on_update(mut self, mut f: impl FnMut(&Arc<K>, &Arc<K>) + Send + 'static) -> Self
+    where
+        K: 'static,
+    {
+        self.update = Some(match self.update.take() {
+            None => Box::new(f),
+            Some(mut before) => Box::new(move |old: &Arc<K>, new: &Arc<K>| {
+                before(old, new);
+                f(old, new);
+            }),
+        });
         self
     }
 
-    /// Sets the delete closure.
+    /// Adds a delete closure (after those added before).
     #[must_use]
-    pub fn on_delete(mut self, f: impl FnMut(&DeletedObject<K>) + Send + 'static) -> Self {
-        self.delete = Some(Box::new(f));
+    pub fn on_delete(mut self, mut f: impl FnMut(&DeletedObject<K>) + Send + 'static) -> Self
+    where
+        K: 'static,
+    {
+        self.delete = Some(match self.delete.take() {
+            None => Box::new(f),
+            Some(mut before) => Box::new(move |gone: &DeletedObject<K>| {
+                before(gone);
+                f(gone);
+            }),
+        });
         self
     }
 }
@@ -363,5 +391,43 @@ mod tests {
             is_in_initial_list: false,
         });
         assert_eq!(counter.load(std::sync::atomic::Ordering::SeqCst), 5);
+    }
+
+    #[test]
+    fn closures_given_twice_for_an_event_both_run_in_order() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let say = |tx: &crossbeam_channel::Sender<String>, what: &'static str| {
+            let tx = tx.clone();
+            move |v: i32| tx.send(format!("{what} {v}")).unwrap()
+        };
+        let (a1, a2, u1, u2, d1, d2) = (
+            say(&tx, "add1"),
+            say(&tx, "add2"),
+            say(&tx, "update1"),
+            say(&tx, "update2"),
+            say(&tx, "delete1"),
+            say(&tx, "delete2"),
+        );
+        let mut funcs = HandlerFuncs::<i32>::new()
+            .on_add(move |o, _| a1(**o))
+            .on_update(move |_, n| u1(**n))
+            .on_delete(move |d| d1(**d.object()))
+            .on_add(move |o, _| a2(**o))
+            .on_update(move |_, n| u2(**n))
+            .on_delete(move |d| d2(**d.object()));
+        funcs.handle(&Notification::Add {
+            obj: Arc::new(1),
+            is_in_initial_list: false,
+        });
+        funcs.handle(&Notification::Update {
+            old: Arc::new(1),
+            new: Arc::new(2),
+        });
+        funcs.handle(&Notification::Delete(DeletedObject::Object(Arc::new(2))));
+        drop((tx, funcs));
+        assert_eq!(
+            rx.iter().collect::<Vec<_>>(),
+            ["add1 1", "add2 1", "update1 2", "update2 2", "delete1 2", "delete2 2"]
+        );
     }
 }

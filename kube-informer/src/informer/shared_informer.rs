@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use super::handler::{Notification, ResourceEventHandler};
 use super::listener::{self, HandlerMetrics, HandlerOptions, ListenerStats};
 use super::processor::{Entry, Processor, Sequenced};
+use super::registration::{RegisteredPart, Registration};
 use super::synced::SyncNotify;
 use crate::cache::reflector::{Reflector, ReflectorStats};
 use crate::cache::{
@@ -35,15 +36,22 @@ pub(crate) use crate::worker::STOP_BUDGET;
 
 /// Informer settings.
 ///
+/// Setters of things that combine add to what earlier calls set: transforms run one after the other in the order
+/// given, every watch error handler is called, indexers accumulate (two functions under one name feed one index).
+/// Setters of one value (name, resync period, reflector settings) replace it.
+///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::informer::InformerOptions;
+/// use kube_informer::informer::{InformerOptions, strip_managed_fields};
 /// use kube_informer::object::{core::ConfigMap, MetaAccessor};
 ///
 /// let opts = InformerOptions::<ConfigMap>::default()
 ///     .name("configmaps")
 ///     .resync(Duration::from_secs(600))
-///     .transform(|cm: &mut ConfigMap| cm.metadata.clear_managed_fields());
+///     .transform(strip_managed_fields)
+///     .transform(|cm: &mut ConfigMap| {
+///         cm.data.remove("password");
+///     }); // runs after the first
 /// ```
 pub struct InformerOptions<K> {
     /// Name used in logs (`kube-informer/<name>/…`) and, shortened, in thread names (`refl:<name>`, …; see
@@ -52,13 +60,16 @@ pub struct InformerOptions<K> {
     /// Resync period of handlers added with [`SharedIndexInformer::add_event_handler`] (client-go's
     /// `defaultEventHandlerResyncPeriod`); `None` disables resync.
     pub resync: Option<Duration>,
-    /// Applied to every object before it is cached (once per object, before any handler sees it).
+    /// Applied to every object before it is cached (once per object, before any handler sees it): the
+    /// transforms given to [`transform`](InformerOptions::transform), in call order.
     pub transform: Option<Transform<K>>,
     /// Extra indexers (the namespace index is always present).
     pub indexers: Indexers<K>,
-    /// Reflector settings (page size, streaming list, watch timeout, back-off).
-    pub reflector: ReflectorConfig,
-    /// Called with each list/watch error.
+    /// Reflector settings (page size, streaming list, watch timeout, back-off). `None`: the defaults, or for an
+    /// informer of a [factory](super::SharedInformerFactory) the factory's.
+    pub reflector: Option<ReflectorConfig>,
+    /// Called with each list/watch error: the handlers given to
+    /// [`watch_error_handler`](InformerOptions::watch_error_handler), in call order.
     pub watch_error_handler: Option<WatchErrorHandler>,
 }
 
@@ -69,7 +80,7 @@ impl<K> Default for InformerOptions<K> {
             resync: None,
             transform: None,
             indexers: Indexers::new(),
-            reflector: ReflectorConfig::default(),
+            reflector: None,
             watch_error_handler: None,
         }
     }
@@ -90,16 +101,29 @@ impl<K> InformerOptions<K> {
         self
     }
 
-    /// Sets the transform applied to every object before it is cached.
+    /// Adds a transform applied to every object before it is cached, after the transforms added before it.
     #[must_use]
-    pub fn transform(mut self, f: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
-        self.transform = Some(Arc::new(f));
+    pub fn transform(mut self, f: impl Fn(&mut K) + Send + Sync + 'static) -> Self
+    where
+        K: 'static,
+    {
+        self.transform = Some(match self.transform.take() {
+            None => Arc::new(f),
+            Some(before) => Arc::new(move |obj: &mut K| {
+                before(obj);
+                f(obj);
+            }),
+        });
         self
     }
 
-    /// Adds an indexer.
+    /// Adds an indexer (a second one under the same name adds its values to that index:
+    /// [`Indexers::with`]).
     #[must_use]
-    pub fn indexer(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self {
+    pub fn indexer(mut self, name: impl Into<String>, f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static) -> Self
+    where
+        K: 'static,
+    {
         self.indexers = self.indexers.with(name, f);
         self
     }
@@ -107,15 +131,47 @@ impl<K> InformerOptions<K> {
     /// Sets the reflector settings.
     #[must_use]
     pub fn reflector(mut self, config: ReflectorConfig) -> Self {
-        self.reflector = config;
+        self.reflector = Some(config);
         self
     }
 
-    /// Sets the watch error handler.
+    /// Adds a handler called with each list/watch error, after the handlers added before it.
     #[must_use]
     pub fn watch_error_handler(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
-        self.watch_error_handler = Some(Arc::new(f));
+        self.watch_error_handler = Some(match self.watch_error_handler.take() {
+            None => Arc::new(f),
+            Some(before) => Arc::new(move |e: &Error| {
+                before(e);
+                f(e);
+            }),
+        });
         self
+    }
+}
+
+impl<K> Clone for InformerOptions<K> {
+    fn clone(&self) -> Self {
+        InformerOptions {
+            name: self.name.clone(),
+            resync: self.resync,
+            transform: self.transform.clone(),
+            indexers: self.indexers.clone(),
+            reflector: self.reflector.clone(),
+            watch_error_handler: self.watch_error_handler.clone(),
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for InformerOptions<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InformerOptions")
+            .field("name", &self.name)
+            .field("resync", &self.resync)
+            .field("transform", &self.transform.is_some())
+            .field("indexers", &self.indexers)
+            .field("reflector", &self.reflector)
+            .field("watch_error_handler", &self.watch_error_handler.is_some())
+            .finish()
     }
 }
 
@@ -184,16 +240,35 @@ pub(crate) struct Shared<K: Object> {
 
 /// An informer: a cache of one resource kept in step with the server, and the handlers told about its changes.
 ///
+/// Build informers with a [`SharedInformerFactory`](super::SharedInformerFactory) (`factory.informer::<K>()`):
+/// it shares one informer per resource across a program, applies its options to all of them and gives them one
+/// relist budget. The constructors here ([`for_api`](Self::for_api), [`new`](Self::new) over any
+/// [`ListerWatcher`], [`for_namespaces`](Self::for_namespaces)) are for what a factory does not cover: an informer
+/// fed by your own `ListerWatcher`, or options no other informer of the resource shares.
+///
+/// An informer watches one namespace, all of them, or a **set of namespaces**
+/// ([`for_namespaces`](Self::for_namespaces), or a factory given several with
+/// [`FactoryOptions::namespace`](super::FactoryOptions::namespace)): then it runs one informer per namespace
+/// (controller-runtime's multi-namespace cache) behind this one handle — one [`lister`](Self::lister) over them all,
+/// one handler registration feeding the same handler from each, health and metrics per namespace in a
+/// [`Registry`](crate::registry::Registry) — and asking its lister for a namespace outside the set is an error,
+/// not an empty answer.
+///
 /// Threads (joined by [`stop`](SharedIndexInformer::stop), which dropping the informer also calls): one reflector
 /// (list and watch), one processing thread (pops the DeltaFIFO, updates the store), one per handler, and one for
-/// resync when a resync period is set. The operating system shows 15 bytes of a thread's name, so each is named
-/// `<role>:<informer name>` within 15 bytes — `refl:configmaps`, `proc:configmaps`, `sync:configmaps`, and
-/// `h1:configmaps`, `h2:configmaps`… for the handlers in the order they were added (the informer's name loses its API
-/// group, then its end, when it does not fit) — so that `ps -L`, `top -H` and debuggers tell them apart; logs use
-/// the full names (`kube-informer/configmaps/reflector`, `kube-informer/configmaps/<handler name>`), and a
-/// `debug!` line says which thread runs which handler.
+/// resync when a resync period is set — each of them once per namespace of a set. The operating system shows 15
+/// bytes of a thread's name, so each is named `<role>:<informer name>` within 15 bytes — `refl:configmaps`,
+/// `proc:configmaps`, `sync:configmaps`, and `h1:configmaps`, `h2:configmaps`… for the handlers in the order they
+/// were added (the informer's name loses its API group, then its end, when it does not fit) — so that `ps -L`,
+/// `top -H` and debuggers tell them apart; logs use the full names (`kube-informer/configmaps/reflector`,
+/// `kube-informer/configmaps/<handler name>`), and a `debug!` line says which thread runs which handler.
 pub struct SharedIndexInformer<K: Object> {
-    shared: Arc<Shared<K>>,
+    name: String,
+    /// The namespaces of a set, in the order of `parts` (sorted, distinct); `None`: one informer, whatever it
+    /// watches.
+    scope: Option<Arc<[String]>>,
+    /// One informer, or one per namespace of `scope`. Never empty.
+    parts: Vec<Arc<Shared<K>>>,
 }
 
 impl<K: Object> SharedIndexInformer<K> {
@@ -204,6 +279,311 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// An informer over a shared `ListerWatcher`.
     pub fn from_arc(lw: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Self {
+        let shared = Shared::new(lw, options);
+        SharedIndexInformer {
+            name: shared.name.clone(),
+            scope: None,
+            parts: vec![shared],
+        }
+    }
+
+    /// An informer over a set of namespaces: one informer per namespace, each listing and watching through the
+    /// `ListerWatcher` that `lw` makes for it, all with `options`, named `<name>/<namespace>`, behind this one
+    /// handle (see [`SharedIndexInformer`]). Duplicates are dropped.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::cache::ListWatch;
+    /// use kube_informer::client::Api;
+    /// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
+    /// use kube_informer::object::{core::ConfigMap, ObjectMeta};
+    /// use kube_informer_apiserver::ApiServer;
+    ///
+    /// let server = ApiServer::builder().namespaces(["a", "b", "c"]).start()?;
+    /// for ns in ["a", "b", "c"] {
+    ///     server.create(&ConfigMap::new(ObjectMeta::namespaced(ns, "settings")))?;
+    /// }
+    /// let client = server.client()?;
+    /// let informer = SharedIndexInformer::for_namespaces(
+    ///     ["a", "b"],
+    ///     |ns| ListWatch::new(&Api::<ConfigMap>::namespaced(client.clone(), ns)),
+    ///     InformerOptions::default().name("configmaps"),
+    /// )?;
+    /// informer.start()?;
+    /// assert!(informer.wait_synced(Duration::from_secs(30)));
+    /// let lister = informer.lister();
+    /// assert_eq!(lister.len(), 2);
+    /// assert!(lister.namespace("b").get("settings").is_some());
+    /// assert!(lister.try_namespace("c").is_err()); // not watched: an error, not an empty namespace
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `namespaces` is empty or holds an empty name.
+    pub fn for_namespaces<L: ListerWatcher<K>>(
+        namespaces: impl IntoIterator<Item = impl Into<String>>,
+        lw: impl FnMut(&str) -> L,
+        options: InformerOptions<K>,
+    ) -> Result<Self> {
+        let mut namespaces: Vec<String> = namespaces.into_iter().map(Into::into).collect();
+        namespaces.sort();
+        namespaces.dedup();
+        if namespaces.is_empty() || namespaces.iter().any(String::is_empty) {
+            return Err(Error::InvalidInput(format!(
+                "an informer over a set of namespaces needs at least one namespace, none empty (got {namespaces:?})"
+            )));
+        }
+        Ok(SharedIndexInformer::over_namespaces(namespaces, lw, options))
+    }
+
+    /// [`for_namespaces`](Self::for_namespaces) of `namespaces` already sorted, distinct, not empty, none empty.
+    pub(crate) fn over_namespaces<L: ListerWatcher<K>>(
+        namespaces: Vec<String>,
+        mut lw: impl FnMut(&str) -> L,
+        options: InformerOptions<K>,
+    ) -> Self {
+        debug_assert!(!namespaces.is_empty() && namespaces.is_sorted());
+        let name = options.name.clone().unwrap_or_else(default_name::<K>);
+        let parts = namespaces
+            .iter()
+            .map(|ns| {
+                let part = options.clone().name(format!("{name}/{ns}"));
+                Shared::new(Arc::new(lw(ns)), part)
+            })
+            .collect();
+        SharedIndexInformer {
+            name: super::multi_namespace::set_name(&name, &namespaces),
+            scope: Some(namespaces.into()),
+            parts,
+        }
+    }
+
+    /// The informer's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The namespaces of an informer over a set of them (sorted); `None` for an informer over one namespace or
+    /// all.
+    pub fn namespaces(&self) -> Option<&[String]> {
+        self.scope.as_deref()
+    }
+
+    /// Starts the reflector, processing and resync threads. Calling it again does nothing.
+    ///
+    /// # Errors
+    /// When the informer was stopped, or a thread cannot be spawned (then every thread started is stopped).
+    pub fn start(&self) -> Result<()> {
+        for part in &self.parts {
+            if let Err(e) = part.start() {
+                self.stop();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a handler with the informer's default resync period and an unbounded queue.
+    ///
+    /// The handler stays registered until [`Registration::remove`] or [`stop`](SharedIndexInformer::stop), whether
+    /// the returned [`Registration`] is kept or dropped.
+    ///
+    /// # Errors
+    /// When the informer was stopped, or the handler's thread cannot be spawned.
+    pub fn add_event_handler(&self, handler: impl ResourceEventHandler<K>) -> Result<Registration<K>> {
+        let opts = HandlerOptions {
+            resync: self.parts[0].default_resync,
+            ..Default::default()
+        };
+        self.add_event_handler_with(handler, opts)
+    }
+
+    /// Adds a handler with explicit options (name, resync period, queue policy).
+    ///
+    /// A handler added after the informer started first receives an add (`is_in_initial_list = true`) for every
+    /// object already cached, then every later change — none lost, none doubled.
+    ///
+    /// Over a set of namespaces, the handler is registered with the informer of each namespace (each feeding it
+    /// from its own thread and queue) and called by one thread at a time; the [`Registration`] covers them all.
+    ///
+    /// # Errors
+    /// When the informer was stopped, or the handler's thread cannot be spawned.
+    pub fn add_event_handler_with(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        options: HandlerOptions,
+    ) -> Result<Registration<K>> {
+        if let [only] = &self.parts[..] {
+            return Ok(Registration {
+                parts: vec![only.register(handler, options)?],
+            });
+        }
+        let shared = super::multi_namespace::SharedHandler::new(handler);
+        let mut parts = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            match part.register(shared.clone(), options.clone()) {
+                Ok(p) => parts.push(p),
+                Err(e) => {
+                    Registration { parts }.remove();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Registration { parts })
+    }
+
+    /// True once the cache holds the server's state (initial list popped and applied) and its notifications are
+    /// queued to every handler — in every namespace of a set.
+    pub fn has_synced(&self) -> bool {
+        self.parts.iter().all(|p| p.has_synced())
+    }
+
+    /// Waits until the cache has synced **and every handler has handled its initial adds** (client-go's
+    /// `WaitForCacheSync` only waits for the cache — a known trap for controllers). False on timeout or stop.
+    pub fn wait_synced(&self, timeout: Duration) -> bool {
+        let deadline = deadline_after(Instant::now(), timeout);
+        self.parts.iter().all(|p| p.wait_synced(deadline))
+    }
+
+    /// A lister over the cache: every read of it (objects by key, by namespace, by label selector, by index).
+    pub fn lister(&self) -> Lister<K> {
+        let stores = self.parts.iter().map(|p| p.store.clone());
+        match &self.scope {
+            None => Lister::new(self.parts[0].store.clone()),
+            Some(namespaces) => Lister::per_namespace(namespaces.iter().cloned().zip(stores).collect()),
+        }
+    }
+
+    /// The cache has the index `name` (in every namespace's cache, over a set of namespaces).
+    pub(crate) fn has_index(&self, name: &str) -> bool {
+        self.parts
+            .iter()
+            .all(|p| p.store.index_names().iter().any(|n| n == name))
+    }
+
+    /// Adds indexers to the cache; they index the objects already cached.
+    ///
+    /// # Errors
+    /// When a name is already taken.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
+        self.parts
+            .iter()
+            .try_for_each(|p| p.store.add_indexers(indexers.clone()))
+    }
+
+    /// The resource version of the last list or event seen ("" before the first list). Over a set of several
+    /// namespaces, each namespace's as `namespace=version`, joined by `,` (resource versions are opaque: they are not
+    /// compared).
+    pub fn last_sync_resource_version(&self) -> String {
+        match &self.parts[..] {
+            [only] => only.reflector_stats.last_sync_resource_version(),
+            parts => super::multi_namespace::per_namespace_versions(
+                parts
+                    .iter()
+                    .zip(self.scope.iter().flat_map(|s| s.iter()))
+                    .map(|(p, ns)| (ns.as_str(), p.reflector_stats.last_sync_resource_version())),
+            ),
+        }
+    }
+
+    /// Counters and gauges. Over a set of namespaces, the sums over its namespaces (the
+    /// [`Registry`](crate::registry::Registry) reports each namespace's own).
+    pub fn metrics(&self) -> InformerMetrics {
+        match &self.parts[..] {
+            [only] => only.metrics(),
+            parts => super::multi_namespace::sum_metrics(parts.iter().map(|p| p.metrics()).collect()),
+        }
+    }
+
+    /// The informer's health: `Healthy`; `Degraded` while its list/watch loop retries after failures (with the
+    /// last error, which says what to do when there is something to do: a missing RBAC verb, a resource the server
+    /// does not serve); `Halted` once stopped or when one of its threads died (a panic in a transform or an index
+    /// function). With the time since the last watch event or bookmark and since the last successful list. Over a
+    /// set of namespaces, the worst of them (the [`Registry`](crate::registry::Registry) reports each).
+    ///
+    /// Cheap (a few atomic loads and a short lock): fit for probes. Readiness is [`InformerHealth::is_ready`]:
+    /// synced *and* healthy — [`has_synced`](Self::has_synced) alone stays true over a cache that stopped being
+    /// updated.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
+    /// use kube_informer::object::core::ConfigMap;
+    /// use kube_informer_apiserver::ApiServer;
+    ///
+    /// let server = ApiServer::start()?;
+    /// let factory = SharedInformerFactory::new(server.client()?, FactoryOptions::default());
+    /// let informer = factory.informer::<ConfigMap>();
+    /// factory.start()?;
+    /// assert!(informer.wait_synced(Duration::from_secs(30)));
+    /// let health = informer.health();
+    /// assert!(health.is_ready() && health.last_list_age.is_some());
+    /// informer.stop();
+    /// assert!(informer.health().state.is_halted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn health(&self) -> InformerHealth {
+        match &self.parts[..] {
+            [only] if self.scope.is_none() => only.health(),
+            parts => super::multi_namespace::worst_health(&self.name, parts.iter().map(|p| p.health()).collect()),
+        }
+    }
+
+    /// The health of each informer behind this one (one, or one per namespace of a set).
+    pub(crate) fn part_healths(&self) -> Vec<InformerHealth> {
+        self.parts.iter().map(|p| p.health()).collect()
+    }
+
+    /// The informer held weakly (by a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
+        WeakInformer(self.parts.iter().map(Arc::downgrade).collect())
+    }
+
+    /// What each informer behind this one reports now (to a [`Registry`](crate::registry::Registry)).
+    pub(crate) fn snapshots(&self) -> Vec<InformerSnapshot> {
+        self.parts.iter().map(|p| p.snapshot()).collect()
+    }
+
+    /// Threads of this informer still running (reflector, processing, resync, one per handler): 0 after `stop`.
+    pub fn running_threads(&self) -> usize {
+        self.parts.iter().map(|p| p.live_threads.load(Ordering::SeqCst)).sum()
+    }
+
+    /// True once stopped (over a set of namespaces: once any of its informers stopped, which it cannot sync
+    /// without).
+    pub fn is_stopped(&self) -> bool {
+        self.parts.iter().any(|p| p.stop.is_stopped())
+    }
+
+    /// Stops every thread and joins them (within about a second; a handler stuck in its own code past that is left
+    /// detached, with a warning). Idempotent; the informer cannot be restarted.
+    pub fn stop(&self) {
+        self.begin_stop().finish(Instant::now() + STOP_BUDGET);
+    }
+
+    /// First half of `stop`: tells every thread to stop, without waiting. Lets a factory stop many informers
+    /// against one deadline.
+    pub(crate) fn begin_stop(&self) -> StopJoin {
+        StopJoin(self.parts.iter().flat_map(|p| p.begin_stop().0).collect())
+    }
+
+    /// An informer reading `api` (its resource and namespace) through [`ListWatch`](crate::cache::ListWatch), named
+    /// after its resource.
+    pub fn for_api(api: &crate::client::Api<K>, options: InformerOptions<K>) -> Self {
+        let name = options.name.clone().unwrap_or_else(|| api.resource().qualified_name());
+        SharedIndexInformer::new(crate::cache::ListWatch::new(api), options.name(name))
+    }
+}
+
+/// The name of an informer given none: its object type's, without the module path.
+fn default_name<K>() -> String {
+    let full = std::any::type_name::<K>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or("informer").to_owned()
+}
+
+impl<K: Object> Shared<K> {
+    fn new(lw: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Arc<Self> {
         let mut indexers = options.indexers;
         if !indexers.names().any(|n| n == NAMESPACE_INDEX) {
             indexers = indexers.with_namespace();
@@ -218,51 +598,35 @@ impl<K: Object> SharedIndexInformer<K> {
         })));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         let resync = options.resync.map(|r| r.max(MINIMUM_RESYNC_PERIOD));
-        SharedIndexInformer {
-            shared: Arc::new(Shared {
-                name: options.name.unwrap_or_else(|| {
-                    std::any::type_name::<K>()
-                        .rsplit("::")
-                        .next()
-                        .unwrap_or("informer")
-                        .to_owned()
-                }),
-                lw,
-                store,
-                fifo,
-                processor: Processor::new(),
-                seq: AtomicU64::new(0),
-                distributed: AtomicU64::new(0),
-                sync,
-                stop: Arc::new(StopSignal::new()),
-                stop_tx: Mutex::new(Some(stop_tx)),
-                stop_rx,
-                run: Mutex::new(RunState::NotStarted),
-                handler_workers: Mutex::new(HashMap::new()),
-                next_handler: AtomicU64::new(1),
-                resync_check: Mutex::new(resync),
-                default_resync: resync,
-                reflector_config: options.reflector,
-                transform: options.transform,
-                watch_error_handler: options.watch_error_handler,
-                reflector_stats: Arc::new(ReflectorStats::default()),
-                recycler: Arc::new(Recycler::new()),
-                live_threads: Arc::new(AtomicUsize::new(0)),
-            }),
-        }
+        Arc::new(Shared {
+            name: options.name.unwrap_or_else(default_name::<K>),
+            lw,
+            store,
+            fifo,
+            processor: Processor::new(),
+            seq: AtomicU64::new(0),
+            distributed: AtomicU64::new(0),
+            sync,
+            stop: Arc::new(StopSignal::new()),
+            stop_tx: Mutex::new(Some(stop_tx)),
+            stop_rx,
+            run: Mutex::new(RunState::NotStarted),
+            handler_workers: Mutex::new(HashMap::new()),
+            next_handler: AtomicU64::new(1),
+            resync_check: Mutex::new(resync),
+            default_resync: resync,
+            reflector_config: options.reflector.unwrap_or_default(),
+            transform: options.transform,
+            watch_error_handler: options.watch_error_handler,
+            reflector_stats: Arc::new(ReflectorStats::default()),
+            recycler: Arc::new(Recycler::new()),
+            live_threads: Arc::new(AtomicUsize::new(0)),
+        })
     }
 
-    /// The informer's name.
-    pub fn name(&self) -> &str {
-        &self.shared.name
-    }
-
-    /// Starts the reflector, processing and resync threads. Calling it again does nothing.
-    ///
-    /// # Errors
-    /// When the informer was stopped, or a thread cannot be spawned.
-    pub fn start(&self) -> Result<()> {
-        let s = &self.shared;
+    /// Starts the reflector, processing and resync threads (nothing when running).
+    fn start(self: &Arc<Self>) -> Result<()> {
+        let s = self;
         let mut run = s.run.lock();
         match *run {
             RunState::Running(_) => return Ok(()),
@@ -308,40 +672,19 @@ impl<K: Object> SharedIndexInformer<K> {
         *run = RunState::Running(workers);
         drop(run);
         if let Err(e) = spawned {
-            self.stop();
+            self.begin_stop().finish(Instant::now() + STOP_BUDGET);
             return Err(e);
         }
         Ok(())
     }
 
-    /// Adds a handler with the informer's default resync period and an unbounded queue.
-    ///
-    /// The handler stays registered until [`Registration::remove`] or [`stop`](SharedIndexInformer::stop), whether
-    /// the returned [`Registration`] is kept or dropped.
-    ///
-    /// # Errors
-    /// When the informer was stopped, or the handler's thread cannot be spawned.
-    pub fn add_event_handler(&self, handler: impl ResourceEventHandler<K>) -> Result<Registration<K>> {
-        let opts = HandlerOptions {
-            resync: self.shared.default_resync,
-            ..Default::default()
-        };
-        self.add_event_handler_with(handler, opts)
-    }
-
-    /// Adds a handler with explicit options (name, resync period, queue policy).
-    ///
-    /// A handler added after the informer started first receives an add (`is_in_initial_list = true`) for every
-    /// object already cached, then every later change — none lost, none doubled.
-    ///
-    /// # Errors
-    /// When the informer was stopped, or the handler's thread cannot be spawned.
-    pub fn add_event_handler_with(
-        &self,
+    /// Registers a handler (see [`SharedIndexInformer::add_event_handler_with`]).
+    fn register(
+        self: &Arc<Self>,
         handler: impl ResourceEventHandler<K>,
         options: HandlerOptions,
-    ) -> Result<Registration<K>> {
-        let s = &self.shared;
+    ) -> Result<RegisteredPart<K>> {
+        let s = self;
         if s.stop.is_stopped() {
             return Err(Error::Stopped);
         }
@@ -349,8 +692,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let name = options.name.unwrap_or_else(|| format!("handler-{id}"));
         let stats = Arc::new(ListenerStats::new(name));
         let (outbox, inbox) = listener::queue(options.queue, &stats);
-        let resync = self.handler_resync(options.resync);
-
+        let resync = s.handler_resync(options.resync);
         // The late-join protocol (client-go blocks all deltas instead; we need no global pause):
         //  1. Take the FIFO lock with no popped batch in flight (`exclusive`). The store is written only by the
         //     processing thread while it applies a popped batch, and each pop it applies gets the next sequence
@@ -397,10 +739,10 @@ impl<K: Object> SharedIndexInformer<K> {
                 return Err(e);
             }
         }
-        Ok(Registration {
+        Ok(RegisteredPart {
             id,
             stats,
-            informer: Arc::downgrade(&self.shared),
+            informer: Arc::downgrade(self),
         })
     }
 
@@ -408,13 +750,13 @@ impl<K: Object> SharedIndexInformer<K> {
     /// lowers the check period; after start it is raised to the check period.
     fn handler_resync(&self, requested: Option<Duration>) -> Option<Duration> {
         let requested = requested.filter(|d| !d.is_zero())?.max(MINIMUM_RESYNC_PERIOD);
-        let started = !matches!(*self.shared.run.lock(), RunState::NotStarted);
-        let mut check = self.shared.resync_check.lock();
+        let started = !matches!(*self.run.lock(), RunState::NotStarted);
+        let mut check = self.resync_check.lock();
         match *check {
             Some(c) if requested < c && started => {
                 log::warn!(
                     "{}: resync period {requested:?} is shorter than the informer's check period {c:?}; using {c:?}",
-                    self.shared.name
+                    self.name
                 );
                 Some(c)
             }
@@ -422,7 +764,7 @@ impl<K: Object> SharedIndexInformer<K> {
             _ if started => {
                 log::warn!(
                     "{}: the informer started without resync; handler resync ignored",
-                    self.shared.name
+                    self.name
                 );
                 None
             }
@@ -433,134 +775,34 @@ impl<K: Object> SharedIndexInformer<K> {
         }
     }
 
-    /// True once the cache holds the server's state (initial list popped and applied) and its notifications are
-    /// queued to every handler.
-    pub fn has_synced(&self) -> bool {
-        self.shared.has_synced()
-    }
-
-    /// Waits until the cache has synced **and every handler has handled its initial adds** (client-go's
-    /// `WaitForCacheSync` only waits for the cache — a known trap for controllers). False on timeout or stop.
-    pub fn wait_synced(&self, timeout: Duration) -> bool {
-        let s = &self.shared;
-        let deadline = deadline_after(Instant::now(), timeout);
-        s.sync.wait_until(deadline, || {
-            s.stop.is_stopped()
-                || (s.has_synced()
-                    && s.processor
+    /// Waits until synced and every handler has handled its initial adds; false at `deadline` or on stop.
+    fn wait_synced(&self, deadline: Instant) -> bool {
+        self.sync.wait_until(deadline, || {
+            self.stop.is_stopped()
+                || (self.has_synced()
+                    && self
+                        .processor
                         .stats()
                         .iter()
                         .all(|l| l.pending_initial.load(Ordering::SeqCst) == 0))
-        }) && !s.stop.is_stopped()
+        }) && !self.stop.is_stopped()
     }
 
-    /// The cache.
-    pub fn store(&self) -> Arc<Store<K>> {
-        self.shared.store.clone()
-    }
-
-    /// A lister over the cache.
-    pub fn lister(&self) -> Lister<K> {
-        Lister::new(self.shared.store.clone())
-    }
-
-    /// Adds indexers to the cache; they index the objects already cached.
-    ///
-    /// # Errors
-    /// When a name is already taken.
-    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
-        self.shared.store.add_indexers(indexers)
-    }
-
-    /// The resource version of the last list or event seen ("" before the first list).
-    pub fn last_sync_resource_version(&self) -> String {
-        self.shared.reflector_stats.last_sync_resource_version()
-    }
-
-    /// Counters and gauges.
-    pub fn metrics(&self) -> InformerMetrics {
-        self.shared.metrics()
-    }
-
-    /// The informer's health: `Healthy`; `Degraded` while its list/watch loop retries after failures (with the
-    /// last error, which says what to do when there is something to do: a missing RBAC verb, a resource the server
-    /// does not serve); `Halted` once stopped or when one of its threads died (a panic in a transform or an index
-    /// function). With the time since the last watch event or bookmark and since the last successful list.
-    ///
-    /// Cheap (a few atomic loads and a short lock): fit for probes. Readiness is [`InformerHealth::is_ready`]:
-    /// synced *and* healthy — [`has_synced`](Self::has_synced) alone stays true over a cache that stopped being
-    /// updated.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use kube_informer::client::Api;
-    /// use kube_informer::informer::{InformerOptions, SharedIndexInformer};
-    /// use kube_informer::object::core::ConfigMap;
-    /// use kube_informer_apiserver::ApiServer;
-    ///
-    /// let server = ApiServer::start()?;
-    /// let informer = SharedIndexInformer::for_api(&Api::<ConfigMap>::all(server.client()?), InformerOptions::default());
-    /// informer.start()?;
-    /// assert!(informer.wait_synced(Duration::from_secs(30)));
-    /// let health = informer.health();
-    /// assert!(health.is_ready() && health.last_list_age.is_some());
-    /// informer.stop();
-    /// assert!(informer.health().state.is_halted());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn health(&self) -> InformerHealth {
-        self.shared.health()
-    }
-
-    /// The informer held weakly (by a [`Registry`](crate::registry::Registry)).
-    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
-        WeakInformer(Arc::downgrade(&self.shared))
-    }
-
-    /// What the informer reports now (to a [`Registry`](crate::registry::Registry)).
-    pub(crate) fn snapshot(&self) -> InformerSnapshot {
-        self.shared.snapshot()
-    }
-
-    /// Threads of this informer still running (reflector, processing, resync, one per handler): 0 after `stop`.
-    pub fn running_threads(&self) -> usize {
-        self.shared.live_threads.load(Ordering::SeqCst)
-    }
-
-    /// True once stopped.
-    pub fn is_stopped(&self) -> bool {
-        self.shared.stop.is_stopped()
-    }
-
-    /// Stops every thread and joins them (within about a second; a handler stuck in its own code past that is left
-    /// detached, with a warning). Idempotent; the informer cannot be restarted.
-    pub fn stop(&self) {
-        self.begin_stop().finish(Instant::now() + STOP_BUDGET);
-    }
-
-    /// First half of `stop`: tells every thread to stop, without waiting. Lets a factory stop many informers
-    /// against one deadline.
-    pub(crate) fn begin_stop(&self) -> StopJoin {
-        let s = &self.shared;
+    /// Tells every thread to stop and hands them over to be joined.
+    fn begin_stop(&self) -> StopJoin {
         let workers = {
-            let mut run = s.run.lock();
+            let mut run = self.run.lock();
             match std::mem::replace(&mut *run, RunState::Stopped) {
                 RunState::Stopped => return StopJoin(Vec::new()),
                 RunState::NotStarted => Vec::new(),
                 RunState::Running(w) => w,
             }
         };
-        s.reflector_stats.health.halt("stopped");
-        s.halt();
-        let handlers: Vec<Worker> = s.handler_workers.lock().drain().map(|(_, w)| w).collect();
-        log::debug!("{}: informer stopping", s.name);
+        self.reflector_stats.health.halt("stopped");
+        self.halt();
+        let handlers: Vec<Worker> = self.handler_workers.lock().drain().map(|(_, w)| w).collect();
+        log::debug!("{}: informer stopping", self.name);
         StopJoin(workers.into_iter().chain(handlers).collect())
-    }
-
-    /// An informer reading `api` (its resource and namespace) through [`ListWatch`](crate::cache::ListWatch).
-    pub fn for_api(api: &crate::client::Api<K>, options: InformerOptions<K>) -> Self {
-        let name = options.name.clone().unwrap_or_else(|| api.resource().qualified_name());
-        SharedIndexInformer::new(crate::cache::ListWatch::new(api), options.name(name))
     }
 }
 
@@ -568,11 +810,14 @@ impl<K: Object> SharedIndexInformer<K> {
 pub(crate) struct StopJoin(Vec<Worker>);
 
 impl StopJoin {
-    /// Joins the threads that exit before `deadline`; the rest are left detached (with a warning each).
-    pub(crate) fn finish(self, deadline: Instant) {
+    /// Joins the threads that exit before `deadline`; the rest are left detached (with a warning each). True when
+    /// every thread was joined.
+    pub(crate) fn finish(self, deadline: Instant) -> bool {
+        let mut joined = true;
         for w in self.0 {
-            w.join_until(deadline);
+            joined &= w.join_until(deadline);
         }
+        joined
     }
 }
 
@@ -640,7 +885,7 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    fn has_synced(&self) -> bool {
+    pub(super) fn has_synced(&self) -> bool {
         // Order matters: once the FIFO reports synced, every initial pop has a `seq` no larger than the one read
         // next, so `distributed == seq` proves their notifications were queued.
         self.fifo.has_synced() && {
@@ -719,7 +964,7 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    fn remove_handler(&self, id: u64) {
+    pub(super) fn remove_handler(&self, id: u64) {
         if self.processor.remove(id)
             && let Some(w) = self.handler_workers.lock().remove(&id)
         {
@@ -728,71 +973,12 @@ impl<K: Object> Shared<K> {
     }
 }
 
-/// A handler's registration: its sync state, lag, and removal.
-///
-/// Dropping a `Registration` does **not** remove its handler, which keeps receiving events until
-/// [`remove`](Registration::remove) is called or the informer stops — as in client-go, where the handle that
-/// `AddEventHandler` returns is usually ignored, and as a dropped [`JoinHandle`](std::thread::JoinHandle) leaves its
-/// thread running. Keep it to remove the handler later (a controller that stops watching something) or to read
-/// whether the handler has caught up ([`has_synced`](Registration::has_synced)) and how far behind it is.
-///
-/// ```
-/// # use std::sync::Arc;
-/// # use kube_informer::informer::{HandlerFuncs, InformerOptions, SharedIndexInformer};
-/// # use kube_informer::object::core::ConfigMap;
-/// # fn demo(informer: &SharedIndexInformer<ConfigMap>) -> kube_informer::Result<()> {
-/// // Stays registered although the registration is dropped at once:
-/// informer.add_event_handler(HandlerFuncs::new().on_add(|cm: &Arc<ConfigMap>, _| println!("{:?}", cm.metadata.name)))?;
-/// // Kept, to be removed later:
-/// let audit = informer.add_event_handler(|_: &kube_informer::informer::Notification<ConfigMap>| {})?;
-/// audit.remove();
-/// # Ok(())
-/// # }
-/// ```
-pub struct Registration<K: Object> {
-    id: u64,
-    stats: Arc<ListenerStats>,
-    informer: Weak<Shared<K>>,
-}
-
-impl<K: Object> Registration<K> {
-    /// True once the informer has synced and this handler has handled every initial add.
-    pub fn has_synced(&self) -> bool {
-        self.informer.upgrade().is_some_and(|s| s.has_synced())
-            && self.stats.pending_initial.load(Ordering::SeqCst) == 0
-    }
-
-    /// Events waiting for this handler (its lag).
-    pub fn pending(&self) -> usize {
-        self.stats.queued.load(Ordering::Relaxed)
-    }
-
-    /// This handler's counters.
-    pub fn metrics(&self) -> HandlerMetrics {
-        self.stats.snapshot()
-    }
-
-    /// Removes the handler: no more events; its thread is joined. Idempotent.
-    pub fn remove(&self) {
-        if let Some(s) = self.informer.upgrade() {
-            s.remove_handler(self.id);
-        }
-    }
-}
-
-impl<K: Object> std::fmt::Debug for Registration<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registration")
-            .field("handler", &self.stats.name)
-            .finish()
-    }
-}
-
 impl<K: Object> std::fmt::Debug for SharedIndexInformer<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedIndexInformer")
-            .field("name", &self.shared.name)
-            .field("handlers", &self.shared.processor.len())
+            .field("name", &self.name)
+            .field("namespaces", &self.scope)
+            .field("handlers", &self.parts[0].processor.len())
             .finish()
     }
 }
@@ -804,13 +990,13 @@ pub(crate) struct InformerSnapshot {
     pub(crate) metrics: InformerMetrics,
 }
 
-/// An informer held weakly (by a [`Registry`](crate::registry::Registry)): its snapshot while it lives.
-pub(crate) struct WeakInformer<K: Object>(Weak<Shared<K>>);
+/// An informer held weakly (by a [`Registry`](crate::registry::Registry)): its snapshots while it lives.
+pub(crate) struct WeakInformer<K: Object>(Vec<Weak<Shared<K>>>);
 
 impl<K: Object> WeakInformer<K> {
-    /// What the informer reports now; `None` once it is dropped.
-    pub(crate) fn snapshot(&self) -> Option<InformerSnapshot> {
-        Some(self.0.upgrade()?.snapshot())
+    /// What each informer behind it (one, or one per namespace of a set) reports now; `None` once it is dropped.
+    pub(crate) fn snapshots(&self) -> Option<Vec<InformerSnapshot>> {
+        self.0.iter().map(|w| Some(w.upgrade()?.snapshot())).collect()
     }
 }
 

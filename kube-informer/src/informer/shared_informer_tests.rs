@@ -127,7 +127,7 @@ fn syncs_then_delivers_live_events_in_order() {
     assert_eq!(recv(&rx), Seen::Update("a".into(), "1".into(), "2".into()));
     assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), false));
     assert_eq!(recv(&rx), Seen::Add("c".into(), "1".into(), false));
-    assert_eq!(inf.store().len(), 2);
+    assert_eq!(inf.lister().len(), 2);
     assert_eq!(inf.last_sync_resource_version(), "5");
     inf.stop();
     assert_eq!(inf.running_threads(), 0);
@@ -233,8 +233,8 @@ fn a_late_handler_gets_the_cache_then_every_change_exactly_once() {
         assert!(reg.has_synced());
     }
     let cached: BTreeMap<String, String> = inf
-        .store()
-        .list()
+        .lister()
+        .list(&Default::default())
         .iter()
         .map(|o| (format!("ns/{}", n(o)), v(o)))
         .collect();
@@ -313,7 +313,7 @@ fn old_versions_handlers_let_go_of_go_back_to_the_reflector_thread() {
     inf.start().unwrap();
     open.send(()).unwrap();
     assert!(inf.wait_synced(WAIT));
-    let s = &inf.shared;
+    let s = &inf.parts[0];
     let popped = s.seq.load(Ordering::SeqCst);
     lw.put("a", "2");
     // The processing thread has queued the update and dropped its own references; the handler holds the rest.
@@ -438,7 +438,7 @@ fn a_custom_lister_watcher_can_decode_into_the_versions_the_cache_let_go_of() {
         let meta = format!(r#"{{"name":"{name}","namespace":"ns","resourceVersion":"{rv}"}}"#);
         format!("{{\"type\":\"MODIFIED\",\"object\":{{\"metadata\":{meta}}}}}\n").into_bytes()
     };
-    let s = &inf.shared;
+    let s = &inf.parts[0];
     bytes.send(modified(2)).unwrap();
     let (listed_at, _) = updates.recv_timeout(WAIT).unwrap();
     eventually("the listed version retired", || s.recycler.len() == 1);
@@ -475,7 +475,7 @@ fn a_slow_handler_delays_only_itself() {
         "the slow handler's backlog: {}",
         slow_reg.pending()
     );
-    assert_eq!(inf.store().get("ns/x").map(|o| v(&o)), Some("99".to_string()));
+    assert_eq!(inf.lister().get("ns/x").map(|o| v(&o)), Some("99".to_string()));
     for _ in 0..100 {
         open.send(()).unwrap();
     }
@@ -499,7 +499,7 @@ fn block_policy_applies_back_pressure_and_stop_still_returns() {
     // The handler holds one event and its queue two; the processing thread waits (with at most one batch of pops
     // applied to the store beyond what the handler has), the FIFO holds the rest.
     eventually("back-pressure reaches the FIFO", || inf.metrics().fifo_depth > 0);
-    assert!(inf.store().len() < 200);
+    assert!(inf.lister().len() < 200);
     inf.stop();
     // Only the handler thread, stuck in its own code, may still run; it exits once released.
     drop(open);
@@ -701,7 +701,7 @@ fn transform_and_indexers_shape_the_cache() {
     let inf = informer(&lw, opts);
     inf.start().unwrap();
     assert!(inf.wait_synced(WAIT));
-    assert_eq!(inf.store().by_index("by-colour", "red").unwrap().len(), 1);
+    assert_eq!(inf.lister().by_index("by-colour", "red").unwrap().len(), 1);
     let lister = inf.lister();
     let blue: Selector = "colour=blue".parse().unwrap();
     assert_eq!(lister.list(&blue).iter().map(|o| n(o)).collect::<Vec<_>>(), ["b"]);

@@ -7,6 +7,7 @@ use log::debug;
 use super::record::micro_time;
 use super::{LeaderElectionRecord, Lock};
 use crate::clock::deadline::deadline_after;
+use crate::error::Error;
 
 /// client-go's `tryAcquireOrRenew` and `release`, with the observed record and the local time it was observed.
 ///
@@ -66,8 +67,15 @@ impl Candidate {
         self.observed_time = Some(now);
     }
 
-    /// One attempt to acquire the lock, or to renew it when held; true on success.
-    pub(crate) fn try_acquire_or_renew(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime) -> bool {
+    /// One attempt to acquire the lock, or to renew it when held; true on success. Every call on the lock gets
+    /// `deadline` (of the real clock).
+    pub(crate) fn try_acquire_or_renew(
+        &mut self,
+        lock: &dyn Lock,
+        now: Instant,
+        wall: SystemTime,
+        deadline: Instant,
+    ) -> bool {
         self.failure = None;
         let wall = micro_time(wall);
         let mut desired = LeaderElectionRecord {
@@ -83,20 +91,26 @@ impl Candidate {
         if self.is_leader() && self.is_lease_valid(now) {
             desired.acquire_time = self.observed.acquire_time;
             desired.leader_transitions = self.observed.leader_transitions;
-            match lock.update(&desired) {
+            match lock.update(&desired, deadline) {
                 Ok(()) => {
                     self.set_observed(desired, now);
                     return true;
+                }
+                // Interrupted: the elector is stopping — nothing more to try.
+                Err(Error::Stopped) => {
+                    debug!("{}: renewal interrupted", lock.describe());
+                    self.failure = Some("interrupted".into());
+                    return false;
                 }
                 Err(e) => debug!("{}: optimistic renewal failed ({e}); reading the lock", lock.describe()),
             }
         }
 
         // 2. Read the record, or create the lock.
-        let current = match lock.get() {
+        let current = match lock.get(deadline) {
             Ok(Some(r)) => r,
             Ok(None) => {
-                return match lock.create(&desired) {
+                return match lock.create(&desired, deadline) {
                     Ok(()) => {
                         self.set_observed(desired, now);
                         true
@@ -132,7 +146,7 @@ impl Candidate {
         } else {
             desired.leader_transitions = current.leader_transitions.saturating_add(1);
         }
-        match lock.update(&desired) {
+        match lock.update(&desired, deadline) {
             Ok(()) => {
                 self.set_observed(desired, now);
                 true
@@ -149,8 +163,25 @@ impl Candidate {
 
     /// Gives the lock up if held (client-go's `release`): holder emptied, lease duration 1 s, times set to now,
     /// transitions kept. True when released or not held.
-    pub(crate) fn release(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime) -> bool {
+    ///
+    /// The record is read first (as client-go does since 1.31), so that a renewal the server applied but whose
+    /// answer was lost (an interrupted request) does not make the release fail on a stale resourceVersion; the lock
+    /// is released only when that fresh record still names this candidate — a candidate that took over meanwhile
+    /// is never overwritten.
+    pub(crate) fn release(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime, deadline: Instant) -> bool {
         if !self.is_leader() {
+            return true;
+        }
+        let current = match lock.get(deadline) {
+            Ok(Some(current)) => current,
+            Ok(None) => return true,
+            Err(e) => {
+                debug!("{}: cannot read the lock to release it: {e}", lock.describe());
+                return false;
+            }
+        };
+        if current.holder_identity != self.identity {
+            self.set_observed(current, now);
             return true;
         }
         let wall = micro_time(wall);
@@ -159,9 +190,9 @@ impl Candidate {
             lease_duration_seconds: 1,
             acquire_time: Some(wall),
             renew_time: Some(wall),
-            leader_transitions: self.observed.leader_transitions,
+            leader_transitions: current.leader_transitions,
         };
-        match lock.update(&record) {
+        match lock.update(&record, deadline) {
             Ok(()) => {
                 self.set_observed(record, now);
                 true

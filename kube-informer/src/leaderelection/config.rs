@@ -180,25 +180,32 @@ impl LeaderCallbacks {
         LeaderCallbacks::default()
     }
 
-    /// Sets `on_started_leading`.
+    /// Adds an `on_started_leading` callback, run after those set before (a controller's
+    /// [`leader_callbacks`](crate::controller::Controller::leader_callbacks) keep starting it).
     #[must_use]
-    pub fn on_started_leading(mut self, f: impl FnMut() + Send + 'static) -> Self {
-        self.started = Some(Box::new(f));
-        self
+    pub fn on_started_leading(self, f: impl FnMut() + Send + 'static) -> Self {
+        self.then(LeaderCallbacks {
+            started: Some(Box::new(f)),
+            ..LeaderCallbacks::default()
+        })
     }
 
-    /// Sets `on_stopped_leading`.
+    /// Adds an `on_stopped_leading` callback, run after those set before.
     #[must_use]
-    pub fn on_stopped_leading(mut self, f: impl FnMut() + Send + 'static) -> Self {
-        self.stopped = Some(Box::new(f));
-        self
+    pub fn on_stopped_leading(self, f: impl FnMut() + Send + 'static) -> Self {
+        self.then(LeaderCallbacks {
+            stopped: Some(Box::new(f)),
+            ..LeaderCallbacks::default()
+        })
     }
 
-    /// Sets `on_new_leader`.
+    /// Adds an `on_new_leader` callback, run after those set before.
     #[must_use]
-    pub fn on_new_leader(mut self, f: impl FnMut(&str) + Send + 'static) -> Self {
-        self.new_leader = Some(Box::new(f));
-        self
+    pub fn on_new_leader(self, f: impl FnMut(&str) + Send + 'static) -> Self {
+        self.then(LeaderCallbacks {
+            new_leader: Some(Box::new(f)),
+            ..LeaderCallbacks::default()
+        })
     }
 }
 
@@ -240,5 +247,46 @@ impl fmt::Debug for LeaderCallbacks {
             .field("on_stopped_leading", &self.stopped.is_some())
             .field("on_new_leader", &self.new_leader.is_some())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn callbacks_set_twice_both_run_in_order() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let say = |what: &'static str| {
+            let log = log.clone();
+            move || log.lock().unwrap().push(what.to_owned())
+        };
+        let leader = |what: &'static str| {
+            let log = log.clone();
+            move |id: &str| log.lock().unwrap().push(format!("{what} {id}"))
+        };
+        // As a program adds logging to a controller's callbacks.
+        let mut callbacks = LeaderCallbacks::new()
+            .on_started_leading(say("start workers"))
+            .on_stopped_leading(say("stop workers"))
+            .on_new_leader(leader("observe"))
+            .on_started_leading(say("log start"))
+            .on_stopped_leading(say("log stop"))
+            .on_new_leader(leader("log leader"));
+        callbacks.started.as_mut().unwrap()();
+        callbacks.new_leader.as_mut().unwrap()("me");
+        callbacks.stopped.as_mut().unwrap()();
+        assert_eq!(
+            *log.lock().unwrap(),
+            [
+                "start workers",
+                "log start",
+                "observe me",
+                "log leader me",
+                "stop workers",
+                "log stop"
+            ]
+        );
     }
 }

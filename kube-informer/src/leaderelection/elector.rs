@@ -34,12 +34,19 @@ pub(crate) enum Transition {
 enum Phase {
     /// Trying to acquire, every `retry_period · (1 + 1.2 · rand)`.
     Candidate,
-    /// Leading: renewing every `retry_period`. `failing_since` is when the current run of failed renewals began;
-    /// leadership is lost when it is `renew_deadline` old.
-    Leading { failing_since: Option<Instant> },
+    /// Leading, renewing every `retry_period`, until `until`: the start of the last successful acquisition or
+    /// renewal plus `renew_deadline`. A renewal that does not complete before `until` ends leadership there.
+    Leading { until: Instant },
 }
 
 /// The elector's loop as a pure state machine: `step` makes one attempt and says when to make the next.
+///
+/// Leadership lasts `renew_deadline` from the **start** of the last attempt that succeeded, and every call of an
+/// attempt is bounded by that end (the lock aborts its request there): a renewal hanging on the server cannot keep
+/// this candidate leading. Another candidate may take over only `lease_duration` after it saw that attempt's write,
+/// which happened after the attempt started, so leadership always ends `lease_duration − renew_deadline` before
+/// anyone else can begin. (client-go counts its renew deadline from the start of each renewal cycle, a retry period
+/// after the previous renewal returned, which lets a slow successful renewal eat into that margin.)
 #[derive(Debug)]
 pub(crate) struct Machine {
     candidate: Candidate,
@@ -62,6 +69,15 @@ impl Machine {
         matches!(self.phase, Phase::Leading { .. })
     }
 
+    /// When the current term ends unless renewed (`None` while not leading).
+    #[cfg(test)]
+    pub(crate) fn leading_until(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Leading { until } => Some(until),
+            Phase::Candidate => None,
+        }
+    }
+
     pub(crate) fn candidate(&self) -> &Candidate {
         &self.candidate
     }
@@ -73,47 +89,54 @@ impl Machine {
     /// One attempt at `clock`'s current time; pushes what changed onto `out` and returns when to step next.
     pub(crate) fn step(&mut self, lock: &dyn Lock, clock: &dyn Clock, out: &mut Vec<Transition>) -> Instant {
         let start = clock.now();
+        // The term this attempt would start or extend ends here; the attempt must complete before the end of the
+        // current term (a candidate's attempt: before the term it would start ends).
+        let term_end = deadline_after(start, self.renew_deadline);
         match self.phase {
             Phase::Candidate => {
-                let ok = self.candidate.try_acquire_or_renew(lock, start, wall_time(start));
+                let ok =
+                    self.candidate
+                        .try_acquire_or_renew(lock, start, wall_time(start), real_deadline(clock, term_end));
                 self.report(out);
                 let now = clock.now();
-                if ok {
+                if ok && now < term_end {
                     info!("{}: acquired the lock as {}", lock.describe(), lock.identity());
-                    self.phase = Phase::Leading { failing_since: None };
+                    self.phase = Phase::Leading { until: term_end };
                     out.push(Transition::StartedLeading);
-                    deadline_after(now, self.retry_period)
+                    deadline_after(now, self.retry_period).min(term_end)
                 } else {
+                    if ok {
+                        debug!("{}: acquired the lock too late to lead; trying again", lock.describe());
+                    }
                     deadline_after(now, self.jittered_retry())
                 }
             }
-            Phase::Leading { failing_since } => {
-                if failing_since.is_some_and(|since| start >= deadline_after(since, self.renew_deadline)) {
+            Phase::Leading { until } => {
+                if start >= until {
                     return self.lose(lock, start, out);
                 }
-                let ok = self.candidate.try_acquire_or_renew(lock, start, wall_time(start));
+                let ok =
+                    self.candidate
+                        .try_acquire_or_renew(lock, start, wall_time(start), real_deadline(clock, until));
                 self.report(out);
                 let now = clock.now();
-                if ok {
-                    self.phase = Phase::Leading { failing_since: None };
-                    return deadline_after(now, self.retry_period);
-                }
-                let since = failing_since.unwrap_or(start);
-                let deadline = deadline_after(since, self.renew_deadline);
-                if now >= deadline {
+                if now >= until {
+                    // Too late, even if the lock answered: the term ended while waiting.
                     return self.lose(lock, now, out);
                 }
-                self.phase = Phase::Leading {
-                    failing_since: Some(since),
-                };
-                (deadline_after(now, self.retry_period)).min(deadline)
+                if ok {
+                    self.phase = Phase::Leading { until: term_end };
+                    deadline_after(now, self.retry_period).min(term_end)
+                } else {
+                    deadline_after(now, self.retry_period).min(until)
+                }
             }
         }
     }
 
     fn lose(&mut self, lock: &dyn Lock, now: Instant, out: &mut Vec<Transition>) -> Instant {
         info!(
-            "{}: failed to renew the lock for {:?}; stopped leading",
+            "{}: could not renew the lock within {:?} of the last renewal; stopped leading",
             lock.describe(),
             self.renew_deadline
         );
@@ -131,10 +154,10 @@ impl Machine {
         }
     }
 
-    /// Releases the lock if this candidate holds it.
-    pub(crate) fn release(&mut self, lock: &dyn Lock, clock: &dyn Clock) -> bool {
+    /// Releases the lock if this candidate holds it, the calls on the lock ending by `deadline` (real clock).
+    pub(crate) fn release(&mut self, lock: &dyn Lock, clock: &dyn Clock, deadline: Instant) -> bool {
         let now = clock.now();
-        self.candidate.release(lock, now, wall_time(now))
+        self.candidate.release(lock, now, wall_time(now), deadline)
     }
 
     fn report(&mut self, out: &mut Vec<Transition>) {
@@ -142,6 +165,12 @@ impl Machine {
             out.push(Transition::NewLeader(leader));
         }
     }
+}
+
+/// The instant of the real clock matching `at`, an instant of `clock`: what the lock's I/O is bounded by (a fake
+/// clock does not move while the lock works, so the time left is counted on the real one).
+fn real_deadline(clock: &dyn Clock, at: Instant) -> Instant {
+    deadline_after(Instant::now(), at.saturating_duration_since(clock.now()))
 }
 
 /// The wall time matching `at`, an instant of the elector's clock: the system time shifted by how far `at` is from
@@ -169,24 +198,49 @@ struct ElectorShared {
     health: HealthCell,
     /// Times this candidate started leading.
     terms: AtomicU64,
+    /// The lock, also held by the thread: `stop` interrupts its call in flight.
+    lock: Arc<dyn Lock>,
+    /// When a stopping elector must be done: set by `stop` before it signals the thread, which bounds the release
+    /// of the lock by it.
+    stop_deadline: Mutex<Option<Instant>>,
+    /// How the release at the end went: `None` until the thread has finished (or when the lock was not held).
+    released: Mutex<Option<bool>>,
+    /// Held by `stop` while it wakes the thread and interrupts the lock's call in flight; the thread takes it
+    /// before releasing the lock, so that the interrupt never reaches the release.
+    stopping: Mutex<()>,
+}
+
+/// What stopping an elector achieved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ElectorStopped {
+    /// The thread ended and was joined before the deadline.
+    pub(crate) joined: bool,
+    /// The lock was held at the end: whether releasing it succeeded (`None`: not held, or the thread did not end).
+    pub(crate) released: Option<bool>,
 }
 
 /// A running leader election: one named thread (`le:<name>`; `kube-informer/leaderelection/<name>` in logs) trying
 /// to acquire, then renewing, a [`Lock`], and calling [`LeaderCallbacks`] as leadership comes and goes.
 ///
 /// ```
-/// use std::time::Duration;
+/// use std::time::{Duration, Instant};
 /// use kube_informer::leaderelection::{
 ///     LeaderCallbacks, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, Lock,
 /// };
 /// # use parking_lot::Mutex;
 ///
-/// /// A lock in memory (the real one is `LeaseLock`).
+/// /// A lock in memory (the real one is `LeaseLock`): it never blocks, so it meets every deadline.
 /// struct MemoryLock(Mutex<Option<LeaderElectionRecord>>);
 /// impl Lock for MemoryLock {
-///     fn get(&self) -> kube_informer::Result<Option<LeaderElectionRecord>> { Ok(self.0.lock().clone()) }
-///     fn create(&self, r: &LeaderElectionRecord) -> kube_informer::Result<()> { *self.0.lock() = Some(r.clone()); Ok(()) }
-///     fn update(&self, r: &LeaderElectionRecord) -> kube_informer::Result<()> { *self.0.lock() = Some(r.clone()); Ok(()) }
+///     fn get(&self, _: Instant) -> kube_informer::Result<Option<LeaderElectionRecord>> { Ok(self.0.lock().clone()) }
+///     fn create(&self, r: &LeaderElectionRecord, _: Instant) -> kube_informer::Result<()> {
+///         *self.0.lock() = Some(r.clone());
+///         Ok(())
+///     }
+///     fn update(&self, r: &LeaderElectionRecord, _: Instant) -> kube_informer::Result<()> {
+///         *self.0.lock() = Some(r.clone());
+///         Ok(())
+///     }
 ///     fn identity(&self) -> &str { "replica-1" }
 ///     fn describe(&self) -> String { "memory".into() }
 /// }
@@ -221,6 +275,7 @@ impl LeaderElector {
             ));
         }
         let name = config.name.clone().unwrap_or_else(|| lock.describe());
+        let lock: Arc<dyn Lock> = Arc::new(lock);
         let sleeper = Arc::new(StopSignal::new());
         let watcher: Weak<dyn ClockWatcher> = Arc::downgrade(&sleeper) as Weak<dyn ClockWatcher>;
         config.clock.watch(watcher);
@@ -232,13 +287,17 @@ impl LeaderElector {
             leader: Mutex::new(None),
             terms: AtomicU64::new(0),
             health: HealthCell::default(),
+            lock: lock.clone(),
+            stop_deadline: Mutex::new(None),
+            released: Mutex::new(None),
+            stopping: Mutex::new(()),
         });
         let live = Arc::new(AtomicUsize::new(0));
         let machine = Machine::new(lock.identity(), &config);
         let thread_shared = shared.clone();
         let thread = ThreadName::new("le", &name, format!("kube-informer/leaderelection/{name}"));
         let worker = Worker::spawn(thread, &live, move || {
-            run(&thread_shared, &lock, machine, callbacks, &config)
+            run(&thread_shared, &*lock, machine, callbacks, &config)
         })?;
         Ok(LeaderElector {
             shared,
@@ -264,6 +323,11 @@ impl LeaderElector {
         &self.shared.identity
     }
 
+    /// The election's name (for logs and the thread): the config's, else the lock's description.
+    pub(crate) fn name(&self) -> &str {
+        &self.shared.name
+    }
+
     /// How many times this candidate started leading.
     pub fn terms(&self) -> u64 {
         self.shared.terms.load(Ordering::SeqCst)
@@ -286,19 +350,41 @@ impl LeaderElector {
         self.live.load(Ordering::SeqCst)
     }
 
-    /// Stops electing: if leading, `on_stopped_leading` is called, then the lock released (when
+    /// Stops electing: a call on the lock in flight is interrupted ([`Lock::interrupt`]); if leading,
+    /// `on_stopped_leading` is called, then the lock released (when
     /// [`release_on_cancel`](LeaderElectionConfig::release_on_cancel)); the thread is joined. Returns within about a
-    /// second: a thread still blocked past that (a slow API server, a slow callback) is left detached with a
-    /// warning, and finishes on its own. Idempotent.
+    /// second: a thread still blocked past that (a slow callback, a lock that ignores interrupts) is left detached
+    /// with a warning, and finishes on its own. Idempotent.
     pub fn stop(&self) {
+        self.stop_by(Instant::now() + STOP_BUDGET);
+    }
+
+    /// [`stop`](Self::stop) against `deadline`: the release of the lock is bounded by it (less a margin for the
+    /// thread to end), the join waits until it.
+    pub(crate) fn stop_by(&self, deadline: Instant) -> ElectorStopped {
         let Some(worker) = self.worker.lock().take() else {
-            return;
+            return ElectorStopped {
+                joined: self.running_threads() == 0,
+                released: *self.shared.released.lock(),
+            };
         };
+        *self.shared.stop_deadline.lock() = Some(deadline.checked_sub(JOIN_MARGIN).unwrap_or(deadline));
         self.shared.health.halt("stopped");
-        self.shared.sleeper.stop();
-        worker.join_until(Instant::now() + STOP_BUDGET);
+        {
+            let _stopping = self.shared.stopping.lock();
+            self.shared.sleeper.stop();
+            self.shared.lock.interrupt();
+        }
+        let joined = worker.join_until(deadline);
+        ElectorStopped {
+            joined,
+            released: if joined { *self.shared.released.lock() } else { None },
+        }
     }
 }
+
+/// What a stopping elector keeps, of its stop budget, for its thread to end after releasing the lock.
+const JOIN_MARGIN: Duration = Duration::from_millis(100);
 
 impl Drop for LeaderElector {
     fn drop(&mut self) {
@@ -394,20 +480,46 @@ fn run(
     let mut streak = FailureStreak::default();
     while !shared.sleeper.is_stopped() {
         let next = machine.step(lock, clock, &mut out);
-        track(shared, &mut streak, machine.candidate().failure());
+        if !shared.sleeper.is_stopped() {
+            // A call interrupted by `stop` is no failure to report.
+            track(shared, &mut streak, machine.candidate().failure());
+        }
         deliver(shared, &mut callbacks, &mut out);
+        // A candidate on the real clock watches the lock while it waits: a released lock is taken at once, not a
+        // retry period later (a fake clock's tests step through the attempts instead). Only after an attempt that
+        // reached the lock: the watch starts from the version it read, so an old release is never seen again.
+        if !machine.is_leading()
+            && machine.candidate().failure().is_none()
+            && clock.real_wait(next).is_some()
+            && !shared.sleeper.is_stopped()
+            && lock.wait_for_release(real_deadline(clock, next))
+        {
+            debug!("{}: the lock was released; trying to acquire it", shared.name);
+            continue;
+        }
         if shared.sleeper.wait_until_on(clock, next) {
             break;
         }
     }
+    // The stopping thread is done interrupting the call in flight before anything else is asked of the lock.
+    drop(shared.stopping.lock());
     machine.stop_leading(&mut out);
     deliver(shared, &mut callbacks, &mut out);
     if config.release_on_cancel && machine.candidate().is_leader() {
-        if machine.release(lock, clock) {
+        let deadline = shared
+            .stop_deadline
+            .lock()
+            .unwrap_or_else(|| deadline_after(Instant::now(), STOP_BUDGET));
+        let released = machine.release(lock, clock, deadline);
+        if released {
             info!("{}: released the lock", shared.name);
         } else {
-            debug!("{}: could not release the lock; it expires on its own", shared.name);
+            info!(
+                "{}: could not release the lock; another candidate takes over once it expires",
+                shared.name
+            );
         }
+        *shared.released.lock() = Some(released);
     }
     *shared.leader.lock() = Some(machine.candidate().observed().holder_identity.clone()).filter(|h| !h.is_empty());
 }

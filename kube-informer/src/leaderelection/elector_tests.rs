@@ -32,10 +32,13 @@ fn down() -> Error {
 
 // ---- client-go's TestTryAcquireOrRenew cases, on a scripted lock --------------------------------------------------
 
-/// A lock that answers from a script and records the calls it got.
+/// A lock that answers from a script and records the calls it got, with their deadlines.
 struct Scripted {
     get: Mutex<VecDeque<Result<Option<LeaderElectionRecord>>>>,
+    /// Answers of the updates, in order; `Ok(())` once exhausted.
+    update: Mutex<VecDeque<Result<()>>>,
     calls: Mutex<Vec<&'static str>>,
+    deadlines: Mutex<Vec<Instant>>,
     written: Mutex<Option<LeaderElectionRecord>>,
 }
 
@@ -43,24 +46,37 @@ impl Scripted {
     fn new(gets: Vec<Result<Option<LeaderElectionRecord>>>) -> Scripted {
         Scripted {
             get: Mutex::new(gets.into()),
+            update: Mutex::new(VecDeque::new()),
             calls: Mutex::new(Vec::new()),
+            deadlines: Mutex::new(Vec::new()),
             written: Mutex::new(None),
         }
+    }
+
+    fn with_updates(self, updates: Vec<Result<()>>) -> Scripted {
+        *self.update.lock() = updates.into();
+        self
+    }
+
+    fn called(&self, what: &'static str, deadline: Instant) {
+        self.calls.lock().push(what);
+        self.deadlines.lock().push(deadline);
     }
 }
 
 impl Lock for Scripted {
-    fn get(&self) -> Result<Option<LeaderElectionRecord>> {
-        self.calls.lock().push("get");
+    fn get(&self, deadline: Instant) -> Result<Option<LeaderElectionRecord>> {
+        self.called("get", deadline);
         self.get.lock().pop_front().expect("an unexpected get")
     }
-    fn create(&self, r: &LeaderElectionRecord) -> Result<()> {
-        self.calls.lock().push("create");
+    fn create(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
+        self.called("create", deadline);
         *self.written.lock() = Some(r.clone());
         Ok(())
     }
-    fn update(&self, r: &LeaderElectionRecord) -> Result<()> {
-        self.calls.lock().push("update");
+    fn update(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
+        self.called("update", deadline);
+        self.update.lock().pop_front().unwrap_or(Ok(()))?;
         *self.written.lock() = Some(r.clone());
         Ok(())
     }
@@ -189,7 +205,14 @@ fn try_acquire_or_renew_follows_client_go() {
         if let Some((record, at)) = case.observed {
             c.set_observed(record, at);
         }
-        assert_eq!(c.try_acquire_or_renew(&lock, now, wall), case.success, "{}", case.name);
+        let deadline = now + 10 * S;
+        assert_eq!(
+            c.try_acquire_or_renew(&lock, now, wall, deadline),
+            case.success,
+            "{}",
+            case.name
+        );
+        assert!(lock.deadlines.lock().iter().all(|d| *d == deadline), "{}", case.name);
         assert_eq!(*lock.calls.lock(), case.calls, "{}", case.name);
         assert_eq!(c.observed().holder_identity, case.holder, "{}", case.name);
         assert_eq!(c.observed().leader_transitions, case.transitions, "{}", case.name);
@@ -213,9 +236,10 @@ fn a_lease_is_taken_over_only_after_its_duration_without_change() {
     let lock = Scripted::new(vec![Ok(Some(bing.clone())), Ok(Some(bing))]);
     let mut c = Candidate::new("baz", 10);
     let t0 = Instant::now();
-    assert!(!c.try_acquire_or_renew(&lock, t0, SystemTime::now()));
+    let far = t0 + 3600 * S;
+    assert!(!c.try_acquire_or_renew(&lock, t0, SystemTime::now(), far));
     assert!(
-        c.try_acquire_or_renew(&lock, t0 + 3 * S, SystemTime::now()),
+        c.try_acquire_or_renew(&lock, t0 + 3 * S, SystemTime::now(), far),
         "unchanged for 3 s"
     );
     assert_eq!(c.observed().leader_transitions, 1);
@@ -223,17 +247,37 @@ fn a_lease_is_taken_over_only_after_its_duration_without_change() {
 
 #[test]
 fn release_empties_the_holder_and_shortens_the_lease() {
-    let lock = Scripted::new(vec![Ok(None)]);
+    let held = LeaderElectionRecord {
+        lease_duration_seconds: 15,
+        leader_transitions: 2,
+        ..held_by("baz")
+    };
+    let lock = Scripted::new(vec![Ok(None), Ok(Some(held))]);
     let mut c = Candidate::new("baz", 15);
-    let now = Instant::now();
-    assert!(c.release(&lock, now, SystemTime::now()), "nothing to release");
+    let (now, far) = (Instant::now(), Instant::now() + 3600 * S);
+    assert!(c.release(&lock, now, SystemTime::now(), far), "nothing to release");
     assert!(lock.calls.lock().is_empty());
-    assert!(c.try_acquire_or_renew(&lock, now, SystemTime::now()));
-    assert!(c.release(&lock, now, SystemTime::now()));
+    assert!(c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(c.release(&lock, now, SystemTime::now(), far));
+    // client-go's TestReleaseMethodCallsGet: the release reads the lock first (its latest resourceVersion).
+    assert_eq!(*lock.calls.lock(), ["get", "create", "get", "update"]);
     let written = lock.written.lock().clone().unwrap();
     assert_eq!(written.holder_identity, "");
     assert_eq!(written.lease_duration_seconds, 1);
+    assert_eq!(written.leader_transitions, 2, "transitions as read");
     assert!(!c.is_leader());
+}
+
+#[test]
+fn release_never_overwrites_a_candidate_that_took_over() {
+    // This candidate believes it holds the lock, but another took it over meanwhile (this one's term had ended).
+    let lock = Scripted::new(vec![Ok(Some(held_by("bing")))]);
+    let mut c = Candidate::new("baz", 15);
+    let now = Instant::now();
+    c.set_observed(held_by("baz"), now);
+    assert!(c.release(&lock, now, SystemTime::now(), now + 3600 * S));
+    assert_eq!(*lock.calls.lock(), ["get"], "no write");
+    assert_eq!(c.observed().holder_identity, "bing");
 }
 
 // ---- the state machine, several candidates on one shared lock, fake time ------------------------------------------
@@ -254,6 +298,23 @@ struct MemLock {
     seen: Mutex<Option<u64>>,
     /// When set, only this candidate's calls fail (its own connection is broken).
     broken: Arc<std::sync::atomic::AtomicBool>,
+    /// How this candidate's calls behave on the fake clock.
+    mode: Mutex<Mode>,
+}
+
+/// How a [`MemLock`]'s calls behave.
+#[derive(Clone, Default)]
+enum Mode {
+    /// At once.
+    #[default]
+    Instant,
+    /// Hanging — the fake clock moves on while they do — until their deadline, and failing there (as a
+    /// `LeaseLock`'s request the server leaves hanging is aborted at its deadline). Remembers the last deadline and
+    /// the fake time it fell on: the calls of one attempt share a deadline, and the second call must not count the
+    /// real time left to it again.
+    Hang(FakeClock, Arc<Mutex<Option<(Instant, Instant)>>>),
+    /// Updates succeed, after taking this long on the fake clock (past any deadline: a lock ignoring them).
+    SlowUpdates(FakeClock, Duration),
 }
 
 impl MemLock {
@@ -263,10 +324,21 @@ impl MemLock {
             identity: identity.into(),
             seen: Mutex::new(None),
             broken: Default::default(),
+            mode: Mutex::new(Mode::Instant),
         }
     }
 
-    fn check(&self, s: &Server) -> Result<()> {
+    fn check(&self, s: &Server, deadline: Instant) -> Result<()> {
+        if let Mode::Hang(clock, last) = &*self.mode.lock() {
+            let mut last = last.lock();
+            let fake_deadline = match *last {
+                Some((real, fake)) if real == deadline => fake,
+                _ => clock.now() + deadline.saturating_duration_since(Instant::now()),
+            };
+            *last = Some((deadline, fake_deadline));
+            clock.set(fake_deadline);
+            return Err(timed_out());
+        }
         if s.down || self.broken.load(std::sync::atomic::Ordering::SeqCst) {
             Err(down())
         } else {
@@ -275,18 +347,25 @@ impl MemLock {
     }
 }
 
+fn timed_out() -> Error {
+    Error::Transport(Box::new(TransportError::new(
+        TransportErrorKind::Timeout,
+        "the request's deadline passed",
+    )))
+}
+
 impl Lock for MemLock {
-    fn get(&self) -> Result<Option<LeaderElectionRecord>> {
+    fn get(&self, deadline: Instant) -> Result<Option<LeaderElectionRecord>> {
         let s = self.server.lock();
-        self.check(&s)?;
+        self.check(&s, deadline)?;
         Ok(s.object.as_ref().map(|(r, v)| {
             *self.seen.lock() = Some(*v);
             r.clone()
         }))
     }
-    fn create(&self, r: &LeaderElectionRecord) -> Result<()> {
+    fn create(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         let mut s = self.server.lock();
-        self.check(&s)?;
+        self.check(&s, deadline)?;
         if s.object.is_some() {
             return Err(Error::Api(Box::new(Status::failure(409, "AlreadyExists", "exists"))));
         }
@@ -295,9 +374,9 @@ impl Lock for MemLock {
         *self.seen.lock() = Some(1);
         Ok(())
     }
-    fn update(&self, r: &LeaderElectionRecord) -> Result<()> {
+    fn update(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         let mut s = self.server.lock();
-        self.check(&s)?;
+        self.check(&s, deadline)?;
         let Some((_, v)) = s.object else {
             return Err(Error::Api(Box::new(Status::failure(404, "NotFound", "gone"))));
         };
@@ -307,6 +386,9 @@ impl Lock for MemLock {
         s.object = Some((r.clone(), v + 1));
         s.writes.push(self.identity.clone());
         *self.seen.lock() = Some(v + 1);
+        if let Mode::SlowUpdates(clock, took) = &*self.mode.lock() {
+            clock.step(*took);
+        }
         Ok(())
     }
     fn identity(&self) -> &str {
@@ -424,8 +506,12 @@ fn a_leader_that_cannot_renew_stops_at_the_renew_deadline_and_another_takes_over
         assert!(clock.now() - broke < 60 * S, "b never took over");
     }
     let (lost, taken) = (lost_at.unwrap(), taken_at.unwrap());
-    // a renewed at most 2 s before breaking; it gives up renew_deadline (10 s) after its first failure.
-    assert!(lost <= 10 * S + 2 * S, "a stopped leading after {lost:?}");
+    // a's last successful renewal started before the break; it gives up renew_deadline (10 s) after that start
+    // (seen here at the next 100 ms tick).
+    assert!(
+        lost <= 10 * S + Duration::from_millis(100),
+        "a stopped leading after {lost:?}"
+    );
     // a last renewed in the 2 s before the break; b saw that change on its next poll, up to 4.4 s later (a retry
     // period with jitter), and takes over on its first poll after 15 s without change: between 13 s and
     // 15 + 2 × 4.4 s after the break — never before a stopped leading.
@@ -451,7 +537,7 @@ fn a_released_lock_is_taken_at_the_next_attempt() {
     rs[l].machine.stop_leading(&mut out);
     assert_eq!(out, [Transition::StoppedLeading]);
     let r = &mut rs[l];
-    assert!(r.machine.release(&r.lock, &clock));
+    assert!(r.machine.release(&r.lock, &clock, Instant::now() + 10 * S));
     let released = clock.now();
     let stopped = rs.remove(l);
     let mut rest = vec![rs.remove(0)];
@@ -478,6 +564,147 @@ fn a_released_lock_is_taken_at_the_next_attempt() {
         [&Transition::NewLeader(old_id), &Transition::NewLeader(new_id)]
     );
     drop(stopped);
+}
+
+/// One event of a simulation: when (fake time, after the step), who, what.
+type Timeline = Vec<(Instant, &'static str, Transition)>;
+
+/// Steps each replica when it is due, moving the fake clock straight to the next due step, until `done` holds
+/// (or 120 s of fake time pass); returns what happened, and for each replica the start of each of its attempts
+/// that wrote the lock.
+fn simulate(
+    replicas: &mut [(&'static str, Machine, MemLock, Instant)],
+    server: &Arc<Mutex<Server>>,
+    clock: &FakeClock,
+    timeline: &mut Timeline,
+    writes: &mut Vec<(&'static str, Instant)>,
+    done: impl Fn(&Timeline) -> bool,
+) {
+    let end = clock.now() + 120 * S;
+    while !done(timeline) {
+        let (i, next) = replicas
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, r.3))
+            .min_by_key(|(_, next)| *next)
+            .unwrap();
+        assert!(next < end, "nothing happened for two minutes: {timeline:?}");
+        clock.step(next.saturating_duration_since(clock.now()));
+        let (id, machine, lock, due) = &mut replicas[i];
+        let started = clock.now();
+        let before = server.lock().writes.len();
+        let mut out = Vec::new();
+        *due = machine.step(lock, clock, &mut out);
+        if server.lock().writes.len() > before {
+            writes.push((*id, started));
+        }
+        timeline.extend(out.into_iter().map(|t| (clock.now(), *id, t)));
+    }
+}
+
+#[test]
+fn a_renewal_that_hangs_ends_leadership_at_the_renew_deadline_before_anyone_takes_over() {
+    // The split brain the deadline prevents: a's renewal hangs on the server; b takes the lease once it has seen no
+    // change for lease_duration. a must have stopped leading by then, at the end of its term.
+    let clock = FakeClock::new();
+    let server = Arc::new(Mutex::new(Server::default()));
+    let cfg = config();
+    let now = clock.now();
+    let mut rs = vec![
+        ("a", Machine::new("a", &cfg), MemLock::new(&server, "a"), now),
+        ("b", Machine::new("b", &cfg), MemLock::new(&server, "b"), now + S),
+    ];
+    let (mut timeline, mut writes) = (Timeline::new(), Vec::new());
+    // a leads and renews a few times; b follows.
+    simulate(&mut rs, &server, &clock, &mut timeline, &mut writes, |_| {
+        clock.now() >= now + 20 * S
+    });
+    assert!(rs[0].1.is_leading() && !rs[1].1.is_leading());
+    assert!(
+        writes.iter().filter(|(id, _)| *id == "a").count() > 5,
+        "a renewed: {writes:?}"
+    );
+
+    // From now on, every call of a hangs until the deadline it was given.
+    *rs[0].2.mode.lock() = Mode::Hang(clock.clone(), Arc::default());
+    simulate(&mut rs, &server, &clock, &mut timeline, &mut writes, |t| {
+        t.iter()
+            .any(|(_, id, e)| *id == "b" && *e == Transition::StartedLeading)
+    });
+    let at = |who: &str, what: Transition| {
+        timeline
+            .iter()
+            .find(|(_, id, e)| *id == who && *e == what)
+            .map(|(t, _, _)| *t)
+            .unwrap_or_else(|| panic!("{who} {what:?} in {timeline:?}"))
+    };
+    let a_last_renewal = writes.iter().rev().find(|(id, _)| *id == "a").unwrap().1;
+    let a_stopped = at("a", Transition::StoppedLeading);
+    let b_started = at("b", Transition::StartedLeading);
+    // a stopped leading exactly at the end of its term: renew_deadline after its last successful renewal began.
+    assert_eq!(a_stopped, a_last_renewal + cfg.renew_deadline, "{timeline:?}");
+    // b took over only after lease_duration without change: never while a led.
+    assert!(b_started >= a_last_renewal + cfg.lease_duration, "{timeline:?}");
+    assert!(
+        b_started >= a_stopped + (cfg.lease_duration - cfg.renew_deadline),
+        "{timeline:?}"
+    );
+}
+
+#[test]
+fn a_renewal_that_succeeds_after_the_term_ended_counts_as_lost() {
+    // A lock that ignores its deadline: the renewal's answer comes 11 s later (past the 10 s renew deadline).
+    let clock = FakeClock::new();
+    let server = Arc::new(Mutex::new(Server::default()));
+    let lock = MemLock::new(&server, "a");
+    let mut m = Machine::new("a", &config());
+    let mut out = Vec::new();
+    let next = m.step(&lock, &clock, &mut out);
+    assert!(m.is_leading() && out.contains(&Transition::StartedLeading));
+    let term_end = m.leading_until().unwrap();
+    clock.step(next - clock.now());
+    *lock.mode.lock() = Mode::SlowUpdates(clock.clone(), 11 * S);
+    out.clear();
+    m.step(&lock, &clock, &mut out);
+    assert!(clock.now() > term_end);
+    assert_eq!(
+        out,
+        [Transition::StoppedLeading],
+        "the late success does not extend the term"
+    );
+    assert!(!m.is_leading());
+}
+
+#[test]
+fn each_attempt_is_bounded_by_the_end_of_the_term() {
+    // client-go's TestFastPathLeaderElection, "fallback to slow path after fast path fails": the lock operations
+    // of acquiring and renewing, and every one bounded by the end of the current term.
+    let clock = FakeClock::new();
+    let lock = Scripted::new(vec![Ok(None), Ok(Some(held_by("baz")))]).with_updates(vec![Ok(()), Err(conflict())]);
+    let cfg = config();
+    let mut m = Machine::new("baz", &cfg);
+    let mut out = Vec::new();
+    let real0 = Instant::now();
+    let mut next = m.step(&lock, &clock, &mut out); // get, create: acquired
+    for _ in 0..3 {
+        clock.step(next - clock.now());
+        next = m.step(&lock, &clock, &mut out); // update (fast path); update (conflict), get, update; update
+    }
+    assert_eq!(
+        *lock.calls.lock(),
+        ["get", "create", "update", "update", "get", "update", "update"]
+    );
+    assert!(m.is_leading());
+    // The deadlines, on the real clock (the fake one stands still while the lock works): what is left of the term
+    // the attempt renews — 10 s for the acquisition, then 10 s from the last success's start minus the 2 s retry
+    // period since.
+    let deadlines = lock.deadlines.lock().clone();
+    let slack = Instant::now() - real0;
+    let left = [10, 10, 8, 8, 8, 8, 8].map(|secs| real0 + secs * S);
+    assert_eq!(deadlines.len(), left.len());
+    for (i, (d, e)) in deadlines.iter().zip(left).enumerate() {
+        assert!(*d >= e && *d <= e + slack, "call {i}: {:?} after the start", *d - real0);
+    }
 }
 
 #[test]
@@ -675,4 +902,190 @@ fn an_empty_identity_is_refused() {
     let server = Arc::new(Mutex::new(Server::default()));
     let r = LeaderElector::start(MemLock::new(&server, ""), fast(), LeaderCallbacks::new());
     assert!(matches!(r, Err(Error::InvalidInput(_))));
+}
+
+// ---- client-go's TestReleaseOnCancellation: stopping while a call on the lock is in flight -------------------------
+
+/// A [`MemLock`] whose chosen call blocks — until the elector interrupts it, or its deadline — as a request the
+/// server leaves hanging.
+struct Interruptible {
+    inner: MemLock,
+    /// The call that blocks: its kind and number (1-based).
+    block: (&'static str, usize),
+    /// Updates answered with a conflict before any other behaviour (to send a renewal down the slow path).
+    conflicts: std::sync::atomic::AtomicUsize,
+    /// The blocked update is written to the server before blocking: only its answer is lost.
+    applied_then_lost: bool,
+    counts: Mutex<(usize, usize)>,
+    events: crossbeam_channel::Sender<String>,
+    interrupt: Mutex<Option<crossbeam_channel::Sender<()>>>,
+    interrupted: crossbeam_channel::Receiver<()>,
+}
+
+impl Interruptible {
+    fn new(inner: MemLock, block: (&'static str, usize), events: crossbeam_channel::Sender<String>) -> Self {
+        let (tx, rx) = crossbeam_channel::bounded(0);
+        Interruptible {
+            inner,
+            block,
+            conflicts: Default::default(),
+            applied_then_lost: false,
+            counts: Mutex::new((0, 0)),
+            events,
+            interrupt: Mutex::new(Some(tx)),
+            interrupted: rx,
+        }
+    }
+
+    /// Blocks when this is the chosen call.
+    fn maybe_block(&self, kind: &'static str, deadline: Instant) -> Result<()> {
+        let n = {
+            let mut c = self.counts.lock();
+            let n = if kind == "get" { &mut c.0 } else { &mut c.1 };
+            *n += 1;
+            *n
+        };
+        if (kind, n) != self.block {
+            return Ok(());
+        }
+        self.events.send(format!("{kind} blocked")).unwrap();
+        crossbeam_channel::select! {
+            recv(self.interrupted) -> _ => Err(Error::Stopped),
+            recv(crossbeam_channel::at(deadline)) -> _ => Err(timed_out()),
+        }
+    }
+}
+
+impl Lock for Interruptible {
+    fn get(&self, deadline: Instant) -> Result<Option<LeaderElectionRecord>> {
+        self.maybe_block("get", deadline)?;
+        self.inner.get(deadline)
+    }
+    fn create(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
+        self.inner.create(r, deadline)
+    }
+    fn update(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
+        let conflict_first = self
+            .conflicts
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
+            .is_ok();
+        if conflict_first {
+            self.counts.lock().1 += 1;
+            return Err(conflict());
+        }
+        if self.applied_then_lost && self.counts.lock().1 + 1 == self.block.1 && self.block.0 == "update" {
+            self.inner.update(r, deadline)?;
+            return self.maybe_block("update", deadline);
+        }
+        self.maybe_block("update", deadline)?;
+        self.inner.update(r, deadline)
+    }
+    fn identity(&self) -> &str {
+        self.inner.identity()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn interrupt(&self) {
+        self.events.send("interrupted".into()).unwrap();
+        self.interrupt.lock().take();
+    }
+}
+
+/// Starts an elector on `lock`, waits for it to lead and for its blocked call, stops it; returns what happened in
+/// order and the lock's record afterwards.
+fn stop_while_blocked(
+    server: &Arc<Mutex<Server>>,
+    lock: Interruptible,
+    events: crossbeam_channel::Receiver<String>,
+) -> Vec<String> {
+    let tx = lock.events.clone();
+    let (t1, t2) = (tx.clone(), tx);
+    let observer = server.clone();
+    // A long renew deadline: only the interrupt can end the blocked call in time.
+    let cfg = LeaderElectionConfig::default()
+        .lease_duration(60 * S)
+        .renew_deadline(30 * S)
+        .retry_period(Duration::from_millis(20));
+    let elector = LeaderElector::start(
+        lock,
+        cfg,
+        LeaderCallbacks::new()
+            .on_started_leading(move || t1.send("started".into()).unwrap())
+            .on_stopped_leading(move || {
+                let holder = observer.lock().object.as_ref().unwrap().0.holder_identity.clone();
+                t2.send(format!("stopped while {holder} holds")).unwrap()
+            }),
+    )
+    .unwrap();
+    let wait = Duration::from_secs(10);
+    let mut seen = vec![events.recv_timeout(wait).unwrap(), events.recv_timeout(wait).unwrap()];
+    let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
+    seen.extend(events.try_iter());
+    assert_eq!(
+        stopped,
+        ElectorStopped {
+            joined: true,
+            released: Some(true)
+        },
+        "{seen:?}"
+    );
+    assert_eq!(elector.running_threads(), 0);
+    seen
+}
+
+#[test]
+fn stopping_during_a_blocked_renewal_interrupts_it_and_still_releases() {
+    // client-go's "release acquired lock on cancellation of update".
+    let server = Arc::new(Mutex::new(Server::default()));
+    let (tx, rx) = unbounded();
+    let lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
+    let seen = stop_while_blocked(&server, lock, rx);
+    assert_eq!(
+        seen,
+        ["started", "update blocked", "interrupted", "stopped while me holds"]
+    );
+    let record = server.lock().object.as_ref().unwrap().0.clone();
+    assert_eq!(
+        (record.holder_identity.as_str(), record.lease_duration_seconds),
+        ("", 1)
+    );
+}
+
+#[test]
+fn stopping_during_a_blocked_read_interrupts_it_and_still_releases() {
+    // client-go's "release acquired lock on cancellation of get": the renewal's fast path conflicts, the read of
+    // the slow path blocks.
+    let server = Arc::new(Mutex::new(Server::default()));
+    let (tx, rx) = unbounded();
+    let lock = Interruptible::new(MemLock::new(&server, "me"), ("get", 2), tx);
+    lock.conflicts.store(1, std::sync::atomic::Ordering::SeqCst);
+    let seen = stop_while_blocked(&server, lock, rx);
+    assert_eq!(
+        seen,
+        ["started", "get blocked", "interrupted", "stopped while me holds"]
+    );
+    assert_eq!(server.lock().object.as_ref().unwrap().0.holder_identity, "");
+}
+
+#[test]
+fn a_renewal_applied_but_unanswered_does_not_prevent_the_release() {
+    // The interrupted renewal reached the server; its answer was lost, so the lock's resourceVersion is stale. The
+    // release reads the record first and succeeds.
+    let server = Arc::new(Mutex::new(Server::default()));
+    let (tx, rx) = unbounded();
+    let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
+    lock.applied_then_lost = true;
+    let seen = stop_while_blocked(&server, lock, rx);
+    assert_eq!(
+        seen,
+        ["started", "update blocked", "interrupted", "stopped while me holds"]
+    );
+    let s = server.lock();
+    assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
+    assert_eq!(s.writes, ["me", "me", "me"], "created, renewed (answer lost), released");
 }

@@ -5,8 +5,12 @@
 //! it every `retry_period · (1 + 1.2 · rand)`, and take it over only when they have seen **no change** to it for the
 //! holder's `lease_duration` (15 s), measured on their own clock. Every write is conditional on the Lease's
 //! resourceVersion, so of two candidates racing for an expired lease exactly one wins. A leader that cannot renew
-//! for `renew_deadline` (10 s) stops leading — five seconds before anyone else may start — and a leader that stops
-//! gracefully releases the lease so that another takes over at once.
+//! within `renew_deadline` (10 s) of the start of its last successful renewal stops leading — five seconds before
+//! anyone else may start — and a leader that stops gracefully releases the lease so that another takes over at once.
+//!
+//! That holds whatever the client: each call on the lock is bounded by the end of the leader's term, and a request
+//! still running there is aborted ([`Client::with_deadline`](crate::client::Client::with_deadline)), so a renewal
+//! the API server leaves hanging ends leadership on time rather than when (or if) the server answers.
 //!
 //! This does not fence: a leader stalled (a long GC-like pause, a frozen VM) past the lease may still write after
 //! another took over. Keep `lease_duration − renew_deadline` larger than the time your work needs to stop.

@@ -281,6 +281,14 @@ impl Families {
                 rest_buckets(&l.histogram),
             );
         }
+        for l in &m.rate_limiter_latency {
+            self.histogram(
+                "rest_client_rate_limiter_duration",
+                "Time waited for the client-side rate limiter, by verb and host.",
+                vec![("verb", l.verb.to_owned()), ("host", m.host.clone())],
+                rest_buckets(&l.histogram),
+            );
+        }
     }
 
     fn controller(&mut self, m: &ControllerMetrics) {

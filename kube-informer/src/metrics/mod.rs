@@ -21,6 +21,7 @@
 //! | `controller_runtime_active_workers` | gauge | `controller` | reconciles running now |
 //! | `rest_client_requests_total` | counter | `code`, `method`, `host` | requests by answer (`<error>`: none came) |
 //! | `rest_client_request_duration_seconds` | histogram | `verb`, `host` | time to the response headers |
+//! | `rest_client_rate_limiter_duration_seconds` | histogram | `verb`, `host` | time waited for the client-side rate limit |
 //! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads |
 //! | `reflector_lists_total` | counter | `name` | lists started (client-go's name) |
 //! | `reflector_watches_total` | counter | `name` | watches opened (client-go's name) |

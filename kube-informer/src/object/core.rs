@@ -178,3 +178,32 @@ pub struct Namespace {
 }
 
 crate::object!(Namespace, group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false);
+
+/// A core/v1 `Pod` (spec and status kept as raw JSON): enough to list, watch and address pods —
+/// [`Api::logs`](crate::client::Api::logs), [`Api::log_stream`](crate::client::Api::log_stream),
+/// [`Api::evict`](crate::client::Api::evict) — without a typed model of every pod field. For that, use
+/// k8s-openapi's `Pod` (feature `k8s-openapi`): logs and eviction work on any `Api` of pods.
+///
+/// ```
+/// use kube_informer::object::{core::Pod, Resource};
+///
+/// let pod: Pod = serde_json::from_str(r#"{"metadata":{"name":"web-0","namespace":"prod"},
+///     "spec":{"containers":[{"name":"app","image":"nginx"}]},"status":{"phase":"Running"}}"#).unwrap();
+/// let status: serde_json::Value = pod.status.unwrap().parse().unwrap();
+/// assert_eq!(status["phase"], "Running");
+/// assert_eq!(Pod::api_resource().plural, "pods");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pod {
+    /// Standard metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// `spec` (containers, volumes, node, …), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<super::RawJson>,
+    /// `status` (phase, conditions, container statuses), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::RawJson>,
+}
+
+crate::object!(Pod, group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true);

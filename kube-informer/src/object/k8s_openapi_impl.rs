@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta as K8sMeta;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{ApiResource, EMPTY_MAP, MetaAccessor, Object, OwnerReference, Resource, StrMap};
+use super::{ApiResource, EMPTY_MAP, MetaAccessor, NamespacedResource, Object, OwnerReference, Resource, StrMap};
 
 impl<T> Object for T
 where
@@ -37,6 +37,13 @@ where
         let namespaced = TypeId::of::<T::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>();
         ApiResource::new(T::GROUP, T::VERSION, T::KIND, T::URL_PATH_SEGMENT, namespaced)
     }
+}
+
+impl<T> NamespacedResource for T
+where
+    T: k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    T: k8s_openapi::Metadata<Ty = K8sMeta> + Serialize + DeserializeOwned + Send + Sync + 'static,
+{
 }
 
 impl MetaAccessor for K8sMeta {

@@ -2,7 +2,8 @@
 //!
 //! * [`Object`]: anything with Kubernetes metadata that serde can read and write. Implement it for your own structs
 //!   with [`object!`](crate::object!), use [`DynamicObject`] for any resource known only at run time, or enable the
-//!   `k8s-openapi` feature to use k8s-openapi's types.
+//!   `k8s-openapi` feature to use k8s-openapi's types. [`PartialObjectMetadata<K>`](PartialObjectMetadata) is an
+//!   object of `K`'s resource as its metadata alone, which the API server is asked to send instead of the object.
 //! * [`Resource`]: an [`Object`] that knows its [`ApiResource`] statically (group, version, kind, plural, scope).
 //! * [`MetaAccessor`]: what generic code reads from metadata, whichever struct holds it.
 //! * Key functions: [`key_of`] (`namespace/name`, or `name` when cluster-scoped) and [`split_key`].
@@ -35,6 +36,7 @@ use serde::de::DeserializeOwned;
 
 mod api_resource;
 pub mod core;
+mod custom_resource;
 mod dynamic;
 #[cfg(test)]
 mod in_place_tests;
@@ -42,7 +44,9 @@ mod in_place_tests;
 mod k8s_openapi_impl;
 mod list;
 mod meta;
-mod owner;
+mod object_ref;
+pub(crate) mod owner;
+mod partial;
 mod raw;
 mod scale;
 mod status;
@@ -50,13 +54,20 @@ mod string_map;
 pub mod time;
 
 pub use api_resource::ApiResource;
+pub use custom_resource::{
+    CrdOptions, CustomResource, NoStatus, PrinterColumn, ScaleSubresource, ValidationRule, plural_of,
+};
+#[doc(hidden)]
+pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use object_ref::ObjectRef;
 pub use owner::{
-    OwnerReferenceError, OwnerRefs, controller_of, is_controlled_by, remove_owner_reference, set_controller_reference,
-    set_controller_reference_with, set_owner_reference, set_owner_reference_with,
+    OwnerReferenceError, OwnerRefs, adopt, adopt_with, controller_of, is_controlled_by, remove_owner_reference,
+    set_controller_reference, set_controller_reference_with, set_owner_reference, set_owner_reference_with,
 };
+pub use partial::PartialObjectMetadata;
 pub use raw::RawJson;
 pub use scale::{Scale, ScaleSpec, ScaleStatus};
 pub use status::{Status, StatusCause, StatusDetails};
@@ -69,6 +80,11 @@ pub trait Object: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The struct holding the metadata: [`ObjectMeta`] for this crate's types and your own.
     type Meta: MetaAccessor;
 
+    /// What the API server is asked to send for objects of this type: whole objects (the default), or their
+    /// metadata alone ([`PartialObjectMetadata`]). Set it to [`Representation::Metadata`] only for a type that reads
+    /// nothing but `metadata`: such a type cannot be created or replaced through an [`Api`](crate::client::Api).
+    const REPRESENTATION: Representation = Representation::Full;
+
     /// The object's metadata.
     fn meta(&self) -> &Self::Meta;
 
@@ -76,11 +92,28 @@ pub trait Object: Serialize + DeserializeOwned + Send + Sync + 'static {
     fn meta_mut(&mut self) -> &mut Self::Meta;
 }
 
+/// What the API server sends for the objects of a type ([`Object::REPRESENTATION`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Representation {
+    /// The whole object, as stored.
+    Full,
+    /// The object's metadata alone, as `PartialObjectMetadata` (kube-apiserver's conversion
+    /// `as=PartialObjectMetadata;g=meta.k8s.io;v=v1`, and `as=PartialObjectMetadataList` for lists).
+    Metadata,
+}
+
 /// An [`Object`] whose resource is known at compile time.
 pub trait Resource: Object {
     /// Group, version, kind, plural and scope of this type.
     fn api_resource() -> ApiResource;
 }
+
+/// A [`Resource`] whose objects live in namespaces: its objects always have one, so what is read of them needs no
+/// `Option` ([`Context::namespace`](crate::controller::Context::namespace)). [`object!`](crate::object!) and
+/// [`custom_resource!`](crate::custom_resource!) implement it for `namespaced: true`; k8s-openapi's namespaced types
+/// have it with the `k8s-openapi` feature.
+pub trait NamespacedResource: Resource {}
 
 /// Read and write access to standard metadata, whichever struct holds it.
 pub trait MetaAccessor {
@@ -230,7 +263,8 @@ pub fn split_key(key: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// Implements [`Object`] (and optionally [`Resource`]) for a struct with a `metadata: ObjectMeta` field.
+/// Implements [`Object`] (and optionally [`Resource`], and [`NamespacedResource`] for `namespaced: true`) for a
+/// struct with a `metadata: ObjectMeta` field.
 ///
 /// ```
 /// use kube_informer::object::{ObjectMeta, Resource};
@@ -258,12 +292,13 @@ macro_rules! object {
         }
     };
     ($ty:ty, group: $group:expr, version: $version:expr, kind: $kind:expr, plural: $plural:expr,
-     namespaced: $namespaced:expr $(,)?) => {
+     namespaced: $namespaced:tt $(,)?) => {
         $crate::object!($ty);
         impl $crate::object::Resource for $ty {
             fn api_resource() -> $crate::object::ApiResource {
                 $crate::object::ApiResource::new($group, $version, $kind, $plural, $namespaced)
             }
         }
+        $crate::__namespaced_marker!($ty, $namespaced);
     };
 }

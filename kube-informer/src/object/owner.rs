@@ -4,6 +4,17 @@
 //! An owner reference ties a dependent to its owner for the garbage collector (the dependent goes when the owner
 //! goes) and, when marked `controller: true`, names the one controller that manages the dependent — what
 //! [`ControllerBuilder::owns`](crate::controller::ControllerBuilder::owns) maps back to the owner's key.
+//!
+//! # Adoption is asked for, never implied
+//!
+//! An object that already exists on the server and has no controller (an *orphan*: made by hand, by another tool,
+//! or left behind by an owner deleted with `propagationPolicy: Orphan`) may carry exactly the name a controller is
+//! about to use. Making the controller its owner then takes the object over, and the controller's next write
+//! replaces what its author put there. controller-runtime's `SetControllerReference` does that silently;
+//! [`set_controller_reference`] refuses with [`OwnerReferenceError::WouldAdopt`] instead — the safe default, since
+//! the one who loses data is not the one who wrote the controller. A controller that means to take orphans over
+//! (as the ReplicaSet controller adopts the pods its selector matches) says so with [`adopt`]. A new object (no
+//! uid yet) and one the owner already controls are not adoptions: both functions accept them.
 
 use std::fmt;
 
@@ -34,6 +45,13 @@ pub enum OwnerReferenceError {
         /// The owner's namespace.
         owner_namespace: String,
     },
+    /// The object exists on the server (it has a uid) and has no controller: making the owner its controller would
+    /// take over an object someone else made, whose content the caller's next write replaces. Refused by
+    /// [`set_controller_reference`]; [`adopt`] does it when that is the intent.
+    WouldAdopt {
+        /// The object's name.
+        name: String,
+    },
 }
 
 impl fmt::Display for OwnerReferenceError {
@@ -58,6 +76,11 @@ impl fmt::Display for OwnerReferenceError {
             OwnerReferenceError::NamespacedOwnerOfClusterScoped { owner_namespace } => write!(
                 f,
                 "an object without a namespace cannot have an owner in namespace {owner_namespace:?}"
+            ),
+            OwnerReferenceError::WouldAdopt { name } => write!(
+                f,
+                "{name:?} exists and has no controller: refusing to adopt it (and overwrite it); adopt it \
+                 explicitly if that is intended"
             ),
         }
     }
@@ -171,10 +194,11 @@ pub fn is_controlled_by<K: Object, O: Object>(obj: &K, owner: &O) -> bool {
         .any(|r| r.is_controller() && r.uid == uid)
 }
 
-/// Makes `owner` the controller of `obj` (controller-runtime's `SetControllerReference`): adds a reference with
-/// `controller: true` and `blockOwnerDeletion: true`, or updates the one already pointing to `owner` (same group,
-/// kind and name). Refuses when `obj` is controlled by another object, when `owner` is namespaced in another
-/// namespace, and when `owner` was never stored (no uid).
+/// Makes `owner` the controller of `obj` (controller-runtime's `SetControllerReference`, without its silent
+/// adoption): adds a reference with `controller: true` and `blockOwnerDeletion: true`, or updates the one already
+/// pointing to `owner` (same group, kind and name). Refuses when `obj` is controlled by another object, when `obj`
+/// exists on the server without a controller ([`OwnerReferenceError::WouldAdopt`]: see [`adopt`]), when `owner` is
+/// namespaced in another namespace, and when `owner` was never stored (no uid).
 ///
 /// ```
 /// use kube_informer::object::core::{ConfigMap, Namespace};
@@ -195,7 +219,7 @@ pub fn is_controlled_by<K: Object, O: Object>(obj: &K, owner: &O) -> bool {
 /// ));
 /// ```
 pub fn set_controller_reference<O: Resource, K: Object>(owner: &O, obj: &mut K) -> Result<(), OwnerReferenceError> {
-    set_controller_reference_with(owner, &O::api_resource(), obj)
+    set_controller(owner, &O::api_resource(), obj, false)
 }
 
 /// [`set_controller_reference`] for an owner whose resource is known only at run time.
@@ -204,13 +228,77 @@ pub fn set_controller_reference_with<O: Object, K: Object>(
     resource: &ApiResource,
     obj: &mut K,
 ) -> Result<(), OwnerReferenceError> {
+    set_controller(owner, resource, obj, false)
+}
+
+/// Makes `owner` the controller of `obj` as [`set_controller_reference`] does, taking over (*adopting*) an object
+/// that exists without a controller — controller-runtime's `SetControllerReference`. For a controller that means
+/// to manage objects it did not create (the ReplicaSet controller adopts the pods its selector matches); its next
+/// write replaces what the object held.
+///
+/// ```
+/// use kube_informer::object::core::ConfigMap;
+/// use kube_informer::object::{adopt, set_controller_reference, ObjectMeta, OwnerReferenceError};
+///
+/// let mut owner = ConfigMap::new(ObjectMeta::namespaced("prod", "app"));
+/// owner.metadata.uid = Some("u-1".into());
+/// let mut orphan = ConfigMap::new(ObjectMeta::namespaced("prod", "app-settings"));
+/// orphan.metadata.uid = Some("u-9".into()); // it exists: someone made it
+/// assert!(matches!(set_controller_reference(&owner, &mut orphan), Err(OwnerReferenceError::WouldAdopt { .. })));
+/// adopt(&owner, &mut orphan).unwrap();
+/// set_controller_reference(&owner, &mut orphan).unwrap(); // ours now
+/// ```
+pub fn adopt<O: Resource, K: Object>(owner: &O, obj: &mut K) -> Result<(), OwnerReferenceError> {
+    set_controller(owner, &O::api_resource(), obj, true)
+}
+
+/// [`adopt`] for an owner whose resource is known only at run time.
+pub fn adopt_with<O: Object, K: Object>(
+    owner: &O,
+    resource: &ApiResource,
+    obj: &mut K,
+) -> Result<(), OwnerReferenceError> {
+    set_controller(owner, resource, obj, true)
+}
+
+fn set_controller<O: Object, K: Object>(
+    owner: &O,
+    resource: &ApiResource,
+    obj: &mut K,
+    adopt_orphans: bool,
+) -> Result<(), OwnerReferenceError> {
     validate_owner(owner, resource, obj)?;
     let new = OwnerReference::controller_to(owner, resource).ok_or(OwnerReferenceError::OwnerNotPersisted)?;
-    if let Some(existing) = controller_of(obj).filter(|e| !e.refers_to_same_object(&new)) {
-        return Err(OwnerReferenceError::AlreadyOwned { existing });
+    match controller_of(obj) {
+        Some(existing) if !existing.refers_to_same_object(&new) => {
+            return Err(OwnerReferenceError::AlreadyOwned { existing });
+        }
+        Some(_) => {}
+        None if !adopt_orphans && obj.meta().uid().is_some_and(|u| !u.is_empty()) => {
+            return Err(OwnerReferenceError::WouldAdopt {
+                name: obj.meta().name().unwrap_or_default().to_owned(),
+            });
+        }
+        None => {}
     }
     upsert(obj, new);
     Ok(())
+}
+
+/// The controller reference of `obj` when it names an object of `owner`'s kind and API group (any version), as a
+/// reference to that object: in `obj`'s namespace when `owner` is namespaced.
+pub(crate) fn controller_ref_of<S: Object>(obj: &S, owner: &ApiResource) -> Option<super::ObjectRef<()>> {
+    let meta = obj.meta();
+    let refs = meta.owner_references();
+    let r = refs.iter().find(|r| r.is_controller())?;
+    if r.kind != owner.kind || group_of(&r.api_version) != owner.group || r.name.is_empty() {
+        return None;
+    }
+    let found = super::ObjectRef::new(r.name.clone());
+    match meta.namespace().filter(|ns| owner.namespaced && !ns.is_empty()) {
+        Some(ns) => Some(found.within(ns)),
+        None => Some(found),
+    }
 }
 
 /// Adds a plain reference to `owner` on `obj` (controller-runtime's `SetOwnerReference`): the garbage collector
@@ -296,6 +384,13 @@ mod tests {
         ConfigMap::new(meta)
     }
 
+    /// A dependent about to be created: no uid yet.
+    fn fresh(ns: Option<&str>, name: &str) -> ConfigMap {
+        let mut meta = ObjectMeta::named(name);
+        meta.namespace = ns.map(str::to_owned);
+        ConfigMap::new(meta)
+    }
+
     fn namespace(name: &str, uid: &str) -> Namespace {
         let mut meta = ObjectMeta::named(name);
         meta.uid = Some(uid.into());
@@ -308,7 +403,7 @@ mod tests {
     #[test]
     fn a_controller_reference_is_set_once_and_updated_in_place() {
         let owner = stored(Some("ns"), "owner", "u1");
-        let mut dep = stored(Some("ns"), "dep", "d1");
+        let mut dep = fresh(Some("ns"), "dep");
         // A plain reference to someone else stays untouched.
         dep.metadata.owner_references.push(OwnerReference {
             api_version: "apps/v1".into(),
@@ -338,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_second_controller_is_refused() {
-        let mut dep = stored(Some("ns"), "dep", "d1");
+        let mut dep = fresh(Some("ns"), "dep");
         set_controller_reference(&stored(Some("ns"), "a", "ua"), &mut dep).unwrap();
         let e = set_controller_reference(&stored(Some("ns"), "b", "ub"), &mut dep).unwrap_err();
         match &e {
@@ -360,7 +455,7 @@ mod tests {
     #[test]
     fn setting_an_owner_reference_replaces_a_controller_mark() {
         let owner = stored(Some("ns"), "owner", "u1");
-        let mut dep = stored(Some("ns"), "dep", "d1");
+        let mut dep = fresh(Some("ns"), "dep");
         set_controller_reference(&owner, &mut dep).unwrap();
         set_owner_reference(&owner, &mut dep).unwrap();
         assert_eq!(dep.metadata.owner_references.len(), 1);
@@ -369,7 +464,7 @@ mod tests {
 
     #[test]
     fn namespaces_are_checked() {
-        let mut dep = stored(Some("b"), "dep", "d1");
+        let mut dep = fresh(Some("b"), "dep");
         assert_eq!(
             set_controller_reference(&stored(Some("a"), "owner", "u1"), &mut dep),
             Err(OwnerReferenceError::CrossNamespace {
@@ -377,7 +472,7 @@ mod tests {
                 namespace: "b".into()
             })
         );
-        let mut cluster_scoped = stored(None, "dep", "d1");
+        let mut cluster_scoped = fresh(None, "dep");
         assert!(matches!(
             set_owner_reference(&stored(Some("a"), "owner", "u1"), &mut cluster_scoped),
             Err(OwnerReferenceError::NamespacedOwnerOfClusterScoped { .. })
@@ -390,7 +485,7 @@ mod tests {
 
     #[test]
     fn an_owner_never_stored_cannot_be_referred_to() {
-        let mut dep = stored(Some("ns"), "dep", "d1");
+        let mut dep = fresh(Some("ns"), "dep");
         let draft = ConfigMap::new(ObjectMeta::namespaced("ns", "draft"));
         assert_eq!(
             set_controller_reference(&draft, &mut dep),
@@ -412,5 +507,40 @@ mod tests {
         assert!(!r("apps/v1", "Deployment", "w").refers_to_same_object(&r("example.com/v1", "Deployment", "w")));
         assert!(!r("v1", "ConfigMap", "w").refers_to_same_object(&r("v1", "Secret", "w")));
         assert!(!r("v1", "ConfigMap", "w").refers_to_same_object(&r("v1", "ConfigMap", "x")));
+    }
+
+    #[test]
+    fn an_orphan_on_the_server_is_adopted_only_when_asked() {
+        let owner = stored(Some("ns"), "owner", "u1");
+        // Someone's ConfigMap with the name the controller wants.
+        let mut orphan = stored(Some("ns"), "dep", "d1");
+        assert_eq!(
+            set_controller_reference(&owner, &mut orphan),
+            Err(OwnerReferenceError::WouldAdopt { name: "dep".into() })
+        );
+        assert!(
+            orphan.metadata.owner_references.is_empty(),
+            "nothing changed on a refusal"
+        );
+        let e = set_controller_reference_with(&owner, &ConfigMap::api_resource(), &mut orphan).unwrap_err();
+        assert!(e.to_string().contains("refusing to adopt"), "{e}");
+        // A plain owner reference is no takeover.
+        set_owner_reference(&owner, &mut orphan).unwrap();
+        assert_eq!(
+            set_controller_reference(&owner, &mut orphan),
+            Err(OwnerReferenceError::WouldAdopt { name: "dep".into() })
+        );
+        adopt(&owner, &mut orphan).unwrap();
+        assert!(is_controlled_by(&orphan, &owner));
+        assert_eq!(orphan.metadata.owner_references.len(), 1);
+        // Controlled by the owner now: no adoption any more.
+        set_controller_reference(&owner, &mut orphan).unwrap();
+        // Adoption never takes an object from another controller.
+        let mut taken = stored(Some("ns"), "taken", "d2");
+        adopt_with(&stored(Some("ns"), "a", "ua"), &ConfigMap::api_resource(), &mut taken).unwrap();
+        assert!(matches!(
+            adopt(&owner, &mut taken),
+            Err(OwnerReferenceError::AlreadyOwned { .. })
+        ));
     }
 }

@@ -292,29 +292,96 @@ impl BucketRateLimiter {
 
     /// Takes one token — in advance if none is left — and returns how long until it is available.
     pub fn reserve(&self) -> Duration {
+        self.take_at(self.clock.now(), Duration::MAX)
+            .map_or(Duration::MAX, |(wait, _)| wait)
+    }
+
+    /// Takes one token if it exists within `max_wait` (`rate.Limiter.ReserveN` with a maximum future reservation,
+    /// what `rate.Limiter.Wait` does against a context's deadline): `None` takes nothing when it would come later.
+    pub(crate) fn reserve_within(&self, max_wait: Duration) -> Option<Reservation> {
+        let now = self.clock.now();
+        let (wait, undo) = self.take_at(now, max_wait).ok()?;
+        Some(Reservation {
+            ready_at: now.checked_add(wait)?,
+            undo,
+        })
+    }
+
+    /// Gives back the token of a reservation that will not be used (`rate.Limiter`'s `Reservation.Cancel`), unless
+    /// a later reservation was made on top of it: that one was scheduled after this token, and giving this one back
+    /// then would hand out more tokens than the rate allows.
+    pub(crate) fn cancel(&self, reservation: &Reservation) {
+        let mut state = self.state.lock();
+        match reservation.undo {
+            Undo::Nothing => {}
+            Undo::Left => state.left = state.left.saturating_add(1),
+            Undo::FullAt { after, interval } => {
+                if state.full_at == after {
+                    state.full_at = after.checked_sub(interval).unwrap_or(after);
+                }
+            }
+        }
+    }
+
+    /// The clock the bucket reads.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Takes one token at `now` if it exists within `max_wait`: the wait for it, and how to give it back.
+    fn take_at(&self, now: Instant, max_wait: Duration) -> Result<(Duration, Undo), ()> {
         let interval = match self.rate {
-            Rate::Infinite => return Duration::ZERO,
+            Rate::Infinite => return Ok((Duration::ZERO, Undo::Nothing)),
             Rate::Never => {
                 let mut state = self.state.lock();
                 if state.left == 0 {
-                    return Duration::MAX;
+                    return Err(());
                 }
                 state.left -= 1;
-                return Duration::ZERO;
+                return Ok((Duration::ZERO, Undo::Left));
             }
             Rate::Every(interval) => interval,
         };
         if self.burst == 0 {
-            return Duration::MAX; // rate.Limiter refuses a reservation larger than the burst
+            return Err(()); // rate.Limiter refuses a reservation larger than the burst
         }
-        let now = self.clock.now();
         let mut state = self.state.lock();
         let from = state.full_at.max(now);
-        state.full_at = from.checked_add(interval).unwrap_or(from);
-        let debt = state.full_at.saturating_duration_since(now);
+        let full_at = from.checked_add(interval).unwrap_or(from);
+        let debt = full_at.saturating_duration_since(now);
         let capacity = interval.checked_mul(self.burst).unwrap_or(Duration::MAX);
-        debt.saturating_sub(capacity)
+        let wait = debt.saturating_sub(capacity);
+        if wait > max_wait {
+            return Err(());
+        }
+        state.full_at = full_at;
+        Ok((
+            wait,
+            Undo::FullAt {
+                after: full_at,
+                interval,
+            },
+        ))
     }
+}
+
+/// A token taken from a [`BucketRateLimiter`] by `reserve_within`: when it exists, and how to give it back.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    /// When the token exists, on the bucket's clock.
+    pub(crate) ready_at: Instant,
+    undo: Undo,
+}
+
+/// What giving a token back undoes.
+#[derive(Debug, Clone, Copy)]
+enum Undo {
+    /// Nothing (an unlimited bucket).
+    Nothing,
+    /// One more token left (a bucket that never refills).
+    Left,
+    /// `full_at` back by one `interval`, if it is still `after` (no reservation since).
+    FullAt { after: Instant, interval: Duration },
 }
 
 impl Default for BucketRateLimiter {
@@ -573,6 +640,36 @@ mod tests {
         clock.step(200 * MS);
         assert_eq!(bucket.reserve(), 300 * MS);
         assert_eq!(RateLimiter::<&str>::num_requeues(&bucket, &"a"), 0);
+    }
+
+    #[test]
+    fn a_reservation_beyond_the_max_wait_takes_nothing_and_a_cancelled_one_gives_its_token_back() {
+        // rate.Limiter's ReserveN with a maximum future reservation, and Reservation.Cancel.
+        let clock = FakeClock::new();
+        let start = clock.now();
+        let bucket = BucketRateLimiter::with_clock(10.0, 1, Arc::new(clock.clone()));
+        let first = bucket.reserve_within(Duration::ZERO).unwrap();
+        assert_eq!(first.ready_at, start);
+        assert!(
+            bucket.reserve_within(99 * MS).is_none(),
+            "the next token is 100 ms away"
+        );
+        let second = bucket.reserve_within(100 * MS).unwrap();
+        assert_eq!(second.ready_at, start + 100 * MS, "the refused one took nothing");
+        bucket.cancel(&second);
+        let again = bucket.reserve_within(100 * MS).unwrap();
+        assert_eq!(again.ready_at, start + 100 * MS, "the cancelled token came back");
+        // A token with a later reservation on top of it is not given back: that one was scheduled after it.
+        let third = bucket.reserve_within(Duration::MAX).unwrap();
+        assert_eq!(third.ready_at, start + 200 * MS);
+        bucket.cancel(&again);
+        assert_eq!(bucket.reserve(), 300 * MS);
+        // A bucket that never refills gets its token back too.
+        let never = BucketRateLimiter::with_clock(0.0, 1, Arc::new(clock.clone()));
+        let only = never.reserve_within(Duration::ZERO).unwrap();
+        assert!(never.reserve_within(Duration::MAX).is_none());
+        never.cancel(&only);
+        assert!(never.reserve_within(Duration::ZERO).is_some());
     }
 
     #[test]

@@ -387,7 +387,7 @@ impl Expected {
 pub fn converge_stores(informers: &[SharedIndexInformer<ConfigMap>], expected: &Expected) {
     converge("the informers' stores", Duration::from_secs(60), || {
         informers.iter().find_map(|inf| {
-            let got = state_of(inf.store().list().iter().map(|o| &**o));
+            let got = state_of(inf.lister().list(&Default::default()).iter().map(|o| &**o));
             let want = expected.for_informer(inf.name());
             (got != *want).then(|| format!("{}: {}", inf.name(), diff(want, &got)))
         })

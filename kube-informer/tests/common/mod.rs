@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod peer;
+pub mod skip;
 pub mod watchdog;
 pub mod widget;
 
@@ -18,6 +19,7 @@ use kube_informer::object::core::ConfigMap;
 /// An embedded server whose kubeconfig user, `alice`, may do anything to configmaps and nothing else.
 pub fn server_allowing_only_configmaps() -> kube_informer_apiserver::ApiServer {
     kube_informer_apiserver::ApiServer::builder()
+        .namespace("ns")
         .token("t", "alice")
         .kubeconfig_user("alice")
         .rule(kube_informer_apiserver::AccessRule::user("alice").resources(&["configmaps"]))
@@ -144,6 +146,18 @@ pub fn fixture(path: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(path)
+}
+
+/// Whether this machine can run the exec plugins of these tests (sh scripts, run as kubectl runs a plugin: by
+/// name, through `PATH`); false (the test or its part skipped, saying why) without `sh`.
+pub fn can_run_sh_plugins() -> bool {
+    skip::on_path("sh", "runs exec credential plugins written as sh scripts")
+}
+
+/// [`can_run_sh_plugins`], and Linux, where a test checks through `/proc` that a plugin and the processes it
+/// started were killed and reaped.
+pub fn can_watch_plugin_processes() -> bool {
+    can_run_sh_plugins() && skip::linux("checks through /proc that a plugin and its children were killed and reaped")
 }
 
 /// The fixture exec plugin (`tests/fixtures/exec/credential-plugin.sh`), counting its runs in `dir/count`: it hands

@@ -34,7 +34,8 @@ impl Request {
     }
 }
 
-type Answer = dyn Fn(&Request, usize) -> Vec<u8> + Send + Sync;
+/// Writes the answer to the n-th request on its connection, as it likes: all at once, in pieces, or after waiting.
+type Answer = dyn Fn(&Request, usize, &mut TcpStream) + Send + Sync;
 
 #[derive(Default)]
 struct Log {
@@ -52,6 +53,15 @@ pub struct Peer {
 impl Peer {
     /// Answers the n-th request (from 0) with `answer(&request, n)`, then closes the connection.
     pub fn start(answer: impl Fn(&Request, usize) -> Vec<u8> + Send + Sync + 'static) -> Peer {
+        Peer::serve(move |request, n, conn| {
+            let _ = conn.write_all(&answer(request, n));
+        })
+    }
+
+    /// Lets `answer(&request, n, connection)` write the answer to the n-th request (from 0) — a stream in chunks, a
+    /// stall — then closes the connection. The peer's thread is busy while `answer` runs: one that waits must end
+    /// when the test is done (it should wait for the client to hang up, see [`wait_for_hang_up`]).
+    pub fn serve(answer: impl Fn(&Request, usize, &mut TcpStream) + Send + Sync + 'static) -> Peer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Log::default());
@@ -121,9 +131,8 @@ fn serve(conn: TcpStream, log: &Log, answer: &Answer) {
         log.grew.notify_all();
         requests.len() - 1
     };
-    let bytes = answer(&request, n);
     let mut conn = conn;
-    let _ = conn.write_all(&bytes);
+    answer(&request, n, &mut conn);
     let _ = conn.flush();
     let _ = conn.shutdown(std::net::Shutdown::Both);
 }
@@ -157,6 +166,20 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
         headers,
         body,
     })
+}
+
+/// Blocks until the client closes `conn` (or 20 s of silence pass).
+pub fn wait_for_hang_up(conn: &mut TcpStream) {
+    let mut buf = [0u8; 256];
+    while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// One chunk of a `Transfer-Encoding: chunked` body.
+pub fn chunk(data: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+    out
 }
 
 /// A whole answer: the status line, `headers`, `Content-Length` and `Connection: close`, then `body`.

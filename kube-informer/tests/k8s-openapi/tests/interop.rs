@@ -9,13 +9,18 @@ use kube_informer::client::Api;
 use kube_informer::controller::{add_finalizer, remove_finalizer};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer, strip_managed_fields};
 use kube_informer::object::{
-    MetaAccessor, Object, OwnerRefs, Resource, is_controlled_by, key_of, remove_owner_reference,
+    MetaAccessor, NamespacedResource, Object, OwnerRefs, Resource, is_controlled_by, key_of, remove_owner_reference,
     set_controller_reference,
 };
 use kube_informer_apiserver::ApiServer;
 
+/// Compiles only for a namespaced type: what `Context::namespace` needs to return a `&str`.
+fn namespaced<K: NamespacedResource>() {}
+
 #[test]
 fn resources_come_from_k8s_openapi_metadata() {
+    namespaced::<ConfigMap>();
+    namespaced::<Deployment>();
     let cm = ConfigMap::api_resource();
     assert_eq!(
         (
@@ -115,7 +120,7 @@ fn an_informer_of_k8s_openapi_configmaps_syncs_and_watches() {
     seed.metadata.name = Some("second".into());
     api.create(&Default::default(), &seed).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while informer.store().len() < 2 {
+    while informer.lister().len() < 2 {
         assert!(
             std::time::Instant::now() < deadline,
             "the watch delivered the second object"
