@@ -233,3 +233,23 @@ fn ephemeral_containers_are_added_through_their_subresource_only() {
     let (code, st) = put(&url, &removed);
     assert_eq!(code, 422, "{st}");
 }
+
+#[test]
+fn the_library_s_evict_reads_the_server_s_answers_as_kube_apiserver_s() {
+    use kube_informer::client::{Api, EvictionOutcome};
+    use kube_informer::object::core::Pod;
+    let server = ApiServer::start().unwrap();
+    let api: Api<Pod> = Api::namespaced(server.client().unwrap(), "default");
+    pod(&server, "free", json!({}), one_container());
+    assert_eq!(api.evict("free", &Default::default()).unwrap(), EvictionOutcome::Evicted);
+    pod(&server, "web-0", json!({"app": "web"}), json!({"nodeName": "n1", "containers": [{"name": "a", "image": "x"}]}));
+    run(&server, "web-0");
+    budget(&server, "web-pdb", 0);
+    match api.evict("web-0", &Default::default()).unwrap() {
+        EvictionOutcome::Blocked(b) => {
+            assert_eq!(b.causes, ["The disruption budget web-pdb needs 2 healthy pods and has 2 currently"]);
+            assert_eq!(b.retry_after, None);
+        }
+        other => panic!("{other:?}"),
+    }
+}
