@@ -111,7 +111,10 @@ mod tests {
         assert_eq!(new["metadata"].get("labels"), None);
         assert_eq!(new["status"]["certificate"], "Y2VydA==");
         let c = &new["status"]["conditions"][0];
-        assert_eq!((c["type"].as_str(), c["reason"].as_str()), (Some("Approved"), Some("R")));
+        assert_eq!(
+            (c["type"].as_str(), c["reason"].as_str()),
+            (Some("Approved"), Some("R"))
+        );
         assert!(c["lastUpdateTime"].is_string() && c["lastTransitionTime"].is_string());
         let mut both = json!({"status": {"conditions": [{"type": "Approved", "status": "True"},
                                                          {"type": "Denied", "status": "True"}]}});

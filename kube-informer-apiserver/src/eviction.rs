@@ -82,7 +82,9 @@ pub(crate) fn create(
     if let Some(n) = eviction["metadata"]["name"].as_str().filter(|n| !n.is_empty())
         && n != name
     {
-        return Err(errors::bad_request("name in URL does not match name in Eviction object"));
+        return Err(errors::bad_request(
+            "name in URL does not match name in Eviction object",
+        ));
     }
     let pods = store
         .lock()
@@ -208,7 +210,10 @@ mod tests {
 
     #[test]
     fn a_budget_allowing_nothing_answers_kube_apiserver_s_429() {
-        let st = too_many_requests("The disruption budget web-pdb needs 2 healthy pods and has 2 currently".into(), 0);
+        let st = too_many_requests(
+            "The disruption budget web-pdb needs 2 healthy pods and has 2 currently".into(),
+            0,
+        );
         assert_eq!(
             serde_json::to_string(&st).unwrap(),
             r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Cannot evict pod as it would violate the pod's disruption budget.","reason":"TooManyRequests","details":{"causes":[{"reason":"DisruptionBudget","message":"The disruption budget web-pdb needs 2 healthy pods and has 2 currently"}]},"code":429}"#

@@ -100,7 +100,13 @@ fn flow_schemas() -> Vec<Value> {
     vec![
         flow_schema("exempt", "exempt", 1, None, everything(vec![group("system:masters")])),
         flow_schema("catch-all", "catch-all", 10000, Some("ByUser"), everything(all_users())),
-        flow_schema("system-nodes", "system", 500, Some("ByUser"), everything(vec![group("system:nodes")])),
+        flow_schema(
+            "system-nodes",
+            "system",
+            500,
+            Some("ByUser"),
+            everything(vec![group("system:nodes")]),
+        ),
         flow_schema(
             "system-node-high",
             "node-high",
@@ -149,8 +155,20 @@ fn flow_schemas() -> Vec<Value> {
                                 kube_system_sa("endpointslicemirroring-controller")],
                    "resourceRules": [get_create_update("", &["endpoints"], "*")]}),
         ),
-        flow_schema("kube-controller-manager", "workload-high", 800, Some("ByNamespace"), everything(vec![user(kcm)])),
-        flow_schema("kube-scheduler", "workload-high", 800, Some("ByNamespace"), everything(vec![user(sched)])),
+        flow_schema(
+            "kube-controller-manager",
+            "workload-high",
+            800,
+            Some("ByNamespace"),
+            everything(vec![user(kcm)]),
+        ),
+        flow_schema(
+            "kube-scheduler",
+            "workload-high",
+            800,
+            Some("ByNamespace"),
+            everything(vec![user(sched)]),
+        ),
         flow_schema(
             "kube-system-service-accounts",
             "workload-high",
@@ -165,14 +183,21 @@ fn flow_schemas() -> Vec<Value> {
             Some("ByUser"),
             everything(vec![group("system:serviceaccounts")]),
         ),
-        flow_schema("global-default", "global-default", 9900, Some("ByUser"), everything(all_users())),
+        flow_schema(
+            "global-default",
+            "global-default",
+            9900,
+            Some("ByUser"),
+            everything(all_users()),
+        ),
     ]
 }
 
 /// Creates the configuration (when the flowcontrol group is served), then the FlowSchemas' `Dangling` conditions.
 pub(crate) fn create(store: &Store) -> Result<(), Failure> {
-    let (Some(levels), Some(schemas)) = ({ store.lock().spec(PRIORITY_LEVELS) }, { store.lock().spec(FLOW_SCHEMAS) })
-    else {
+    let (Some(levels), Some(schemas)) = ({ store.lock().spec(PRIORITY_LEVELS) }, {
+        store.lock().spec(FLOW_SCHEMAS)
+    }) else {
         return Ok(());
     };
     for obj in priority_levels() {
@@ -181,7 +206,10 @@ pub(crate) fn create(store: &Store) -> Result<(), Failure> {
     let now = kube_informer::object::time::format_rfc3339(std::time::SystemTime::now());
     for obj in flow_schemas() {
         let name = obj["metadata"]["name"].as_str().unwrap_or("").to_owned();
-        let level = obj["spec"]["priorityLevelConfiguration"]["name"].as_str().unwrap_or("").to_owned();
+        let level = obj["spec"]["priorityLevelConfiguration"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
         let Some(mut created) = create_one(store, &schemas, obj)? else {
             continue;
         };
@@ -189,7 +217,17 @@ pub(crate) fn create(store: &Store) -> Result<(), Failure> {
             "type": "Dangling", "status": "False", "lastTransitionTime": now, "reason": "Found",
             "message": format!("This FlowSchema references the PriorityLevelConfiguration object named {level:?} and it exists"),
         }]});
-        strategy::update(store, &schemas, None, &name, created, true, false, CONSUMER, &mut |_| {})?;
+        strategy::update(
+            store,
+            &schemas,
+            None,
+            &name,
+            created,
+            true,
+            false,
+            CONSUMER,
+            &mut |_| {},
+        )?;
     }
     Ok(())
 }
@@ -209,7 +247,10 @@ mod tests {
 
     #[test]
     fn every_flow_schema_names_a_priority_level_of_the_configuration() {
-        let levels: Vec<Value> = priority_levels().iter().map(|l| l["metadata"]["name"].clone()).collect();
+        let levels: Vec<Value> = priority_levels()
+            .iter()
+            .map(|l| l["metadata"]["name"].clone())
+            .collect();
         let schemas = flow_schemas();
         assert_eq!((levels.len(), schemas.len()), (8, 13));
         for s in &schemas {

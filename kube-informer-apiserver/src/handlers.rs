@@ -195,14 +195,31 @@ fn run(
         }
         Some("eviction") if pods && verb == Verb::Create => {
             let (eviction, _) = decode_body_as("policy/v1", "Eviction", head, body, Directive::Ignore)?;
-            return eviction::create(&shared.store, ns.unwrap_or(""), name, &eviction, dry_run(query)?, on_commit);
+            return eviction::create(
+                &shared.store,
+                ns.unwrap_or(""),
+                name,
+                &eviction,
+                dry_run(query)?,
+                on_commit,
+            );
         }
         Some("ephemeralcontainers") if pods => {
             let merge = pod_subresources::ephemeral_containers_update;
             return partial_write(shared, verb, r, head, query, body, false, &merge, on_commit);
         }
         Some("approval") if spec.id() == "certificatesigningrequests.certificates.k8s.io" => {
-            return partial_write(shared, verb, r, head, query, body, true, &certificate_approval::update, on_commit);
+            return partial_write(
+                shared,
+                verb,
+                r,
+                head,
+                query,
+                body,
+                true,
+                &certificate_approval::update,
+                on_commit,
+            );
         }
         Some("finalize") if verb == Verb::Update => {
             let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
@@ -367,7 +384,17 @@ fn partial_write(
             let (mut v, _) = decode_body(spec, head, body, Directive::Ignore)?;
             merge(&old, &mut v)?;
             Admission::quiet(spec).admit(&mut v)?;
-            let w = strategy::update(store, spec, ns, name, v, status_only, dry_run(query)?, &writer.manager, on_commit)?;
+            let w = strategy::update(
+                store,
+                spec,
+                ns,
+                name,
+                v,
+                status_only,
+                dry_run(query)?,
+                &writer.manager,
+                on_commit,
+            )?;
             Ok(Reply::warned(Reply::Object(200, w.object), w.warnings))
         }
         Verb::Patch => {

@@ -131,9 +131,9 @@ mod bootstrap;
 mod builtin_catalog;
 mod builtin_kinds;
 mod builtin_schemas;
-mod certificate_approval;
 #[cfg(feature = "cel")]
 mod cel;
+mod certificate_approval;
 mod component_status;
 mod conn;
 mod conversion;

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::errors::{self, FieldError, Failure};
+use super::errors::{self, Failure, FieldError};
 use super::reply::Reply;
 use super::store::{Store, object_key};
 use kube_informer::object::ApiResource;
@@ -51,7 +51,9 @@ fn container(pod: &Value, name: &str, asked: Option<&str>) -> Result<String, Fai
     all.extend(names(pod, "ephemeralContainers"));
     match asked.filter(|c| !c.is_empty()) {
         Some(c) if all.iter().any(|x| x == c) => Ok(c.to_owned()),
-        Some(c) => Err(errors::bad_request(format!("container {c} is not valid for pod {name}"))),
+        Some(c) => Err(errors::bad_request(format!(
+            "container {c} is not valid for pod {name}"
+        ))),
         None => match containers.as_slice() {
             [one] => Ok(one.clone()),
             [] => Err(errors::bad_request(format!(
@@ -117,7 +119,10 @@ pub(crate) fn stream(
 pub(crate) fn ephemeral_containers_update(old: &Value, new: &mut Value) -> Result<(), Failure> {
     let name = old["metadata"]["name"].as_str().unwrap_or("").to_owned();
     let wanted = new["spec"]["ephemeralContainers"].clone();
-    let had = old["spec"]["ephemeralContainers"].as_array().cloned().unwrap_or_default();
+    let had = old["spec"]["ephemeralContainers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let now = wanted.as_array().cloned().unwrap_or_default();
     let mut errs = Vec::new();
     for (i, c) in had.iter().enumerate() {
@@ -185,7 +190,11 @@ mod tests {
                              "spec": {"containers": [{"name": "changed"}],
                                       "ephemeralContainers": [{"name": "d", "image": "busybox"}, {"name": "e", "image": "x"}]}});
         ephemeral_containers_update(&old, &mut new).unwrap();
-        assert_eq!(new["spec"]["containers"], json!([{"name": "a"}]), "only ephemeral containers change");
+        assert_eq!(
+            new["spec"]["containers"],
+            json!([{"name": "a"}]),
+            "only ephemeral containers change"
+        );
         assert_eq!(new["spec"]["ephemeralContainers"][1]["name"], "e");
         let mut removed = json!({"spec": {"ephemeralContainers": []}});
         let err = ephemeral_containers_update(&old, &mut removed).unwrap_err();

@@ -65,12 +65,14 @@ impl StoredObject {
             fields: spec
                 .selectable_fields
                 .iter()
-                .map(|p| match spec.field_label_sources.iter().find(|(label, ..)| label == p) {
-                    Some((_, path, default)) => Some(field_value(value, path))
-                        .filter(|v| !v.is_empty())
-                        .unwrap_or_else(|| (*default).to_owned()),
-                    None => field_value(value, p),
-                })
+                .map(
+                    |p| match spec.field_label_sources.iter().find(|(label, ..)| label == p) {
+                        Some((_, path, default)) => Some(field_value(value, path))
+                            .filter(|v| !v.is_empty())
+                            .unwrap_or_else(|| (*default).to_owned()),
+                        None => field_value(value, p),
+                    },
+                )
                 .collect(),
         }
     }

@@ -846,7 +846,12 @@ pub(crate) fn delete(
             meta.insert("deletionTimestamp".into(), Value::String(format_rfc3339(at)));
             meta.insert("deletionGracePeriodSeconds".into(), Value::from(grace));
             meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
-            let marked = commit(&mut g, spec, Change::Put(StoredObject::from_value(spec, &value)), opts.dry_run);
+            let marked = commit(
+                &mut g,
+                spec,
+                Change::Put(StoredObject::from_value(spec, &value)),
+                opts.dry_run,
+            );
             if !opts.dry_run {
                 let last = marked.at_revision(spec, g.rev() + 1);
                 commit(&mut g, spec, Change::Delete(last), false);

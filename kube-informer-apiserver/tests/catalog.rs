@@ -514,7 +514,10 @@ fn component_statuses_answer_healthy_with_kube_apiserver_s_deprecation_warning()
         .call()
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
-    assert_eq!(r.headers()["warning"], "299 - \"v1 ComponentStatus is deprecated in v1.19+\"");
+    assert_eq!(
+        r.headers()["warning"],
+        "299 - \"v1 ComponentStatus is deprecated in v1.19+\""
+    );
     let list: Value = serde_json::from_str(&r.into_body().read_to_string().unwrap()).unwrap();
     assert_eq!(list["kind"], "ComponentStatusList");
     let names: Vec<&str> = list["items"]
@@ -541,7 +544,10 @@ fn component_statuses_answer_healthy_with_kube_apiserver_s_deprecation_warning()
 #[test]
 fn a_csr_is_approved_through_its_approval_subresource_which_writes_only_conditions() {
     let server = ApiServer::start().unwrap();
-    let url = format!("{}/apis/certificates.k8s.io/v1/certificatesigningrequests", server.url());
+    let url = format!(
+        "{}/apis/certificates.k8s.io/v1/certificatesigningrequests",
+        server.url()
+    );
     let (code, csr) = post(
         &url,
         &json!({"metadata": {"name": "c"}, "spec": {"request": "LS0tLS1CRUdJTg==", "signerName": "example.com/s",
@@ -555,9 +561,15 @@ fn a_csr_is_approved_through_its_approval_subresource_which_writes_only_conditio
     let (code, after) = put(&format!("{url}/c/approval"), &approved);
     assert_eq!(code, 200, "{after}");
     let c = &after["status"]["conditions"][0];
-    assert_eq!((&c["type"], &c["reason"]), (&json!("Approved"), &json!("KubectlApprove")));
+    assert_eq!(
+        (&c["type"], &c["reason"]),
+        (&json!("Approved"), &json!("KubectlApprove"))
+    );
     assert!(c["lastUpdateTime"].is_string(), "{c}");
-    assert_eq!(after["spec"]["signerName"], "example.com/s", "only the conditions change");
+    assert_eq!(
+        after["spec"]["signerName"], "example.com/s",
+        "only the conditions change"
+    );
     let mut both = after.clone();
     both["status"]["conditions"]
         .as_array_mut()
@@ -576,7 +588,11 @@ fn field_selectors_read_a_kind_s_field_labels_with_their_defaults() {
     let nodes = format!("{}/api/v1/nodes", server.url());
     assert_eq!(post(&nodes, &json!({"metadata": {"name": "plain"}})).0, 201);
     assert_eq!(
-        post(&nodes, &json!({"metadata": {"name": "cordoned"}, "spec": {"unschedulable": true}})).0,
+        post(
+            &nodes,
+            &json!({"metadata": {"name": "cordoned"}, "spec": {"unschedulable": true}})
+        )
+        .0,
         201
     );
     let names = |url: &str| -> Vec<String> {
@@ -589,8 +605,14 @@ fn field_selectors_read_a_kind_s_field_labels_with_their_defaults() {
             .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(names(&format!("{nodes}?fieldSelector=spec.unschedulable%3Dfalse")), ["plain"]);
-    assert_eq!(names(&format!("{nodes}?fieldSelector=spec.unschedulable%3Dtrue")), ["cordoned"]);
+    assert_eq!(
+        names(&format!("{nodes}?fieldSelector=spec.unschedulable%3Dfalse")),
+        ["plain"]
+    );
+    assert_eq!(
+        names(&format!("{nodes}?fieldSelector=spec.unschedulable%3Dtrue")),
+        ["cordoned"]
+    );
     let jobs = format!("{}/apis/batch/v1/namespaces/fs/jobs", server.url());
     let job = json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {"restartPolicy": "Never",
                      "containers": [{"name": "a", "image": "x"}]}}}});

@@ -544,7 +544,10 @@ fn a_created_crd_answers_the_status_kube_apiserver_s_strategy_gives_it() {
     let server = ApiServer::start().unwrap();
     let crd: Value = serde_saphyr::from_str(NARROWING).unwrap();
     let (code, created) = post(
-        &format!("{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", server.url()),
+        &format!(
+            "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            server.url()
+        ),
         &crd,
     );
     assert_eq!(code, 201, "{created}");

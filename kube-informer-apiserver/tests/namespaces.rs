@@ -85,12 +85,18 @@ fn a_fresh_server_has_the_bootstrap_rbac_policy_without_the_rbac_mode() {
     let rbac = format!("{url}/apis/rbac.authorization.k8s.io/v1");
     let (code, admin) = get(&format!("{rbac}/clusterroles/cluster-admin"));
     assert_eq!(code, 200, "{admin}");
-    assert_eq!(admin["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults");
+    assert_eq!(
+        admin["metadata"]["labels"]["kubernetes.io/bootstrapping"],
+        "rbac-defaults"
+    );
     assert_eq!(
         admin["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"],
         "true"
     );
-    assert_eq!(admin["rules"][0], json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}));
+    assert_eq!(
+        admin["rules"][0],
+        json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
+    );
     let (_, roles) = get(&format!("{rbac}/clusterroles"));
     assert_eq!(roles["items"].as_array().unwrap().len(), 69);
     let (_, bindings) = get(&format!("{rbac}/clusterrolebindings"));
@@ -123,21 +129,43 @@ fn a_fresh_server_has_the_priority_and_fairness_configuration() {
     let (_, levels) = get(&format!("{fc}/prioritylevelconfigurations"));
     assert_eq!(
         names(&levels),
-        ["catch-all", "exempt", "global-default", "leader-election", "node-high", "system", "workload-high", "workload-low"]
+        [
+            "catch-all",
+            "exempt",
+            "global-default",
+            "leader-election",
+            "node-high",
+            "system",
+            "workload-high",
+            "workload-low"
+        ]
     );
     let (_, exempt) = get(&format!("{fc}/prioritylevelconfigurations/exempt"));
     assert_eq!(
         exempt["spec"],
         json!({"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}})
     );
-    assert_eq!(exempt["metadata"]["annotations"]["apf.kubernetes.io/autoupdate-spec"], "true");
+    assert_eq!(
+        exempt["metadata"]["annotations"]["apf.kubernetes.io/autoupdate-spec"],
+        "true"
+    );
     let (_, schemas) = get(&format!("{fc}/flowschemas"));
     assert_eq!(
         names(&schemas),
         [
-            "catch-all", "endpoint-controller", "exempt", "global-default", "kube-controller-manager",
-            "kube-scheduler", "kube-system-service-accounts", "probes", "service-accounts", "system-leader-election",
-            "system-node-high", "system-nodes", "workload-leader-election"
+            "catch-all",
+            "endpoint-controller",
+            "exempt",
+            "global-default",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kube-system-service-accounts",
+            "probes",
+            "service-accounts",
+            "system-leader-election",
+            "system-node-high",
+            "system-nodes",
+            "workload-leader-election"
         ]
     );
     let (_, probes) = get(&format!("{fc}/flowschemas/probes"));
@@ -148,7 +176,10 @@ fn a_fresh_server_has_the_priority_and_fairness_configuration() {
         json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}])
     );
     let dangling = &probes["status"]["conditions"][0];
-    assert_eq!((&dangling["type"], &dangling["status"], &dangling["reason"]), (&json!("Dangling"), &json!("False"), &json!("Found")));
+    assert_eq!(
+        (&dangling["type"], &dangling["status"], &dangling["reason"]),
+        (&json!("Dangling"), &json!("False"), &json!("Found"))
+    );
     assert_eq!(
         dangling["message"],
         "This FlowSchema references the PriorityLevelConfiguration object named \"exempt\" and it exists"

@@ -49,7 +49,10 @@ fn the_log_of_an_unscheduled_pod_is_empty_and_its_container_is_checked() {
     assert_eq!(r.headers()["content-type"], "text/plain");
     assert_eq!(r.into_body().read_to_string().unwrap(), "");
     let (code, st) = get(&format!("{}/one/log?container=other", pods(&server)));
-    assert_eq!((code, st["message"].as_str()), (400, Some("container other is not valid for pod one")));
+    assert_eq!(
+        (code, st["message"].as_str()),
+        (400, Some("container other is not valid for pod one"))
+    );
     pod(
         &server,
         "two",
@@ -59,13 +62,24 @@ fn the_log_of_an_unscheduled_pod_is_empty_and_its_container_is_checked() {
     let (code, st) = get(&format!("{}/two/log", pods(&server)));
     assert_eq!(code, 400);
     assert_eq!(st["reason"], "BadRequest");
-    assert_eq!(st["message"], "a container name must be specified for pod two, choose one of: [a b]");
+    assert_eq!(
+        st["message"],
+        "a container name must be specified for pod two, choose one of: [a b]"
+    );
     let (code, _) = get(&format!("{}/two/log?container=b", pods(&server)));
     assert_eq!(code, 200);
     let (code, st) = get(&format!("{}/missing/log", pods(&server)));
-    assert_eq!((code, st["message"].as_str()), (404, Some("pods \"missing\" not found")));
+    assert_eq!(
+        (code, st["message"].as_str()),
+        (404, Some("pods \"missing\" not found"))
+    );
     // Bound to a node that does not exist.
-    pod(&server, "bound", json!({}), json!({"nodeName": "n1", "containers": [{"name": "a", "image": "x"}]}));
+    pod(
+        &server,
+        "bound",
+        json!({}),
+        json!({"nodeName": "n1", "containers": [{"name": "a", "image": "x"}]}),
+    );
     let (code, st) = get(&format!("{}/bound/log", pods(&server)));
     assert_eq!((code, st["message"].as_str()), (404, Some("nodes \"n1\" not found")));
 }
@@ -84,8 +98,16 @@ fn exec_attach_and_portforward_of_an_unscheduled_pod_name_the_missing_host() {
         assert_eq!(code, 400, "{method} {path}: {st}");
         assert_eq!(st["message"], "pod p does not have a host assigned", "{path}");
     }
-    let (code, st) = send("POST", &format!("{}/p/exec?container=nope&command=ls", pods(&server)), "", "");
-    assert_eq!((code, st["message"].as_str()), (400, Some("container nope is not valid for pod p")));
+    let (code, st) = send(
+        "POST",
+        &format!("{}/p/exec?container=nope&command=ls", pods(&server)),
+        "",
+        "",
+    );
+    assert_eq!(
+        (code, st["message"].as_str()),
+        (400, Some("container nope is not valid for pod p"))
+    );
 }
 
 fn evict(server: &ApiServer, name: &str) -> (u16, Value) {
@@ -96,7 +118,10 @@ fn evict(server: &ApiServer, name: &str) -> (u16, Value) {
 }
 
 fn budget(server: &ApiServer, name: &str, allowed: i64) {
-    let url = format!("{}/apis/policy/v1/namespaces/default/poddisruptionbudgets", server.url());
+    let url = format!(
+        "{}/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+        server.url()
+    );
     let (code, b) = post(
         &url,
         &json!({"metadata": {"name": name}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}),
@@ -122,7 +147,10 @@ fn eviction_respects_the_pod_s_disruption_budget() {
     budget(&server, "web-pdb", 0);
     let (code, st) = evict(&server, "pending");
     assert_eq!(code, 201, "{st}");
-    assert_eq!(st, json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}));
+    assert_eq!(
+        st,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+    );
     assert_eq!(get(&format!("{}/pending", pods(&server))).0, 404);
     // A running pod under a budget allowing no disruption: kube-apiserver's 429, byte for byte.
     pod(&server, "web-0", json!({"app": "web"}), scheduled.clone());
@@ -142,7 +170,10 @@ fn eviction_respects_the_pod_s_disruption_budget() {
     );
     assert_eq!(get(&format!("{}/web-0", pods(&server))).0, 200, "still there");
     // A budget allowing one disruption spends it.
-    let url = format!("{}/apis/policy/v1/namespaces/default/poddisruptionbudgets", server.url());
+    let url = format!(
+        "{}/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+        server.url()
+    );
     send("DELETE", &format!("{url}/web-pdb"), "", "");
     budget(&server, "web-pdb2", 1);
     let (code, st) = evict(&server, "web-0");
@@ -168,7 +199,10 @@ fn eviction_respects_the_pod_s_disruption_budget() {
         &format!("{}/web-1/eviction", pods(&server)),
         &json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "other"}}),
     );
-    assert_eq!((code, st["message"].as_str()), (400, Some("name in URL does not match name in Eviction object")));
+    assert_eq!(
+        (code, st["message"].as_str()),
+        (400, Some("name in URL does not match name in Eviction object"))
+    );
     assert_eq!(evict(&server, "nobody").0, 404);
 }
 
@@ -201,7 +235,10 @@ fn a_pod_no_node_runs_is_deleted_at_once_a_scheduled_one_is_marked_then_deleted(
     let kinds: Vec<(String, Value)> = (0..3)
         .map(|_| {
             let e = watch.event();
-            (e["type"].as_str().unwrap().to_owned(), e["object"]["metadata"]["deletionGracePeriodSeconds"].clone())
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["object"]["metadata"]["deletionGracePeriodSeconds"].clone(),
+            )
         })
         .collect();
     assert_eq!(
@@ -224,7 +261,12 @@ fn ephemeral_containers_are_added_through_their_subresource_only() {
     assert_eq!((code, p["kind"].as_str()), (200, Some("Pod")));
     let patch = json!({"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox"}],
                                 "containers": [{"name": "app", "image": "changed"}]}});
-    let (code, p) = send("PATCH", &url, "application/strategic-merge-patch+json", &patch.to_string());
+    let (code, p) = send(
+        "PATCH",
+        &url,
+        "application/strategic-merge-patch+json",
+        &patch.to_string(),
+    );
     assert_eq!(code, 200, "{p}");
     assert_eq!(p["spec"]["ephemeralContainers"][0]["name"], "debug");
     assert_eq!(p["spec"]["containers"][0]["image"], "nginx", "nothing else changes");
@@ -241,13 +283,24 @@ fn the_library_s_evict_reads_the_server_s_answers_as_kube_apiserver_s() {
     let server = ApiServer::start().unwrap();
     let api: Api<Pod> = Api::namespaced(server.client().unwrap(), "default");
     pod(&server, "free", json!({}), one_container());
-    assert_eq!(api.evict("free", &Default::default()).unwrap(), EvictionOutcome::Evicted);
-    pod(&server, "web-0", json!({"app": "web"}), json!({"nodeName": "n1", "containers": [{"name": "a", "image": "x"}]}));
+    assert_eq!(
+        api.evict("free", &Default::default()).unwrap(),
+        EvictionOutcome::Evicted
+    );
+    pod(
+        &server,
+        "web-0",
+        json!({"app": "web"}),
+        json!({"nodeName": "n1", "containers": [{"name": "a", "image": "x"}]}),
+    );
     run(&server, "web-0");
     budget(&server, "web-pdb", 0);
     match api.evict("web-0", &Default::default()).unwrap() {
         EvictionOutcome::Blocked(b) => {
-            assert_eq!(b.causes, ["The disruption budget web-pdb needs 2 healthy pods and has 2 currently"]);
+            assert_eq!(
+                b.causes,
+                ["The disruption budget web-pdb needs 2 healthy pods and has 2 currently"]
+            );
             assert_eq!(b.retry_after, None);
         }
         other => panic!("{other:?}"),
