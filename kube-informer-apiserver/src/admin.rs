@@ -405,11 +405,12 @@ fn settings(shared: &Shared) -> Value {
     json!({
         "bookmarkInterval": util::format_duration(shared.bookmark_interval()),
         "watchList": shared.watch_list_enabled(),
+        "shardedListAndWatch": shared.sharded_list_and_watch_enabled(),
     })
 }
 
 fn put_settings(shared: &Shared, body: &[u8]) -> Result<Reply, Failure> {
-    let map = body_object(body, &["bookmarkInterval", "watchList"])?;
+    let map = body_object(body, &["bookmarkInterval", "watchList", "shardedListAndWatch"])?;
     let interval = duration_field(&map, "bookmarkInterval")?;
     if interval.is_some_and(|d| d.is_zero()) {
         return Err(errors::bad_request("bookmarkInterval must be more than 0"));
@@ -419,8 +420,16 @@ fn put_settings(shared: &Shared, body: &[u8]) -> Result<Reply, Failure> {
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err(errors::bad_request("watchList must be true or false")),
     };
+    let sharded = match map.get("shardedListAndWatch") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(errors::bad_request("shardedListAndWatch must be true or false")),
+    };
     if let Some(d) = interval {
         shared.set_bookmark_interval(d);
+    }
+    if let Some(b) = sharded {
+        shared.set_sharded_list_and_watch(b);
     }
     if let Some(b) = watch_list {
         shared.set_watch_list(b);

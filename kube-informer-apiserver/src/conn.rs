@@ -490,7 +490,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         Err(st) => return respond(ctx, out, head, record, Reply::Status(st), None),
     };
 
-    let mut opts = match ListOptions::parse(&query, &r.spec) {
+    let mut opts = match ListOptions::parse(&query, &r.spec, shared.sharded_list_and_watch_enabled()) {
         Ok(o) => o,
         Err(st) => return respond(ctx, out, head, record, Reply::Status(st), None),
     };

@@ -246,7 +246,7 @@ fn run(
     let store = &shared.store;
     match verb {
         Verb::List => {
-            let opts = ListOptions::parse(query, spec)?;
+            let opts = ListOptions::parse(query, spec, shared.sharded_list_and_watch_enabled())?;
             list::list(store, shared.too_large_wait, shared.watch_cache, spec, ns, &opts)
         }
         Verb::Get => get(shared, spec, ns, name, query),
@@ -573,7 +573,7 @@ fn delete_collection(
     body: &[u8],
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
-    let list_opts = ListOptions::parse(query, spec)?;
+    let list_opts = ListOptions::parse(query, spec, shared.sharded_list_and_watch_enabled())?;
     let opts = delete_options(head, query, body)?;
     let ns = if spec.api.namespaced { ns } else { None };
     let targets = {

@@ -10,13 +10,16 @@ use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::store::{ListQuery, Store, StoredObject};
 use super::util;
-use kube_informer::selector::{FieldSelector, Selector};
+use kube_informer::selector::{FieldSelector, Selector, ShardField, ShardSelector};
 
 /// The query parameters of a LIST or WATCH (`metav1.ListOptions`).
 #[derive(Debug, Default)]
 pub(crate) struct ListOptions {
     pub(crate) label: Selector,
     pub(crate) field: FieldSelector,
+    /// `shardSelector`, read only while the `ShardedListAndWatch` gate is on (else ignored, as kube-apiserver ignores
+    /// a disabled alpha field).
+    pub(crate) shard: Option<ShardSelector>,
     /// Set by a `/watch/…/{name}` path: only this object.
     pub(crate) name: Option<String>,
     /// 0 = no limit.
@@ -48,8 +51,12 @@ fn parse_number(key: &str, v: &str) -> Result<i64, Failure> {
 }
 
 impl ListOptions {
-    /// Reads the query parameters; 400 on a malformed value or selector.
-    pub(crate) fn parse(query: &[(String, String)], spec: &ResourceSpec) -> Result<ListOptions, Failure> {
+    /// Reads the query parameters; 400 on a malformed value or selector. `sharding`: the `ShardedListAndWatch` gate.
+    pub(crate) fn parse(
+        query: &[(String, String)],
+        spec: &ResourceSpec,
+        sharding: bool,
+    ) -> Result<ListOptions, Failure> {
         let mut o = ListOptions::default();
         for (k, v) in query {
             match k.as_str() {
@@ -66,6 +73,15 @@ impl ListOptions {
                         return Err(errors::bad_request(format!("field label not supported: {}", t.field)));
                     }
                 }
+                // An empty value is no selector, as an unset field.
+                "shardSelector" if sharding && !v.is_empty() => {
+                    o.shard = Some(v.parse().map_err(|e| match e {
+                        kube_informer::Error::InvalidInput(m) => {
+                            errors::bad_request(format!("invalid shard selector: {m}"))
+                        }
+                        other => errors::bad_request(format!("invalid shard selector: {other}")),
+                    })?);
+                }
                 "limit" => o.limit = usize::try_from(parse_number(k, v)?).unwrap_or(0),
                 "continue" if !v.is_empty() => o.continue_token = Some(v.clone()),
                 "resourceVersion" if !v.is_empty() => o.resource_version = Some(v.clone()),
@@ -80,16 +96,29 @@ impl ListOptions {
         Ok(o)
     }
 
-    /// True when the object passes the label and field selectors (and the path's name).
+    /// True when the object passes the label, field and shard selectors (and the path's name).
     pub(crate) fn matches(&self, spec: &ResourceSpec, o: &StoredObject) -> bool {
         self.name.as_ref().is_none_or(|n| *n == o.name)
             && self.label.matches(&o.labels)
             && self.field.matches(|f| o.field(spec, f))
+            && self.shard.as_ref().is_none_or(|s| {
+                s.matches_value(match s.field() {
+                    ShardField::Uid => &o.uid,
+                    ShardField::Namespace => &o.namespace,
+                })
+            })
     }
 
     /// True when a selector narrows the list (etcd then does not count the remaining items).
     fn has_selector(&self) -> bool {
-        !self.label.is_empty() || !self.field.is_empty()
+        !self.label.is_empty() || !self.field.is_empty() || self.shard.is_some()
+    }
+
+    /// What binds a continue token to this list's shard selector: the FNV-1a of its canonical form.
+    fn shard_binding(&self) -> Option<String> {
+        self.shard
+            .as_ref()
+            .map(|s| format!("{:016x}", ShardSelector::hash(&s.to_string())))
     }
 
     /// The resourceVersion as a number: `Ok(None)` when absent, 400 when not a number.
@@ -151,13 +180,19 @@ impl ListOptions {
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 /// A continue token: base64url of `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`, as kube-apiserver makes
-/// them. `rv` -1 means "continue at the latest revision" (handed out with a 410 for a compacted token).
-fn encode_continue(rv: i64, last_key: &str) -> String {
-    let doc = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{last_key}\u{0}")});
+/// them. `rv` -1 means "continue at the latest revision" (handed out with a 410 for a compacted token). A list with a
+/// shard selector adds `"shard"`, the selector's binding: the next page must ask for the same shard (else 400), so a
+/// client that changed its shard between pages never assembles a list of two shards.
+fn encode_continue(rv: i64, last_key: &str, shard: Option<&str>) -> String {
+    let mut doc = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{last_key}\u{0}")});
+    if let Some(s) = shard {
+        doc["shard"] = json!(s);
+    }
     util::base64_url(doc.to_string().as_bytes())
 }
 
-fn decode_continue(token: &str) -> Result<(i64, String), Failure> {
+/// (rv, start key, shard binding).
+fn decode_continue(token: &str) -> Result<(i64, String, Option<String>), Failure> {
     let bad = |why: &str| errors::bad_request(format!("invalid continue token: {why}"));
     let bytes = util::base64_url_decode(token).ok_or_else(|| bad("not base64"))?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
@@ -175,7 +210,12 @@ fn decode_continue(token: &str) -> Result<(i64, String), Failure> {
     if start.is_empty() || start.contains("..") {
         return Err(bad("bad start key"));
     }
-    Ok((rv, start.to_owned()))
+    let shard = match v.get("shard") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(bad("bad shard")),
+    };
+    Ok((rv, start.to_owned(), shard))
 }
 
 /// Serves a LIST.
@@ -201,7 +241,12 @@ pub(crate) fn list(
                 "specifying resource version is not allowed when using continue",
             ));
         }
-        let (token_rv, key) = decode_continue(token)?;
+        let (token_rv, key, token_shard) = decode_continue(token)?;
+        if token_shard != opts.shard_binding() {
+            return Err(errors::bad_request(
+                "invalid continue token: the shardSelector differs from the one the list started with",
+            ));
+        }
         if let Some(ns) = namespace
             && !key.starts_with(&format!("{ns}/"))
         {
@@ -250,7 +295,7 @@ pub(crate) fn list(
         return Err(match &after {
             Some(key) => {
                 let mut st = errors::expired(INCONSISTENT_CONTINUE);
-                st.metadata.continue_token = Some(encode_continue(-1, key));
+                st.metadata.continue_token = Some(encode_continue(-1, key, opts.shard_binding().as_deref()));
                 st
             }
             None => errors::expired("The resourceVersion for the provided list is too old."),
@@ -272,11 +317,15 @@ pub(crate) fn list(
     let mut meta = json!({"resourceVersion": at.to_string()});
     if page.more {
         if let Some(last) = page.items.last() {
-            meta["continue"] = json!(encode_continue(at as i64, &last.key()));
+            meta["continue"] = json!(encode_continue(at as i64, &last.key(), opts.shard_binding().as_deref()));
         }
         if !opts.has_selector() {
             meta["remainingItemCount"] = json!(page.remaining);
         }
+    }
+    // Tells the client the server filtered: a server without the gate answers without it, and the client filters.
+    if let Some(s) = &opts.shard {
+        meta["shardInfo"] = json!({"selector": s.to_string()});
     }
     let prefix = format!(
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{meta},\"items\":[",
@@ -304,11 +353,11 @@ mod tests {
 
     #[test]
     fn continue_tokens_round_trip_and_reject_garbage() {
-        let t = encode_continue(42, "ns/a");
-        assert_eq!(decode_continue(&t).unwrap(), (42, "ns/a".to_owned()));
+        let t = encode_continue(42, "ns/a", None);
+        assert_eq!(decode_continue(&t).unwrap(), (42, "ns/a".to_owned(), None));
         assert_eq!(
-            decode_continue(&encode_continue(-1, "b")).unwrap(),
-            (-1, "b".to_owned())
+            decode_continue(&encode_continue(-1, "b", Some("ab"))).unwrap(),
+            (-1, "b".to_owned(), Some("ab".to_owned()))
         );
         for bad in [
             "",
@@ -318,7 +367,7 @@ mod tests {
         ] {
             assert_eq!(decode_continue(bad).unwrap_err().code, 400, "{bad}");
         }
-        assert!(decode_continue(&encode_continue(0, "a")).is_err());
+        assert!(decode_continue(&encode_continue(0, "a", None)).is_err());
     }
 
     #[test]
@@ -326,6 +375,7 @@ mod tests {
         let o = ListOptions::parse(
             &q(&[("labelSelector", "a in (b)"), ("limit", "5"), ("watch", "1")]),
             &spec(),
+            false,
         )
         .unwrap();
         assert_eq!((o.limit, o.watch), (5, true));
@@ -337,7 +387,7 @@ mod tests {
             ("fieldSelector", "nope"),
         ] {
             assert_eq!(
-                ListOptions::parse(&q(&[bad]), &spec()).unwrap_err().code,
+                ListOptions::parse(&q(&[bad]), &spec(), false).unwrap_err().code,
                 400,
                 "{bad:?}"
             );
@@ -353,7 +403,7 @@ mod tests {
             ],
             vec![("sendInitialEvents", "true")],
         ] {
-            let o = ListOptions::parse(&q(&invalid), &spec()).unwrap();
+            let o = ListOptions::parse(&q(&invalid), &spec(), false).unwrap();
             let e = o.validate_list().unwrap_err();
             assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{invalid:?}");
         }

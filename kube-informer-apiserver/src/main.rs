@@ -72,6 +72,9 @@ Server behaviour:
       --history-size N           Watch events kept per resource [default: 10000]
       --initial-revision N       First resourceVersion [default: 1]
       --no-watch-list            Refuse streaming lists (sendInitialEvents) as servers without WatchList do
+      --feature-gates GATES      key=value pairs, comma-separated, as kube-apiserver takes them:
+                                 ShardedListAndWatch=true|false [default: false] (shardSelector honoured, else
+                                 ignored); WatchList=true|false [default: true] (as --no-watch-list)
       --no-admin-api             Do not serve the admin API
 
 Other:
@@ -122,6 +125,7 @@ struct Options {
     history_size: Option<usize>,
     initial_revision: Option<u64>,
     watch_list: bool,
+    sharded_list_and_watch: bool,
     admin_api: bool,
     verbose: bool,
 }
@@ -148,6 +152,7 @@ impl Default for Options {
             history_size: None,
             initial_revision: None,
             watch_list: true,
+            sharded_list_and_watch: false,
             admin_api: true,
             verbose: false,
         }
@@ -289,6 +294,14 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
             Long("history-size") => o.history_size = Some(number(value(&mut p)?, &flag)?),
             Long("initial-revision") => o.initial_revision = Some(number(value(&mut p)?, &flag)?),
             Long("no-watch-list") => o.watch_list = false,
+            Long("feature-gates") => {
+                for (gate, enabled) in feature_gates(&string(value(&mut p)?, &flag)?)? {
+                    match gate.as_str() {
+                        "ShardedListAndWatch" => o.sharded_list_and_watch = enabled,
+                        _ => o.watch_list = enabled,
+                    }
+                }
+            }
             Long("no-admin-api") => o.admin_api = false,
             _ => return Err(arg.unexpected().to_string()),
         }
@@ -374,7 +387,40 @@ impl Options {
             b = b.initial_revision(r);
         }
         b.watch_list(self.watch_list)
+            .sharded_list_and_watch(self.sharded_list_and_watch)
     }
+}
+
+/// The gates this server knows.
+const FEATURE_GATES: [&str; 2] = ["ShardedListAndWatch", "WatchList"];
+
+/// `--feature-gates`: `Name=bool,Name=bool`, read as component-base's `featureGate.Set` reads it (Go's
+/// `strconv.ParseBool` values; an unknown gate refused).
+fn feature_gates(v: &str) -> Result<Vec<(String, bool)>, String> {
+    let mut out = Vec::new();
+    for pair in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, val)) = pair.split_once('=') else {
+            return Err(format!("--feature-gates: missing bool value for {pair}"));
+        };
+        let (k, val) = (k.trim(), val.trim());
+        if !FEATURE_GATES.contains(&k) {
+            return Err(format!(
+                "--feature-gates: unrecognized feature gate: {k} (this server knows {})",
+                FEATURE_GATES.join(", ")
+            ));
+        }
+        let b = match val {
+            "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
+            "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
+            _ => {
+                return Err(format!(
+                    "--feature-gates: invalid value of {k}={val}, err: invalid syntax"
+                ));
+            }
+        };
+        out.push((k.to_owned(), b));
+    }
+    Ok(out)
 }
 
 /// Log records to stderr, prefixed with the program's name.
@@ -574,6 +620,15 @@ mod tests {
             r.groups,
             [("alice".to_owned(), vec!["dev".to_owned(), "ops".to_owned()])]
         );
+        assert!(!run_opts(&[]).unwrap().sharded_list_and_watch);
+        let g = run_opts(&["--feature-gates", "ShardedListAndWatch=true, WatchList=false"]).unwrap();
+        assert!(g.sharded_list_and_watch && !g.watch_list);
+        let g = run_opts(&[
+            "--feature-gates=ShardedListAndWatch=true",
+            "--feature-gates=ShardedListAndWatch=0",
+        ])
+        .unwrap();
+        assert!(!g.sharded_list_and_watch);
         assert!(matches!(parse(["-h".into()]), Ok(Command::Help)));
         assert!(matches!(parse(["--version".into()]), Ok(Command::Version)));
     }
@@ -597,6 +652,18 @@ mod tests {
             (&["--frobnicate"], "--frobnicate"),
             (&["stray"], "unexpected argument"),
             (&["--port"], "missing argument"),
+            (
+                &["--feature-gates", "Sharded=true"],
+                "unrecognized feature gate: Sharded",
+            ),
+            (
+                &["--feature-gates", "ShardedListAndWatch"],
+                "missing bool value for ShardedListAndWatch",
+            ),
+            (
+                &["--feature-gates", "ShardedListAndWatch=yes"],
+                "invalid value of ShardedListAndWatch=yes",
+            ),
         ];
         for (args, want) in cases {
             let err = run_opts(args).unwrap_err();

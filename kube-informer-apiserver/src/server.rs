@@ -61,6 +61,9 @@ pub(crate) struct Shared {
     pub(crate) too_large_wait: Duration,
     bookmark_interval: Mutex<Duration>,
     watch_list: AtomicBool,
+    /// The `ShardedListAndWatch` feature gate: `shardSelector` honoured (else ignored, as kube-apiserver ignores a
+    /// disabled alpha field).
+    sharded_list_and_watch: AtomicBool,
     /// True: `resourceVersion=0` lists are served whole, ignoring `limit`, as the watch cache serves them.
     pub(crate) watch_cache: bool,
     shutdown: AtomicBool,
@@ -98,6 +101,14 @@ impl Shared {
     pub(crate) fn set_watch_list(&self, enabled: bool) {
         self.watch_list.store(enabled, Ordering::Relaxed);
     }
+
+    pub(crate) fn sharded_list_and_watch_enabled(&self) -> bool {
+        self.sharded_list_and_watch.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_sharded_list_and_watch(&self, enabled: bool) {
+        self.sharded_list_and_watch.store(enabled, Ordering::Relaxed);
+    }
 }
 
 /// Configures and starts an [`ApiServer`].
@@ -132,6 +143,7 @@ pub struct ApiServerBuilder {
     history_size: usize,
     too_large_wait: Duration,
     watch_list: bool,
+    sharded_list_and_watch: bool,
     watch_cache: bool,
     initial_revision: u64,
     compaction_interval: Option<Duration>,
@@ -195,6 +207,7 @@ impl Default for ApiServerBuilder {
             history_size: 10_000,
             too_large_wait: Duration::from_millis(250),
             watch_list: true,
+            sharded_list_and_watch: false,
             watch_cache: true,
             initial_revision: 1,
             compaction_interval: Some(Duration::from_secs(300)),
@@ -345,6 +358,14 @@ impl ApiServerBuilder {
     /// Off, such watches get kube-apiserver's 422.
     pub fn watch_list(mut self, enabled: bool) -> Self {
         self.watch_list = enabled;
+        self
+    }
+
+    /// The `ShardedListAndWatch` feature gate (KEP-5866; off by default, as in kube-apiserver where it is alpha). On,
+    /// `shardSelector` filters LIST, WATCH and streaming lists, and lists answer `metadata.shardInfo.selector`; off,
+    /// the parameter is ignored and lists carry no `shardInfo`, as kube-apiserver ignores a disabled alpha field.
+    pub fn sharded_list_and_watch(mut self, enabled: bool) -> Self {
+        self.sharded_list_and_watch = enabled;
         self
     }
 
@@ -538,6 +559,7 @@ impl ApiServerBuilder {
             too_large_wait: self.too_large_wait,
             bookmark_interval: Mutex::new(self.bookmark_interval),
             watch_list: AtomicBool::new(self.watch_list),
+            sharded_list_and_watch: AtomicBool::new(self.sharded_list_and_watch),
             watch_cache: self.watch_cache,
             shutdown: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
@@ -798,6 +820,12 @@ impl ApiServer {
     /// Turns streaming lists (`sendInitialEvents`) on or off.
     pub fn set_watch_list_enabled(&self, enabled: bool) {
         self.shared.set_watch_list(enabled);
+    }
+
+    /// Turns the `ShardedListAndWatch` feature gate on or off for the requests that follow (running watches keep the
+    /// selector they started with).
+    pub fn set_sharded_list_and_watch_enabled(&self, enabled: bool) {
+        self.shared.set_sharded_list_and_watch(enabled);
     }
 
     // ----- faults and observation -----

@@ -529,7 +529,7 @@ mod tests {
         let o = |pairs: &[(&str, &str)]| {
             let spec = ResourceSpec::new(ApiResource::new("", "v1", "ConfigMap", "configmaps", true));
             let q: Vec<(String, String)> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
-            ListOptions::parse(&q, &spec).unwrap()
+            ListOptions::parse(&q, &spec, false).unwrap()
         };
         let ok = o(&[("sendInitialEvents", "true"), ("resourceVersionMatch", "NotOlderThan")]);
         assert!(validate(&ok, true).is_ok());

@@ -286,11 +286,17 @@ fn settings_over_http() {
     let settings = admin(&server, "settings");
     assert_eq!(
         get(&settings),
-        (200, json!({"bookmarkInterval": "60s", "watchList": true}))
+        (
+            200,
+            json!({"bookmarkInterval": "60s", "watchList": true, "shardedListAndWatch": false})
+        )
     );
     assert_eq!(
         put(&settings, &json!({"bookmarkInterval": "250ms", "watchList": false})),
-        (200, json!({"bookmarkInterval": "250ms", "watchList": false}))
+        (
+            200,
+            json!({"bookmarkInterval": "250ms", "watchList": false, "shardedListAndWatch": false})
+        )
     );
     let streaming = format!(
         "{}/api/v1/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",

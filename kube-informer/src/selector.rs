@@ -1,4 +1,4 @@
-//! Label and field selectors: parse, print and match as Kubernetes defines them.
+//! Label, field and shard selectors: parse, print and match as Kubernetes defines them.
 //!
 //! Label selectors follow apimachinery's `labels.Parse`: requirements separated by commas, each one of
 //! `key`, `!key`, `key=value`, `key==value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key>N`, `key<N`.
@@ -28,6 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::object::StrMap;
+
+mod shard;
+pub use shard::{HASH_SPACE_END, ShardField, ShardRange, ShardSelector};
 
 /// A parsed label selector: a conjunction of [`Requirement`]s, sorted by key. The empty selector matches everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

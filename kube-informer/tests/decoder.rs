@@ -502,6 +502,7 @@ fn expected_meta() -> ListMeta {
         resource_version: Some("99".into()),
         continue_token: Some("next".into()),
         remaining_item_count: Some(5),
+        shard_info: None,
     }
 }
 

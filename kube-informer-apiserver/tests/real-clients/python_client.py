@@ -671,6 +671,73 @@ def every_kind(ns):
             check(e.status == 404, f"{d['kind']} read after delete: {e.status}")
 
 
+def fnv1a64(s):
+    """64-bit FNV-1a of a string's UTF-8 bytes: the hash kube-apiserver shards by (written here from the spec)."""
+    h = 0xCBF29CE484222325
+    for b in s.encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+HALVES = [
+    ("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')", 0, 1 << 63),
+    ("shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')", 1 << 63, 1 << 64),
+]
+
+
+def shard_selector(ns):
+    """The generated API's shard_selector on list and watch, and V1ListMeta.shard_info (client 37: Kubernetes 1.37)."""
+    v1 = client.CoreV1Api()
+    uids = {}
+    for i in range(24):
+        made = v1.create_namespaced_config_map(ns, cm(f"s{i:02}"))
+        uids[made.metadata.name] = made.metadata.uid
+    seen = set()
+    for selector, lo, hi in HALVES:
+        half = v1.list_namespaced_config_map(ns, shard_selector=selector)
+        check(half.metadata.shard_info is not None, "the list answers shardInfo")
+        check(half.metadata.shard_info.selector == selector, f"shardInfo.selector {half.metadata.shard_info.selector}")
+        names = {o.metadata.name for o in half.items}
+        for o in half.items:
+            check(lo <= fnv1a64(o.metadata.uid) < hi, f"{o.metadata.name} hashes outside {selector}")
+        check(not (names & seen), f"objects in both halves: {names & seen}")
+        seen |= names
+    check(seen == set(uids), f"the halves cover {len(seen)} of {len(uids)} objects")
+    whole = v1.list_namespaced_config_map(ns)
+    check(whole.metadata.shard_info is None, "no shardInfo without a shardSelector")
+    # A watch of the first half sees the first half's new objects only.
+    selector, lo, hi = HALVES[0]
+    rv = whole.metadata.resource_version
+    made, inside = [], []
+    while len(inside) < 3:
+        o = v1.create_namespaced_config_map(ns, cm(f"w{len(made)}"))
+        made.append(o.metadata.name)
+        if lo <= fnv1a64(o.metadata.uid) < hi:
+            inside.append(o.metadata.name)
+    w = watch.Watch()
+    out = []
+    reader = threading.Thread(
+        target=collect,
+        args=(
+            lambda: w.stream(
+                v1.list_namespaced_config_map, ns, resource_version=rv, shard_selector=selector, timeout_seconds=WAIT
+            ),
+            3,
+            out,
+        ),
+    )
+    reader.start()
+    reader.join(WAIT)
+    w.stop()
+    check(not reader.is_alive(), f"the watch delivered {out} only")
+    check(events_of(out) == [("ADDED", n) for n in inside], f"events {events_of(out)}, want the ADDED of {inside}")
+    try:
+        v1.list_namespaced_config_map(ns, shard_selector="shardRange(object.metadata.uid, '0x0', '0x8000000000000000')")
+        raise Failed("a short bound was accepted")
+    except ApiException as e:
+        check(e.status == 400 and "16-digit hex value" in json.loads(e.body)["message"], f"the 400: {e.status} {e.body}")
+
+
 SCENARIOS = {
     "version": version,
     "crud": crud,
@@ -686,6 +753,7 @@ SCENARIOS = {
     "vap-deny-warn": vap_deny_warn,
     "rbac-self-subject-access-review": rbac_self_subject_access_review,
     "every-kind": every_kind,
+    "shard-selector": shard_selector,
 }
 
 

@@ -63,8 +63,9 @@ pub type EventStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>
 /// ```
 pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// Lists one page. Each object is handed to `on_item` as soon as it is decoded, so a huge page never sits in
-    /// memory whole. The reflector sets `resource_version`, `resource_version_match`, `limit` and
-    /// `continue_token`; the implementation adds its own selectors.
+    /// memory whole. The reflector sets `resource_version`, `resource_version_match`, `limit`, `continue_token`
+    /// and, for a sharded informer, `shard_selector` (an implementation passes it on; the reflector drops other
+    /// shards' objects whatever the server did); the implementation adds its own label and field selectors.
     fn list_page(&self, params: &ListParams, on_item: &mut dyn FnMut(K)) -> Result<ListMeta>;
 
     /// Like [`list_page`](ListerWatcher::list_page), also telling `on_item` whether the next item is already
@@ -75,8 +76,9 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
         self.list_page(params, &mut |item| on_item(item, false))
     }
 
-    /// Opens a watch. The reflector sets `resource_version`, `allow_bookmarks`, `timeout_seconds` and, for a
-    /// streaming list, `send_initial_events` and `resource_version_match`.
+    /// Opens a watch. The reflector sets `resource_version`, `allow_bookmarks`, `timeout_seconds`, for a
+    /// streaming list `send_initial_events` and `resource_version_match`, and for a sharded informer
+    /// `shard_selector`.
     fn watch(&self, params: &WatchParams) -> Result<EventStream<K>>;
 
     // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public

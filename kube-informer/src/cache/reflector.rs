@@ -37,7 +37,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -54,6 +54,7 @@ use crate::error::{Error, Result, TransportError, TransportErrorKind};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::health::{HealthCell, Stamp};
 use crate::object::{MetaAccessor, Object};
+use crate::selector::ShardSelector;
 use crate::stop::StopSignal;
 use crate::watch::WatchEvent;
 
@@ -109,6 +110,12 @@ pub(crate) struct ReflectorStats {
     watch_events: AtomicU64,
     streaming_list_refused: AtomicBool,
     streaming_list_fallbacks: AtomicU64,
+    /// Objects of other shards the reflector dropped itself (the server did not filter).
+    shard_dropped: AtomicU64,
+    /// 0: not known yet (or no shard); 1: the last list came filtered by the server; 2: it did not.
+    shard_server_side: AtomicU8,
+    /// The client-side filtering was logged (once per reflector).
+    shard_fallback_logged: AtomicBool,
     /// The list/watch loop's health: `Degraded` through a streak of failures (see [`Reflector::round_failed`]),
     /// `Healthy` again when it ends ([`Reflector::healthy`]); the informer halts it.
     pub(crate) health: HealthCell,
@@ -146,6 +153,13 @@ pub struct ReflectorMetrics {
     pub streaming_list_fallbacks: u64,
     /// How long the current watch has been open (`None`: no watch open now).
     pub watch_age: Option<Duration>,
+    /// Objects outside the informer's shard that the server sent anyway and the reflector dropped before the cache
+    /// (a server without the `ShardedListAndWatch` gate ignores `shardSelector`).
+    pub shard_filtered_client_side: u64,
+    /// For a sharded informer: whether the server filtered its last list (`Some(true)`: the list answered
+    /// `metadata.shardInfo`; `Some(false)`: it did not, and the reflector filters). `None`: no shard, or not known
+    /// yet (a streaming list does not say).
+    pub shard_server_side: Option<bool>,
 }
 
 impl ReflectorStats {
@@ -163,6 +177,12 @@ impl ReflectorStats {
             streaming_list_refused: self.streaming_list_refused.load(Ordering::Relaxed),
             streaming_list_fallbacks: n(&self.streaming_list_fallbacks),
             watch_age: self.watch_opened.age(Instant::now()),
+            shard_filtered_client_side: n(&self.shard_dropped),
+            shard_server_side: match self.shard_server_side.load(Ordering::Relaxed) {
+                1 => Some(true),
+                2 => Some(false),
+                _ => None,
+            },
         }
     }
 
@@ -340,6 +360,9 @@ pub(crate) struct Reflector<K> {
     /// The resourceVersion of the last of those events, set just before they are queued. Invariant: empty between
     /// steps.
     batch_rv: String,
+    /// The informer's shard: asked of the server as `shardSelector` and enforced here, before the queue, whatever
+    /// the server did with it (one without the `ShardedListAndWatch` gate ignores it).
+    shard: Option<ShardSelector>,
 }
 
 impl<K: Object> Reflector<K> {
@@ -369,6 +392,37 @@ impl<K: Object> Reflector<K> {
             recycler: Arc::new(Recycler::new()),
             batch: Vec::new(),
             batch_rv: String::new(),
+            shard: None,
+        }
+    }
+
+    /// Holds only the objects of `shard` (see the field).
+    pub(crate) fn with_shard(mut self, shard: Option<ShardSelector>) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// True when `obj` belongs in this reflector's cache; counts and (once) logs what a server sent of other shards.
+    fn in_shard(&self, obj: &K) -> bool {
+        let Some(shard) = &self.shard else {
+            return true;
+        };
+        if shard.matches(obj.meta()) {
+            return true;
+        }
+        self.stats.shard_dropped.fetch_add(1, Ordering::Relaxed);
+        self.note_client_side_filtering();
+        false
+    }
+
+    /// Says once, at info, that this reflector filters its shard itself.
+    fn note_client_side_filtering(&self) {
+        if !self.stats.shard_fallback_logged.swap(true, Ordering::Relaxed) {
+            log::info!(
+                "{}: the API server does not filter by shardSelector (no ShardedListAndWatch); filtering the shard \
+                 client-side, every object still crosses the network",
+                self.name
+            );
         }
     }
 
@@ -647,6 +701,7 @@ impl<K: Object> Reflector<K> {
         let first_params = ListParams {
             resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
             limit: paged.then_some(self.config.page_size),
+            shard_selector: self.shard.clone(),
             ..Default::default()
         };
         let mut params = first_params.clone();
@@ -659,9 +714,12 @@ impl<K: Object> Reflector<K> {
                 let this = &*self;
                 let session: &mut ReplaceSession<'_, K> = &mut session;
                 // Items already decoded behind this one: wake the processing thread after the last of them.
-                let mut add = |obj, more: bool| {
+                let mut add = |obj: K, more: bool| {
                     let wake = if more { Wake::Later } else { Wake::Now };
-                    session.add_waking(this.prepare(obj), wake);
+                    // One of another shard is dropped; the page's end wakes for those queued before it.
+                    if this.in_shard(&obj) {
+                        session.add_waking(this.prepare(obj), wake);
+                    }
                 };
                 let page = self.lw.list_page_hinted(&params, &mut add);
                 // Whatever a lister hinted, nothing stays unwoken past a page.
@@ -670,6 +728,15 @@ impl<K: Object> Reflector<K> {
             };
             match page {
                 Ok(meta) => {
+                    if self.shard.is_some() {
+                        let filtered = meta.shard_info.is_some();
+                        self.stats
+                            .shard_server_side
+                            .store(if filtered { 1 } else { 2 }, Ordering::Relaxed);
+                        if !filtered {
+                            self.note_client_side_filtering();
+                        }
+                    }
                     if first_page && meta.continue_token.as_deref().is_some_and(|c| !c.is_empty()) {
                         self.paginated_result = true;
                     }
@@ -729,6 +796,7 @@ impl<K: Object> Reflector<K> {
             allow_bookmarks: true,
             send_initial_events: true,
             timeout_seconds: Some(self.watch_timeout_seconds()),
+            shard_selector: self.shard.clone(),
             ..Default::default()
         };
         let mut stream = match self.lw.watch(&params) {
@@ -763,7 +831,11 @@ impl<K: Object> Reflector<K> {
             };
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    session.add_waking(self.prepare(obj), wake);
+                    if self.in_shard(&obj) {
+                        session.add_waking(self.prepare(obj), wake);
+                    } else if matches!(wake, Wake::Now) {
+                        fifo.wake();
+                    }
                 }
                 WatchEvent::Deleted(_) => {
                     return Err(StreamingListError::Failed(Error::InvalidInput(
@@ -808,6 +880,7 @@ impl<K: Object> Reflector<K> {
             resource_version: Some(self.stats.last_sync_resource_version()).filter(|rv| !rv.is_empty()),
             allow_bookmarks: true,
             timeout_seconds: Some(self.watch_timeout_seconds()),
+            shard_selector: self.shard.clone(),
             ..Default::default()
         };
         // The stream decodes events into what the cache let go of.
@@ -891,6 +964,16 @@ impl<K: Object> Reflector<K> {
             None => return Some(WatchEnd::Closed),
         };
         self.stats.watch_events.fetch_add(1, Ordering::Relaxed);
+        // An event of another shard: its version is reached all the same (a re-watch need not see it again).
+        if let WatchEvent::Added(obj) | WatchEvent::Modified(obj) | WatchEvent::Deleted(obj) = &event
+            && !self.in_shard(obj)
+        {
+            if let Some(rv) = obj.meta().resource_version().filter(|rv| !rv.is_empty()) {
+                self.batch_rv.clear();
+                self.batch_rv.push_str(rv);
+            }
+            return None;
+        }
         let delta = match event {
             WatchEvent::Added(obj) => Delta::Added(self.seen(obj)),
             WatchEvent::Modified(obj) => Delta::Updated(self.seen(obj)),

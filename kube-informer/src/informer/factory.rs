@@ -19,6 +19,7 @@ use crate::clock::deadline::deadline_after;
 use crate::error::Result;
 use crate::health::{FactoryHealth, Health, InformerHealth};
 use crate::object::{ApiResource, MetaAccessor, Object, Representation, Resource};
+use crate::selector::ShardSelector;
 
 /// Lists a factory runs at once by default (herd control; client-go has no such limit).
 pub const DEFAULT_CONCURRENT_LISTS: usize = 4;
@@ -63,8 +64,9 @@ pub struct FactoryOptions {
     /// Default handler resync period.
     pub resync: Option<Duration>,
     /// Adjust each informer's list/watch parameters (client-go's `TweakListOptionsFunc`), in order, each seeing the
-    /// parameters the ones before it left: the label and field selectors are used (the reflector sets the rest
-    /// itself — page size, resource versions, timeouts —, and a tweak that sets them gets a `warn!` saying so).
+    /// parameters the ones before it left: the label, field and shard selectors are used (the reflector sets the rest
+    /// itself — page size, resource versions, timeouts —, and a tweak that sets them gets a `warn!` saying so). A
+    /// shard selector set here is every informer's [`InformerOptions::shard`] unless it brings its own.
     pub tweaks: Vec<ListTweak>,
     /// Applied to every object's metadata before caching, in order, after an informer's own transform.
     pub transforms: Vec<MetaTransform>,
@@ -128,6 +130,13 @@ impl FactoryOptions {
         self.tweak_list_params(move |_, lp| and_selector(&mut lp.field_selector, &selector))
     }
 
+    /// Only the objects of this shard (KEP-5866), for every informer that brings no shard of its own
+    /// ([`InformerOptions::shard`]: asked of the server, enforced before the cache). A later call replaces it.
+    #[must_use]
+    pub fn shard(self, shard: ShardSelector) -> Self {
+        self.tweak_list_params(move |_, lp| lp.shard_selector = Some(shard.clone()))
+    }
+
     /// Adds a tweak of each informer's list parameters, run after the tweaks added before it (which `labels` and
     /// `fields` are too): add to a selector you find set (`ListParams::labels` does) rather than replace it.
     #[must_use]
@@ -166,9 +175,9 @@ impl FactoryOptions {
         self
     }
 
-    /// The selectors of `resource`'s informers: the tweaks' label and field selectors, with a `warn!` for any
-    /// other parameter a tweak set (the reflector's own).
-    fn selectors(&self, resource: &ApiResource) -> (Option<String>, Option<String>) {
+    /// The selectors of `resource`'s informers: the tweaks' label, field and shard selectors, with a `warn!` for
+    /// any other parameter a tweak set (the reflector's own).
+    fn selectors(&self, resource: &ApiResource) -> (Option<String>, Option<String>, Option<ShardSelector>) {
         let mut lp = ListParams::default();
         for tweak in &self.tweaks {
             tweak(resource, &mut lp);
@@ -191,7 +200,7 @@ impl FactoryOptions {
                 ignored.join(", ")
             );
         }
-        (lp.label_selector, lp.field_selector)
+        (lp.label_selector, lp.field_selector, lp.shard_selector)
     }
 }
 
@@ -370,7 +379,10 @@ impl SharedInformerFactory {
     }
 
     fn build<K: Object>(&self, resource: &ApiResource, mut options: InformerOptions<K>) -> SharedIndexInformer<K> {
-        let (labels, fields) = self.options.selectors(resource);
+        let (labels, fields, shard) = self.options.selectors(resource);
+        if options.shard.is_none() {
+            options.shard = shard;
+        }
         let list_watch = |api: Api<K>| {
             let mut lw = ListWatch::new(&api);
             if let Some(l) = &labels {
@@ -564,7 +576,7 @@ mod tests {
             .tweak_list_params(|_, lp| lp.limit = Some(10))
             .labels("tier=front")
             .fields("metadata.name!=x");
-        let (labels, fields) = options.selectors(&ConfigMap::api_resource());
+        let (labels, fields, _) = options.selectors(&ConfigMap::api_resource());
         assert_eq!(labels.as_deref(), Some("app=web,tier=front"));
         assert_eq!(fields.as_deref(), Some("metadata.name!=x"));
         let warned = log.take_at(log::Level::Warn);

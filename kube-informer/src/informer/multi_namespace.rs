@@ -122,6 +122,12 @@ fn sum_reflector(mut acc: ReflectorMetrics, m: &ReflectorMetrics) -> ReflectorMe
     acc.watch_events += m.watch_events;
     acc.streaming_list_refused |= m.streaming_list_refused;
     acc.streaming_list_fallbacks += m.streaming_list_fallbacks;
+    acc.shard_filtered_client_side += m.shard_filtered_client_side;
+    // Filtered by the server only when every namespace's list was.
+    acc.shard_server_side = match (acc.shard_server_side, m.shard_server_side) {
+        (Some(a), Some(b)) => Some(a && b),
+        (a, b) => a.or(b),
+    };
     // The youngest watch: a namespace without one (`None`) leaves the others'.
     acc.watch_age = match (acc.watch_age, m.watch_age) {
         (Some(a), Some(b)) => Some(a.min(b)),

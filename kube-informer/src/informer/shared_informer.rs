@@ -22,6 +22,7 @@ use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::health::{InformerHealth, LastError};
 use crate::object::{MetaAccessor, Object};
+use crate::selector::ShardSelector;
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::Worker;
@@ -71,6 +72,11 @@ pub struct InformerOptions<K> {
     /// Called with each list/watch error: the handlers given to
     /// [`watch_error_handler`](InformerOptions::watch_error_handler), in call order.
     pub watch_error_handler: Option<WatchErrorHandler>,
+    /// Only the objects of this shard (KEP-5866): asked of the server as `shardSelector` and enforced by the
+    /// reflector before the cache, so the cache holds the shard alone on any server — one without the
+    /// `ShardedListAndWatch` gate still sends everything (see [`ReflectorMetrics::shard_server_side`]). `None`:
+    /// every object, or for an informer of a [factory](super::SharedInformerFactory) the factory's shard.
+    pub shard: Option<ShardSelector>,
 }
 
 impl<K> Default for InformerOptions<K> {
@@ -82,6 +88,7 @@ impl<K> Default for InformerOptions<K> {
             indexers: Indexers::new(),
             reflector: None,
             watch_error_handler: None,
+            shard: None,
         }
     }
 }
@@ -135,6 +142,13 @@ impl<K> InformerOptions<K> {
         self
     }
 
+    /// Holds only the objects of `shard` (see [`shard`](InformerOptions::shard)).
+    #[must_use]
+    pub fn shard(mut self, shard: ShardSelector) -> Self {
+        self.shard = Some(shard);
+        self
+    }
+
     /// Adds a handler called with each list/watch error, after the handlers added before it.
     #[must_use]
     pub fn watch_error_handler(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
@@ -158,6 +172,7 @@ impl<K> Clone for InformerOptions<K> {
             indexers: self.indexers.clone(),
             reflector: self.reflector.clone(),
             watch_error_handler: self.watch_error_handler.clone(),
+            shard: self.shard.clone(),
         }
     }
 }
@@ -171,6 +186,7 @@ impl<K> std::fmt::Debug for InformerOptions<K> {
             .field("indexers", &self.indexers)
             .field("reflector", &self.reflector)
             .field("watch_error_handler", &self.watch_error_handler.is_some())
+            .field("shard", &self.shard)
             .finish()
     }
 }
@@ -231,6 +247,7 @@ pub(crate) struct Shared<K: Object> {
     reflector_config: ReflectorConfig,
     transform: Option<Transform<K>>,
     watch_error_handler: Option<WatchErrorHandler>,
+    shard: Option<ShardSelector>,
     reflector_stats: Arc<ReflectorStats>,
     /// Old versions and deleted objects that handlers let go of, freed on the reflector thread.
     recycler: Arc<Recycler<K>>,
@@ -618,6 +635,7 @@ impl<K: Object> Shared<K> {
             reflector_config: options.reflector.unwrap_or_default(),
             transform: options.transform,
             watch_error_handler: options.watch_error_handler,
+            shard: options.shard,
             reflector_stats: Arc::new(ReflectorStats::default()),
             recycler: Arc::new(Recycler::new()),
             live_threads: Arc::new(AtomicUsize::new(0)),
@@ -643,6 +661,7 @@ impl<K: Object> Shared<K> {
         )
         .with_stats(s.reflector_stats.clone())
         .with_transform(s.transform.clone())
+        .with_shard(s.shard.clone())
         .with_error_handler(s.watch_error_handler.clone())
         .with_recycler(s.recycler.clone());
         let spawned = (|| -> Result<()> {

@@ -175,6 +175,22 @@ impl Families {
             name(),
             r.streaming_list_fallbacks,
         );
+        if let Some(server_side) = r.shard_server_side {
+            self.gauge(
+                "kube_informer_reflector_shard_server_filtered",
+                "For a sharded informer: 1 when the API server filtered its last list by shardSelector, 0 when the \
+                 informer filters its shard itself.",
+                None,
+                name(),
+                if server_side { 1.0 } else { 0.0 },
+            );
+        }
+        self.counter(
+            "kube_informer_reflector_shard_client_filtered",
+            "Objects of other shards the API server sent and the informer dropped before its cache.",
+            name(),
+            r.shard_filtered_client_side,
+        );
         if let Some(age) = r.watch_age {
             self.gauge(
                 "kube_informer_reflector_watch_age",

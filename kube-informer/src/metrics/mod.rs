@@ -30,6 +30,8 @@
 //! | `kube_informer_reflector_watch_restarts_total` | counter | `name` | watches re-opened without a relist |
 //! | `kube_informer_reflector_watch_events_total` | counter | `name` | watch events received, bookmarks included |
 //! | `kube_informer_reflector_streaming_list_fallbacks_total` | counter | `name` | streaming lists replaced by list + watch |
+//! | `kube_informer_reflector_shard_server_filtered` | gauge | `name` | sharded informers: 1 when the server filtered the last list by `shardSelector`, 0 when the informer filters itself |
+//! | `kube_informer_reflector_shard_client_filtered_total` | counter | `name` | objects of other shards dropped before the cache |
 //! | `kube_informer_reflector_watch_age_seconds` | gauge | `name` | how long the current watch has been open |
 //! | `kube_informer_informer_last_event_age_seconds` | gauge | `name` | time since the last watch event or bookmark |
 //! | `kube_informer_informer_last_list_age_seconds` | gauge | `name` | time since the last successful list |

@@ -97,6 +97,18 @@ pub struct ListMeta {
     /// Number of items after this page, when the server knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_item_count: Option<i64>,
+    /// The shard selector the server applied (KEP-5866): present only when it filtered by the request's
+    /// `shardSelector`. A list asked for a shard and answered without it holds every object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_info: Option<ShardInfo>,
+}
+
+/// `metadata.shardInfo` of a list: the shard selector the server applied, echoed in its canonical form.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// The selector, as the server prints it.
+    #[serde(default)]
+    pub selector: String,
 }
 
 /// `apiVersion` and `kind` of an object.

@@ -61,7 +61,7 @@ pub use custom_resource::{
 pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
-pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use meta::{ListMeta, ObjectMeta, OwnerReference, ShardInfo, TypeMeta};
 pub use object_ref::ObjectRef;
 pub use owner::{
     OwnerReferenceError, OwnerRefs, adopt, adopt_with, controller_of, is_controlled_by, remove_owner_reference,
