@@ -92,6 +92,20 @@ fn selectable_fields(id: &str) -> &'static [&'static str] {
     }
 }
 
+/// The field labels whose value `GetAttrs` computes: (label, the JSON path read, the value when it is absent). A
+/// Node's `spec.unschedulable` is `fmt.Sprint` of a bool (`false` when unset), a Job's `status.successful` counts
+/// `status.succeeded`, a core Event's `source` is its source's component.
+fn field_label_sources(id: &str) -> &'static [(&'static str, &'static str, &'static str)] {
+    match id {
+        "nodes" => &[("spec.unschedulable", "spec.unschedulable", "false")],
+        "pods" => &[("spec.hostNetwork", "spec.hostNetwork", "false")],
+        "replicationcontrollers" | "replicasets.apps" => &[("status.replicas", "status.replicas", "0")],
+        "jobs.batch" => &[("status.successful", "status.succeeded", "0")],
+        "events" => &[("source", "source.component", "")],
+        _ => &[],
+    }
+}
+
 /// The spec of a catalog resource, with its registry's rules.
 pub(crate) fn spec(entry: &'static Entry) -> ResourceSpec {
     let api = ApiResource::new(
@@ -121,6 +135,7 @@ pub(crate) fn spec(entry: &'static Entry) -> ResourceSpec {
     for field in selectable_fields(&id) {
         spec = spec.selectable_field(field);
     }
+    spec.field_label_sources = field_label_sources(&id).to_vec();
     if RETURN_DELETED_OBJECT.contains(&id.as_str()) {
         spec = spec.delete_returns_object();
     }
@@ -136,6 +151,7 @@ pub(crate) fn spec(entry: &'static Entry) -> ResourceSpec {
         "nodes" => spec.printer_columns(printers::nodes()),
         "services" => spec.names(NameRule::Label).printer_columns(printers::services()),
         "leases.coordination.k8s.io" => spec.printer_columns(printers::leases()),
+        "componentstatuses" => spec.printer_columns(printers::component_statuses()),
         // RBAC's `ValidateRBACName`: any name that is a valid path segment.
         "roles.rbac.authorization.k8s.io"
         | "clusterroles.rbac.authorization.k8s.io"

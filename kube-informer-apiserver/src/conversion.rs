@@ -1,7 +1,7 @@
 //! How a custom resource's objects are read and written when they may not be in the shape of the version asked for:
 //! a CRD served in several versions, or whose schema changed since objects were written. As apiextensions-apiserver's
-//! storage codec does it: an object is stored in the storage version of its write; read back, it is defaulted by the
-//! schema of the version it is stored in (defaults on read), converted to the version asked for — with
+//! storage codec does it: an object is stored in the storage version of its write; read back, it is pruned and
+//! defaulted by the schema of the version it is stored in (defaults on read), converted to the version asked for — with
 //! `conversion: {strategy: None}` only `apiVersion` changes — and pruned by that version's schema (a field the
 //! version does not know is not served in it, and a write through that version drops it, as on a cluster). A CRD
 //! whose strategy is `Webhook` is served in its storage version only: the server calls no webhook, and answers a
@@ -75,14 +75,17 @@ pub(crate) fn to_served(spec: &ResourceSpec, value: &mut Value) {
     }
 }
 
-/// A stored object made what a read through `spec`'s version gives: defaulted by the schema of the version it is
-/// stored in, then in `spec`'s version, pruned by its schema. Nothing changes without a [`Conversion`].
+/// A stored object made what a read through `spec`'s version gives: pruned and defaulted by the schema of the
+/// version it is stored in, then in `spec`'s version, pruned by its schema. Nothing changes without a [`Conversion`].
 pub(crate) fn read(spec: &ResourceSpec, value: &mut Value) {
     let Some(c) = &spec.conversion else {
         return;
     };
     let stored = value.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_owned();
     if let Some((_, schema)) = c.schemas.iter().find(|(v, _)| *v == stored) {
+        // The storage codec prunes by the schema of the version the object is stored in (a field written through
+        // a version that knows it, into a storage version that does not, is gone), then defaults by it.
+        schema::prune(value, Some(schema), true);
         schema::default(value, Some(schema));
     }
     to_served(spec, value);

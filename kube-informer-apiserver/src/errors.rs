@@ -292,6 +292,21 @@ pub(crate) fn too_large_resource_version(requested: u64, current: u64) -> Failur
     )
 }
 
+/// 403 Forbidden: `<resource> "<name>" is forbidden: <why>` (`NewForbidden`); `resource` as `plural.group`.
+pub(crate) fn forbidden_named(resource: &str, name: &str, why: &str) -> Failure {
+    let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
+    Box::new(
+        Status::failure(403, "Forbidden", format!("{resource} {name:?} is forbidden: {why}")).with_details(
+            StatusDetails {
+                name: name.to_owned(),
+                group: group.to_owned(),
+                kind: plural.to_owned(),
+                ..Default::default()
+            },
+        ),
+    )
+}
+
 /// A 500 as apiserver answers an error that is not an API status (empty reason).
 pub(crate) fn internal(message: impl Into<String>) -> Failure {
     Box::new(Status::failure(500, "", message))

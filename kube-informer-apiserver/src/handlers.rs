@@ -4,15 +4,19 @@
 use serde_json::{Value, json};
 
 use super::admission::Admission;
+use super::certificate_approval;
+use super::component_status;
 use super::conversion;
 use super::crd;
 use super::errors::{self, Failure, FieldError};
+use super::eviction;
 use super::field_validation::{self, Directive, Stage};
 use super::http::RequestHead;
 use super::list::{self, ListOptions};
 use super::log::Verb;
 use super::managed_fields;
 use super::namespace_lifecycle;
+use super::pod_subresources;
 use super::protobuf;
 use super::rbac::{self, Policy, escalation_check::Guard};
 use super::reply::Reply;
@@ -175,8 +179,48 @@ fn run(
     let spec = &*r.spec;
     let ns = r.namespace.as_deref();
     let name = r.name.as_deref().unwrap_or("");
+    if spec.id() == "componentstatuses" && spec.catalog.is_some() {
+        return match verb {
+            Verb::List => Ok(component_status::list(spec)),
+            Verb::Get => component_status::get(spec, name),
+            _ => Err(errors::method_not_allowed()),
+        };
+    }
+    let pods = spec.id() == "pods" && spec.catalog.is_some();
     let status_only = match r.subresource.as_deref() {
         None => false,
+        Some("log") if pods => return pod_subresources::log(&shared.store, ns.unwrap_or(""), name, query),
+        Some(sub @ ("exec" | "attach" | "portforward")) if pods => {
+            return pod_subresources::stream(&shared.store, ns.unwrap_or(""), name, sub, query);
+        }
+        Some("eviction") if pods && verb == Verb::Create => {
+            let (eviction, _) = decode_body_as("policy/v1", "Eviction", head, body, Directive::Ignore)?;
+            return eviction::create(
+                &shared.store,
+                ns.unwrap_or(""),
+                name,
+                &eviction,
+                dry_run(query)?,
+                on_commit,
+            );
+        }
+        Some("ephemeralcontainers") if pods => {
+            let merge = pod_subresources::ephemeral_containers_update;
+            return partial_write(shared, verb, r, head, query, body, false, &merge, on_commit);
+        }
+        Some("approval") if spec.id() == "certificatesigningrequests.certificates.k8s.io" => {
+            return partial_write(
+                shared,
+                verb,
+                r,
+                head,
+                query,
+                body,
+                true,
+                &certificate_approval::update,
+                on_commit,
+            );
+        }
         Some("finalize") if verb == Verb::Update => {
             let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
             return namespace_lifecycle::finalize(&shared.store, spec, name, &v).map(|o| Reply::Object(200, o));
@@ -307,6 +351,79 @@ fn run(
     }
 }
 
+/// A subresource that writes part of its object (`pods/ephemeralcontainers`, a CSR's `approval`): GET answers the
+/// object; PUT and PATCH give the whole object, which `merge(stored, written)` turns into what is stored (the rest
+/// kept as stored); `status_only` when that part is in the status.
+#[allow(clippy::too_many_arguments)]
+fn partial_write(
+    shared: &Shared,
+    verb: Verb,
+    r: &ResourcePath,
+    head: &RequestHead,
+    query: &[(String, String)],
+    body: &[u8],
+    status_only: bool,
+    merge: &dyn Fn(&Value, &mut Value) -> Result<(), Failure>,
+    on_commit: OnCommit<'_>,
+) -> Result<Reply, Failure> {
+    let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
+    let name = r.name.as_deref().unwrap_or("");
+    if verb == Verb::Get {
+        return get(shared, spec, ns, name, query);
+    }
+    let key = object_key(if spec.api.namespaced { ns.unwrap_or("") } else { "" }, name);
+    let old = store
+        .lock()
+        .get(&spec.id(), &key)
+        .map(|o| o.to_value())
+        .ok_or_else(|| errors::not_found(&spec.api, name))?;
+    let user_agent = head.header("user-agent").unwrap_or("");
+    match verb {
+        Verb::Update => {
+            let writer = managed_fields::writer(query, user_agent, "UpdateOptions", None)?;
+            let (mut v, _) = decode_body(spec, head, body, Directive::Ignore)?;
+            merge(&old, &mut v)?;
+            Admission::quiet(spec).admit(&mut v)?;
+            let w = strategy::update(
+                store,
+                spec,
+                ns,
+                name,
+                v,
+                status_only,
+                dry_run(query)?,
+                &writer.manager,
+                on_commit,
+            )?;
+            Ok(Reply::warned(Reply::Object(200, w.object), w.warnings))
+        }
+        Verb::Patch => {
+            let ct = head.header("content-type").unwrap_or("");
+            let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_patch_type(spec))?;
+            let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
+            let doc = strategy::parse_patch(kind, body)?;
+            let w = strategy::patch(
+                store,
+                spec,
+                ns,
+                name,
+                kind,
+                &doc,
+                status_only,
+                dry_run(query)?,
+                &writer,
+                &mut |obj| {
+                    merge(&old, obj)?;
+                    Admission::quiet(spec).admit(obj)
+                },
+                on_commit,
+            )?;
+            Ok(Reply::warned(Reply::Object(200, w.object), w.warnings))
+        }
+        _ => Err(errors::method_not_allowed()),
+    }
+}
+
 /// A request on `…/{name}/scale`.
 #[allow(clippy::too_many_arguments)]
 fn scale_request(
@@ -408,6 +525,12 @@ fn delete_options(head: &RequestHead, query: &[(String, String)], body: &[u8]) -
         ..Default::default()
     };
     let mut policy = param(query, "propagationPolicy").map(str::to_owned);
+    if let Some(g) = param(query, "gracePeriodSeconds") {
+        opts.grace_period = Some(
+            g.parse()
+                .map_err(|_| errors::bad_request(format!("invalid gracePeriodSeconds {g:?}")))?,
+        );
+    }
     if !body.iter().all(u8::is_ascii_whitespace) {
         let ct = head.header("content-type").unwrap_or("");
         let v: Value = if ct.split(';').next().unwrap_or("").trim() == protobuf::MEDIA_TYPE {
@@ -420,6 +543,9 @@ fn delete_options(head: &RequestHead, query: &[(String, String)], body: &[u8]) -
         let text = |v: &Value| v.as_str().map(str::to_owned);
         opts.uid = v.pointer("/preconditions/uid").and_then(text);
         opts.resource_version = v.pointer("/preconditions/resourceVersion").and_then(text);
+        if let Some(g) = v.get("gracePeriodSeconds").and_then(Value::as_i64) {
+            opts.grace_period = Some(g);
+        }
         if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
             policy = Some(p.to_owned());
         }

@@ -107,6 +107,26 @@ pub(crate) fn leases() -> Vec<PrinterColumn> {
     ]
 }
 
+/// `printComponentStatus`: the `Healthy` condition's status word, message and error.
+pub(crate) fn component_statuses() -> Vec<PrinterColumn> {
+    fn healthy(o: &Value) -> Option<&Value> {
+        o.pointer("/conditions")
+            .and_then(Value::as_array)
+            .and_then(|c| c.iter().find(|c| text(c, "/type") == "Healthy"))
+    }
+    vec![
+        PrinterColumn::name(),
+        string("Status", |o, _| {
+            json!(match healthy(o) {
+                Some(c) if text(c, "/status") == "True" => "Healthy",
+                _ => "Unhealthy",
+            })
+        }),
+        string("Message", |o, _| json!(healthy(o).map_or("", |c| text(c, "/message")))),
+        string("Error", |o, _| json!(healthy(o).map_or("", |c| text(c, "/error")))),
+    ]
+}
+
 // ----- pods -----
 
 /// What the pod printer works out from a pod's status: ready containers of all, the status word, restarts.

@@ -71,6 +71,9 @@ pub struct ResourceSpec {
     /// Field paths accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace` (a CRD's
     /// `selectableFields`, a pod's `spec.nodeName`).
     pub(crate) selectable_fields: Vec<String>,
+    /// Field labels a built-in kind's `GetAttrs` computes rather than reads as named: (label, JSON path it reads,
+    /// the value when the path is absent — Go's zero value printed, `false` or `0`).
+    pub(crate) field_label_sources: Vec<(&'static str, &'static str, &'static str)>,
     pub(crate) short_names: Vec<String>,
     /// Groupings this resource belongs to in discovery (`all`, which `kubectl get all` lists), as a CRD's
     /// `names.categories`.
@@ -122,6 +125,7 @@ impl ResourceSpec {
             status_subresource: false,
             scale: None,
             selectable_fields: Vec::new(),
+            field_label_sources: Vec::new(),
             short_names: Vec::new(),
             categories: Vec::new(),
             name_rule: NameRule::Subdomain,

@@ -18,6 +18,7 @@ use super::bootstrap;
 use super::conn;
 use super::crd;
 use super::faults::{Fault, Faults};
+use super::flowcontrol_bootstrap;
 use super::kubeconfig::{self, Credential, TempDir};
 use super::log::RequestLog;
 use super::openapi;
@@ -594,8 +595,13 @@ impl ApiServerBuilder {
         for name in &self.namespaces {
             bootstrap::namespace(&server.shared.store, name).map_err(Error::Api)?;
         }
-        if self.rbac {
+        // kube-apiserver's post-start hooks: the bootstrap RBAC policy (whether or not RBAC authorizes) and the
+        // priority-and-fairness configuration.
+        if self.default_resources || self.rbac {
             rbac::bootstrap_policy::create(&server.shared.store).map_err(Error::Api)?;
+        }
+        if self.default_resources {
+            flowcontrol_bootstrap::create(&server.shared.store).map_err(Error::Api)?;
         }
         for source in self.crds {
             let docs = match source {

@@ -62,7 +62,18 @@ impl StoredObject {
             uid: text("uid"),
             rev: text("resourceVersion").parse().unwrap_or(0),
             labels,
-            fields: spec.selectable_fields.iter().map(|p| field_value(value, p)).collect(),
+            fields: spec
+                .selectable_fields
+                .iter()
+                .map(
+                    |p| match spec.field_label_sources.iter().find(|(label, ..)| label == p) {
+                        Some((_, path, default)) => Some(field_value(value, path))
+                            .filter(|v| !v.is_empty())
+                            .unwrap_or_else(|| (*default).to_owned()),
+                        None => field_value(value, p),
+                    },
+                )
+                .collect(),
         }
     }
 

@@ -726,6 +726,22 @@ pub(crate) struct DeleteOptions {
     pub(crate) uid: Option<String>,
     pub(crate) resource_version: Option<String>,
     pub(crate) dry_run: bool,
+    /// `gracePeriodSeconds` (pods: their `terminationGracePeriodSeconds` when absent).
+    pub(crate) grace_period: Option<i64>,
+}
+
+/// A pod's grace period for this deletion (`podStrategy.CheckGracefulDelete`): 0 for a pod no node runs or that
+/// has finished, else the one asked, else the pod's `terminationGracePeriodSeconds` (30 by default).
+fn pod_grace_period(pod: &Value, opts: &DeleteOptions) -> i64 {
+    let unscheduled = pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty);
+    let finished = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+    if unscheduled || finished {
+        return 0;
+    }
+    opts.grace_period
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(30)
+        .max(0)
 }
 
 /// What a delete did.
@@ -770,6 +786,11 @@ pub(crate) fn delete(
         return Err(precondition("ResourceVersion", rv, &current.rev.to_string()));
     }
     let mut value = current.to_value();
+    let grace = if spec.id() == "pods" && spec.catalog.is_some() {
+        pod_grace_period(&value, opts)
+    } else {
+        0
+    };
     // Validating admission sees the deletion (warnings of a delete are not answered).
     let attributes = super::validating_admission_policy::Attributes {
         spec,
@@ -805,7 +826,7 @@ pub(crate) fn delete(
                     "deletionTimestamp".into(),
                     Value::String(format_rfc3339(SystemTime::now())),
                 );
-                meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                meta.insert("deletionGracePeriodSeconds".into(), Value::from(grace));
                 let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
                 if generation > 0 {
                     meta.insert("generation".into(), Value::from(generation + 1));
@@ -814,6 +835,28 @@ pub(crate) fn delete(
                 let stored = StoredObject::from_value(spec, &value);
                 Deleted::Finalizing(commit(&mut g, spec, Change::Put(stored), opts.dry_run))
             }
+        }
+        Some(meta) if grace > 0 && !meta.contains_key("deletionTimestamp") => {
+            // A running pod's graceful deletion: marked with its grace period (what the answer and watchers see),
+            // then deleted as its kubelet would once the containers stopped — at once, no kubelet running here.
+            let rev = if opts.dry_run { current.rev } else { g.rev() + 1 };
+            let at = SystemTime::now()
+                .checked_add(std::time::Duration::from_secs(grace.unsigned_abs()))
+                .unwrap_or_else(SystemTime::now);
+            meta.insert("deletionTimestamp".into(), Value::String(format_rfc3339(at)));
+            meta.insert("deletionGracePeriodSeconds".into(), Value::from(grace));
+            meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
+            let marked = commit(
+                &mut g,
+                spec,
+                Change::Put(StoredObject::from_value(spec, &value)),
+                opts.dry_run,
+            );
+            if !opts.dry_run {
+                let last = marked.at_revision(spec, g.rev() + 1);
+                commit(&mut g, spec, Change::Delete(last), false);
+            }
+            Deleted::Gone(marked)
         }
         _ => {
             let rev = if opts.dry_run { current.rev } else { g.rev() + 1 };

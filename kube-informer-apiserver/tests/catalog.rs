@@ -505,3 +505,126 @@ fn self_subject_and_subject_access_reviews_are_answered() {
     );
     assert_eq!((code, yes["status"]["allowed"].as_bool()), (201, Some(true)));
 }
+
+#[test]
+fn component_statuses_answer_healthy_with_kube_apiserver_s_deprecation_warning() {
+    let server = ApiServer::start().unwrap();
+    let r = agent()
+        .get(&format!("{}/api/v1/componentstatuses", server.url()))
+        .call()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(
+        r.headers()["warning"],
+        "299 - \"v1 ComponentStatus is deprecated in v1.19+\""
+    );
+    let list: Value = serde_json::from_str(&r.into_body().read_to_string().unwrap()).unwrap();
+    assert_eq!(list["kind"], "ComponentStatusList");
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["controller-manager", "etcd-0", "scheduler"]);
+    let (code, etcd) = get(&format!("{}/api/v1/componentstatuses/etcd-0", server.url()));
+    assert_eq!(code, 200);
+    assert_eq!(
+        etcd["conditions"],
+        json!([{"type": "Healthy", "status": "True", "message": "ok"}])
+    );
+    assert_eq!(get(&format!("{}/api/v1/componentstatuses/nope", server.url())).0, 404);
+    let (code, _) = post(
+        &format!("{}/api/v1/componentstatuses", server.url()),
+        &json!({"metadata": {"name": "x"}}),
+    );
+    assert_eq!(code, 405);
+}
+
+#[test]
+fn a_csr_is_approved_through_its_approval_subresource_which_writes_only_conditions() {
+    let server = ApiServer::start().unwrap();
+    let url = format!(
+        "{}/apis/certificates.k8s.io/v1/certificatesigningrequests",
+        server.url()
+    );
+    let (code, csr) = post(
+        &url,
+        &json!({"metadata": {"name": "c"}, "spec": {"request": "LS0tLS1CRUdJTg==", "signerName": "example.com/s",
+                                                      "usages": ["client auth"]}}),
+    );
+    assert_eq!(code, 201, "{csr}");
+    let mut approved = csr.clone();
+    approved["status"] = json!({"conditions": [{"type": "Approved", "status": "True", "reason": "KubectlApprove",
+                                                "message": "This CSR was approved by kubectl certificate approve."}]});
+    approved["spec"]["signerName"] = json!("changed.example.com/s");
+    let (code, after) = put(&format!("{url}/c/approval"), &approved);
+    assert_eq!(code, 200, "{after}");
+    let c = &after["status"]["conditions"][0];
+    assert_eq!(
+        (&c["type"], &c["reason"]),
+        (&json!("Approved"), &json!("KubectlApprove"))
+    );
+    assert!(c["lastUpdateTime"].is_string(), "{c}");
+    assert_eq!(
+        after["spec"]["signerName"], "example.com/s",
+        "only the conditions change"
+    );
+    let mut both = after.clone();
+    both["status"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "Denied", "status": "True"}));
+    let (code, st) = put(&format!("{url}/c/approval"), &both);
+    assert_eq!(code, 422, "{st}");
+    // The main resource does not write the status.
+    let (_, got) = get(&format!("{url}/c"));
+    assert_eq!(got["status"]["conditions"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn field_selectors_read_a_kind_s_field_labels_with_their_defaults() {
+    let server = ApiServer::builder().namespace("fs").start().unwrap();
+    let nodes = format!("{}/api/v1/nodes", server.url());
+    assert_eq!(post(&nodes, &json!({"metadata": {"name": "plain"}})).0, 201);
+    assert_eq!(
+        post(
+            &nodes,
+            &json!({"metadata": {"name": "cordoned"}, "spec": {"unschedulable": true}})
+        )
+        .0,
+        201
+    );
+    let names = |url: &str| -> Vec<String> {
+        let (code, list) = get(url);
+        assert_eq!(code, 200, "{url}: {list}");
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&format!("{nodes}?fieldSelector=spec.unschedulable%3Dfalse")),
+        ["plain"]
+    );
+    assert_eq!(
+        names(&format!("{nodes}?fieldSelector=spec.unschedulable%3Dtrue")),
+        ["cordoned"]
+    );
+    let jobs = format!("{}/apis/batch/v1/namespaces/fs/jobs", server.url());
+    let job = json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {"restartPolicy": "Never",
+                     "containers": [{"name": "a", "image": "x"}]}}}});
+    assert_eq!(post(&jobs, &job).0, 201);
+    assert_eq!(names(&format!("{jobs}?fieldSelector=status.successful%3D0")), ["j"]);
+    let pods = format!("{}/api/v1/namespaces/fs/pods", server.url());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x"}]}});
+    assert_eq!(post(&pods, &pod).0, 201);
+    assert_eq!(names(&format!("{pods}?fieldSelector=spec.hostNetwork%3Dfalse")), ["p"]);
+    let events = format!("{}/api/v1/namespaces/fs/events", server.url());
+    let event = json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "fs"},
+                       "source": {"component": "kubelet"}});
+    assert_eq!(post(&events, &event).0, 201);
+    assert_eq!(names(&format!("{events}?fieldSelector=source%3Dkubelet")), ["e"]);
+}

@@ -93,14 +93,16 @@ fn make(server: &ApiServer, version: &str, name: &str, color: &str) {
 #[test]
 fn every_version_reads_and_writes_the_same_objects() {
     let server = server();
-    // Written in v2: defaulted by v2's schema, answered in v2.
+    // Written in v2: defaulted by v2's schema (size 3), stored in v1, whose schema has no size: pruned on its way
+    // to storage as the CRD storage's codec prunes by the storage version's schema, so the answer (read back from
+    // storage, in v2) has none — kube-apiserver loses such a field just so with `conversion: {strategy: None}`.
     let (code, w) = post(
         &url(&server, "v2", ""),
         &json!({"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"color": "red"}}),
     );
     assert_eq!(code, 201, "{w}");
     assert_eq!(w["apiVersion"], "example.com/v2");
-    assert_eq!(w["spec"], json!({"color": "red", "size": 3}));
+    assert_eq!(w["spec"], json!({"color": "red"}));
     // Read in v1: the same object in v1, pruned by v1's schema, which has no size (as the CRD storage's codec
     // prunes an object converted to the version asked for).
     let (_, v1) = get(&url(&server, "v1", "/a"));
@@ -138,9 +140,10 @@ fn every_version_reads_and_writes_the_same_objects() {
         "application/merge-patch+json",
         r#"{"spec": {"size": 5}}"#,
     );
+    // Accepted by v2's schema, gone in storage (v1 has no size).
     assert_eq!(
         (code, p["spec"]["size"].as_i64(), p["apiVersion"].as_str()),
-        (200, Some(5), Some("example.com/v2"))
+        (200, None, Some("example.com/v2"))
     );
     let mut stale = changed.clone();
     stale["apiVersion"] = json!("example.com/v1beta1");
@@ -461,11 +464,12 @@ fn objects_are_read_with_todays_schema_of_each_version() {
         &json!({"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"color": "red", "size": 5}}),
     );
     assert_eq!(code, 201);
-    // v1 does not know size: not served in v1, and a write through v1 drops it, as on a cluster.
+    // v1, the storage version, does not know size: pruned by its schema on the way to storage, served in no
+    // version, as on a cluster.
     let (_, v1) = get(&url(&server, "v1", "/a"));
     assert_eq!(v1["spec"], json!({"color": "red"}));
     let (_, v2) = get(&url(&server, "v2", "/a"));
-    assert_eq!(v2["spec"], json!({"color": "red", "size": 5}));
+    assert_eq!(v2["spec"], json!({"color": "red"}));
     let (code, _) = put(&url(&server, "v1", "/a"), &v1);
     assert_eq!(code, 200);
     let (_, v2) = get(&url(&server, "v2", "/a"));
@@ -486,4 +490,75 @@ fn objects_are_read_with_todays_schema_of_each_version() {
     assert_eq!(v1["metadata"]["resourceVersion"], rv);
     let (_, list) = get(&url(&server, "v1", ""));
     assert_eq!(list["items"][0]["spec"]["shape"], "round");
+}
+
+/// v1 knows `spec.a` and `spec.b`; v2, the storage version, only `spec.a`.
+const NARROWING: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {plural: gadgets, kind: Gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {a: {type: string}, b: {type: string}}}
+  - name: v2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {a: {type: string}}}
+"#;
+
+#[test]
+fn an_object_written_through_an_old_version_is_pruned_by_the_storage_schema() {
+    let server = ApiServer::start().unwrap();
+    server.install_crd(NARROWING).unwrap();
+    let gadgets = |v: &str| format!("{}/apis/example.com/{v}/namespaces/default/gadgets", server.url());
+    let (code, created) = post(
+        &gadgets("v1"),
+        &json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
+                "spec": {"a": "x", "b": "y"}}),
+    );
+    assert_eq!(code, 201, "{created}");
+    // Stored in v2, whose schema knows no `b`: gone from the answer and from every read, in every version.
+    assert_eq!(created["spec"], json!({"a": "x"}), "{created}");
+    for v in ["v1", "v2"] {
+        let (_, o) = get(&format!("{}/g", gadgets(v)));
+        assert_eq!(o["spec"], json!({"a": "x"}), "{v}: {o}");
+    }
+}
+
+#[test]
+fn a_created_crd_answers_the_status_kube_apiserver_s_strategy_gives_it() {
+    let server = ApiServer::start().unwrap();
+    let crd: Value = serde_saphyr::from_str(NARROWING).unwrap();
+    let (code, created) = post(
+        &format!(
+            "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            server.url()
+        ),
+        &crd,
+    );
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        created["status"],
+        json!({"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v2"]})
+    );
+    // The controllers' write follows.
+    let (_, got) = get(&format!(
+        "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com",
+        server.url()
+    ));
+    assert_eq!(got["status"]["acceptedNames"]["kind"], "Gadget");
 }

@@ -79,6 +79,114 @@ fn a_fresh_server_has_what_kube_apiserver_creates_at_start() {
 }
 
 #[test]
+fn a_fresh_server_has_the_bootstrap_rbac_policy_without_the_rbac_mode() {
+    let server = ApiServer::start().unwrap();
+    let url = server.url();
+    let rbac = format!("{url}/apis/rbac.authorization.k8s.io/v1");
+    let (code, admin) = get(&format!("{rbac}/clusterroles/cluster-admin"));
+    assert_eq!(code, 200, "{admin}");
+    assert_eq!(
+        admin["metadata"]["labels"]["kubernetes.io/bootstrapping"],
+        "rbac-defaults"
+    );
+    assert_eq!(
+        admin["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"],
+        "true"
+    );
+    assert_eq!(
+        admin["rules"][0],
+        json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
+    );
+    let (_, roles) = get(&format!("{rbac}/clusterroles"));
+    assert_eq!(roles["items"].as_array().unwrap().len(), 69);
+    let (_, bindings) = get(&format!("{rbac}/clusterrolebindings"));
+    assert_eq!(bindings["items"].as_array().unwrap().len(), 50);
+    let (code, masters) = get(&format!("{rbac}/clusterrolebindings/cluster-admin"));
+    assert_eq!(code, 200);
+    assert_eq!(
+        masters["subjects"],
+        json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}])
+    );
+    // The aggregated roles hold their sources' rules, view's inside edit's inside admin's.
+    let rules_of = |name: &str| get(&format!("{rbac}/clusterroles/{name}")).1["rules"].clone();
+    let (view, edit, admin) = (rules_of("view"), rules_of("edit"), rules_of("admin"));
+    let pods_log = json!({"verbs": ["get", "list", "watch"], "apiGroups": [""],
+                          "resources": ["bindings", "events", "limitranges", "namespaces/status", "pods/log", "pods/status",
+                                        "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"]});
+    for rules in [&view, &edit, &admin] {
+        assert!(rules.as_array().unwrap().contains(&pods_log), "{rules}");
+    }
+    assert!(view.as_array().unwrap().len() < edit.as_array().unwrap().len());
+    assert!(edit.as_array().unwrap().len() < admin.as_array().unwrap().len());
+    let (_, roles) = get(&format!("{rbac}/namespaces/kube-system/roles"));
+    assert!(names(&roles).contains(&"extension-apiserver-authentication-reader"));
+}
+
+#[test]
+fn a_fresh_server_has_the_priority_and_fairness_configuration() {
+    let server = ApiServer::start().unwrap();
+    let fc = format!("{}/apis/flowcontrol.apiserver.k8s.io/v1", server.url());
+    let (_, levels) = get(&format!("{fc}/prioritylevelconfigurations"));
+    assert_eq!(
+        names(&levels),
+        [
+            "catch-all",
+            "exempt",
+            "global-default",
+            "leader-election",
+            "node-high",
+            "system",
+            "workload-high",
+            "workload-low"
+        ]
+    );
+    let (_, exempt) = get(&format!("{fc}/prioritylevelconfigurations/exempt"));
+    assert_eq!(
+        exempt["spec"],
+        json!({"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}})
+    );
+    assert_eq!(
+        exempt["metadata"]["annotations"]["apf.kubernetes.io/autoupdate-spec"],
+        "true"
+    );
+    let (_, schemas) = get(&format!("{fc}/flowschemas"));
+    assert_eq!(
+        names(&schemas),
+        [
+            "catch-all",
+            "endpoint-controller",
+            "exempt",
+            "global-default",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kube-system-service-accounts",
+            "probes",
+            "service-accounts",
+            "system-leader-election",
+            "system-node-high",
+            "system-nodes",
+            "workload-leader-election"
+        ]
+    );
+    let (_, probes) = get(&format!("{fc}/flowschemas/probes"));
+    assert_eq!(probes["spec"]["matchingPrecedence"], 2);
+    assert_eq!(probes["spec"]["priorityLevelConfiguration"]["name"], "exempt");
+    assert_eq!(
+        probes["spec"]["rules"][0]["nonResourceRules"],
+        json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}])
+    );
+    let dangling = &probes["status"]["conditions"][0];
+    assert_eq!(
+        (&dangling["type"], &dangling["status"], &dangling["reason"]),
+        (&json!("Dangling"), &json!("False"), &json!("Found"))
+    );
+    assert_eq!(
+        dangling["message"],
+        "This FlowSchema references the PriorityLevelConfiguration object named \"exempt\" and it exists"
+    );
+}
+
+#[test]
 fn creating_in_a_namespace_that_does_not_exist_is_not_found() {
     let server = ApiServer::start().unwrap();
     let (code, st) = post(&cms(&server, "nope"), &json!({"metadata": {"name": "a"}}));

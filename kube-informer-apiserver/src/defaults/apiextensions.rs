@@ -54,6 +54,26 @@ pub(super) fn default_crd(obj: &mut Object) {
     }
 }
 
+/// The CRD strategy's `PrepareForCreate`: the status a client's create answer shows, before the naming and
+/// establishing controllers write theirs — no names accepted yet (`acceptedNames` with empty `plural` and `kind`,
+/// as Go writes the empty struct), no conditions, the storage version in `storedVersions`.
+pub(super) fn prepare_crd_create(obj: &mut Object, _: &Cluster<'_>) -> Result<(), Failure> {
+    let storage = obj
+        .get("spec")
+        .and_then(|s| s.get("versions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("storage") == Some(&Value::Bool(true)))
+        .filter_map(|v| v.get("name").cloned())
+        .collect::<Vec<Value>>();
+    obj.insert(
+        "status".into(),
+        json!({"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": storage}),
+    );
+    Ok(())
+}
+
 /// The CRD strategy's `ValidateUpdate` beyond what every write checks: the group and plural never change, the
 /// scope and kind not once established, and every version objects were stored in stays listed. A status write is
 /// the controllers' and is not checked here.

@@ -202,7 +202,7 @@ static RULES: [KindRules; 10] = [
         kind: "apiextensions.k8s.io/v1/CustomResourceDefinition",
         default: apiextensions::default_crd,
         create_keeps_status: false,
-        prepare_for_create: no_create,
+        prepare_for_create: apiextensions::prepare_crd_create,
         prepare_for_update: apiextensions::prepare_crd_update,
         delete_finalizer: Some(crate::crd::FINALIZER),
     },

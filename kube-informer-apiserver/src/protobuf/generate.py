@@ -4,7 +4,7 @@
 Usage: generate.py API_REPO APIMACHINERY_REPO TAG > messages.txt
 
 API_REPO and APIMACHINERY_REPO are git clones of k8s.io/api and k8s.io/apimachinery (bare or not); TAG is the
-release tag read from both (v0.34.10 matches the Kubernetes version the server's /version claims). The wire shape of
+release tag read from both (v0.34.x matches the Kubernetes version the server's /version claims). The wire shape of
 each message (field numbers, scalar types, repeated, maps) comes from the generated.proto files; what the JSON
 encoding needs and protobuf does not say (the JSON name, `omitempty`, `,inline`, whether the Go field is a pointer,
 Go's named slice types) comes from the Go structs' tags in the same packages.
@@ -34,6 +34,7 @@ PACKAGES = [
     (API, "autoscaling/v2", "autoscaling.v2", "autoscaling/v2"),
     (API, "authorization/v1", "authorization.v1", "authorization.k8s.io/v1"),
     (API, "authentication/v1", "authentication.v1", "authentication.k8s.io/v1"),
+    (API, "certificates/v1", "certificates.v1", "certificates.k8s.io/v1"),
 ]
 
 # Messages whose Go type encodes itself to JSON by hand (MarshalJSON), and how.

@@ -18,8 +18,8 @@ use crate::strategy::{self, PatchType};
 /// The field manager of the aggregated rules.
 pub(crate) const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";
 
-/// Rounds before giving up on a fixed point (aggregations feeding aggregations settle in as many rounds as the
-/// chain is long; a cycle keeps what it has, as with kube's controller).
+/// Rounds before giving up on a fixed point (a cycle of aggregations that never settles keeps what it reached, as
+/// with kube's controller).
 const MAX_ROUNDS: usize = 16;
 
 /// The rules `role` aggregates from `all` (`syncClusterRole`).
@@ -42,71 +42,78 @@ pub(crate) fn aggregated_rules(role: &ClusterRole, all: &BTreeMap<String, Cluste
     Some(rules)
 }
 
-/// Brings every aggregated ClusterRole up to date.
+/// Brings every aggregated ClusterRole up to date: the fixed point is found on the roles as read (aggregations
+/// feeding aggregations settle in as many rounds as the chain is long), then each role that changed is written once.
 pub(crate) fn sync(store: &Store) {
     let Some(spec) = store.lock().served(CLUSTER_ROLES, "v1") else {
         return;
     };
-    for _ in 0..MAX_ROUNDS {
-        let all: BTreeMap<String, ClusterRole> = {
-            let g = store.lock();
-            let q = ListQuery {
-                namespace: None,
-                at: g.rev(),
-                after: None,
-                limit: 0,
-                filter: &|_| true,
-                count_remaining: false,
-            };
-            g.list(CLUSTER_ROLES, &q)
-                .items
-                .iter()
-                .map(|o| (o.name.clone(), ClusterRole::from_json(&o.to_value())))
-                .collect()
+    let mut all: BTreeMap<String, ClusterRole> = {
+        let g = store.lock();
+        let q = ListQuery {
+            namespace: None,
+            at: g.rev(),
+            after: None,
+            limit: 0,
+            filter: &|_| true,
+            count_remaining: false,
         };
-        let mut changed = false;
-        for role in all.values() {
-            let Some(rules) = aggregated_rules(role, &all) else {
-                continue;
-            };
-            if rules == role.rules {
-                continue;
+        g.list(CLUSTER_ROLES, &q)
+            .items
+            .iter()
+            .map(|o| (o.name.clone(), ClusterRole::from_json(&o.to_value())))
+            .collect()
+    };
+    let mut changed: Vec<String> = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let updates: Vec<(String, Vec<PolicyRule>)> = all
+            .values()
+            .filter_map(|role| {
+                let rules = aggregated_rules(role, &all)?;
+                (rules != role.rules).then(|| (role.name.clone(), rules))
+            })
+            .collect();
+        if updates.is_empty() {
+            break;
+        }
+        for (name, rules) in updates {
+            if let Some(role) = all.get_mut(&name) {
+                role.rules = rules;
             }
-            let mut config = json!({"apiVersion": format!("{GROUP}/v1"), "kind": "ClusterRole",
-                                    "metadata": {"name": role.name}});
-            if !rules.is_empty() {
-                config["rules"] = Value::Array(rules.iter().map(PolicyRule::to_json).collect());
-            }
-            let writer = Writer {
-                manager: FIELD_MANAGER.to_owned(),
-                force: true,
-            };
-            let result = strategy::patch(
-                store,
-                &spec,
-                None,
-                &role.name,
-                PatchType::Apply,
-                &config,
-                false,
-                false,
-                &writer,
-                &mut |obj| Admission::quiet(&spec).admit(obj),
-                &mut |_| {},
-            );
-            match result {
-                Ok(_) => changed = true,
-                // Deleted meanwhile: nothing to aggregate into.
-                Err(st) if st.code == 404 => {}
-                Err(st) => log::warn!(
-                    "embedded API server: aggregating ClusterRole {:?}: {}",
-                    role.name,
-                    st.message
-                ),
+            if !changed.contains(&name) {
+                changed.push(name);
             }
         }
-        if !changed {
-            return;
+    }
+    for name in changed {
+        let rules = &all[&name].rules;
+        let mut config = json!({"apiVersion": format!("{GROUP}/v1"), "kind": "ClusterRole",
+                                "metadata": {"name": name}});
+        if !rules.is_empty() {
+            config["rules"] = Value::Array(rules.iter().map(PolicyRule::to_json).collect());
+        }
+        let writer = Writer {
+            manager: FIELD_MANAGER.to_owned(),
+            force: true,
+        };
+        let result = strategy::patch(
+            store,
+            &spec,
+            None,
+            &name,
+            PatchType::Apply,
+            &config,
+            false,
+            false,
+            &writer,
+            &mut |obj| Admission::quiet(&spec).admit(obj),
+            &mut |_| {},
+        );
+        match result {
+            Ok(_) => {}
+            // Deleted meanwhile: nothing to aggregate into.
+            Err(st) if st.code == 404 => {}
+            Err(st) => log::warn!("embedded API server: aggregating ClusterRole {name:?}: {}", st.message),
         }
     }
 }

@@ -629,6 +629,48 @@ def rbac_self_subject_access_review(ns):
         check(e.status == 403 and body["message"] == want and body["reason"] == "Forbidden", f"the 403: {e.status} {body}")
 
 
+def every_kind(ns):
+    """utils.create_from_yaml of each every-kind manifest, each object read back, then deleted."""
+    import glob
+    import tempfile
+
+    import yaml
+    from kubernetes import utils
+
+    api = client.ApiClient()
+    dyn = dynamic.DynamicClient(api)
+    here = os.path.dirname(os.path.abspath(__file__))
+    docs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted(glob.glob(os.path.join(here, "manifests", "every-kind", "*.yaml"))):
+            with open(path) as f:
+                text = f.read().replace("SUFFIX", ns)
+            out = os.path.join(tmp, os.path.basename(path))
+            with open(out, "w") as f:
+                f.write(text)
+            created = utils.create_from_yaml(api, out, namespace=ns)
+            file_docs = [d for d in yaml.safe_load_all(text) if d]
+            check(len(created) == len(file_docs), f"{path}: created {len(created)} of {len(file_docs)}")
+            docs.extend(file_docs)
+    for d in docs:
+        r = dyn.resources.get(api_version=d["apiVersion"], kind=d["kind"])
+        kw = {"namespace": ns} if r.namespaced else {}
+        got = r.get(name=d["metadata"]["name"], **kw)
+        check(got.metadata.name == d["metadata"]["name"], f"{d['kind']} {d['metadata']['name']} read back")
+    for d in reversed(docs):
+        r = dyn.resources.get(api_version=d["apiVersion"], kind=d["kind"])
+        kw = {"namespace": ns} if r.namespaced else {}
+        r.delete(name=d["metadata"]["name"], **kw)
+    for d in docs:
+        r = dyn.resources.get(api_version=d["apiVersion"], kind=d["kind"])
+        kw = {"namespace": ns} if r.namespaced else {}
+        try:
+            r.get(name=d["metadata"]["name"], **kw)
+            raise Failed(f"{d['kind']} {d['metadata']['name']} still there after its delete")
+        except ApiException as e:
+            check(e.status == 404, f"{d['kind']} read after delete: {e.status}")
+
+
 def fnv1a64(s):
     """64-bit FNV-1a of a string's UTF-8 bytes: the hash kube-apiserver shards by (written here from the spec)."""
     h = 0xCBF29CE484222325
@@ -710,6 +752,7 @@ SCENARIOS = {
     "cel-rules": cel_rules,
     "vap-deny-warn": vap_deny_warn,
     "rbac-self-subject-access-review": rbac_self_subject_access_review,
+    "every-kind": every_kind,
     "shard-selector": shard_selector,
 }
 
