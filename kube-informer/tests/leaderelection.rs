@@ -425,12 +425,13 @@ fn stopping_a_leader_whose_renewal_hangs_interrupts_it_and_releases_the_lease() 
 
 #[test]
 fn a_candidate_takes_a_released_lease_at_once_not_at_its_next_attempt() {
-    // Attempts a minute apart: only the candidate's watch of the Lease can make it lead within WAIT of the release.
+    // Attempts an hour apart: the candidate's next attempt is far beyond the test's bounded waits, so only its watch
+    // of the Lease can make it lead after the release.
     let server = server(2);
     let config = LeaderElectionConfig::default()
-        .lease_duration(Duration::from_secs(120))
-        .renew_deadline(Duration::from_secs(90))
-        .retry_period(Duration::from_secs(60));
+        .lease_duration(Duration::from_secs(3 * 3600))
+        .renew_deadline(Duration::from_secs(2 * 3600))
+        .retry_period(Duration::from_secs(3600));
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let start = |i: usize| {
         let (t1, id) = (tx.clone(), format!("r{i}"));
@@ -445,7 +446,7 @@ fn a_candidate_takes_a_released_lease_at_once_not_at_its_next_attempt() {
     let r0 = start(0);
     assert_eq!(rx.recv_timeout(Duration::from_secs(30)).unwrap(), "r0 started");
     let r1 = start(1);
-    // r1 tried once, found the Lease held, and now watches it until its next attempt a minute or more away.
+    // r1 tried once, found the Lease held, and now watches it until its next attempt an hour or more away.
     assert!(server.wait_for_watchers("leases", 1, Duration::from_secs(30)));
     assert!(!r1.is_leader());
 

@@ -83,23 +83,7 @@ pub(crate) fn check(s: &Value, path: &str, root: bool, errs: &mut Vec<FieldError
         }
     }
     let int_or_string = is_int_or_string_any_of(o.get("anyOf"));
-    for junctor in JUNCTORS {
-        if junctor == "anyOf" && int_or_string {
-            continue;
-        }
-        for (i, b) in o
-            .get(junctor)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            nested(b, &format!("{path}.{junctor}[{i}]"), errs);
-        }
-    }
-    if let Some(not) = o.get("not") {
-        nested(not, &format!("{path}.not"), errs);
-    }
+    junctor_branches(o, path, int_or_string, errs);
 }
 
 fn flag(o: &serde_json::Map<String, Value>, key: &str) -> bool {
@@ -162,14 +146,18 @@ fn nested(s: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if let Some(items) = o.get("items") {
         nested(items, &format!("{path}.items"), errs);
     }
+    junctor_branches(o, path, false, errs);
+}
+
+/// Checks every branch of `o`'s junctors (`allOf`, `anyOf`, `oneOf`, then `not`) as a nested schema; an
+/// int-or-string `anyOf` is left alone when `skip_any_of`.
+fn junctor_branches(o: &serde_json::Map<String, Value>, path: &str, skip_any_of: bool, errs: &mut Vec<FieldError>) {
     for junctor in JUNCTORS {
-        for (i, b) in o
-            .get(junctor)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        if junctor == "anyOf" && skip_any_of {
+            continue;
+        }
+        let branches = o.get(junctor).and_then(Value::as_array).into_iter().flatten();
+        for (i, b) in branches.enumerate() {
             nested(b, &format!("{path}.{junctor}[{i}]"), errs);
         }
     }

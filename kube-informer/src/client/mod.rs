@@ -351,14 +351,9 @@ impl Client {
         self.deadline
     }
 
-    /// Time left before the deadline: `None` without one, `Some(ZERO)` once it passed.
-    fn time_left(&self) -> Option<Duration> {
-        self.deadline.map(|d| d.saturating_duration_since(Instant::now()))
-    }
-
     /// The deadline is set and has passed.
     fn deadline_passed(&self) -> bool {
-        self.time_left() == Some(Duration::ZERO)
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// The error of a request cut by the deadline.
