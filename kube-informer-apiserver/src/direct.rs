@@ -15,7 +15,7 @@ use super::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use super::namespace_lifecycle;
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
-use super::store::{ListQuery, StoredObject};
+use super::store::StoredObject;
 use super::strategy::{self, DeleteOptions, Deleted, PatchType};
 use kube_informer::Error;
 use kube_informer::object::{ApiResource, MetaAccessor, Resource};
@@ -235,16 +235,7 @@ impl ApiServer {
     ) -> Result<Vec<std::sync::Arc<StoredObject>>, Error> {
         let spec = self.spec_of(ar)?;
         let g = self.shared().store.lock();
-        let all = |_: &StoredObject| true;
-        let q = ListQuery {
-            namespace: if spec.api.namespaced { namespace } else { None },
-            at: g.rev(),
-            after: None,
-            limit: 0,
-            filter: &all,
-            count_remaining: false,
-        };
-        let items = g.list(&spec.id(), &q).items;
+        let items = g.list_current(&spec.id(), if spec.api.namespaced { namespace } else { None });
         drop(g);
         Ok(items.into_iter().map(|o| conversion::served(&spec, o)).collect())
     }

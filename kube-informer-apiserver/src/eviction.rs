@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::errors::{self, Failure};
 use super::managed_fields::SERVER;
 use super::reply::Reply;
-use super::store::{ListQuery, Store, StoredObject, object_key};
+use super::store::{Store, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, OnCommit};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
@@ -49,16 +49,7 @@ fn budgets_of(store: &Store, ns: &str, pod: &StoredObject) -> Vec<Value> {
     if g.spec(BUDGETS).is_none() {
         return Vec::new();
     }
-    let q = ListQuery {
-        namespace: Some(ns),
-        at: g.rev(),
-        after: None,
-        limit: 0,
-        filter: &|_| true,
-        count_remaining: false,
-    };
-    g.list(BUDGETS, &q)
-        .items
+    g.list_current(BUDGETS, Some(ns))
         .iter()
         .map(|o| o.to_value())
         .filter(|b| {

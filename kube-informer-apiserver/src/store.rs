@@ -464,6 +464,19 @@ impl StoreInner {
         Some(obj)
     }
 
+    /// Every live object of resource `id` (in `namespace`, or in all) at the current revision, in key order.
+    pub(crate) fn list_current(&self, id: &str, namespace: Option<&str>) -> Vec<Arc<StoredObject>> {
+        let q = ListQuery {
+            namespace,
+            at: self.rev(),
+            after: None,
+            limit: 0,
+            filter: &|_| true,
+            count_remaining: false,
+        };
+        self.list(id, &q).items
+    }
+
     /// Reads one page of a list.
     pub(crate) fn list(&self, id: &str, q: &ListQuery<'_>) -> ListPage {
         let mut page = ListPage {

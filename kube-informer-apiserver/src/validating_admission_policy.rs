@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::errors::{self, Failure, FieldError};
 use super::resource::ResourceSpec;
-use super::store::{ListQuery, StoreInner, StoredObject, object_key};
+use super::store::{StoreInner, StoredObject, object_key};
 
 /// The group of policies.
 pub(crate) const GROUP: &str = "admissionregistration.k8s.io";
@@ -332,16 +332,7 @@ fn all(g: &StoreInner, id: &str) -> Vec<Arc<StoredObject>> {
     if g.spec(id).is_none() {
         return Vec::new();
     }
-    let every = |_: &StoredObject| true;
-    let q = ListQuery {
-        namespace: None,
-        at: g.rev(),
-        after: None,
-        limit: 0,
-        filter: &every,
-        count_remaining: false,
-    };
-    g.list(id, &q).items
+    g.list_current(id, None)
 }
 
 /// The Status of a denied write: `<resource> "<name>" is forbidden: <message>`, with the validation's reason and
@@ -545,17 +536,7 @@ mod evaluate {
                 .map(|o| vec![o.to_value()])
                 .unwrap_or_default()
         } else {
-            let every = |_: &StoredObject| true;
-            let q = ListQuery {
-                namespace: (!ns.is_empty()).then_some(ns),
-                at: g.rev(),
-                after: None,
-                limit: 0,
-                filter: &every,
-                count_remaining: false,
-            };
-            g.list(&spec.id(), &q)
-                .items
+            g.list_current(&spec.id(), (!ns.is_empty()).then_some(ns))
                 .iter()
                 .map(|o| o.to_value())
                 .filter(|o| {

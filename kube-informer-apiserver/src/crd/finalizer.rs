@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::super::resource::ResourceSpec;
-use super::super::store::{ListQuery, Store, StoredObject};
+use super::super::store::{Store, StoredObject};
 use super::super::strategy::{self, DeleteOptions};
 use super::text;
 
@@ -26,16 +26,7 @@ pub(crate) fn pending(crd: &Value) -> bool {
 /// The live objects of resource `id`.
 fn objects(store: &Store, id: &str) -> Vec<std::sync::Arc<StoredObject>> {
     let g = store.lock();
-    let all = |_: &StoredObject| true;
-    let q = ListQuery {
-        namespace: None,
-        at: g.rev(),
-        after: None,
-        limit: 0,
-        filter: &all,
-        count_remaining: false,
-    };
-    g.list(id, &q).items
+    g.list_current(id, None)
 }
 
 /// One step of a deleted CRD's cleanup: deletes each of its objects not being deleted yet; when none is left,

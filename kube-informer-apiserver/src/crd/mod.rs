@@ -19,7 +19,7 @@ use super::errors::{self, Failure};
 use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
 use super::resource::ResourceSpec;
-use super::store::{ListQuery, Store, StoredObject};
+use super::store::Store;
 use super::strategy;
 use kube_informer::object::ApiResource;
 
@@ -122,16 +122,7 @@ fn status(crd: &Value, taken: &Taken, remaining: Option<usize>) -> Value {
 /// Every CRD, in the order the naming controller meets them: oldest first.
 fn all(store: &Store) -> Vec<Value> {
     let g = store.lock();
-    let every = |_: &StoredObject| true;
-    let q = ListQuery {
-        namespace: None,
-        at: g.rev(),
-        after: None,
-        limit: 0,
-        filter: &every,
-        count_remaining: false,
-    };
-    let mut crds: Vec<Value> = g.list(ID, &q).items.iter().map(|o| o.to_value()).collect();
+    let mut crds: Vec<Value> = g.list_current(ID, None).iter().map(|o| o.to_value()).collect();
     crds.sort_by(|a, b| {
         (text(a, "/metadata/creationTimestamp"), text(a, "/metadata/name"))
             .cmp(&(text(b, "/metadata/creationTimestamp"), text(b, "/metadata/name")))

@@ -12,7 +12,7 @@ use super::rule_resolver::CLUSTER_ROLES;
 use super::types::{ClusterRole, GROUP, PolicyRule};
 use crate::admission::Admission;
 use crate::managed_fields::Writer;
-use crate::store::{ListQuery, Store};
+use crate::store::Store;
 use crate::strategy::{self, PatchType};
 
 /// The field manager of the aggregated rules.
@@ -50,16 +50,7 @@ pub(crate) fn sync(store: &Store) {
     };
     let mut all: BTreeMap<String, ClusterRole> = {
         let g = store.lock();
-        let q = ListQuery {
-            namespace: None,
-            at: g.rev(),
-            after: None,
-            limit: 0,
-            filter: &|_| true,
-            count_remaining: false,
-        };
-        g.list(CLUSTER_ROLES, &q)
-            .items
+        g.list_current(CLUSTER_ROLES, None)
             .iter()
             .map(|o| (o.name.clone(), ClusterRole::from_json(&o.to_value())))
             .collect()

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::types::{Binding, ClusterRole, GROUP, PolicyRule, RoleRef, Subject, go_quote};
-use crate::store::{ListQuery, Store, StoredObject};
+use crate::store::{Store, StoredObject};
 use crate::user::{UserInfo, matches_service_account};
 
 /// Store ids of the four resources.
@@ -264,17 +264,7 @@ impl PolicyCache {
             {
                 return p.clone();
             }
-            let all = |id: &str| {
-                let q = ListQuery {
-                    namespace: None,
-                    at: g.rev(),
-                    after: None,
-                    limit: 0,
-                    filter: &|_| true,
-                    count_remaining: false,
-                };
-                g.list(id, &q).items
-            };
+            let all = |id: &str| g.list_current(id, None);
             (
                 key,
                 [
