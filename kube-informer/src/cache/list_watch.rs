@@ -8,8 +8,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::Api;
+use parking_lot::Mutex;
+
 use crate::client::params::{ListParams, WatchParams, and_selector};
+use crate::client::{Api, StreamStopper, WatchStream};
 use crate::error::Result;
 use crate::object::{ListMeta, Object};
 use crate::watch::{SpareObjects, WatchEvent};
@@ -99,6 +101,15 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// Makes every blocked and future call return promptly with an error (used by stop). Called from another
     /// thread.
     fn interrupt(&self);
+
+    // Plumbing between an informer whose shard changes (a sharded controller's) and its reflector; hidden for the
+    // same reason as `watch_recycling`.
+    #[doc(hidden)]
+    /// Ends the watch opened last, if it is still open — its `next` returns an error or `None` promptly — and
+    /// nothing else: later calls work as usual. Called from another thread when the informer's shard changes, so
+    /// that a reflector blocked on a quiet watch relists with the new shard. The default does nothing: the
+    /// reflector then sees the change at the watch's next event or end.
+    fn end_watch(&self) {}
 }
 
 /// Lists and watches one resource through its own isolated client, so that
@@ -119,6 +130,8 @@ pub struct ListWatch<K> {
     api: Api<K>,
     label_selector: Option<String>,
     field_selector: Option<String>,
+    /// Ends the watch opened last ([`ListerWatcher::end_watch`]).
+    last_watch: Mutex<Option<StreamStopper>>,
 }
 
 impl<K: Object> ListWatch<K> {
@@ -128,7 +141,14 @@ impl<K: Object> ListWatch<K> {
             api: api.with_client(api.client().isolated()),
             label_selector: None,
             field_selector: None,
+            last_watch: Mutex::new(None),
         }
+    }
+
+    /// Remembers `stream`'s stopper for [`ListerWatcher::end_watch`], and hands the stream on.
+    fn opened(&self, stream: WatchStream<K>) -> EventStream<K> {
+        *self.last_watch.lock() = Some(stream.stopper());
+        Box::new(stream)
     }
 
     /// Only objects matching this label selector (and any given before).
@@ -173,15 +193,21 @@ impl<K: Object> ListerWatcher<K> for ListWatch<K> {
     }
 
     fn watch(&self, params: &WatchParams) -> Result<EventStream<K>> {
-        Ok(Box::new(self.api.watch(&self.scoped(params))?))
+        Ok(self.opened(self.api.watch(&self.scoped(params))?))
     }
 
     fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>> {
-        Ok(Box::new(self.api.watch(&self.scoped(params))?.recycling(spares)))
+        Ok(self.opened(self.api.watch(&self.scoped(params))?.recycling(spares)))
     }
 
     fn interrupt(&self) {
         self.api.client().abort_handle().abort();
+    }
+
+    fn end_watch(&self) {
+        if let Some(stopper) = self.last_watch.lock().take() {
+            stopper.stop();
+        }
     }
 }
 

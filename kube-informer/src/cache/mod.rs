@@ -17,6 +17,7 @@ mod lister;
 pub(crate) mod recycler;
 pub(crate) mod reflector;
 mod relist_budget;
+pub(crate) mod shard_cell;
 mod store;
 
 pub use backoff::BackoffConfig;
@@ -29,4 +30,5 @@ pub use lister::{Lister, NamespaceLister};
 pub(crate) use recycler::Recycler;
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};
 pub use relist_budget::RelistBudget;
+pub(crate) use shard_cell::{ShardCell, ShardScope};
 pub use store::Store;

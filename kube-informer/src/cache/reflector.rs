@@ -46,6 +46,7 @@ use super::backoff::{Backoff, BackoffConfig};
 use super::list_watch::{EventStream, ListerWatcher};
 use super::recycler::{KEEP, Recycler};
 use super::relist_budget::RelistBudget;
+use super::shard_cell::{ShardCell, ShardScope, WatchEnder};
 use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::clock::deadline::deadline_after;
@@ -116,6 +117,8 @@ pub(crate) struct ReflectorStats {
     shard_server_side: AtomicU8,
     /// The client-side filtering was logged (once per reflector).
     shard_fallback_logged: AtomicBool,
+    /// Relists because the informer's shard changed (a sharded controller's replica gained or lost slots).
+    shard_changes: AtomicU64,
     /// The list/watch loop's health: `Degraded` through a streak of failures (see [`Reflector::round_failed`]),
     /// `Healthy` again when it ends ([`Reflector::healthy`]); the informer halts it.
     pub(crate) health: HealthCell,
@@ -160,6 +163,9 @@ pub struct ReflectorMetrics {
     /// `metadata.shardInfo`; `Some(false)`: it did not, and the reflector filters). `None`: no shard, or not known
     /// yet (a streaming list does not say).
     pub shard_server_side: Option<bool>,
+    /// Relists because the informer's shard changed while it ran (a [sharded
+    /// controller](crate::controller::ControllerBuilder::sharded)'s replica gained or lost slots).
+    pub shard_changes: u64,
 }
 
 impl ReflectorStats {
@@ -183,6 +189,7 @@ impl ReflectorStats {
                 2 => Some(false),
                 _ => None,
             },
+            shard_changes: n(&self.shard_changes),
         }
     }
 
@@ -213,6 +220,8 @@ enum State<K> {
     },
     /// Sleeping until `until` (woken early by stop), then `then`.
     BackingOff { until: Instant, then: Next },
+    /// Holding nothing (the shard is [`ShardScope::Nothing`]): waiting for the shard to change.
+    Idle,
     /// Done: stop was requested.
     Stopped,
 }
@@ -224,6 +233,9 @@ enum WatchEnd {
     /// The server closed the stream cleanly.
     Closed,
 }
+
+/// How often a reflector holding nothing checks the stop flag while it waits for its shard to change.
+const IDLE_CHECK: Duration = Duration::from_millis(100);
 
 /// Most watch events queued under one lock of the queue (the stream decodes up to 128 ahead; see `WatchStream`).
 const BATCH: usize = 128;
@@ -241,6 +253,7 @@ impl<K> fmt::Debug for State<K> {
             State::Watch => f.write_str("Watch"),
             State::Watching { events, .. } => write!(f, "Watching({events} events)"),
             State::BackingOff { then, .. } => write!(f, "BackingOff(then {then:?})"),
+            State::Idle => f.write_str("Idle"),
             State::Stopped => f.write_str("Stopped"),
         }
     }
@@ -360,9 +373,17 @@ pub(crate) struct Reflector<K> {
     /// The resourceVersion of the last of those events, set just before they are queued. Invariant: empty between
     /// steps.
     batch_rv: String,
-    /// The informer's shard: asked of the server as `shardSelector` and enforced here, before the queue, whatever
-    /// the server did with it (one without the `ShardedListAndWatch` gate ignores it).
+    /// The informer's shard, when it has one: fixed, or changing while the reflector runs.
+    shard_cell: Option<Arc<ShardCell>>,
+    /// Keeps this reflector's registration with `shard_cell` alive: ends the watch being read when the shard
+    /// changes.
+    _watch_ender: Option<Arc<WatchEnder>>,
+    /// The shard of the current list and watch, read from `shard_cell` when the list began: asked of the server as
+    /// `shardSelector` and enforced here, before the queue, whatever the server did with it (one without the
+    /// `ShardedListAndWatch` gate ignores it).
     shard: Option<ShardSelector>,
+    /// The generation of `shard_cell` that `shard` was read at: another one means a relist is due.
+    shard_generation: u64,
 }
 
 impl<K: Object> Reflector<K> {
@@ -392,14 +413,70 @@ impl<K: Object> Reflector<K> {
             recycler: Arc::new(Recycler::new()),
             batch: Vec::new(),
             batch_rv: String::new(),
+            shard_cell: None,
+            _watch_ender: None,
             shard: None,
+            shard_generation: 0,
         }
     }
 
-    /// Holds only the objects of `shard` (see the field).
-    pub(crate) fn with_shard(mut self, shard: Option<ShardSelector>) -> Self {
-        self.shard = shard;
+    /// Holds only the objects of the shard in `cell`, following its changes (see the fields).
+    pub(crate) fn with_shard(mut self, cell: Option<Arc<ShardCell>>) -> Self {
+        if let Some(cell) = &cell {
+            let lw = Arc::downgrade(&self.lw);
+            let ender: Arc<WatchEnder> = Arc::new(move || {
+                if let Some(lw) = lw.upgrade() {
+                    lw.end_watch();
+                }
+            });
+            cell.subscribe(&ender);
+            self._watch_ender = Some(ender);
+        }
+        self.shard_cell = cell;
         self
+    }
+
+    /// Reads the shard to list: false when it is [`ShardScope::Nothing`].
+    fn refresh_shard(&mut self) -> bool {
+        let Some(cell) = &self.shard_cell else {
+            return true;
+        };
+        let (generation, scope) = cell.get();
+        self.shard_generation = generation;
+        match scope {
+            ShardScope::Shard(selector) => {
+                self.shard = Some(selector);
+                true
+            }
+            ShardScope::Nothing => {
+                self.shard = None;
+                false
+            }
+        }
+    }
+
+    /// True when the shard changed since the current list began: counted, and the caller relists.
+    fn shard_changed(&self) -> bool {
+        let changed = self
+            .shard_cell
+            .as_ref()
+            .is_some_and(|c| c.generation() != self.shard_generation);
+        if changed {
+            self.stats.shard_changes.fetch_add(1, Ordering::Relaxed);
+            log::debug!("{}: the informer's shard changed; relisting", self.name);
+        }
+        changed
+    }
+
+    /// The shard holds nothing: the cache is emptied (a replace by an empty list), and nothing is asked of the
+    /// server until the shard changes.
+    fn hold_nothing(&mut self) -> State<K> {
+        let fifo = self.fifo.clone();
+        let session = fifo.begin_replace();
+        self.stats.last_list.set_now();
+        session.finish();
+        self.healthy();
+        State::Idle
     }
 
     /// True when `obj` belongs in this reflector's cache; counts and (once) logs what a server sent of other shards.
@@ -473,6 +550,14 @@ impl<K: Object> Reflector<K> {
                 } else {
                     State::Watch
                 }
+            }
+            State::Idle => {
+                let generation = self.shard_generation;
+                let changed = self
+                    .shard_cell
+                    .as_ref()
+                    .is_some_and(|cell| cell.wait_changed(generation, deadline_after(Instant::now(), IDLE_CHECK)));
+                if changed { State::List } else { State::Idle }
             }
             State::Stopped => State::Stopped,
         };
@@ -628,6 +713,9 @@ impl<K: Object> Reflector<K> {
             },
             None => None,
         };
+        if !self.refresh_shard() {
+            return self.hold_nothing();
+        }
         self.stats.lists.fetch_add(1, Ordering::Relaxed);
         if self.try_streaming {
             match self.streaming_list() {
@@ -641,6 +729,7 @@ impl<K: Object> Reflector<K> {
                     };
                 }
                 Err(_) if self.stop.is_stopped() => return State::Stopped,
+                Err(_) if self.shard_changed() => return State::List,
                 Err(StreamingListError::Refused(e)) => {
                     log::debug!(
                         "{}: the server does not offer streaming lists ({e}); listing from now on",
@@ -876,6 +965,10 @@ impl<K: Object> Reflector<K> {
     }
 
     fn open_watch(&mut self) -> State<K> {
+        // A watch continues the list: of the same shard, or a relist.
+        if self.shard_changed() {
+            return State::List;
+        }
         let params = WatchParams {
             resource_version: Some(self.stats.last_sync_resource_version()).filter(|rv| !rv.is_empty()),
             allow_bookmarks: true,
@@ -887,6 +980,11 @@ impl<K: Object> Reflector<K> {
         match self.lw.watch_recycling(&params, self.recycler.clone()) {
             Ok(stream) => {
                 self.stats.watches.fetch_add(1, Ordering::Relaxed);
+                // The shard changed while the watch opened: its change may have come before the watch could be
+                // ended (see `ShardCell::set`).
+                if self.shard_changed() {
+                    return State::List;
+                }
                 self.stats.watch_opened.set_now();
                 State::Watching {
                     stream,
@@ -934,6 +1032,11 @@ impl<K: Object> Reflector<K> {
         }
         if end.is_some() {
             self.stats.watch_opened.clear();
+        }
+        // A new shard: what this watch sends is the old one's (its end may be the stop that the change caused).
+        if self.shard_changed() {
+            self.stats.watch_opened.clear();
+            return State::List;
         }
         match end {
             None => State::Watching { stream, opened, events },

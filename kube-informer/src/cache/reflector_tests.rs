@@ -30,6 +30,8 @@ struct Script {
     calls: Mutex<Vec<Call>>,
     /// The spares the last watch opened with `watch_recycling` was given.
     spares: Mutex<Option<Arc<dyn SpareObjects<ConfigMap>>>>,
+    /// Ends the last watch scripted with `open_watch_endable` ([`ListerWatcher::end_watch`]).
+    ender: Mutex<Option<Sender<Result<WatchEvent<ConfigMap>>>>>,
 }
 
 impl ListerWatcher<ConfigMap> for Script {
@@ -51,6 +53,12 @@ impl ListerWatcher<ConfigMap> for Script {
     }
 
     fn interrupt(&self) {}
+
+    fn end_watch(&self) {
+        if let Some(tx) = self.ender.lock().take() {
+            let _ = tx.send(Err(Error::Stopped));
+        }
+    }
 }
 
 impl Script {
@@ -72,6 +80,12 @@ impl Script {
         let (tx, rx) = unbounded();
         self.watches.lock().push_back(Ok(Box::new(rx.into_iter())));
         tx
+    }
+
+    /// Scripts a watch with no event, which only `end_watch` ends.
+    fn open_watch_endable(&self) {
+        let tx = self.open_watch();
+        *self.ender.lock() = Some(tx);
     }
 
     fn watch_error(&self, e: Error) {
@@ -1119,85 +1133,7 @@ fn a_forbidden_watch_names_the_missing_verb_and_a_broken_first_watch_counts_as_a
     );
 }
 
-// ---- shards ----
+// ---- shards: in a file of their own ----
 
-/// A ConfigMap whose uid hashes into half `half` of the hash space (found by trying uids).
-fn cm_in_half(name: &str, rv: &str, half: u64) -> ConfigMap {
-    let mut c = cm(name, rv);
-    c.metadata.uid = (0..)
-        .map(|i| format!("{name}-uid-{i}"))
-        .find(|u| crate::selector::ShardSelector::hash(u) >> 63 == half);
-    c
-}
-
-#[test]
-fn a_sharded_reflector_asks_for_its_shard_and_keeps_it_alone_when_the_server_did_not_filter() {
-    use crate::selector::{ShardField, ShardSelector};
-    let log = crate::test_log::capture();
-    let shard = ShardSelector::split(ShardField::Uid, 2, 0).unwrap();
-    let mut t = rig(false);
-    t.r = std::mem::replace(&mut t.r, rig(false).r).with_shard(Some(shard.clone()));
-    // A server without the gate: everything, no shardInfo.
-    t.script
-        .page(vec![cm_in_half("in", "5", 0), cm_in_half("out", "6", 1)], "10", None);
-    let events = t.script.open_watch();
-    assert!(t.r.step(), "list");
-    assert!(t.r.step(), "watch opened");
-    let calls = t.script.take_calls();
-    match &calls[..] {
-        [Call::List(lp), Call::Watch(wp)] => {
-            assert_eq!(lp.shard_selector.as_ref(), Some(&shard));
-            assert_eq!(wp.shard_selector.as_ref(), Some(&shard));
-        }
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(
-        drain(&t.fifo).iter().map(|d| d.0.as_str()).collect::<Vec<_>>(),
-        ["ns/in"]
-    );
-    for (obj, half) in [("a", 1), ("b", 0), ("c", 1)] {
-        events.send(Ok(WatchEvent::Added(cm_in_half(obj, "20", half)))).unwrap();
-        assert!(t.r.step());
-    }
-    // An event of another shard still moves the resource version on.
-    events.send(Ok(WatchEvent::Modified(cm_in_half("c", "21", 1)))).unwrap();
-    assert!(t.r.step());
-    assert_eq!(
-        drain(&t.fifo).iter().map(|d| d.0.as_str()).collect::<Vec<_>>(),
-        ["ns/b"]
-    );
-    assert_eq!(t.r.stats.last_sync_resource_version(), "21");
-    let m = t.r.stats.snapshot();
-    assert_eq!((m.shard_server_side, m.shard_filtered_client_side), (Some(false), 4));
-    let said: Vec<_> = log
-        .take_at(log::Level::Info)
-        .into_iter()
-        .filter(|(_, l)| l.contains("does not filter by shardSelector"))
-        .collect();
-    assert_eq!(said.len(), 1, "said once: {said:?}");
-}
-
-#[test]
-fn a_list_answered_with_shard_info_is_the_servers_filtering() {
-    use crate::object::ShardInfo;
-    use crate::selector::{ShardField, ShardSelector};
-    let shard = ShardSelector::split(ShardField::Uid, 2, 1).unwrap();
-    let mut t = rig(false);
-    t.r = std::mem::replace(&mut t.r, rig(false).r).with_shard(Some(shard.clone()));
-    let meta = ListMeta {
-        resource_version: Some("10".into()),
-        shard_info: Some(ShardInfo {
-            selector: shard.to_string(),
-        }),
-        ..Default::default()
-    };
-    t.script
-        .pages
-        .lock()
-        .push_back(Ok((vec![cm_in_half("x", "5", 1)], meta)));
-    t.script.open_watch();
-    assert!(t.r.step());
-    let m = t.r.stats.snapshot();
-    assert_eq!((m.shard_server_side, m.shard_filtered_client_side), (Some(true), 0));
-    assert_eq!(drain(&t.fifo).len(), 1);
-}
+#[path = "reflector_shard_tests.rs"]
+mod shards;

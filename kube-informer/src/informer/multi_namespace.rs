@@ -123,6 +123,7 @@ fn sum_reflector(mut acc: ReflectorMetrics, m: &ReflectorMetrics) -> ReflectorMe
     acc.streaming_list_refused |= m.streaming_list_refused;
     acc.streaming_list_fallbacks += m.streaming_list_fallbacks;
     acc.shard_filtered_client_side += m.shard_filtered_client_side;
+    acc.shard_changes += m.shard_changes;
     // Filtered by the server only when every namespace's list was.
     acc.shard_server_side = match (acc.shard_server_side, m.shard_server_side) {
         (Some(a), Some(b)) => Some(a && b),

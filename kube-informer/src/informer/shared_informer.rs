@@ -18,6 +18,7 @@ use crate::cache::{
     Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, Recycler, ReflectorConfig,
     ReflectorMetrics, Store, Transform, WatchErrorHandler,
 };
+use crate::cache::{ShardCell, ShardScope};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::health::{InformerHealth, LastError};
@@ -247,7 +248,9 @@ pub(crate) struct Shared<K: Object> {
     reflector_config: ReflectorConfig,
     transform: Option<Transform<K>>,
     watch_error_handler: Option<WatchErrorHandler>,
-    shard: Option<ShardSelector>,
+    /// The shard the reflector holds: fixed by the options, or set by a sharded controller before the start
+    /// ([`SharedIndexInformer::follow_shard`]). `None`: every object.
+    shard: Mutex<Option<Arc<ShardCell>>>,
     reflector_stats: Arc<ReflectorStats>,
     /// Old versions and deleted objects that handlers let go of, freed on the reflector thread.
     recycler: Arc<Recycler<K>>,
@@ -384,6 +387,35 @@ impl<K: Object> SharedIndexInformer<K> {
     /// all.
     pub fn namespaces(&self) -> Option<&[String]> {
         self.scope.as_deref()
+    }
+
+    /// Makes every part of the informer hold the shard in `cell`, following its changes: what a sharded
+    /// controller does to its informers before starting them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the informer has started (its reflector reads the shard when it starts) or
+    /// has a shard of its own ([`InformerOptions::shard`]: two owners of one informer's shard would fight).
+    pub(crate) fn follow_shard(&self, cell: &Arc<ShardCell>) -> Result<()> {
+        for part in &self.parts {
+            let run = part.run.lock();
+            if !matches!(*run, RunState::NotStarted) {
+                return Err(Error::InvalidInput(format!(
+                    "informer {}: a sharded controller's informer must not be started before the controller \
+                     (its shard is set at the start)",
+                    self.name
+                )));
+            }
+            let mut shard = part.shard.lock();
+            if shard.as_ref().is_some_and(|current| !Arc::ptr_eq(current, cell)) {
+                return Err(Error::InvalidInput(format!(
+                    "informer {}: it has a shard already (InformerOptions::shard or FactoryOptions::shard); a \
+                     sharded controller sets its informers' shards itself",
+                    self.name
+                )));
+            }
+            *shard = Some(cell.clone());
+        }
+        Ok(())
     }
 
     /// Starts the reflector, processing and resync threads. Calling it again does nothing.
@@ -635,7 +667,11 @@ impl<K: Object> Shared<K> {
             reflector_config: options.reflector.unwrap_or_default(),
             transform: options.transform,
             watch_error_handler: options.watch_error_handler,
-            shard: options.shard,
+            shard: Mutex::new(
+                options
+                    .shard
+                    .map(|selector| ShardCell::new(ShardScope::Shard(selector))),
+            ),
             reflector_stats: Arc::new(ReflectorStats::default()),
             recycler: Arc::new(Recycler::new()),
             live_threads: Arc::new(AtomicUsize::new(0)),
@@ -661,7 +697,7 @@ impl<K: Object> Shared<K> {
         )
         .with_stats(s.reflector_stats.clone())
         .with_transform(s.transform.clone())
-        .with_shard(s.shard.clone())
+        .with_shard(s.shard.lock().clone())
         .with_error_handler(s.watch_error_handler.clone())
         .with_recycler(s.recycler.clone());
         let spawned = (|| -> Result<()> {
