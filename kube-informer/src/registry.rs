@@ -11,7 +11,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::client::{RequestMetrics, WeakClient};
-use crate::controller::{ControllerMetrics, WeakController};
+use crate::controller::{ControllerMetrics, ShardingMetrics, WeakController};
 use crate::events::{RecorderMetrics, WeakRecorder};
 use crate::health::{Health, InformerHealth};
 use crate::informer::{InformerMetrics, InformerSnapshot, WeakFactory, WeakInformer};
@@ -74,6 +74,8 @@ pub(crate) enum Observed {
     Controller {
         health: Health,
         metrics: ControllerMetrics,
+        /// A sharded controller's ownership (boxed: most controllers are not sharded).
+        sharding: Option<Box<ShardingMetrics>>,
     },
     LeaderElector {
         name: String,
@@ -244,12 +246,16 @@ impl Component for WeakFactory {
 
 impl<K: crate::object::Object, D: Send + Sync + 'static> Component for WeakController<K, D> {
     fn observe(&self, out: &mut Vec<Observation>) -> bool {
-        let Some((id, health, metrics)) = self.snapshot() else {
+        let Some((id, health, metrics, sharding)) = self.snapshot() else {
             return false;
         };
         out.push(Observation {
             id,
-            what: Observed::Controller { health, metrics },
+            what: Observed::Controller {
+                health,
+                metrics,
+                sharding: sharding.map(Box::new),
+            },
         });
         true
     }
@@ -333,7 +339,7 @@ impl Check {
                 health: health.state.clone(),
             },
             Observed::Client(_) => return None,
-            Observed::Controller { health, metrics } => Check {
+            Observed::Controller { health, metrics, .. } => Check {
                 name: format!("controller:{}", metrics.name),
                 ready: health.is_healthy(),
                 detail: None,

@@ -16,6 +16,7 @@ mod list_watch;
 mod lister;
 pub(crate) mod recycler;
 pub(crate) mod reflector;
+mod reflector_metrics;
 mod relist_budget;
 pub(crate) mod shard_cell;
 mod store;

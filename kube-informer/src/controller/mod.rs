@@ -29,24 +29,33 @@
 //!   of `object!` types.
 
 mod action;
+mod builder;
 mod context;
 mod create_or_update;
 mod finalizer;
 mod mapper;
 mod options;
+mod ownership;
 pub mod predicate;
+mod queue_slot;
 mod runner;
+mod shard_coordinator;
+mod sharding;
+mod stopping;
 
 use crate::workqueue::QueueMetrics;
 
 pub use action::Action;
+pub use builder::ControllerBuilder;
 pub use context::Context;
 pub use create_or_update::create_or_update;
 pub use finalizer::{FinalizerError, FinalizerEvent, add_finalizer, finalizer, has_finalizer, remove_finalizer};
 pub use options::ControllerOptions;
 pub use predicate::Predicate;
-pub use runner::{Controller, ControllerBuilder};
-pub(crate) use runner::{StoppingController, WeakController};
+pub use runner::Controller;
+pub(crate) use runner::WeakController;
+pub use sharding::{DEFAULT_SLOTS, MAX_SLOTS, ShardingConfig, ShardingMetrics};
+pub(crate) use stopping::StoppingController;
 
 /// A snapshot of a controller's counters, from [`Controller::metrics`].
 #[derive(Clone, Debug, PartialEq, Eq)]

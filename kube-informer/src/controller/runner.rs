@@ -9,102 +9,52 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use super::context::Context;
 use super::options::{ControllerOptions, QueueKey};
-use super::predicate::{Predicate, admits};
+use super::ownership::Ownership;
+use super::queue_slot::QueueSlot;
+use super::shard_coordinator::{CoordinatorStats, ShardCoordinator};
+use super::sharding::{ShardingConfig, ShardingMetrics};
+use super::stopping::{StoppingController, join_workers};
 use super::{Action, ControllerMetrics};
-use crate::cache::{CONTROLLER_INDEX, Indexers, Lister};
+use crate::cache::{Lister, ShardCell};
+use crate::client::Client;
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::health::{Health, HealthCell, InformerHealth};
-use crate::informer::{HandlerOptions, Notification, Registration, SharedIndexInformer};
+use crate::informer::{Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
-use crate::object::owner::controller_ref_of;
-use crate::object::{ApiResource, Object, ObjectRef, Resource, key_of};
+use crate::object::{MetaAccessor, Object};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::Worker;
 use crate::worker::panic_message;
-use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter};
+use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue};
 
-type Queue = RateLimitingQueue<QueueKey>;
-type ReconcileFn<K, D> = Box<dyn Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, Failed> + Send + Sync>;
+pub(super) type Queue = RateLimitingQueue<QueueKey>;
+pub(super) type ReconcileFn<K, D> =
+    Box<dyn Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, Failed> + Send + Sync>;
 
 /// A failed reconcile: its error's text, and what the error policy chose to do about it.
-struct Failed {
-    message: String,
-    action: Action,
+pub(super) struct Failed {
+    pub(super) message: String,
+    pub(super) action: Action,
 }
 
 /// How long workers wait for the caches between checks of the stop flag.
 const SYNC_POLL: Duration = Duration::from_millis(50);
 
-/// The queue of the current term, where event handlers put keys. Empty between terms: events then are dropped,
-/// and the next term starts by queueing every primary key, which covers them.
-#[derive(Default)]
-struct QueueSlot {
-    current: RwLock<Option<Arc<Queue>>>,
-    /// Events the predicates stopped, over every term.
-    filtered: AtomicU64,
-    /// The controller's name, for messages.
-    controller: String,
-    /// The namespaces of a primary informer over a set of them (sorted); `None`: any key.
-    scope: Option<Vec<String>>,
-    /// Namespaces outside `scope` that mappers returned keys in, each warned about once.
-    warned: Mutex<std::collections::HashSet<String>>,
-}
-
-impl QueueSlot {
-    /// Queues a key a secondary object was mapped to, unless its namespace is outside the primary's set: that
-    /// primary is not cached, and a reconcile would take it for deleted.
-    fn add_mapped(&self, key: QueueKey) {
-        if let Some(scope) = &self.scope {
-            let ns = crate::object::split_key(&key).0.unwrap_or("");
-            if scope.binary_search_by(|s| s.as_str().cmp(ns)).is_err() {
-                if self.warned.lock().insert(ns.to_owned()) {
-                    warn!(
-                        "controller {}: an object was mapped to {key:?}, outside the namespaces of the primary \
-                         informer [{}]: not reconciled (its primary is not cached; watch that namespace too)",
-                        self.controller,
-                        scope.join(", ")
-                    );
-                }
-                self.filtered();
-                return;
-            }
-        }
-        self.add(key);
-    }
-
-    fn filtered(&self) {
-        self.filtered.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn add(&self, key: QueueKey) {
-        if let Some(q) = &*self.current.read() {
-            q.add(key);
-        }
-    }
-
-    fn add_all(&self, keys: impl IntoIterator<Item = QueueKey>) {
-        if let Some(q) = &*self.current.read() {
-            for key in keys {
-                q.add(key);
-            }
-        }
-    }
-}
-
 /// An informer the controller waits for, whatever its object type.
-trait Source: Send + Sync {
+pub(super) trait Source: Send + Sync {
     fn start(&self) -> Result<()>;
     fn wait_synced(&self, timeout: Duration) -> bool;
     fn is_stopped(&self) -> bool;
     fn name(&self) -> &str;
     fn health(&self) -> InformerHealth;
+    fn follow_shard(&self, cell: &Arc<ShardCell>) -> Result<()>;
 }
 
 impl<S: Object> Source for SharedIndexInformer<S> {
@@ -123,10 +73,13 @@ impl<S: Object> Source for SharedIndexInformer<S> {
     fn health(&self) -> InformerHealth {
         SharedIndexInformer::health(self)
     }
+    fn follow_shard(&self, cell: &Arc<ShardCell>) -> Result<()> {
+        SharedIndexInformer::follow_shard(self, cell)
+    }
 }
 
 /// A handler registration, whatever its object type.
-trait Unregister: Send + Sync {
+pub(super) trait Unregister: Send + Sync {
     fn remove(&self);
 }
 
@@ -137,18 +90,18 @@ impl<S: Object> Unregister for Registration<S> {
 }
 
 /// Registers the controller's handler on a secondary informer, once the controller's name and queue slot exist.
-type Connect = Box<dyn FnOnce(&str, &Arc<QueueSlot>) -> Result<Watched> + Send>;
+pub(super) type Connect = Box<dyn FnOnce(&str, &Arc<QueueSlot>) -> Result<Watched> + Send>;
 
 /// A secondary informer as the controller holds it.
-struct Watched {
-    source: Arc<dyn Source>,
-    registration: Box<dyn Unregister>,
-    lister: Box<dyn Any + Send + Sync>,
+pub(super) struct Watched {
+    pub(super) source: Arc<dyn Source>,
+    pub(super) registration: Box<dyn Unregister>,
+    pub(super) lister: Box<dyn Any + Send + Sync>,
 }
 
 /// Counters, kept across terms.
 #[derive(Default)]
-struct Stats {
+pub(super) struct Stats {
     reconciles: AtomicU64,
     errors: AtomicU64,
     panics: AtomicU64,
@@ -164,30 +117,40 @@ pub(crate) struct Shared<K: Object, D> {
     pub(super) listers: Vec<Box<dyn Any + Send + Sync>>,
     pub(super) data: Arc<D>,
     /// Every informer the controller reads: the primary first.
-    sources: Vec<Arc<dyn Source>>,
-    reconcile: ReconcileFn<K, D>,
-    options: ControllerOptions,
-    rate_limiter: Arc<dyn RateLimiter<QueueKey>>,
-    slot: Arc<QueueSlot>,
-    stats: Stats,
+    pub(super) sources: Vec<Arc<dyn Source>>,
+    pub(super) reconcile: ReconcileFn<K, D>,
+    pub(super) options: ControllerOptions,
+    pub(super) rate_limiter: Arc<dyn RateLimiter<QueueKey>>,
+    pub(super) slot: Arc<QueueSlot>,
+    pub(super) stats: Stats,
     /// Keys whose last reconcile failed, with their streak (what is logged, how loudly). A key leaves when a
     /// reconcile of it succeeds; a key that fails for good stays, one entry per such key.
-    failing: Mutex<HashMap<QueueKey, FailureStreak>>,
+    pub(super) failing: Mutex<HashMap<QueueKey, FailureStreak>>,
     /// Worker threads currently running.
-    live_workers: Arc<AtomicUsize>,
+    pub(super) live_workers: Arc<AtomicUsize>,
     /// `Halted` once the controller is stopped; its informers' health is added when read ([`Shared::health`]).
-    health: HealthCell,
+    pub(super) health: HealthCell,
+    /// A sharded controller's slots (`None`: every key is this replica's).
+    pub(super) sharding: Option<Sharding>,
+}
+
+/// What a sharded controller keeps ([`ControllerBuilder::sharded`]).
+pub(super) struct Sharding {
+    pub(super) ownership: Arc<Ownership>,
+    pub(super) client: Client,
+    pub(super) config: ShardingConfig,
+    pub(super) stats: Arc<CoordinatorStats>,
 }
 
 /// One run of the workers, from `start` to `pause` or `stop`, with its own queue.
-struct Term {
+pub(super) struct Term {
     queue: Arc<Queue>,
     workers: Vec<Worker>,
     /// Tells the workers to finish: set before the queue shuts down.
     halt: Arc<StopSignal>,
 }
 
-enum State {
+pub(super) enum State {
     Idle,
     Running(Term),
     Stopped,
@@ -197,7 +160,7 @@ enum State {
 /// informers map to — on worker threads, retrying failures with back-off.
 ///
 /// * Every add, update and delete of a primary queues its key; a secondary object's change queues the keys its
-///   mapper returns (for [`owns`](ControllerBuilder::owns): its controlling owner). A key queued many times is
+///   mapper returns (for [`owns`](super::ControllerBuilder::owns): its controlling owner). A key queued many times is
 ///   reconciled once; a key is never reconciled by two workers at once; a change during a reconcile queues the key
 ///   again for after it.
 /// * Workers start reconciling once every informer's cache **and every handler's initial adds** have synced
@@ -258,353 +221,12 @@ enum State {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Controller<K: Object, D> {
-    shared: Arc<Shared<K, D>>,
-    state: Mutex<State>,
+    pub(super) shared: Arc<Shared<K, D>>,
+    pub(super) state: Mutex<State>,
     /// The controller's event handlers on its informers; removed by `stop`.
-    registrations: Mutex<Vec<Box<dyn Unregister>>>,
-}
-
-/// Builds a [`Controller`]: the primary informer, secondary informers and how their objects map to primary keys,
-/// options, and finally the reconcile function.
-pub struct ControllerBuilder<K: Object, D> {
-    primary: Arc<SharedIndexInformer<K>>,
-    /// What primary events must pass to queue their key (`None`: every event).
-    predicate: Option<Box<dyn Predicate<K>>>,
-    data: Arc<D>,
-    secondaries: Vec<Connect>,
-    options: ControllerOptions,
-}
-
-impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
-    /// Starts building a controller of the objects of `primary`, with `data` handed to every reconcile
-    /// ([`Context::data`]).
-    pub fn builder(primary: Arc<SharedIndexInformer<K>>, data: D) -> ControllerBuilder<K, D> {
-        ControllerBuilder {
-            primary,
-            predicate: None,
-            data: Arc::new(data),
-            secondaries: Vec::new(),
-            options: ControllerOptions::default(),
-        }
-    }
-}
-
-impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
-    /// Reconciles the controlling owner of each object of `informer`: the owner reference with `controller: true`
-    /// whose kind and group are the primary's ([`ObjectRef::controller_of`]) — what client-go controllers do for the
-    /// objects they create (ReplicaSets for a Deployment). The informer's cache gets the index by controller
-    /// ([`CONTROLLER_INDEX`]), so that a reconcile finds what its primary owns by index, not by a scan
-    /// ([`Context::owned`]).
-    ///
-    /// [`CONTROLLER_INDEX`]: crate::cache::CONTROLLER_INDEX
-    #[must_use]
-    pub fn owns<S: Object>(self, informer: Arc<SharedIndexInformer<S>>) -> Self
-    where
-        K: Resource,
-    {
-        self.owns_with(informer, K::api_resource())
-    }
-
-    /// [`owns`](Self::owns) for a primary whose resource is known only at run time ([`DynamicObject`]).
-    ///
-    /// [`DynamicObject`]: crate::object::DynamicObject
-    #[must_use]
-    pub fn owns_with<S: Object>(self, informer: Arc<SharedIndexInformer<S>>, primary: ApiResource) -> Self {
-        index_by_controller(&informer);
-        self.watch(informer, None, move |obj: &S| {
-            controller_ref_of(obj, &primary).map(ObjectRef::cast)
-        })
-    }
-
-    /// [`owns`](Self::owns), queueing only for the events `predicate` lets through.
-    #[must_use]
-    pub fn owns_filtered<S: Object>(self, informer: Arc<SharedIndexInformer<S>>, predicate: impl Predicate<S>) -> Self
-    where
-        K: Resource,
-    {
-        index_by_controller(&informer);
-        self.watches_filtered(informer, predicate, ObjectRef::<K>::controller_of)
-    }
-
-    /// Reconciles the primaries `mapper` names for each changed object of `informer` (for an update, those of the
-    /// old and the new state; for a delete, of the last state known). The mapper returns any iterable of
-    /// [`ObjectRef<K>`]: an `Option` for one, a `Vec` for several.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use kube_informer::controller::{Action, Context, Controller};
-    /// use kube_informer::informer::SharedInformerFactory;
-    /// use kube_informer::object::core::{ConfigMap, Namespace};
-    /// use kube_informer::object::{MetaAccessor, Object, ObjectRef};
-    /// # let server = kube_informer_apiserver::ApiServer::start()?;
-    /// # let factory = SharedInformerFactory::new(server.client()?, Default::default());
-    ///
-    /// // A Namespace's controller, woken by every ConfigMap labelled with the namespace it concerns.
-    /// let controller = Controller::builder(factory.informer::<Namespace>(), ())
-    ///     .watches(factory.informer::<ConfigMap>(), |cm: &ConfigMap| {
-    ///         cm.meta().labels().get("example.com/namespace").map(ObjectRef::<Namespace>::new)
-    ///     })
-    ///     .build(|_key, _ctx: &Context<'_, Namespace, ()>| Ok::<_, kube_informer::Error>(Action::await_change()))?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use]
-    pub fn watches<S, I>(
-        self,
-        informer: Arc<SharedIndexInformer<S>>,
-        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        S: Object,
-        I: IntoIterator<Item = ObjectRef<K>>,
-    {
-        self.watch(informer, None, mapper)
-    }
-
-    /// [`watches`](Self::watches), mapping only the events `predicate` lets through.
-    #[must_use]
-    pub fn watches_filtered<S, I>(
-        self,
-        informer: Arc<SharedIndexInformer<S>>,
-        predicate: impl Predicate<S>,
-        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        S: Object,
-        I: IntoIterator<Item = ObjectRef<K>>,
-    {
-        self.watch(informer, Some(Box::new(predicate)), mapper)
-    }
-
-    /// Queues only the primary events `predicate` lets through ([`GenerationChanged`] keeps the controller's own
-    /// status writes from queueing its key again). Called again, both predicates must let an event through.
-    /// The first term of a controller (and every term after a pause) still reconciles every key once.
-    ///
-    /// [`GenerationChanged`]: super::predicate::GenerationChanged
-    #[must_use]
-    pub fn predicate(mut self, predicate: impl Predicate<K>) -> Self {
-        self.predicate = Some(match self.predicate.take() {
-            None => Box::new(predicate),
-            Some(before) => Box::new(before.and(predicate)),
-        });
-        self
-    }
-
-    fn watch<S: Object, I: IntoIterator<Item = ObjectRef<K>>>(
-        mut self,
-        informer: Arc<SharedIndexInformer<S>>,
-        predicate: Option<Box<dyn Predicate<S>>>,
-        mapper: impl Fn(&S) -> I + Send + Sync + 'static,
-    ) -> Self {
-        self.secondaries
-            .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
-                let slot = slot.clone();
-                let handler = move |ev: &Notification<S>| {
-                    if let Some(p) = &predicate
-                        && !admits(&**p, ev)
-                    {
-                        slot.filtered();
-                        return;
-                    }
-                    if let Notification::Update { old, .. } = ev {
-                        for r in mapper(old) {
-                            slot.add_mapped(r.key().into());
-                        }
-                    }
-                    for r in mapper(ev.object()) {
-                        slot.add_mapped(r.key().into());
-                    }
-                };
-                let registration = informer.add_event_handler_with(handler, handler_options(name))?;
-                let lister = informer.lister();
-                Ok(Watched {
-                    source: informer,
-                    registration: Box::new(registration),
-                    lister: Box::new(lister),
-                })
-            }));
-        self
-    }
-
-    /// Sets the controller's options: name, workers, retry rate limiter, shutdown grace, failure logging
-    /// ([`ControllerOptions`]). They are set here only, all at once, so that no other call of the builder can undo
-    /// one of them:
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use kube_informer::controller::{Controller, ControllerOptions};
-    /// # fn demo(informer: Arc<kube_informer::informer::SharedIndexInformer<kube_informer::object::core::ConfigMap>>) {
-    /// let builder = Controller::builder(informer, ()).options(ControllerOptions::default().name("sync").workers(4));
-    /// # let _ = builder;
-    /// # }
-    /// ```
-    ///
-    /// ```compile_fail
-    /// # use std::sync::Arc;
-    /// # use kube_informer::controller::{Controller, ControllerOptions};
-    /// # fn demo(informer: Arc<kube_informer::informer::SharedIndexInformer<kube_informer::object::core::ConfigMap>>) {
-    /// // No builder setter of one option, to be undone by a later `options(..)`:
-    /// let builder = Controller::builder(informer, ()).name("sync").options(ControllerOptions::default().workers(4));
-    /// # let _ = builder;
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn options(mut self, options: ControllerOptions) -> Self {
-        self.options = options;
-        self
-    }
-
-    /// Builds the controller around `reconcile`, registering its event handlers on the informers. Nothing is
-    /// reconciled until [`Controller::start`].
-    ///
-    /// `reconcile(key, ctx)` is called on a worker thread; the error type only needs `Display` (it is logged). A
-    /// failed key is retried after the rate limiter's delay: use
-    /// [`build_with_error_policy`](Self::build_with_error_policy) to decide per error.
-    ///
-    /// # Errors
-    /// When an informer was stopped, or a handler thread cannot be spawned.
-    pub fn build<E, F>(self, reconcile: F) -> Result<Controller<K, D>>
-    where
-        E: fmt::Display,
-        F: Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, E> + Send + Sync + 'static,
-    {
-        self.build_with_error_policy(reconcile, |_: Option<&K>, _: &E, _: &Context<'_, K, D>| {
-            Action::requeue_rate_limited()
-        })
-    }
-
-    /// [`build`](Self::build) with an error policy (kube-rs's `error_policy`): after a failed reconcile,
-    /// `error_policy(obj, err, ctx)` decides what happens to the key — retry after the rate limiter's delay
-    /// ([`Action::requeue_rate_limited`], what `build` does), after a delay of its choosing
-    /// ([`Action::requeue_after`], the failure count still grows: [`Context::retries`]), or not until the object
-    /// changes ([`Action::await_change`]: an error retrying cannot fix, such as an invalid spec). `obj` is the
-    /// primary as the cache holds it when the reconcile failed (`None` once deleted).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use kube_informer::controller::{Action, Context};
-    /// use kube_informer::object::core::ConfigMap;
-    ///
-    /// enum Error {
-    ///     InvalidSpec(String),
-    ///     Api(kube_informer::Error),
-    /// }
-    /// # impl std::fmt::Display for Error {
-    /// #     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("error") }
-    /// # }
-    ///
-    /// fn error_policy(_obj: Option<&ConfigMap>, err: &Error, ctx: &Context<'_, ConfigMap, ()>) -> Action {
-    ///     match err {
-    ///         // Retrying will not help: wait for someone to fix the object.
-    ///         Error::InvalidSpec(_) => Action::await_change(),
-    ///         // The server asked us to slow down.
-    ///         Error::Api(e) if e.retry_after().is_some() => Action::requeue_after(e.retry_after().unwrap()),
-    ///         Error::Api(_) if ctx.retries() > 10 => Action::requeue_after(Duration::from_secs(300)),
-    ///         Error::Api(_) => Action::requeue_rate_limited(),
-    ///     }
-    /// }
-    /// # let _ = error_policy;
-    /// ```
-    ///
-    /// # Errors
-    /// When an informer was stopped, or a handler thread cannot be spawned.
-    pub fn build_with_error_policy<E, F, P>(self, reconcile: F, error_policy: P) -> Result<Controller<K, D>>
-    where
-        E: fmt::Display,
-        F: Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, E> + Send + Sync + 'static,
-        P: Fn(Option<&K>, &E, &Context<'_, K, D>) -> Action + Send + Sync + 'static,
-    {
-        let ControllerBuilder {
-            primary,
-            predicate,
-            data,
-            secondaries,
-            options,
-        } = self;
-        let name = options.name.clone().unwrap_or_else(|| primary.name().to_owned());
-        let slot = Arc::new(QueueSlot {
-            controller: name.clone(),
-            scope: primary.namespaces().map(<[String]>::to_vec),
-            ..QueueSlot::default()
-        });
-        let mut registrations: Vec<Box<dyn Unregister>> = Vec::new();
-        let mut sources: Vec<Arc<dyn Source>> = vec![primary.clone()];
-        let mut listers = Vec::new();
-
-        let registered = (|| -> Result<()> {
-            let primary_slot = slot.clone();
-            let handler = move |ev: &Notification<K>| {
-                if let Some(p) = &predicate
-                    && !admits(&**p, ev)
-                {
-                    primary_slot.filtered();
-                    return;
-                }
-                primary_slot.add(key_of(&**ev.object()).into());
-            };
-            registrations.push(Box::new(
-                primary.add_event_handler_with(handler, handler_options(&name))?,
-            ));
-            for connect in secondaries {
-                let watched = connect(&name, &slot)?;
-                registrations.push(watched.registration);
-                sources.push(watched.source);
-                listers.push(watched.lister);
-            }
-            Ok(())
-        })();
-        if let Err(e) = registered {
-            for r in &registrations {
-                r.remove();
-            }
-            return Err(e);
-        }
-
-        let rate_limiter = options
-            .rate_limiter
-            .clone()
-            .unwrap_or_else(|| Arc::new(default_controller_rate_limiter::<QueueKey>()));
-        Ok(Controller {
-            shared: Arc::new(Shared {
-                name,
-                primary_lister: primary.lister(),
-                listers,
-                data,
-                sources,
-                reconcile: Box::new(move |key, ctx| {
-                    reconcile(key, ctx).map_err(|e| {
-                        let obj = ctx.object();
-                        Failed {
-                            action: error_policy(obj.as_deref(), &e, ctx),
-                            message: e.to_string(),
-                        }
-                    })
-                }),
-                options,
-                rate_limiter,
-                slot,
-                stats: Stats::default(),
-                failing: Mutex::new(HashMap::new()),
-                live_workers: Arc::new(AtomicUsize::new(0)),
-                health: HealthCell::default(),
-            }),
-            state: Mutex::new(State::Idle),
-            registrations: Mutex::new(registrations),
-        })
-    }
-}
-
-/// Adds the index by controller to `informer`'s cache unless it has it (another controller owning the same objects
-/// added it already).
-fn index_by_controller<S: Object>(informer: &SharedIndexInformer<S>) {
-    if informer.has_index(CONTROLLER_INDEX) {
-        return;
-    }
-    // Two builders at once: the loser's conflict means the index is there.
-    let _ = informer.add_indexers(Indexers::new().with_controller());
-}
-
-fn handler_options(controller: &str) -> HandlerOptions {
-    HandlerOptions::default().name(format!("controller-{controller}"))
+    pub(super) registrations: Mutex<Vec<Box<dyn Unregister>>>,
+    /// A sharded controller's coordinator while a term runs; stopped — its slots released — after the workers.
+    pub(super) coordinator: Mutex<Option<ShardCoordinator>>,
 }
 
 impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
@@ -662,6 +284,15 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
             );
             match spawned {
                 Ok(w) => term.workers.push(w),
+                Err(e) => {
+                    self.end_term(term);
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(sh) = &s.sharding {
+            match ShardCoordinator::start(&s.name, &sh.client, &sh.config, sh.ownership.clone(), sh.stats.clone()) {
+                Ok(c) => *self.coordinator.lock() = Some(c),
                 Err(e) => {
                     self.end_term(term);
                     return Err(e);
@@ -754,6 +385,10 @@ impl<K: Object, D> Controller<K, D> {
                 s.name, s.options.shutdown_grace
             );
         }
+        // The slots go once their reconciles are done.
+        if let Some(c) = self.coordinator.lock().take() {
+            c.stop();
+        }
     }
 
     /// Ends a term without waiting: no key is queued or taken any more; the workers finish their reconcile in
@@ -779,6 +414,17 @@ impl<K: Object, D> Controller<K, D> {
     /// A snapshot of the controller's counters and of its current work queue.
     pub fn metrics(&self) -> ControllerMetrics {
         self.shared.metrics()
+    }
+
+    /// A sharded controller's ownership: the slots it owns, the replicas it sees, hand-overs, objects per slot
+    /// (counted from the cache when called). `None` for a controller that is not sharded.
+    pub fn sharding_metrics(&self) -> Option<ShardingMetrics> {
+        self.shared.sharding_metrics()
+    }
+
+    /// True for a [sharded](super::ControllerBuilder::sharded) controller.
+    pub fn is_sharded(&self) -> bool {
+        self.shared.sharding.is_some()
     }
 
     /// The controller's health: `Halted` once stopped or when an informer it reads halted (its cache no longer
@@ -810,6 +456,7 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
         let shared = self.shared.clone();
         StoppingController {
             name: s.name.clone(),
+            coordinator: self.coordinator.lock().take(),
             workers,
             in_flight: Box::new(move || shared.stats.in_flight.load(Ordering::Relaxed)),
             registrations: std::mem::take(&mut *self.registrations.lock()),
@@ -817,58 +464,15 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
     }
 }
 
-/// A controller that takes no more work, its reconciles in flight still running ([`Controller::begin_stop`]).
-pub(crate) struct StoppingController {
-    name: String,
-    workers: Vec<Worker>,
-    /// Reads the controller's count of reconciles running.
-    in_flight: Box<dyn Fn() -> usize + Send + Sync>,
-    /// The controller's event handlers, removed once its workers are done.
-    registrations: Vec<Box<dyn Unregister>>,
-}
-
-impl StoppingController {
-    /// The controller's name.
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Waits until `deadline` for the reconciles in flight, then removes the controller's event handlers. Returns
-    /// how many reconciles were still running at the deadline (their threads are left detached, with a warning): 0
-    /// when every worker was joined.
-    pub(crate) fn finish(self, deadline: Instant) -> usize {
-        let joined = join_workers(self.workers, deadline);
-        let running = if joined { 0 } else { (self.in_flight)().max(1) };
-        if running > 0 {
-            warn!(
-                "controller {}: {running} reconcile(s) did not finish within the grace period; left detached",
-                self.name
-            );
-        }
-        for r in self.registrations {
-            r.remove();
-        }
-        running
-    }
-}
-
-/// Joins `workers` until `deadline`; true when every one was joined.
-fn join_workers(workers: Vec<Worker>, deadline: Instant) -> bool {
-    let mut joined = true;
-    for w in workers {
-        joined &= w.join_until(deadline);
-    }
-    joined
-}
-
 /// A controller held weakly (by a [`Registry`](crate::registry::Registry)).
 pub(crate) struct WeakController<K: Object, D>(Weak<Shared<K, D>>);
 
 impl<K: Object, D: Send + Sync + 'static> WeakController<K, D> {
     /// An id telling controllers apart, the controller's health and metrics; `None` once it is dropped.
-    pub(crate) fn snapshot(&self) -> Option<(usize, Health, ControllerMetrics)> {
+    pub(crate) fn snapshot(&self) -> Option<(usize, Health, ControllerMetrics, Option<ShardingMetrics>)> {
         let shared = self.0.upgrade()?;
-        Some((Arc::as_ptr(&shared).addr(), shared.health(), shared.metrics()))
+        let id = Arc::as_ptr(&shared).addr();
+        Some((id, shared.health(), shared.metrics(), shared.sharding_metrics()))
     }
 }
 
@@ -879,6 +483,23 @@ impl<K: Object, D> Drop for Controller<K, D> {
 }
 
 impl<K: Object, D> Shared<K, D> {
+    fn sharding_metrics(&self) -> Option<ShardingMetrics> {
+        let s = self.sharding.as_ref()?;
+        let objects = self.primary_lister.list_all();
+        Some(ShardingMetrics {
+            identity: s.config.identity.clone(),
+            slots: s.config.slots,
+            owned: s.ownership.owned(),
+            members: s.stats.members.load(Ordering::Relaxed),
+            acquired: s.stats.acquired.load(Ordering::Relaxed),
+            rebalanced: s.stats.rebalanced.load(Ordering::Relaxed),
+            lost: s.stats.lost.load(Ordering::Relaxed),
+            last_handover: *s.stats.last_handover.lock(),
+            skipped: s.ownership.skipped(),
+            objects_per_slot: s.ownership.objects_per_slot(objects.iter().map(|o| o.meta())),
+        })
+    }
+
     fn metrics(&self) -> ControllerMetrics {
         let queue = self.slot.current.read().as_ref().map(|q| q.metrics());
         ControllerMetrics {
@@ -916,7 +537,20 @@ impl<K: Object, D> Shared<K, D> {
             },
             Health::Healthy => Health::Healthy,
         });
-        Health::worst(informers)
+        let sharding = self.sharding.iter().map(|s| match s.stats.health.get() {
+            Health::Degraded {
+                since,
+                attempts,
+                last_error,
+            } => Health::Degraded {
+                since,
+                attempts,
+                last_error: format!("sharding: {last_error}"),
+            },
+            // Halted between terms (the coordinator stopped): the controller's own state says more.
+            _ => Health::Healthy,
+        });
+        Health::worst(informers.chain(sharding))
     }
 
     /// A worker: waits for the caches, then reconciles keys until its term ends.
@@ -954,6 +588,23 @@ impl<K: Object, D> Shared<K, D> {
     }
 
     fn reconcile_key(&self, queue: &Queue, key: &QueueKey, halt: &StopSignal) {
+        // A sharded controller's key is reconciled here only while its slot is owned here, counted in the slot.
+        let _slot = match &self.sharding {
+            Some(s) => {
+                let object = self.primary_lister.get(key);
+                match s
+                    .ownership
+                    .admit(key, object.as_deref().map(|o| o.meta() as &dyn MetaAccessor))
+                {
+                    Some(guard) => Some(guard),
+                    None => {
+                        queue.forget(key);
+                        return;
+                    }
+                }
+            }
+            None => None,
+        };
         let retries = queue.num_requeues(key);
         let ctx = Context {
             key,
@@ -968,6 +619,9 @@ impl<K: Object, D> Shared<K, D> {
         match outcome {
             Ok(Ok(action)) => {
                 self.key_recovered(key);
+                if let Some(s) = &self.sharding {
+                    s.ownership.reconciled(key);
+                }
                 if action.is_rate_limited() {
                     queue.add_rate_limited(key.clone());
                 } else {
@@ -1063,16 +717,6 @@ impl<K: Object, D> fmt::Debug for Controller<K, D> {
             .field("name", &self.shared.name)
             .field("workers", &self.shared.options.workers)
             .finish_non_exhaustive()
-    }
-}
-
-impl<K: Object, D> fmt::Debug for ControllerBuilder<K, D> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ControllerBuilder")
-            .field("primary", &self.primary.name())
-            .field("secondaries", &self.secondaries.len())
-            .field("options", &self.options)
-            .finish()
     }
 }
 

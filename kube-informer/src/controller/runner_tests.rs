@@ -12,7 +12,7 @@ use crate::client::params::{ListParams, WatchParams};
 use crate::informer::test_support::MemoryLw;
 use crate::informer::{InformerOptions, SharedIndexInformer};
 use crate::object::core::ConfigMap;
-use crate::object::{ListMeta, OwnerReference};
+use crate::object::{ListMeta, ObjectRef, OwnerReference};
 use crate::watch::WatchEvent;
 use crate::workqueue::ItemExponentialFailureRateLimiter;
 

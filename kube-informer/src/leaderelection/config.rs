@@ -1,6 +1,7 @@
 //! Election settings (client-go's `LeaderElectionConfig`) and the callbacks (`LeaderCallbacks`).
 
 use std::fmt;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -248,6 +249,20 @@ impl fmt::Debug for LeaderCallbacks {
             .field("on_new_leader", &self.new_leader.is_some())
             .finish()
     }
+}
+
+/// This replica's default identity: the host name (in a pod, the pod's name) and 16 random hex digits.
+pub(crate) fn default_identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    // The standard hasher's keys are random per process: a fresh random number without a dependency.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    format!("{host}_{:016x}", hasher.finish())
 }
 
 #[cfg(test)]

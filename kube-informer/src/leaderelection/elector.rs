@@ -9,9 +9,9 @@ use std::time::{Duration, Instant, SystemTime};
 use log::{debug, info, warn};
 use parking_lot::Mutex;
 
-use super::Lock;
 use super::candidate::Candidate;
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
+use super::{LeaderElectionRecord, Lock};
 use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::jitter;
 use crate::clock::{Clock, ClockWatcher};
@@ -63,6 +63,14 @@ impl Machine {
             renew_deadline: config.renew_deadline,
             retry_period: config.retry_period,
         }
+    }
+
+    /// Starts from an observation made elsewhere on this machine: `record` unchanged since `at` (a sharded
+    /// controller's coordinator watched the slot's Lease before starting its election). The lease then expires
+    /// `lease_duration` after `at`, not after this candidate's own first read — and only if the record it reads is
+    /// still that one.
+    pub(crate) fn observed_since(&mut self, record: LeaderElectionRecord, at: Instant) {
+        self.candidate.set_observed(record, at);
     }
 
     pub(crate) fn is_leading(&self) -> bool {
@@ -268,6 +276,16 @@ impl LeaderElector {
     /// # Errors
     /// [`Error::InvalidInput`] for a bad config or an empty identity; an error when the thread cannot be spawned.
     pub fn start(lock: impl Lock, config: LeaderElectionConfig, callbacks: LeaderCallbacks) -> Result<LeaderElector> {
+        LeaderElector::start_observed(lock, config, callbacks, None)
+    }
+
+    /// [`start`](Self::start), the lock's record known unchanged since an instant (see [`Machine::observed_since`]).
+    pub(crate) fn start_observed(
+        lock: impl Lock,
+        config: LeaderElectionConfig,
+        callbacks: LeaderCallbacks,
+        observed: Option<(LeaderElectionRecord, Instant)>,
+    ) -> Result<LeaderElector> {
         config.validate()?;
         if lock.identity().is_empty() {
             return Err(Error::InvalidInput(
@@ -293,7 +311,10 @@ impl LeaderElector {
             stopping: Mutex::new(()),
         });
         let live = Arc::new(AtomicUsize::new(0));
-        let machine = Machine::new(lock.identity(), &config);
+        let mut machine = Machine::new(lock.identity(), &config);
+        if let Some((record, at)) = observed {
+            machine.observed_since(record, at);
+        }
         let thread_shared = shared.clone();
         let thread = ThreadName::new("le", &name, format!("kube-informer/leaderelection/{name}"));
         let worker = Worker::spawn(thread, &live, move || {

@@ -27,6 +27,7 @@ mod lease_lock;
 mod lock;
 mod record;
 
+pub(crate) use config::default_identity;
 pub use config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
 pub use elector::LeaderElector;
 pub(crate) use elector::WeakElector;

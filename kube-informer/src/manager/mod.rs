@@ -186,7 +186,11 @@ impl Manager {
         let identity = match &options.leader_election {
             Some(e) => {
                 e.config.validate()?;
-                Some(e.identity.clone().unwrap_or_else(options::default_identity))
+                Some(
+                    e.identity
+                        .clone()
+                        .unwrap_or_else(crate::leaderelection::default_identity),
+                )
             }
             None => None,
         };
@@ -243,7 +247,9 @@ impl Manager {
     /// only while this replica leads; stopped at the shutdown. Returns it shared, for its metrics and state.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] once the manager has started: controllers are added before.
+    /// [`Error::InvalidInput`] once the manager has started: controllers are added before; and for a
+    /// [sharded](crate::controller::ControllerBuilder::sharded) controller under leader election (sharded replicas
+    /// all work, each on its slots).
     pub fn add_controller<K: Object, D: Send + Sync + 'static>(
         &self,
         controller: impl Into<Arc<Controller<K, D>>>,
@@ -255,6 +261,13 @@ impl Manager {
             ));
         }
         let controller = controller.into();
+        if controller.is_sharded() && self.options.leader_election.is_some() {
+            return Err(Error::InvalidInput(format!(
+                "manager: controller {} is sharded — its replicas share the work through their own Leases — and \
+                 cannot also run only on the elected leader; use a manager without leader election",
+                controller.name()
+            )));
+        }
         self.registry.add_controller(&controller);
         self.controllers.lock().push(controller.clone());
         Ok(controller)

@@ -1,7 +1,6 @@
 //! `ManagerOptions`: the grace period, leader election, the probe endpoint, signals, the factory's settings.
 
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use crate::informer::FactoryOptions;
@@ -163,23 +162,10 @@ impl fmt::Debug for ElectionOptions {
     }
 }
 
-/// This replica's default identity: the host name (in a pod, the pod's name) and 16 random hex digits.
-pub(crate) fn default_identity() -> String {
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    // The standard hasher's keys are random per process: a fresh random number without a dependency.
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    format!("{host}_{:016x}", hasher.finish())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::leaderelection::default_identity;
 
     #[test]
     fn identities_differ_between_calls() {

@@ -10,7 +10,7 @@ use prometheus_client::metrics::exemplar::Exemplar;
 use prometheus_client::registry::Unit;
 
 use crate::client::{LatencyHistogram, RequestMetrics};
-use crate::controller::ControllerMetrics;
+use crate::controller::{ControllerMetrics, ShardingMetrics};
 use crate::events::RecorderMetrics;
 use crate::health::{Health, InformerHealth};
 use crate::informer::InformerMetrics;
@@ -63,7 +63,12 @@ impl Families {
             match &o.what {
                 Observed::Informer { health, metrics } => f.informer(health, metrics),
                 Observed::Client(requests) => f.client(requests),
-                Observed::Controller { metrics, .. } => f.controller(metrics),
+                Observed::Controller { metrics, sharding, .. } => {
+                    f.controller(metrics);
+                    if let Some(sharding) = sharding {
+                        f.sharding(&metrics.name, sharding);
+                    }
+                }
                 Observed::LeaderElector { name, leading, .. } => f.gauge(
                     "leader_election_master_status",
                     "1 while this replica holds the leader election lock, 0 otherwise.",
@@ -303,6 +308,71 @@ impl Families {
                 "Time waited for the client-side rate limiter, by verb and host.",
                 vec![("verb", l.verb.to_owned()), ("host", m.host.clone())],
                 rest_buckets(&l.histogram),
+            );
+        }
+    }
+
+    fn sharding(&mut self, name: &str, m: &ShardingMetrics) {
+        let controller = || vec![("controller", name.to_owned())];
+        self.gauge(
+            "kube_informer_shard_slots_owned",
+            "Slots this replica of a sharded controller owns.",
+            None,
+            controller(),
+            m.owned.len() as f64,
+        );
+        self.gauge(
+            "kube_informer_shard_slots",
+            "Slots a sharded controller's objects are cut into.",
+            None,
+            controller(),
+            f64::from(m.slots),
+        );
+        self.gauge(
+            "kube_informer_shard_members",
+            "Replicas of a sharded controller seen alive.",
+            None,
+            controller(),
+            m.members as f64,
+        );
+        for (name, help, value) in [
+            ("kube_informer_shard_acquired", "Slots acquired.", m.acquired),
+            (
+                "kube_informer_shard_rebalanced",
+                "Slots released to balance the replicas.",
+                m.rebalanced,
+            ),
+            (
+                "kube_informer_shard_lost",
+                "Slots lost: their Lease could not be renewed.",
+                m.lost,
+            ),
+            (
+                "kube_informer_shard_skipped_keys",
+                "Keys not reconciled here: their slot was not owned.",
+                m.skipped,
+            ),
+        ] {
+            self.counter(name, help, controller(), value);
+        }
+        if let Some(handover) = m.last_handover {
+            self.gauge(
+                "kube_informer_shard_last_handover",
+                "How long the last slot acquired took, from the first attempt to holding it.",
+                Some(Unit::Seconds),
+                controller(),
+                handover.as_secs_f64(),
+            );
+        }
+        for (slot, objects) in &m.objects_per_slot {
+            let mut labels = controller();
+            labels.push(("slot", slot.to_string()));
+            self.gauge(
+                "kube_informer_shard_objects",
+                "Objects of the primary cache per owned slot.",
+                None,
+                labels,
+                *objects as f64,
             );
         }
     }

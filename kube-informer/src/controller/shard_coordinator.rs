@@ -1,0 +1,582 @@
+//! `ShardCoordinator`: the thread that gets, keeps and gives up a sharded controller's slots.
+//!
+//! Every retry period (and at once when a slot's election changes), a round:
+//! 1. renews this replica's membership Lease `<name>-member-<identity>`;
+//! 2. lists the Leases of the namespace: the members seen alive — a membership Lease that changed within the lease
+//!    duration, as observed here (client-go's rule for locks: no trust in other machines' clocks) — and who holds
+//!    each slot `<name>-slot-<i>`;
+//! 3. balances: with `S` slots and `M` live members, each replica aims at `⌊S/M⌋` or `⌈S/M⌉` slots. Below that it
+//!    runs an election for free slots (no Lease, released, or held by a replica no longer alive — whose Lease the
+//!    election takes over only after it expired); above it, or above `⌊S/M⌋` while a member holds fewer, it drains
+//!    one slot ([`Ownership::drain`]) and releases it once no reconcile of it runs.
+//!
+//! Each slot's election is a [`LeaderElector`] over a [`LeaseLock`]: its guarantees are the election's — at most
+//! one live owner, a renewal that fails past the renew deadline ends the ownership before anyone may take over.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use crossbeam_channel::{Receiver, Sender};
+use log::{debug, info, warn};
+use parking_lot::Mutex;
+
+use super::ownership::Ownership;
+use super::sharding::ShardingConfig;
+use crate::client::params::{DeleteParams, ListParams, PostParams};
+use crate::client::{Api, Client};
+use crate::clock::deadline::deadline_after;
+use crate::error::Result;
+use crate::health::{Health, HealthCell};
+use crate::leaderelection::{LeaderCallbacks, LeaderElectionRecord, LeaderElector, Lease, LeaseLock};
+use crate::object::ObjectMeta;
+use crate::selector::ShardSelector;
+use crate::stop::StopSignal;
+use crate::thread_name::ThreadName;
+use crate::worker::Worker;
+
+/// How long stopping the coordinator may take: electors released, membership Lease deleted, thread joined.
+const STOP_BUDGET: Duration = Duration::from_millis(900);
+
+/// Counters shared with the controller's metrics.
+#[derive(Default)]
+pub(crate) struct CoordinatorStats {
+    pub(crate) acquired: AtomicU64,
+    pub(crate) rebalanced: AtomicU64,
+    pub(crate) lost: AtomicU64,
+    pub(crate) members: AtomicUsize,
+    pub(crate) last_handover: Mutex<Option<Duration>>,
+    /// `Degraded` while the membership Lease or the Leases' list fails, or an owned slot cannot be renewed.
+    pub(crate) health: HealthCell,
+}
+
+/// The running coordinator of one controller; stopped (slots released) by [`ShardCoordinator::stop`].
+pub(crate) struct ShardCoordinator {
+    stop: Arc<StopSignal>,
+    kick: Sender<()>,
+    worker: Option<Worker>,
+}
+
+/// What the coordinator's thread works with.
+struct Coordinator {
+    controller: String,
+    config: ShardingConfig,
+    /// The Leases' name prefix.
+    group: String,
+    member_lease: String,
+    /// The Leases' API, on connections and a rate-limit bucket of the coordinator's own.
+    api: Api<Lease>,
+    /// The membership Lease as last written: the next renewal replaces it without reading it first.
+    member: Option<Lease>,
+    /// When the membership Lease was last renewed: rounds run on every change of a slot, renewals once a retry
+    /// period.
+    renewed: Option<Instant>,
+    client: Client,
+    ownership: Arc<Ownership>,
+    stats: Arc<CoordinatorStats>,
+    stop: Arc<StopSignal>,
+    kick_tx: Sender<()>,
+    kick_rx: Receiver<()>,
+    /// Elections running, by slot: held or being tried.
+    electors: BTreeMap<u32, SlotElection>,
+    /// Membership Leases as last seen: their resourceVersion and when it last changed here.
+    seen: HashMap<String, (String, Instant)>,
+    /// Slot Leases as last seen: their resourceVersion, when it last changed here, and their record — handed to
+    /// the slot's election when it starts, so that a dead owner's slot is taken `lease_duration` after its last
+    /// renewal was seen here, not after the election's own first read.
+    slots_seen: HashMap<u32, (String, Instant, LeaderElectionRecord)>,
+    /// Rounds run; the first only announces this replica (see [`Coordinator::round`]).
+    rounds: u64,
+    /// Membership failures in a row, and since when.
+    failing: Option<(Instant, u64)>,
+}
+
+/// One slot's election.
+struct SlotElection {
+    elector: LeaderElector,
+    /// Set before the coordinator stops the elector itself: `on_stopped_leading` is then a release, not a loss.
+    releasing: Arc<AtomicBool>,
+}
+
+impl ShardCoordinator {
+    /// Starts coordinating `ownership`'s slots for the controller `controller`.
+    ///
+    /// # Errors
+    /// When the thread cannot be spawned.
+    pub(crate) fn start(
+        controller: &str,
+        client: &Client,
+        config: &ShardingConfig,
+        ownership: Arc<Ownership>,
+        stats: Arc<CoordinatorStats>,
+    ) -> Result<ShardCoordinator> {
+        let group = config.name.clone().unwrap_or_else(|| controller.to_owned());
+        let (kick_tx, kick_rx) = crossbeam_channel::bounded(1);
+        let stop = Arc::new(StopSignal::new());
+        let mut coordinator = Coordinator {
+            controller: controller.to_owned(),
+            member_lease: lease_name(&group, "member", &config.identity),
+            group,
+            config: config.clone(),
+            // Connections and a rate-limit bucket of its own: the controller's requests never delay a round.
+            api: Api::namespaced(client.isolated_child(), &config.lease_namespace),
+            member: None,
+            renewed: None,
+            client: client.clone(),
+            ownership,
+            stats,
+            stop: stop.clone(),
+            kick_tx: kick_tx.clone(),
+            kick_rx,
+            electors: BTreeMap::new(),
+            seen: HashMap::new(),
+            slots_seen: HashMap::new(),
+            rounds: 0,
+            failing: None,
+        };
+        let live = Arc::new(AtomicUsize::new(0));
+        let name = ThreadName::new(
+            "shard",
+            controller,
+            format!("kube-informer/controller/{controller}/sharding"),
+        );
+        let worker = Worker::spawn(name, &live, move || coordinator.run())?;
+        Ok(ShardCoordinator {
+            stop,
+            kick: kick_tx,
+            worker: Some(worker),
+        })
+    }
+
+    /// Stops: every slot's Lease released (the controller's workers have finished first), the membership Lease
+    /// deleted, the thread joined — within about a second.
+    pub(crate) fn stop(mut self) {
+        self.stop.stop();
+        let _ = self.kick.try_send(());
+        if let Some(worker) = self.worker.take()
+            && !worker.join_until(deadline_after(Instant::now(), STOP_BUDGET + Duration::from_millis(100)))
+        {
+            warn!("sharding: the coordinator did not stop in time; left detached");
+        }
+    }
+}
+
+impl Drop for ShardCoordinator {
+    fn drop(&mut self) {
+        self.stop.stop();
+        let _ = self.kick.try_send(());
+    }
+}
+
+impl Coordinator {
+    fn run(&mut self) {
+        info!(
+            "controller {}: sharded over {} slots, Leases {}/{}-slot-*, as {}",
+            self.controller, self.config.slots, self.config.lease_namespace, self.group, self.config.identity
+        );
+        while !self.stop.is_stopped() {
+            self.round();
+            let wait = self.config.election.retry_period;
+            crossbeam_channel::select! {
+                recv(self.kick_rx) -> _ => {}
+                default(wait) => {}
+            }
+        }
+        self.shut_down();
+    }
+
+    /// One round: membership, then the Leases read, then balance.
+    fn round(&mut self) {
+        let now = Instant::now();
+        let deadline = deadline_after(now, self.config.election.renew_deadline);
+        let api = self.api.with_deadline(deadline);
+        let due = self
+            .renewed
+            .is_none_or(|at| now.saturating_duration_since(at) >= self.config.election.retry_period);
+        let renewed = if due { self.renew_membership(&api) } else { Ok(()) };
+        let view = renewed.and_then(|()| self.read_leases(&api, now));
+        // A slot whose renewals fail is as much trouble as the membership's: the replica may lose it.
+        let slot_trouble = view.as_ref().ok().and_then(|_| {
+            self.electors.iter().find_map(|(slot, e)| match e.elector.health() {
+                Health::Degraded { last_error, .. } if self.ownership.owned().contains(slot) => {
+                    Some(format!("cannot renew the Lease of slot {slot}: {last_error}"))
+                }
+                _ => None,
+            })
+        });
+        let view = match (view, slot_trouble) {
+            (Ok(view), None) => {
+                if self.failing.take().is_some() {
+                    info!("controller {}: sharding Leases renewed again", self.controller);
+                }
+                self.stats.health.recovered();
+                view
+            }
+            (Ok(view), Some(trouble)) => {
+                let (since, attempts) = self.failing.get_or_insert((now, 0));
+                *attempts += 1;
+                self.stats.health.failed(*since, *attempts, &trouble);
+                debug!("controller {}: {trouble}", self.controller);
+                view
+            }
+            (Err(e), _) => {
+                let (since, attempts) = self.failing.get_or_insert((now, 0));
+                *attempts += 1;
+                self.stats.health.failed(*since, *attempts, &e.to_string());
+                if *attempts == 1 {
+                    warn!(
+                        "controller {}: cannot renew its sharding membership or read the slot Leases: {e}; owned \
+                         slots are kept while their own Leases renew",
+                        self.controller
+                    );
+                } else {
+                    debug!("controller {}: sharding round failed again: {e}", self.controller);
+                }
+                return;
+            }
+        };
+        self.stats.members.store(view.members.len(), Ordering::Relaxed);
+        self.finish_drains();
+        // The first round announces this replica and looks: replicas started together then see each other before
+        // any takes slots (else the first would take them all, to give most back a round later).
+        self.rounds += 1;
+        if self.rounds > 1 {
+            self.balance(&view);
+        }
+    }
+
+    /// Creates or renews this replica's membership Lease.
+    fn renew_membership(&mut self, api: &Api<Lease>) -> Result<()> {
+        let started = Instant::now();
+        let written = self.write_membership(api);
+        match written {
+            Ok(lease) => {
+                self.member = Some(lease);
+                self.renewed = Some(started);
+                Ok(())
+            }
+            Err(e) => {
+                self.member = None; // read it again next time
+                Err(e)
+            }
+        }
+    }
+
+    fn write_membership(&self, api: &Api<Lease>) -> Result<Lease> {
+        let wall = SystemTime::now();
+        let record = LeaderElectionRecord {
+            holder_identity: self.config.identity.clone(),
+            lease_duration_seconds: self.config.election.lease_seconds(),
+            acquire_time: Some(wall),
+            renew_time: Some(wall),
+            leader_transitions: 0,
+        };
+        let current = match &self.member {
+            Some(lease) => Some(lease.clone()),
+            None => api.get_opt(&self.member_lease)?,
+        };
+        match current {
+            Some(mut lease) => {
+                let acquired = lease.spec.to_record().acquire_time;
+                lease.spec.set_record(&LeaderElectionRecord {
+                    acquire_time: acquired.or(Some(wall)),
+                    ..record
+                });
+                api.replace(&self.member_lease, &PostParams::default(), &lease)
+            }
+            None => {
+                let mut lease = Lease::new(ObjectMeta::namespaced(
+                    self.config.lease_namespace.as_str(),
+                    self.member_lease.as_str(),
+                ));
+                lease.spec.set_record(&record);
+                api.create(&PostParams::default(), &lease)
+            }
+        }
+    }
+
+    /// Reads the slot and membership Leases.
+    fn read_leases(&mut self, api: &Api<Lease>, now: Instant) -> Result<View> {
+        let leases = api.list_all(&ListParams::default())?;
+        let member_prefix = format!("{}-member-", self.group);
+        let slot_prefix = format!("{}-slot-", self.group);
+        let duration = self.config.election.lease_duration;
+        let mut members = HashSet::from([self.config.identity.clone()]);
+        let mut holders = BTreeMap::new();
+        let mut expired = HashSet::new();
+        let mut present = HashSet::new();
+        let mut slots_present = HashSet::new();
+        for lease in &leases.items {
+            let name = lease.metadata.name.as_deref().unwrap_or_default();
+            let holder = lease.spec.holder_identity.clone().unwrap_or_default();
+            if name.starts_with(&member_prefix) {
+                present.insert(name.to_owned());
+                let rv = lease.metadata.resource_version.clone().unwrap_or_default();
+                let changed = match self.seen.get(name) {
+                    Some((seen, at)) if *seen == rv => *at,
+                    _ => {
+                        self.seen.insert(name.to_owned(), (rv, now));
+                        now
+                    }
+                };
+                if !holder.is_empty() && now.saturating_duration_since(changed) < duration {
+                    members.insert(holder);
+                }
+            } else if let Some(slot) = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok())
+                && slot < self.config.slots
+            {
+                slots_present.insert(slot);
+                let rv = lease.metadata.resource_version.clone().unwrap_or_default();
+                let changed = match self.slots_seen.get(&slot) {
+                    Some((seen, at, _)) if *seen == rv => *at,
+                    _ => {
+                        self.slots_seen.insert(slot, (rv, now, lease.spec.to_record()));
+                        now
+                    }
+                };
+                let lasts = lease.spec.to_record().lease_duration();
+                if now.saturating_duration_since(changed) >= lasts {
+                    expired.insert(slot);
+                }
+                if !holder.is_empty() {
+                    holders.insert(slot, holder);
+                }
+            }
+        }
+        self.seen.retain(|name, _| present.contains(name));
+        self.slots_seen.retain(|slot, _| slots_present.contains(slot));
+        Ok(View {
+            members,
+            holders,
+            expired,
+        })
+    }
+
+    /// Releases the draining slots whose reconciles have finished.
+    fn finish_drains(&mut self) {
+        for slot in self.ownership.draining() {
+            if self.ownership.is_drained(slot)
+                && let Some(election) = self.electors.remove(&slot)
+            {
+                election.releasing.store(true, Ordering::SeqCst);
+                election.elector.stop();
+                self.stats.rebalanced.fetch_add(1, Ordering::Relaxed);
+                info!(
+                    "controller {}: released slot {slot} to balance the replicas",
+                    self.controller
+                );
+            }
+        }
+    }
+
+    /// Starts and stops elections towards this replica's share (see the module).
+    fn balance(&mut self, view: &View) {
+        let slots = self.config.slots;
+        let me = self.config.identity.as_str();
+        let members = u32::try_from(view.members.len()).unwrap_or(u32::MAX).max(1);
+        let (low, high) = (slots / members, slots.div_ceil(members));
+        let owned = self.ownership.owned();
+        let draining = self.ownership.draining();
+        let mine = u32::try_from(owned.len()).unwrap_or(u32::MAX);
+        // Elections not (yet) won, for slots someone alive holds: give them up, and try free slots instead.
+        let tried: Vec<u32> = self
+            .electors
+            .keys()
+            .copied()
+            .filter(|s| !owned.contains(s) && !draining.contains(s))
+            .collect();
+        for slot in &tried {
+            if view
+                .holders
+                .get(slot)
+                .is_some_and(|h| h != me && view.members.contains(h))
+                && let Some(election) = self.electors.remove(slot)
+            {
+                election.releasing.store(true, Ordering::SeqCst);
+                election.elector.stop();
+            }
+        }
+        let trying = u32::try_from(self.electors.len().saturating_sub(owned.len() + draining.len())).unwrap_or(0);
+        // Above the share: give one slot up per round (after its keys finish).
+        let held_by = |member: &String| u32::try_from(view.holders.values().filter(|h| *h == member).count());
+        let someone_starved = view
+            .members
+            .iter()
+            .filter(|m| m.as_str() != me)
+            .any(|m| held_by(m).unwrap_or(u32::MAX) < low);
+        let keep = if someone_starved { low } else { high };
+        if mine > keep {
+            // The highest slots go: replicas agree on nothing, but each gives up the same end of its list.
+            for &slot in owned
+                .iter()
+                .rev()
+                .take(usize::try_from(mine - keep).unwrap_or(usize::MAX))
+            {
+                if self.ownership.drain(slot) {
+                    debug!(
+                        "controller {}: draining slot {slot} ({mine} owned, share {low}..={high} of {members} \
+                         replicas)",
+                        self.controller
+                    );
+                }
+            }
+            let _ = self.kick_tx.try_send(());
+            return;
+        }
+        // Below the share: elections for free slots — only up to ⌊S/M⌋ while another replica has fewer, so that
+        // what the others give up goes to it.
+        let target = if mine + trying < low || someone_starved {
+            low
+        } else {
+            high
+        };
+        let mut want = target.saturating_sub(mine + trying + u32::try_from(draining.len()).unwrap_or(0));
+        if want == 0 {
+            return;
+        }
+        let offset = u32::try_from(ShardSelector::hash(me) % u64::from(slots)).unwrap_or(0);
+        for i in 0..slots {
+            if want == 0 {
+                break;
+            }
+            let slot = (offset + i) % slots;
+            if self.electors.contains_key(&slot) {
+                continue;
+            }
+            let free =
+                view.expired.contains(&slot) || view.holders.get(&slot).is_none_or(|h| !view.members.contains(h));
+            if !free {
+                continue;
+            }
+            match self.elect(slot) {
+                Ok(election) => {
+                    self.electors.insert(slot, election);
+                    want -= 1;
+                }
+                Err(e) => {
+                    warn!(
+                        "controller {}: cannot run the election of slot {slot}: {e}",
+                        self.controller
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Starts the election of `slot`.
+    fn elect(&self, slot: u32) -> Result<SlotElection> {
+        let lease = format!("{}-slot-{slot}", self.group);
+        let lock = LeaseLock::new(
+            &self.client,
+            &self.config.lease_namespace,
+            &lease,
+            self.config.identity.clone(),
+        );
+        let observed = self.slots_seen.get(&slot).map(|(_, at, record)| (record.clone(), *at));
+        let releasing = Arc::new(AtomicBool::new(false));
+        let started = Instant::now();
+        let (on, off) = (self.ownership.clone(), self.ownership.clone());
+        let (stats_on, stats_off) = (self.stats.clone(), self.stats.clone());
+        let (kick_on, kick_off) = (self.kick_tx.clone(), self.kick_tx.clone());
+        let (controller, released) = (self.controller.clone(), releasing.clone());
+        let callbacks = LeaderCallbacks::new()
+            .on_started_leading(move || {
+                on.acquired(slot);
+                stats_on.acquired.fetch_add(1, Ordering::Relaxed);
+                *stats_on.last_handover.lock() = Some(started.elapsed());
+                let _ = kick_on.try_send(());
+            })
+            .on_stopped_leading(move || {
+                off.lost(slot);
+                if !released.load(Ordering::SeqCst) {
+                    stats_off.lost.fetch_add(1, Ordering::Relaxed);
+                    warn!("controller {controller}: lost slot {slot} (its Lease could not be renewed)");
+                }
+                let _ = kick_off.try_send(());
+            });
+        let config = self.config.election.clone().release_on_cancel(true).name(lease);
+        let elector = LeaderElector::start_observed(lock, config, callbacks, observed)?;
+        Ok(SlotElection { elector, releasing })
+    }
+
+    /// Releases every slot (in parallel: each release is a write to the server) and deletes the membership Lease.
+    fn shut_down(&mut self) {
+        let deadline = deadline_after(Instant::now(), STOP_BUDGET);
+        let electors = std::mem::take(&mut self.electors);
+        let released = electors.len();
+        std::thread::scope(|scope| {
+            for (slot, election) in electors {
+                election.releasing.store(true, Ordering::SeqCst);
+                let spawned = std::thread::Builder::new()
+                    .name(format!("rel:{slot}"))
+                    .spawn_scoped(scope, move || {
+                        let _ = election.elector.stop_by(deadline);
+                    });
+                if let Err(e) = spawned {
+                    debug!("sharding: no thread to release slot {slot} ({e}); its Lease will expire");
+                }
+            }
+        });
+        let api = self.api.with_deadline(deadline);
+        match api.delete(&self.member_lease, &DeleteParams::default()) {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => debug!("sharding: membership Lease not deleted ({e}); it will be seen dead"),
+        }
+        self.stats.health.halt("stopped");
+        debug!(
+            "controller {}: sharding stopped, {released} slot(s) released",
+            self.controller
+        );
+    }
+}
+
+/// What a round read of the Leases.
+struct View {
+    /// The identities of the replicas alive, this one included.
+    members: HashSet<String>,
+    /// Slot → the identity holding its Lease (slots released or never held are absent).
+    holders: BTreeMap<u32, String>,
+    /// Slots whose Lease has not changed for its duration, as seen here: held by nobody alive.
+    expired: HashSet<u32>,
+}
+
+/// `<group>-<kind>-<identity>` made a valid object name: lower case, characters outside `[a-z0-9.-]` as `-`, at most
+/// 253 bytes (a long identity keeps a hash of itself, so two identities stay apart).
+fn lease_name(group: &str, kind: &str, identity: &str) -> String {
+    let mut name = format!("{group}-{kind}-");
+    for c in identity.chars() {
+        let c = c.to_ascii_lowercase();
+        name.push(if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+            c
+        } else {
+            '-'
+        });
+    }
+    if name.len() > 253 {
+        name.truncate(236);
+        let _ = write!(name, "-{:016x}", ShardSelector::hash(identity));
+    }
+    while name.ends_with(['-', '.']) {
+        name.push('0');
+        name.remove(name.len() - 2);
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_names_are_valid_object_names() {
+        assert_eq!(lease_name("web", "member", "Pod_7F"), "web-member-pod-7f");
+        assert_eq!(lease_name("web", "member", "a_"), "web-member-a0");
+        let long = lease_name("web", "member", &"x".repeat(400));
+        assert!(long.len() <= 253 && long.starts_with("web-member-x"));
+        assert_ne!(long, lease_name("web", "member", &"x".repeat(401)));
+    }
+}
