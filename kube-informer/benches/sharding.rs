@@ -8,6 +8,11 @@
 //! (counted by a relay in the parent process that each replica connects through), and, read from `/proc/self` once
 //! synced, CPU (utime + stime), peak RSS (VmHWM), objects cached and seconds to sync. The table gives the mean over
 //! the replicas of a run.
+//!
+//! A second table runs the same replicas as a **sharded controller** (`ControllerBuilder::sharded`, 32 slots,
+//! Leases of 3 s): the replicas start together and share the slots over Leases; once the parent sees every slot
+//! held and the shares balanced, each replica reports what it spent so far — its cache's sync, the relists of the
+//! hand-overs while the slots were balanced, the Lease traffic — and the time from its start to that moment.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -77,6 +82,53 @@ fn parse_kv(line: &str) -> HashMap<String, f64> {
         .collect()
 }
 
+/// A child: a sharded controller's replica `index` of `count`; reports when asked on stdin, once its cache holds
+/// exactly its slots' objects and a watch is open (its last relist done).
+fn controller_replica(url: &str, count: u32, index: u32) {
+    use kube_informer::controller::{Action, Controller, ShardingConfig};
+    use kube_informer::leaderelection::LeaderElectionConfig;
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).try_init();
+    let started = Instant::now();
+    let client = Client::new(Config::new(url).no_rate_limit()).unwrap();
+    let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default().namespace("bench"));
+    let informer = factory.informer::<ConfigMap>();
+    let election = LeaderElectionConfig::default()
+        .lease_duration(Duration::from_secs(3))
+        .renew_deadline(Duration::from_secs(2))
+        .retry_period(Duration::from_millis(400));
+    let sharding = ShardingConfig::new("bench", format!("r{index}-of-{count}")).election(election);
+    let controller = Controller::builder(informer.clone(), ())
+        .sharded(&client, sharding)
+        .build(|_, _| Ok::<_, kube_informer::Error>(Action::await_change()))
+        .unwrap();
+    controller.start().unwrap();
+    // The parent says how many objects this replica's slots hold on the server.
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    let expected: usize = line.trim().parse().unwrap();
+    loop {
+        let m = controller.sharding_metrics().unwrap();
+        let held: usize = m.objects_per_slot.values().sum();
+        let watching = informer.metrics().reflector.watch_age.is_some();
+        if held == expected && informer.lister().len() == expected && watching {
+            break;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let m = controller.sharding_metrics().unwrap();
+    println!(
+        "synced objects={} cpu={:.2} peak_rss={} secs={:.2} slots={} lists={}",
+        informer.lister().len(),
+        cpu(),
+        proc_field("/proc/self/status", "VmHWM:") * 1024,
+        started.elapsed().as_secs_f64(),
+        m.owned.len(),
+        informer.metrics().reflector.lists,
+    );
+    controller.stop();
+    factory.shutdown();
+}
+
 /// Copies `from` to `to`, adding what it copied to `counted`.
 fn pump(mut from: TcpStream, mut to: TcpStream, counted: Option<Arc<AtomicU64>>) {
     let mut buf = vec![0; 64 * 1024];
@@ -144,10 +196,94 @@ fn run(server: &ApiServer, count: u32) -> Vec<HashMap<String, f64>> {
         .collect()
 }
 
+/// `count` sharded-controller replicas; their figures once the slots are balanced.
+fn run_controllers(server: &ApiServer, count: u32) -> Vec<HashMap<String, f64>> {
+    let relays: Vec<(String, Arc<AtomicU64>)> = (0..count).map(|_| relay(server.addr())).collect();
+    let mut children: Vec<Child> = (0..count)
+        .map(|i| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["controller", &relays[i as usize].0, &count.to_string(), &i.to_string()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .expect("re-executing the bench binary")
+        })
+        .collect();
+    // Balanced: every slot held by a replica of this run, each holding ⌊32/n⌋ or ⌈32/n⌉.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let owners = loop {
+        let leases = server
+            .list::<kube_informer::leaderelection::Lease>(Some("bench"))
+            .unwrap();
+        let mut owners: HashMap<u32, String> = HashMap::new();
+        for l in &leases {
+            let slot = l
+                .metadata
+                .name
+                .as_deref()
+                .and_then(|n| n.rsplit_once("-slot-"))
+                .and_then(|(_, i)| i.parse().ok());
+            let holder = l.spec.holder_identity.clone().unwrap_or_default();
+            if let Some(slot) = slot
+                && holder.ends_with(&format!("-of-{count}"))
+            {
+                owners.insert(slot, holder);
+            }
+        }
+        let mut per: HashMap<&String, u32> = HashMap::new();
+        for h in owners.values() {
+            *per.entry(h).or_default() += 1;
+        }
+        let fair = per.len() == count as usize && per.values().all(|n| *n == 32 / count || *n == 32u32.div_ceil(count));
+        if owners.len() == 32 && fair {
+            break owners;
+        }
+        assert!(Instant::now() < deadline, "the slots did not settle: {per:?}");
+        thread::sleep(Duration::from_millis(50));
+    };
+    // What each replica's slots hold on the server: it reports once its cache holds exactly that.
+    let mut expected: HashMap<String, usize> = HashMap::new();
+    for cm in server.list::<ConfigMap>(Some("bench")).unwrap() {
+        let hash = ShardSelector::hash(cm.metadata.uid.as_deref().unwrap_or(""));
+        let slot = ShardSelector::slot_of(hash, 32).unwrap();
+        *expected.entry(owners[&slot].clone()).or_default() += 1;
+    }
+    for (i, c) in children.iter_mut().enumerate() {
+        let n = expected.get(&format!("r{i}-of-{count}")).copied().unwrap_or(0);
+        c.stdin
+            .as_mut()
+            .unwrap()
+            .write_all(format!("{n}\n").as_bytes())
+            .unwrap();
+    }
+    children
+        .into_iter()
+        .zip(relays)
+        .map(|(mut c, (_, bytes))| {
+            let out = BufReader::new(c.stdout.take().unwrap());
+            let line = out
+                .lines()
+                .map_while(Result::ok)
+                .find(|l| l.starts_with("synced "))
+                .expect("the replica reported");
+            let bytes = bytes.load(Ordering::Relaxed) as f64;
+            let _ = c.wait();
+            let mut row = parse_kv(&line);
+            row.insert("bytes".into(), bytes);
+            row
+        })
+        .collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("replica") {
-        return replica(&args[2], args[3].parse().unwrap(), args[4].parse().unwrap());
+    match args.get(1).map(String::as_str) {
+        Some("replica") => return replica(&args[2], args[3].parse().unwrap(), args[4].parse().unwrap()),
+        Some("controller") => {
+            return controller_replica(&args[2], args[3].parse().unwrap(), args[4].parse().unwrap());
+        }
+        _ => {}
     }
     // `cargo bench` passes `--bench`; anything else that looks like a filter is ignored.
     let objects: usize = std::env::var("SHARD_BENCH_OBJECTS")
@@ -160,6 +296,7 @@ fn main() {
         "{:<9} {:>8} {:>12} {:>14} {:>9} {:>12} {:>9} {:>12}",
         "gate", "replicas", "objects", "bytes recv", "CPU s", "peak RSS", "sync s", "dropped"
     );
+    let mut coordinated = Vec::new();
     for gate in [true, false] {
         let server = ApiServer::builder()
             .sharded_list_and_watch(gate)
@@ -193,6 +330,29 @@ fn main() {
                 mean("dropped"),
             );
         }
+        for count in [1u32, 2, 4] {
+            coordinated.push((gate, count, run_controllers(&server, count)));
+        }
         server.shutdown();
+    }
+    println!("\nsharded controller (32 slots over Leases): per replica, once the slots are balanced");
+    println!(
+        "{:<9} {:>8} {:>7} {:>12} {:>14} {:>9} {:>12} {:>9} {:>6}",
+        "gate", "replicas", "slots", "objects", "bytes recv", "CPU s", "peak RSS", "secs", "lists"
+    );
+    for (gate, count, rows) in coordinated {
+        let mean = |k: &str| rows.iter().map(|r| r[k]).sum::<f64>() / rows.len() as f64;
+        println!(
+            "{:<9} {:>8} {:>7.1} {:>12.0} {:>11.1} MB {:>9.2} {:>9.1} MB {:>9.2} {:>6.1}",
+            if gate { "on" } else { "off" },
+            count,
+            mean("slots"),
+            mean("objects"),
+            mean("bytes") / 1e6,
+            mean("cpu"),
+            mean("peak_rss") / 1e6,
+            mean("secs"),
+            mean("lists"),
+        );
     }
 }

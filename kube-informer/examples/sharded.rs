@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use kube_informer::client::{Client, Config};
 use kube_informer::controller::{Action, Context, Controller, ShardingConfig};
 use kube_informer::informer::FactoryOptions;
-use kube_informer::leaderelection::LeaderElectionConfig;
+use kube_informer::leaderelection::{LeaderElectionConfig, Lease};
 use kube_informer::manager::{Manager, ManagerOptions};
 use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
@@ -167,7 +167,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Without a kubeconfig: an embedded server with the gate on, 300 ConfigMaps, three replicas of this program; one
-/// is killed (SIGKILL) and started again; then all stop gracefully.
+/// is killed (SIGKILL) and started again; then all stop gracefully. Each step waits until every slot's Lease is
+/// held by a live replica, each holding some.
 fn demo() -> Result<(), Box<dyn std::error::Error>> {
     let server = ApiServer::builder()
         .sharded_list_and_watch(true)
@@ -177,9 +178,9 @@ fn demo() -> Result<(), Box<dyn std::error::Error>> {
         server.create(&ConfigMap::new(ObjectMeta::namespaced("demo", format!("cm-{i}"))).with("round", "0"))?;
     }
     let me = std::env::current_exe()?;
-    let replica = |id: &str| -> std::io::Result<Child> {
-        let kubeconfig = server.kubeconfig_path().to_string_lossy().into_owned();
-        Command::new(&me)
+    let kubeconfig = server.kubeconfig_path().to_string_lossy().into_owned();
+    let replica = |id: &str| -> std::io::Result<(String, Child)> {
+        let child = Command::new(&me)
             .args([
                 "--kubeconfig",
                 &kubeconfig,
@@ -190,25 +191,54 @@ fn demo() -> Result<(), Box<dyn std::error::Error>> {
             ])
             .args(["--identity", id, "--lease-seconds", "3", "--until-stdin-closes"])
             .stdin(Stdio::piped())
-            .spawn()
+            .spawn()?;
+        Ok((id.to_owned(), child))
     };
-    let mut replicas = vec![replica("replica-0")?, replica("replica-1")?, replica("replica-2")?];
-    let settle = |what: &str| {
-        println!("--- {what}");
-        let until = Instant::now() + Duration::from_secs(8);
-        while Instant::now() < until {
+    let settled = |what: &str, replicas: &[(String, Child)]| -> Result<(), Box<dyn std::error::Error>> {
+        let started = Instant::now();
+        loop {
+            let holders: Vec<String> = server
+                .list::<Lease>(Some("demo"))?
+                .into_iter()
+                .filter(|l| {
+                    l.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("sharded-slot-"))
+                })
+                .filter_map(|l| l.spec.holder_identity)
+                .collect();
+            let live = |h: &String| replicas.iter().any(|(id, _)| id == h);
+            let every_slot = holders.iter().filter(|h| live(h)).count() == 32;
+            if every_slot && replicas.iter().all(|(id, _)| holders.contains(id)) {
+                println!(
+                    "--- {what}: every slot owned after {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+                return Ok(());
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                return Err(format!("{what}: the slots did not settle").into());
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     };
-    settle("three replicas share the slots");
-    replicas[1].kill()?; // SIGKILL: no release; its Leases expire after 3 s
-    replicas[1].wait()?;
-    settle("replica-1 killed (SIGKILL): the others take its slots once its Leases expire");
-    replicas[1] = replica("replica-1")?;
-    settle("replica-1 started again: the others hand it slots");
-    for mut r in replicas {
+    let mut replicas = vec![replica("replica-0")?, replica("replica-1")?, replica("replica-2")?];
+    settled("three replicas share the slots", &replicas)?;
+    let (_, mut killed) = replicas.remove(1);
+    killed.kill()?; // SIGKILL: no release; its Leases expire after 3 s
+    killed.wait()?;
+    settled(
+        "replica-1 killed (SIGKILL): the others took its slots once its Leases expired",
+        &replicas,
+    )?;
+    replicas.push(replica("replica-1")?);
+    settled("replica-1 started again: the others handed it slots", &replicas)?;
+    for (_, mut r) in replicas {
         drop(r.stdin.take()); // a graceful stop: reconciles finished, slots released
-        r.wait()?;
+        if !r.wait()?.success() {
+            return Err("a replica did not stop cleanly".into());
+        }
     }
     Ok(())
 }

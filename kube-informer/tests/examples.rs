@@ -255,6 +255,28 @@ fn a_terminated_leader_releases_its_lease_exits_0_and_the_other_replica_leads() 
 }
 
 #[test]
+fn sharded_demo_runs_three_replica_processes_kills_one_and_exits_0() {
+    let out = Command::new(example("sharded"))
+        .output()
+        .expect("the sharded example is built by cargo test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "sharded failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "--- three replicas share the slots: every slot owned after",
+        "--- replica-1 killed (SIGKILL): the others took its slots once its Leases expired: every slot owned after",
+        "--- replica-1 started again: the others handed it slots: every slot owned after",
+        "replica-1 holds 0 slots: []",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in\n{stdout}");
+    }
+    assert_eq!(stdout.matches("stopped cleanly").count(), 3, "{stdout}");
+}
+
+#[test]
 fn configset_demo_runs_without_a_cluster_and_exits_0() {
     let out = Command::new(example("configset"))
         .output()

@@ -92,12 +92,10 @@ impl Replica {
         )
         .sharded(
             &client,
-            ShardingConfig::new("leases", id)
-                .slots(SLOTS)
-                .name("cms")
-                .election(fast_election()),
+            // The Leases are named after the controller, made a valid object name (`configmaps/work` has a `/`).
+            ShardingConfig::new("leases", id).slots(SLOTS).election(fast_election()),
         )
-        .options(ControllerOptions::default().name("cms").workers(3))
+        .options(ControllerOptions::default().workers(3))
         .build(reconcile)
         .unwrap();
         controller.start().unwrap();
@@ -222,20 +220,14 @@ fn replicas_share_the_objects(gate: bool) {
     registry.add_controller(&replicas["r0"].controller);
     let text = kube_informer::metrics::encode(&registry);
     let owned = replicas["r0"].owned().len();
-    assert!(
-        text.contains(&format!(
-            "kube_informer_shard_slots_owned{{controller=\"cms\"}} {owned}"
-        )),
-        "{text}"
-    );
-    assert!(
-        text.contains("kube_informer_shard_members{controller=\"cms\"} 3"),
-        "{text}"
-    );
-    assert!(
-        text.contains("kube_informer_shard_objects{controller=\"cms\",slot="),
-        "{text}"
-    );
+    let name = replicas["r0"].controller.name().to_owned();
+    for line in [
+        format!("kube_informer_shard_slots_owned{{controller=\"{name}\"}} {owned}"),
+        format!("kube_informer_shard_members{{controller=\"{name}\"}} 3"),
+        format!("kube_informer_shard_objects{{controller=\"{name}\",slot="),
+    ] {
+        assert!(text.contains(&line), "{line} in {text}");
+    }
     assert!(replicas["r0"].controller.health().is_healthy());
 
     // Each cache holds its slots' objects, and no other, once balanced (the server filtered, or the reflector).

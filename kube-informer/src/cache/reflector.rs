@@ -124,6 +124,12 @@ enum WatchEnd {
     Closed,
 }
 
+/// A changed shard is listed once it has not changed for this long (or [`SHARD_SETTLE_MAX`] after the change).
+const SHARD_QUIET: Duration = Duration::from_millis(100);
+
+/// The longest a list of a changed shard waits for the shard to settle.
+const SHARD_SETTLE_MAX: Duration = Duration::from_millis(300);
+
 /// How often a reflector holding nothing checks the stop flag while it waits for its shard to change.
 const IDLE_CHECK: Duration = Duration::from_millis(100);
 
@@ -331,7 +337,18 @@ impl<K: Object> Reflector<K> {
         let Some(cell) = &self.shard_cell else {
             return true;
         };
-        let (generation, scope) = cell.get();
+        let (mut generation, mut scope) = cell.get();
+        if generation != self.shard_generation {
+            // Changes come in bursts (a replica acquires several slots within milliseconds): one list once the
+            // shard is quiet for a moment, rather than one per change — each may be a list of everything.
+            let until = deadline_after(Instant::now(), SHARD_SETTLE_MAX);
+            while cell.wait_changed(generation, deadline_after(Instant::now(), SHARD_QUIET).min(until))
+                && Instant::now() < until
+            {
+                generation = cell.generation();
+            }
+            (generation, scope) = cell.get();
+        }
         self.shard_generation = generation;
         match scope {
             ShardScope::Shard(selector) => {

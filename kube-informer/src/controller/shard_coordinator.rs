@@ -112,7 +112,8 @@ impl ShardCoordinator {
         ownership: Arc<Ownership>,
         stats: Arc<CoordinatorStats>,
     ) -> Result<ShardCoordinator> {
-        let group = config.name.clone().unwrap_or_else(|| controller.to_owned());
+        // A controller's name may hold a `/` (an informer's `configmaps/ns`): not in an object's name.
+        let group = object_name(config.name.as_deref().unwrap_or(controller), 200);
         let (kick_tx, kick_rx) = crossbeam_channel::bounded(1);
         let stop = Arc::new(StopSignal::new());
         let mut coordinator = Coordinator {
@@ -544,27 +545,37 @@ struct View {
     expired: HashSet<u32>,
 }
 
-/// `<group>-<kind>-<identity>` made a valid object name: lower case, characters outside `[a-z0-9.-]` as `-`, at most
-/// 253 bytes (a long identity keeps a hash of itself, so two identities stay apart).
+/// `raw` made a valid object name of at most `max` bytes (≤ 253): lower case, characters outside `[a-z0-9.-]` as
+/// `-`, starting and ending with an alphanumeric; a name cut short keeps a hash of the whole, so that two long
+/// names stay apart.
+fn object_name(raw: &str, max: usize) -> String {
+    let mut name: String = raw
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.len() > max {
+        name.truncate(max.saturating_sub(17));
+        let _ = write!(name, "-{:016x}", ShardSelector::hash(raw));
+    }
+    let trim = |c: char| !c.is_ascii_alphanumeric();
+    let name = name.trim_start_matches(trim).trim_end_matches(trim);
+    if name.is_empty() {
+        "x".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
+/// The membership Lease of `identity` in `group` (a valid object name already).
 fn lease_name(group: &str, kind: &str, identity: &str) -> String {
-    let mut name = format!("{group}-{kind}-");
-    for c in identity.chars() {
-        let c = c.to_ascii_lowercase();
-        name.push(if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-            c
-        } else {
-            '-'
-        });
-    }
-    if name.len() > 253 {
-        name.truncate(236);
-        let _ = write!(name, "-{:016x}", ShardSelector::hash(identity));
-    }
-    while name.ends_with(['-', '.']) {
-        name.push('0');
-        name.remove(name.len() - 2);
-    }
-    name
+    object_name(&format!("{group}-{kind}-{identity}"), 253)
 }
 
 #[cfg(test)]
@@ -574,7 +585,9 @@ mod tests {
     #[test]
     fn lease_names_are_valid_object_names() {
         assert_eq!(lease_name("web", "member", "Pod_7F"), "web-member-pod-7f");
-        assert_eq!(lease_name("web", "member", "a_"), "web-member-a0");
+        assert_eq!(lease_name("web", "member", "a_"), "web-member-a");
+        assert_eq!(object_name("configmaps/team-a", 200), "configmaps-team-a");
+        assert_eq!(object_name("/?", 200), "x");
         let long = lease_name("web", "member", &"x".repeat(400));
         assert!(long.len() <= 253 && long.starts_with("web-member-x"));
         assert_ne!(long, lease_name("web", "member", &"x".repeat(401)));

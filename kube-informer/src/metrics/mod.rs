@@ -44,6 +44,15 @@
 //! | `kube_informer_handler_panics_total` | counter | `name`, `handler` | handler calls that panicked |
 //! | `kube_informer_handler_coalesced_total` | counter | `name`, `handler` | events merged by a coalescing queue |
 //! | `kube_informer_controller_filtered_total` | counter | `controller` | informer events a predicate kept from queueing a key |
+//! | `kube_informer_shard_slots` | gauge | `controller` | a sharded controller's slot count |
+//! | `kube_informer_shard_slots_owned` | gauge | `controller` | slots this replica owns |
+//! | `kube_informer_shard_members` | gauge | `controller` | replicas seen alive |
+//! | `kube_informer_shard_acquired_total` | counter | `controller` | slots acquired |
+//! | `kube_informer_shard_rebalanced_total` | counter | `controller` | slots released to balance the replicas |
+//! | `kube_informer_shard_lost_total` | counter | `controller` | slots lost: their Lease could not be renewed |
+//! | `kube_informer_shard_skipped_keys_total` | counter | `controller` | keys not reconciled here: another replica's slot |
+//! | `kube_informer_shard_last_handover_seconds` | gauge | `controller` | first attempt → holding, for the last slot acquired |
+//! | `kube_informer_shard_objects` | gauge | `controller`, `slot` | objects of the primary cache per owned slot |
 //! | `kube_informer_events_total` | counter | `component`, `result` (`created`, `patched`, `dropped`, `failed`) | Events recorded |
 //! | `kube_informer_events_retries_total` | counter | `component` | Event writes retried |
 //! | `kube_informer_events_queued` | gauge | `component` | Events waiting to be written |
