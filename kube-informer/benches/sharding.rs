@@ -106,14 +106,24 @@ fn controller_replica(url: &str, count: u32, index: u32) {
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).unwrap();
     let expected: usize = line.trim().parse().unwrap();
+    let asked = Instant::now();
+    let mut told = 0;
     loop {
         let m = controller.sharding_metrics().unwrap();
         let held: usize = m.objects_per_slot.values().sum();
+        let cached = informer.lister().len();
         let watching = informer.metrics().reflector.watch_age.is_some();
-        if held == expected && informer.lister().len() == expected && watching {
+        if held == expected && cached == expected && watching {
             break;
         }
-        thread::sleep(Duration::from_millis(20));
+        if asked.elapsed().as_secs() / 10 > told {
+            told += 1;
+            eprintln!(
+                "replica {index} of {count}: {cached} cached, {held} in its slots {:?}, {expected} expected",
+                m.owned
+            );
+        }
+        thread::sleep(Duration::from_millis(200));
     }
     let m = controller.sharding_metrics().unwrap();
     println!(
@@ -125,6 +135,8 @@ fn controller_replica(url: &str, count: u32, index: u32) {
         m.owned.len(),
         informer.metrics().reflector.lists,
     );
+    // Stopping releases the slots, which the replicas still reporting would take: all stop together.
+    std::io::stdin().read_line(&mut line).unwrap();
     controller.stop();
     factory.shutdown();
 }
@@ -257,23 +269,28 @@ fn run_controllers(server: &ApiServer, count: u32) -> Vec<HashMap<String, f64>> 
             .write_all(format!("{n}\n").as_bytes())
             .unwrap();
     }
-    children
-        .into_iter()
+    let rows = children
+        .iter_mut()
         .zip(relays)
-        .map(|(mut c, (_, bytes))| {
+        .map(|(c, (_, bytes))| {
             let out = BufReader::new(c.stdout.take().unwrap());
             let line = out
                 .lines()
                 .map_while(Result::ok)
                 .find(|l| l.starts_with("synced "))
                 .expect("the replica reported");
-            let bytes = bytes.load(Ordering::Relaxed) as f64;
-            let _ = c.wait();
             let mut row = parse_kv(&line);
-            row.insert("bytes".into(), bytes);
+            row.insert("bytes".into(), bytes.load(Ordering::Relaxed) as f64);
             row
         })
-        .collect()
+        .collect();
+    for c in &mut children {
+        c.stdin.as_mut().unwrap().write_all(b"stop\n").unwrap();
+    }
+    for mut c in children {
+        let _ = c.wait();
+    }
+    rows
 }
 
 fn main() {
@@ -316,6 +333,9 @@ fn main() {
                 .unwrap();
         }
         for count in [1u32, 2, 4] {
+            if std::env::var_os("SHARD_BENCH_ONLY_CONTROLLERS").is_some() {
+                break;
+            }
             let rows = run(&server, count);
             let mean = |k: &str| rows.iter().map(|r| r[k]).sum::<f64>() / rows.len() as f64;
             println!(

@@ -27,7 +27,7 @@ use crate::failure_streak::{FailureStreak, human_duration};
 use crate::health::{Health, HealthCell, InformerHealth};
 use crate::informer::{Registration, SharedIndexInformer};
 use crate::leaderelection::LeaderCallbacks;
-use crate::object::{MetaAccessor, Object};
+use crate::object::{MetaAccessor, Object, key_of};
 use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::Worker;
@@ -291,7 +291,30 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
             }
         }
         if let Some(sh) = &s.sharding {
-            match ShardCoordinator::start(&s.name, &sh.client, &sh.config, sh.ownership.clone(), sh.stats.clone()) {
+            // A slot acquired: the keys of its objects already cached are queued (the relist brings the others as
+            // adds; these would come as updates a predicate may stop).
+            let weak = Arc::downgrade(s);
+            let requeue = Arc::new(move |acquired: u32| {
+                let Some(s) = weak.upgrade() else { return };
+                let Some(sh) = &s.sharding else { return };
+                let keys = s
+                    .primary_lister
+                    .list_all()
+                    .iter()
+                    .filter(|o| sh.ownership.slot_of(o.meta()) == acquired)
+                    .map(|o| QueueKey::from(key_of(&**o)))
+                    .collect::<Vec<_>>();
+                s.slot.add_all(keys);
+            });
+            let coordinator = ShardCoordinator::start(
+                &s.name,
+                &sh.client,
+                &sh.config,
+                sh.ownership.clone(),
+                sh.stats.clone(),
+                requeue,
+            );
+            match coordinator {
                 Ok(c) => *self.coordinator.lock() = Some(c),
                 Err(e) => {
                     self.end_term(term);

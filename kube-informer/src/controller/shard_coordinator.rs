@@ -76,9 +76,15 @@ struct Coordinator {
     client: Client,
     ownership: Arc<Ownership>,
     stats: Arc<CoordinatorStats>,
+    /// Called once a slot is owned (queues its cached keys).
+    on_acquired: Arc<dyn Fn(u32) + Send + Sync>,
     stop: Arc<StopSignal>,
     kick_tx: Sender<()>,
     kick_rx: Receiver<()>,
+    /// Slots just acquired, sent by their elections: their cached keys are queued here, on this thread (an
+    /// election's callback must return at once: its thread renews the Lease).
+    acquired_tx: Sender<u32>,
+    acquired_rx: Receiver<u32>,
     /// Elections running, by slot: held or being tried.
     electors: BTreeMap<u32, SlotElection>,
     /// Membership Leases as last seen: their resourceVersion and when it last changed here.
@@ -111,10 +117,12 @@ impl ShardCoordinator {
         config: &ShardingConfig,
         ownership: Arc<Ownership>,
         stats: Arc<CoordinatorStats>,
+        on_acquired: Arc<dyn Fn(u32) + Send + Sync>,
     ) -> Result<ShardCoordinator> {
         // A controller's name may hold a `/` (an informer's `configmaps/ns`): not in an object's name.
         let group = object_name(config.name.as_deref().unwrap_or(controller), 200);
         let (kick_tx, kick_rx) = crossbeam_channel::bounded(1);
+        let (acquired_tx, acquired_rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(StopSignal::new());
         let mut coordinator = Coordinator {
             controller: controller.to_owned(),
@@ -128,9 +136,12 @@ impl ShardCoordinator {
             client: client.clone(),
             ownership,
             stats,
+            on_acquired,
             stop: stop.clone(),
             kick_tx: kick_tx.clone(),
             kick_rx,
+            acquired_tx,
+            acquired_rx,
             electors: BTreeMap::new(),
             seen: HashMap::new(),
             slots_seen: HashMap::new(),
@@ -177,11 +188,21 @@ impl Coordinator {
             "controller {}: sharded over {} slots, Leases {}/{}-slot-*, as {}",
             self.controller, self.config.slots, self.config.lease_namespace, self.group, self.config.identity
         );
+        // A round every retry period, and at once when kicked (a slot gained, lost or drained).
+        let mut next_round = Instant::now();
         while !self.stop.is_stopped() {
-            self.round();
-            let wait = self.config.election.retry_period;
+            if Instant::now() >= next_round {
+                self.round();
+                next_round = deadline_after(Instant::now(), self.config.election.retry_period);
+            }
+            let wait = next_round.saturating_duration_since(Instant::now());
             crossbeam_channel::select! {
-                recv(self.kick_rx) -> _ => {}
+                recv(self.kick_rx) -> _ => next_round = Instant::now(),
+                recv(self.acquired_rx) -> slot => {
+                    if let Ok(slot) = slot {
+                        (self.on_acquired)(slot);
+                    }
+                }
                 default(wait) => {}
             }
         }
@@ -238,6 +259,24 @@ impl Coordinator {
                 return;
             }
         };
+        if log::log_enabled!(log::Level::Trace) {
+            let leading: Vec<u32> = self
+                .electors
+                .iter()
+                .filter(|(_, e)| e.elector.is_leader())
+                .map(|(s, _)| *s)
+                .collect();
+            log::trace!(
+                "controller {}: owned {:?} draining {:?} elections {:?} leading {:?} members {:?} holders {:?}",
+                self.controller,
+                self.ownership.owned(),
+                self.ownership.draining(),
+                self.electors.keys().collect::<Vec<_>>(),
+                leading,
+                view.members,
+                view.holders
+            );
+        }
         self.stats.members.store(view.members.len(), Ordering::Relaxed);
         self.finish_drains();
         // The first round announces this replica and looks: replicas started together then see each other before
@@ -483,9 +522,11 @@ impl Coordinator {
         let (stats_on, stats_off) = (self.stats.clone(), self.stats.clone());
         let (kick_on, kick_off) = (self.kick_tx.clone(), self.kick_tx.clone());
         let (controller, released) = (self.controller.clone(), releasing.clone());
+        let acquired = self.acquired_tx.clone();
         let callbacks = LeaderCallbacks::new()
             .on_started_leading(move || {
                 on.acquired(slot);
+                let _ = acquired.send(slot);
                 stats_on.acquired.fetch_add(1, Ordering::Relaxed);
                 *stats_on.last_handover.lock() = Some(started.elapsed());
                 let _ = kick_on.try_send(());
