@@ -11,6 +11,9 @@
 //! Under [leader election](crate::leaderelection) the workers run only while this replica leads:
 //! [`Controller::leader_callbacks`] starts them on `on_started_leading` and pauses them on `on_stopped_leading`.
 //!
+//! To scale out instead, [`ControllerBuilder::sharded`] makes every replica work, each on its share of the objects:
+//! slots owned through a Lease each, balanced between the replicas, the informers caching only the owned slots.
+//!
 //! What a controller beyond a toy needs besides:
 //!
 //! * [`predicate`]s on its informers' events ([`ControllerBuilder::predicate`]): with

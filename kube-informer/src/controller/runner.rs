@@ -170,7 +170,8 @@ pub(super) enum State {
 ///   failing key is logged at `warn!` on its first failure (see [`ControllerOptions::warn_after_failures`]), then
 ///   once a minute while it keeps failing, with the attempt count and for how long, and once at `info!` when it
 ///   succeeds again; the failures in between are `debug!`.
-/// * A deleted primary still gets a reconcile for its key, with [`Context::object`] returning `None`.
+/// * A deleted primary still gets a reconcile for its key, with [`Context::object`] returning `None` (a
+///   [sharded](super::ControllerBuilder::sharded) controller: on the replica that saw it deleted in its slots).
 ///
 /// The workers run in *terms*: [`start`](Controller::start) begins one (a fresh queue holding every primary key),
 /// [`pause`](Controller::pause) ends it — in-flight reconciles get [`ControllerOptions::shutdown_grace`] to finish,
