@@ -46,7 +46,7 @@ use super::recycler::{KEEP, Recycler};
 pub use super::reflector_metrics::ReflectorMetrics;
 pub(crate) use super::reflector_metrics::ReflectorStats;
 use super::relist_budget::RelistBudget;
-use super::shard_cell::{ShardCell, ShardScope, WatchEnder};
+use super::shard_cell::{ShardCell, WatchEnder};
 use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::clock::deadline::deadline_after;
@@ -313,100 +313,6 @@ impl<K: Object> Reflector<K> {
             _watch_ender: None,
             shard: None,
             shard_generation: 0,
-        }
-    }
-
-    /// Holds only the objects of the shard in `cell`, following its changes (see the fields).
-    pub(crate) fn with_shard(mut self, cell: Option<Arc<ShardCell>>) -> Self {
-        if let Some(cell) = &cell {
-            let lw = Arc::downgrade(&self.lw);
-            let ender: Arc<WatchEnder> = Arc::new(move || {
-                if let Some(lw) = lw.upgrade() {
-                    lw.end_watch();
-                }
-            });
-            cell.subscribe(&ender);
-            self._watch_ender = Some(ender);
-        }
-        self.shard_cell = cell;
-        self
-    }
-
-    /// Reads the shard to list: false when it is [`ShardScope::Nothing`].
-    fn refresh_shard(&mut self) -> bool {
-        let Some(cell) = &self.shard_cell else {
-            return true;
-        };
-        let (mut generation, mut scope) = cell.get();
-        if generation != self.shard_generation {
-            // Changes come in bursts (a replica acquires several slots within milliseconds): one list once the
-            // shard is quiet for a moment, rather than one per change — each may be a list of everything.
-            let until = deadline_after(Instant::now(), SHARD_SETTLE_MAX);
-            while cell.wait_changed(generation, deadline_after(Instant::now(), SHARD_QUIET).min(until))
-                && Instant::now() < until
-            {
-                generation = cell.generation();
-            }
-            (generation, scope) = cell.get();
-        }
-        self.shard_generation = generation;
-        match scope {
-            ShardScope::Shard(selector) => {
-                self.shard = Some(selector);
-                true
-            }
-            ShardScope::Nothing => {
-                self.shard = None;
-                false
-            }
-        }
-    }
-
-    /// True when the shard changed since the current list began: counted, and the caller relists.
-    fn shard_changed(&self) -> bool {
-        let changed = self
-            .shard_cell
-            .as_ref()
-            .is_some_and(|c| c.generation() != self.shard_generation);
-        if changed {
-            self.stats.shard_changes.fetch_add(1, Ordering::Relaxed);
-            log::debug!("{}: the informer's shard changed; relisting", self.name);
-        }
-        changed
-    }
-
-    /// The shard holds nothing: the cache is emptied (a replace by an empty list), and nothing is asked of the
-    /// server until the shard changes.
-    fn hold_nothing(&mut self) -> State<K> {
-        let fifo = self.fifo.clone();
-        let session = fifo.begin_replace();
-        self.stats.last_list.set_now();
-        session.finish();
-        self.healthy();
-        State::Idle
-    }
-
-    /// True when `obj` belongs in this reflector's cache; counts and (once) logs what a server sent of other shards.
-    fn in_shard(&self, obj: &K) -> bool {
-        let Some(shard) = &self.shard else {
-            return true;
-        };
-        if shard.matches(obj.meta()) {
-            return true;
-        }
-        self.stats.shard_dropped.fetch_add(1, Ordering::Relaxed);
-        self.note_client_side_filtering();
-        false
-    }
-
-    /// Says once, at info, that this reflector filters its shard itself.
-    fn note_client_side_filtering(&self) {
-        if !self.stats.shard_fallback_logged.swap(true, Ordering::Relaxed) {
-            log::info!(
-                "{}: the API server does not filter by shardSelector (no ShardedListAndWatch); filtering the shard \
-                 client-side, every object still crosses the network",
-                self.name
-            );
         }
     }
 
@@ -1025,6 +931,10 @@ impl<K: Object> Reflector<K> {
         }
     }
 }
+
+// The reflector's shard: a child module, so that it reaches the reflector's fields.
+#[path = "reflector_shard.rs"]
+mod shard;
 
 #[cfg(test)]
 #[path = "reflector_tests.rs"]

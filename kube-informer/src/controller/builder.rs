@@ -205,6 +205,10 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     /// (5 s by default). Unlike an unsharded controller, a key whose object is not in the cache is reconciled
     /// only when this replica saw the object deleted in one of its slots (another replica's key otherwise).
     ///
+    /// Other handlers of a sharded informer see what the cache sees: the objects of a slot given up leave it as
+    /// deletions of their last known state ([`DeletedObject::FinalStateUnknown`](crate::cache::DeletedObject)),
+    /// those of a slot acquired arrive as adds.
+    ///
     /// The controller must be the one to start its informers (it sets their shard before they start): build it
     /// before starting the factory. The primary informer is sharded; with [`ShardField::Namespace`] the secondary
     /// informers too. Ownership starts with [`start`](Controller::start) (or a manager's) and ends — slots
