@@ -539,7 +539,14 @@ impl Coordinator {
                 }
                 let _ = kick_off.try_send(());
             });
-        let config = self.config.election.clone().release_on_cancel(true).name(lease);
+        // Released on stop, named after its Lease, and on the real clock: the seeded observation is an `Instant`.
+        let config = self
+            .config
+            .election
+            .clone()
+            .release_on_cancel(true)
+            .name(lease)
+            .clock(crate::clock::RealClock);
         let elector = LeaderElector::start_observed(lock, config, callbacks, observed)?;
         Ok(SlotElection { elector, releasing })
     }

@@ -49,8 +49,9 @@ pub struct ShardingConfig {
     pub identity: String,
     /// The prefix of the Leases' names (default: the controller's name).
     pub name: Option<String>,
-    /// The timing of each slot's election and of the membership Lease. The retry period is also the pace of
-    /// balancing.
+    /// The timing of each slot's election and of the membership Lease (client-go's 15/10/2 s by default). The
+    /// retry period is also the pace of balancing. Its other settings are the coordinator's: a slot is always
+    /// released when its replica stops, each election is named after its Lease, and time is the real clock's.
     pub election: LeaderElectionConfig,
 }
 
