@@ -32,6 +32,8 @@ struct Recorder {
     overlaps: Mutex<Vec<String>>,
     /// Key → the last `round` value reconciled, and by whom.
     reconciled: Mutex<HashMap<String, (String, String)>>,
+    /// Key of a deleted object → the replicas that reconciled it gone.
+    gone: Mutex<HashMap<String, Vec<String>>>,
 }
 
 struct Data {
@@ -40,10 +42,16 @@ struct Data {
 }
 
 fn reconcile(key: &str, ctx: &Context<'_, ConfigMap, Data>) -> kube_informer::Result<Action> {
+    let data = ctx.data();
     let Some(cm) = ctx.object() else {
+        data.recorder
+            .gone
+            .lock()
+            .entry(key.to_owned())
+            .or_default()
+            .push(data.replica.clone());
         return Ok(Action::await_change());
     };
-    let data = ctx.data();
     if let Some(other) = data
         .recorder
         .running
@@ -253,6 +261,30 @@ fn replicas_share_the_objects(gate: bool) {
         .sum();
     assert_eq!(total, OBJECTS, "the replicas' caches partition the objects");
 
+    // A deleted object's key is reconciled once, by the replica whose slot held it.
+    let gone: Vec<String> = (0..10).map(|i| format!("cm-{}", OBJECTS + i)).collect();
+    for name in &gone {
+        server
+            .create(&ConfigMap::new(ObjectMeta::namespaced("work", name.as_str())).with("round", "0"))
+            .unwrap();
+    }
+    converge("the new objects reconciled", Duration::from_secs(60), || {
+        let reconciled = recorder.reconciled.lock();
+        let missing = gone
+            .iter()
+            .filter(|n| !reconciled.contains_key(&format!("work/{n}")))
+            .count();
+        (missing > 0).then(|| format!("{missing} not reconciled"))
+    });
+    for name in &gone {
+        api.delete(name, &Default::default()).unwrap();
+    }
+    converge("the deleted objects' keys reconciled", Duration::from_secs(60), || {
+        let seen = recorder.gone.lock();
+        let missing = gone.iter().filter(|n| !seen.contains_key(&format!("work/{n}"))).count();
+        (missing > 0).then(|| format!("{missing} deletions not reconciled"))
+    });
+
     // One stops gracefully: its slots are released at once and taken by the others.
     replicas.remove("r1").unwrap().stop();
     converge("two replicas share the slots", Duration::from_secs(60), || {
@@ -275,6 +307,15 @@ fn replicas_share_the_objects(gate: bool) {
         .sum();
     assert!(rebalanced > 0, "slots were handed over to the new replicas");
 
+    // Each deletion was reconciled by one replica, once (none of the others took the key for theirs).
+    for (key, by) in recorder
+        .gone
+        .lock()
+        .iter()
+        .filter(|(k, _)| gone.iter().any(|n| **k == format!("work/{n}")))
+    {
+        assert_eq!(by.len(), 1, "{key} reconciled gone by {by:?}");
+    }
     churning.store(false, std::sync::atomic::Ordering::Relaxed);
     let changes = churn.join().unwrap();
     assert!(changes > 0);
