@@ -179,16 +179,7 @@ fn touch_all_and_await(api: &Api<ConfigMap>, recorder: &Recorder, round: &str) -
 }
 
 fn replicas_share_the_objects(gate: bool) {
-    let server = ApiServer::builder()
-        .sharded_list_and_watch(gate)
-        .namespaces(["work", "leases"])
-        .start()
-        .unwrap();
-    for i in 0..OBJECTS {
-        server
-            .create(&ConfigMap::new(ObjectMeta::namespaced("work", format!("cm-{i}"))).with("round", "0"))
-            .unwrap();
-    }
+    let server = common::sharded_server(gate, OBJECTS);
     let recorder = Arc::new(Recorder::default());
     // Changes all along, hand-overs included: keys are queued on every replica that caches them at that moment.
     let churning = Arc::new(std::sync::atomic::AtomicBool::new(true));

@@ -17,7 +17,6 @@ use common::{TempDir, example};
 use kube_informer::client::Api;
 use kube_informer::client::params::{Patch, PatchParams};
 use kube_informer::leaderelection::Lease;
-use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
 use kube_informer_apiserver::ApiServer;
 
@@ -52,16 +51,7 @@ struct Cluster {
 
 impl Cluster {
     fn start(gate: bool, dir: &Path) -> Cluster {
-        let server = ApiServer::builder()
-            .sharded_list_and_watch(gate)
-            .namespaces(["work", "leases"])
-            .start()
-            .unwrap();
-        for i in 0..OBJECTS {
-            server
-                .create(&ConfigMap::new(ObjectMeta::namespaced("work", format!("cm-{i}"))).with("round", "0"))
-                .unwrap();
-        }
+        let server = common::sharded_server(gate, OBJECTS);
         Cluster {
             server,
             journal: dir.join("journal"),

@@ -295,14 +295,14 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
             // A slot acquired: the keys of its objects already cached are queued (the relist brings the others as
             // adds; these would come as updates a predicate may stop).
             let weak = Arc::downgrade(s);
-            let requeue = Arc::new(move |acquired: u32| {
+            let requeue = Arc::new(move |acquired: &[u32]| {
                 let Some(s) = weak.upgrade() else { return };
                 let Some(sh) = &s.sharding else { return };
                 let keys = s
                     .primary_lister
                     .list_all()
                     .iter()
-                    .filter(|o| sh.ownership.slot_of(o.meta()) == acquired)
+                    .filter(|o| acquired.contains(&sh.ownership.slot_of(o.meta())))
                     .map(|o| QueueKey::from(key_of(&**o)))
                     .collect::<Vec<_>>();
                 s.slot.add_all(keys);
@@ -550,29 +550,12 @@ impl<K: Object, D> Shared<K, D> {
             Health::Halted { reason } => Health::Halted {
                 reason: format!("informer {} halted: {reason}", source.name()),
             },
-            Health::Degraded {
-                since,
-                attempts,
-                last_error,
-            } => Health::Degraded {
-                since,
-                attempts,
-                last_error: format!("informer {}: {last_error}", source.name()),
-            },
-            Health::Healthy => Health::Healthy,
+            other => attributed(other, &format!("informer {}", source.name())),
         });
         let sharding = self.sharding.iter().map(|s| match s.stats.health.get() {
-            Health::Degraded {
-                since,
-                attempts,
-                last_error,
-            } => Health::Degraded {
-                since,
-                attempts,
-                last_error: format!("sharding: {last_error}"),
-            },
             // Halted between terms (the coordinator stopped): the controller's own state says more.
-            _ => Health::Healthy,
+            Health::Halted { .. } => Health::Healthy,
+            other => attributed(other, "sharding"),
         });
         Health::worst(informers.chain(sharding))
     }
@@ -732,6 +715,22 @@ impl<K: Object, D> Shared<K, D> {
                 human_duration(ended.lasted(Instant::now()))
             );
         }
+    }
+}
+
+/// `health` with its error said to come from `what`.
+fn attributed(health: Health, what: &str) -> Health {
+    match health {
+        Health::Degraded {
+            since,
+            attempts,
+            last_error,
+        } => Health::Degraded {
+            since,
+            attempts,
+            last_error: format!("{what}: {last_error}"),
+        },
+        other => other,
     }
 }
 

@@ -37,6 +37,9 @@ use crate::stop::StopSignal;
 use crate::thread_name::ThreadName;
 use crate::worker::Worker;
 
+/// Called with slots just acquired (queues their cached keys).
+pub(crate) type OnAcquired = dyn Fn(&[u32]) + Send + Sync;
+
 /// How long stopping the coordinator may take: electors released, membership Lease deleted, thread joined.
 const STOP_BUDGET: Duration = Duration::from_millis(900);
 
@@ -77,7 +80,7 @@ struct Coordinator {
     ownership: Arc<Ownership>,
     stats: Arc<CoordinatorStats>,
     /// Called once a slot is owned (queues its cached keys).
-    on_acquired: Arc<dyn Fn(u32) + Send + Sync>,
+    on_acquired: Arc<OnAcquired>,
     stop: Arc<StopSignal>,
     kick_tx: Sender<()>,
     kick_rx: Receiver<()>,
@@ -87,16 +90,23 @@ struct Coordinator {
     acquired_rx: Receiver<u32>,
     /// Elections running, by slot: held or being tried.
     electors: BTreeMap<u32, SlotElection>,
-    /// Membership Leases as last seen: their resourceVersion and when it last changed here.
-    seen: HashMap<String, (String, Instant)>,
-    /// Slot Leases as last seen: their resourceVersion, when it last changed here, and their record — handed to
-    /// the slot's election when it starts, so that a dead owner's slot is taken `lease_duration` after its last
-    /// renewal was seen here, not after the election's own first read.
-    slots_seen: HashMap<u32, (String, Instant, LeaderElectionRecord)>,
+    /// The group's Leases (membership and slots) as last seen, by name. A slot's observation is handed to its
+    /// election when it starts, so that a dead owner's slot is taken `lease_duration` after its last renewal was
+    /// seen here, not after the election's own first read.
+    seen: HashMap<String, Observed>,
     /// Rounds run; the first only announces this replica (see [`Coordinator::round`]).
     rounds: u64,
     /// Membership failures in a row, and since when.
     failing: Option<(Instant, u64)>,
+}
+
+/// A Lease as last seen.
+#[derive(Clone)]
+struct Observed {
+    resource_version: String,
+    /// When `resource_version` was first seen here (client-go's `observedTime`).
+    since: Instant,
+    record: LeaderElectionRecord,
 }
 
 /// One slot's election.
@@ -104,6 +114,14 @@ struct SlotElection {
     elector: LeaderElector,
     /// Set before the coordinator stops the elector itself: `on_stopped_leading` is then a release, not a loss.
     releasing: Arc<AtomicBool>,
+}
+
+impl SlotElection {
+    /// Stops the election by `deadline`, releasing the slot if held: a release, not a loss.
+    fn give_up(self, deadline: Instant) {
+        self.releasing.store(true, Ordering::SeqCst);
+        let _ = self.elector.stop_by(deadline);
+    }
 }
 
 impl ShardCoordinator {
@@ -117,7 +135,7 @@ impl ShardCoordinator {
         config: &ShardingConfig,
         ownership: Arc<Ownership>,
         stats: Arc<CoordinatorStats>,
-        on_acquired: Arc<dyn Fn(u32) + Send + Sync>,
+        on_acquired: Arc<OnAcquired>,
     ) -> Result<ShardCoordinator> {
         // A controller's name may hold a `/` (an informer's `configmaps/ns`): not in an object's name.
         let group = object_name(config.name.as_deref().unwrap_or(controller), 200);
@@ -144,7 +162,6 @@ impl ShardCoordinator {
             acquired_rx,
             electors: BTreeMap::new(),
             seen: HashMap::new(),
-            slots_seen: HashMap::new(),
             rounds: 0,
             failing: None,
         };
@@ -199,9 +216,9 @@ impl Coordinator {
             crossbeam_channel::select! {
                 recv(self.kick_rx) -> _ => next_round = Instant::now(),
                 recv(self.acquired_rx) -> slot => {
-                    if let Ok(slot) = slot {
-                        (self.on_acquired)(slot);
-                    }
+                    // Slots come in bursts: their keys are queued in one pass over the cache.
+                    let slots: Vec<u32> = slot.into_iter().chain(self.acquired_rx.try_iter()).collect();
+                    (self.on_acquired)(&slots);
                 }
                 default(wait) => {}
             }
@@ -342,56 +359,51 @@ impl Coordinator {
         let leases = api.list_all(&ListParams::default())?;
         let member_prefix = format!("{}-member-", self.group);
         let slot_prefix = format!("{}-slot-", self.group);
-        let duration = self.config.election.lease_duration;
-        let mut members = HashSet::from([self.config.identity.clone()]);
-        let mut holders = BTreeMap::new();
-        let mut expired = HashSet::new();
+        let mut view = View {
+            members: HashSet::from([self.config.identity.clone()]),
+            holders: BTreeMap::new(),
+            expired: HashSet::new(),
+        };
         let mut present = HashSet::new();
-        let mut slots_present = HashSet::new();
-        for lease in &leases.items {
-            let name = lease.metadata.name.as_deref().unwrap_or_default();
-            let holder = lease.spec.holder_identity.clone().unwrap_or_default();
-            if name.starts_with(&member_prefix) {
-                present.insert(name.to_owned());
-                let rv = lease.metadata.resource_version.clone().unwrap_or_default();
-                let changed = match self.seen.get(name) {
-                    Some((seen, at)) if *seen == rv => *at,
-                    _ => {
-                        self.seen.insert(name.to_owned(), (rv, now));
-                        now
-                    }
-                };
-                if !holder.is_empty() && now.saturating_duration_since(changed) < duration {
-                    members.insert(holder);
-                }
-            } else if let Some(slot) = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok())
-                && slot < self.config.slots
-            {
-                slots_present.insert(slot);
-                let rv = lease.metadata.resource_version.clone().unwrap_or_default();
-                let changed = match self.slots_seen.get(&slot) {
-                    Some((seen, at, _)) if *seen == rv => *at,
-                    _ => {
-                        self.slots_seen.insert(slot, (rv, now, lease.spec.to_record()));
-                        now
-                    }
-                };
-                let lasts = lease.spec.to_record().lease_duration();
-                if now.saturating_duration_since(changed) >= lasts {
-                    expired.insert(slot);
-                }
-                if !holder.is_empty() {
-                    holders.insert(slot, holder);
-                }
+        for lease in leases.items {
+            let name = lease.metadata.name.unwrap_or_default();
+            let slot = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok());
+            let slot = slot.filter(|s| *s < self.config.slots);
+            if slot.is_none() && !name.starts_with(&member_prefix) {
+                continue;
             }
+            let record = lease.spec.to_record();
+            let resource_version = lease.metadata.resource_version.unwrap_or_default();
+            let observed = Observed {
+                resource_version,
+                since: now,
+                record: record.clone(),
+            };
+            let seen = self.seen.entry(name.clone()).or_insert_with(|| observed.clone());
+            if seen.resource_version != observed.resource_version {
+                *seen = observed;
+            }
+            // Unchanged for its duration, as seen here: nobody alive renews it.
+            let stale = now.saturating_duration_since(seen.since) >= record.lease_duration();
+            let holder = record.holder_identity;
+            match slot {
+                Some(slot) => {
+                    if stale {
+                        view.expired.insert(slot);
+                    }
+                    if !holder.is_empty() {
+                        view.holders.insert(slot, holder);
+                    }
+                }
+                None if !stale && !holder.is_empty() => {
+                    view.members.insert(holder);
+                }
+                None => {}
+            }
+            present.insert(name);
         }
         self.seen.retain(|name, _| present.contains(name));
-        self.slots_seen.retain(|slot, _| slots_present.contains(slot));
-        Ok(View {
-            members,
-            holders,
-            expired,
-        })
+        Ok(view)
     }
 
     /// Releases the draining slots whose reconciles have finished.
@@ -400,8 +412,7 @@ impl Coordinator {
             if self.ownership.is_drained(slot)
                 && let Some(election) = self.electors.remove(&slot)
             {
-                election.releasing.store(true, Ordering::SeqCst);
-                election.elector.stop();
+                election.give_up(deadline_after(Instant::now(), STOP_BUDGET));
                 self.stats.rebalanced.fetch_add(1, Ordering::Relaxed);
                 info!(
                     "controller {}: released slot {slot} to balance the replicas",
@@ -434,18 +445,20 @@ impl Coordinator {
                 .is_some_and(|h| h != me && view.members.contains(h))
                 && let Some(election) = self.electors.remove(slot)
             {
-                election.releasing.store(true, Ordering::SeqCst);
-                election.elector.stop();
+                election.give_up(deadline_after(Instant::now(), STOP_BUDGET));
             }
         }
         let trying = u32::try_from(self.electors.len().saturating_sub(owned.len() + draining.len())).unwrap_or(0);
-        // Above the share: give one slot up per round (after its keys finish).
-        let held_by = |member: &String| u32::try_from(view.holders.values().filter(|h| *h == member).count());
+        // Above the share: give the surplus up (each slot after its keys finish).
+        let mut held: HashMap<&str, u32> = HashMap::new();
+        for holder in view.holders.values() {
+            *held.entry(holder.as_str()).or_default() += 1;
+        }
         let someone_starved = view
             .members
             .iter()
             .filter(|m| m.as_str() != me)
-            .any(|m| held_by(m).unwrap_or(u32::MAX) < low);
+            .any(|m| held.get(m.as_str()).copied().unwrap_or(0) < low);
         let keep = if someone_starved { low } else { high };
         if mine > keep {
             // The highest slots go: replicas agree on nothing, but each gives up the same end of its list.
@@ -515,7 +528,7 @@ impl Coordinator {
             &lease,
             self.config.identity.clone(),
         );
-        let observed = self.slots_seen.get(&slot).map(|(_, at, record)| (record.clone(), *at));
+        let observed = self.seen.get(&lease).map(|o| (o.record.clone(), o.since));
         let releasing = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
         let (on, off) = (self.ownership.clone(), self.ownership.clone());
@@ -558,12 +571,9 @@ impl Coordinator {
         let released = electors.len();
         std::thread::scope(|scope| {
             for (slot, election) in electors {
-                election.releasing.store(true, Ordering::SeqCst);
                 let spawned = std::thread::Builder::new()
                     .name(format!("rel:{slot}"))
-                    .spawn_scoped(scope, move || {
-                        let _ = election.elector.stop_by(deadline);
-                    });
+                    .spawn_scoped(scope, move || election.give_up(deadline));
                 if let Err(e) = spawned {
                     debug!("sharding: no thread to release slot {slot} ({e}); its Lease will expire");
                 }

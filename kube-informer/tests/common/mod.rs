@@ -225,3 +225,19 @@ pub fn example(name: &str) -> std::path::PathBuf {
     let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
     dir.join("examples").join(name)
 }
+
+/// A server for sharded controllers: namespaces `work` (holding `objects` ConfigMaps `cm-<i>` with `round=0`) and
+/// `leases`, with the `ShardedListAndWatch` gate as given.
+pub fn sharded_server(gate: bool, objects: usize) -> kube_informer_apiserver::ApiServer {
+    let server = kube_informer_apiserver::ApiServer::builder()
+        .sharded_list_and_watch(gate)
+        .namespaces(["work", "leases"])
+        .start()
+        .unwrap();
+    for i in 0..objects {
+        server
+            .create(&ConfigMap::new(ObjectMeta::namespaced("work", format!("cm-{i}"))).with("round", "0"))
+            .unwrap();
+    }
+    server
+}
