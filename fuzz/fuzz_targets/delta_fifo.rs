@@ -1,10 +1,12 @@
-//! DeltaFIFO against its reference model: any sequence of add / update / delete / streamed replace (with pops
-//! interleaved) / aborted replace / resync / pop keeps the queue's invariants, and once drained the store equals the
-//! server's state (`kube_informer::cache::fifo_model::check`).
+//! The informer's queues against their reference model: any sequence of add / update / delete / streamed replace
+//! (with pops interleaved) / aborted replace / resync / pop keeps each queue's invariants — a RealFIFO pops every
+//! reported change once, in order —, and once drained the store equals the server's state
+//! (`kube_informer::cache::fifo_model::check` for the DeltaFIFO, `check_real` for the RealFIFO; each input runs
+//! through both).
 
 #![no_main]
 
-use kube_informer::cache::fifo_model::{FifoOp, check};
+use kube_informer::cache::fifo_model::{FifoOp, check, check_real};
 use libfuzzer_sys::fuzz_target;
 
 /// Turns bytes into operations: one opcode byte, then the operands it needs (missing bytes read as 0).
@@ -54,6 +56,9 @@ fn ops(data: &[u8]) -> Vec<FifoOp> {
 fuzz_target!(|data: &[u8]| {
     let ops = ops(data);
     if let Err(e) = check(&ops) {
-        panic!("{e}\nops: {ops:?}");
+        panic!("DeltaFIFO: {e}\nops: {ops:?}");
+    }
+    if let Err(e) = check_real(&ops) {
+        panic!("RealFIFO: {e}\nops: {ops:?}");
     }
 });

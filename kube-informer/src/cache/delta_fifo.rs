@@ -22,11 +22,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(test)]
+use std::sync::atomic::Ordering;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::{DeletedObject, Delta, Deltas, Key};
+use super::queue::{Wake, Wakeups};
+use super::{DeletedObject, Delta, Deltas, Key, ReplaceSession};
 use crate::object::{MetaAccessor, Object};
 
 /// What a [`DeltaFifo`] asks of the store behind it: which keys exist, and their objects. Used to detect deletions
@@ -83,9 +85,9 @@ pub struct Closed;
 /// ```
 pub struct DeltaFifo<K> {
     state: Mutex<FifoState<K>>,
-    /// Signalled when an item is queued (at once, or by [`wake`](DeltaFifo::wake) after pushes with
+    /// Wakes blocked pops when an item is queued (at once, or by [`wake`](DeltaFifo::wake) after pushes with
     /// [`Wake::Later`]) or the queue is closed.
-    cond: Condvar,
+    wakeups: Wakeups,
     /// Signalled when a batch taken by [`pop_batch`](DeltaFifo::pop_batch) has been processed.
     batch_done: Condvar,
     /// Threads waiting in `settled` for a batch (tests watch it to know a waiter is blocked, without timing).
@@ -94,8 +96,6 @@ pub struct DeltaFifo<K> {
     /// Batches queued by [`push_all`](DeltaFifo::push_all) (tests count lock acquisitions with it).
     #[cfg(test)]
     batches_pushed: std::sync::atomic::AtomicUsize,
-    /// Items were queued with [`Wake::Later`] and no waiter has been woken for them yet.
-    unwoken: AtomicBool,
     known: Option<Arc<dyn KnownObjects<K>>>,
     key_fn: KeyFunc<K>,
     /// Called (outside the lock) when a finished replace leaves the queue synced without any pop.
@@ -104,20 +104,6 @@ pub struct DeltaFifo<K> {
 
 /// Called when a replace completes the initial sync with nothing left to pop.
 pub type SyncHook = Arc<dyn Fn() + Send + Sync>;
-
-/// When a push wakes a blocked [`pop`](DeltaFifo::pop).
-///
-/// Waking a sleeping thread costs a system call and a context switch on each side, more than processing one delta.
-/// A producer that knows more items follow at once (a watch stream with events already decoded) pushes them with
-/// `Later` and calls [`wake`](DeltaFifo::wake) before it may block, so the consumer wakes once per burst.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wake {
-    /// Wake a waiting pop now.
-    Now,
-    /// Leave it to the next `Now` push or [`DeltaFifo::wake`]; the caller must make sure one happens before it
-    /// blocks or goes away.
-    Later,
-}
 
 /// The queue's state; reachable only through the lock.
 struct FifoState<K> {
@@ -163,13 +149,12 @@ impl<K> DeltaFifo<K> {
                 closed: false,
                 key_buf: String::new(),
             }),
-            cond: Condvar::new(),
+            wakeups: Wakeups::new(),
             batch_done: Condvar::new(),
             #[cfg(test)]
             settling: std::sync::atomic::AtomicUsize::new(0),
             #[cfg(test)]
             batches_pushed: std::sync::atomic::AtomicUsize::new(0),
-            unwoken: AtomicBool::new(false),
             known,
             key_fn,
             on_synced: None,
@@ -270,9 +255,7 @@ impl<K> DeltaFifo<K> {
 
     /// Wakes the waiting pops for items queued with [`Wake::Later`], if any.
     pub(crate) fn wake(&self) {
-        if self.unwoken.swap(false, Ordering::AcqRel) {
-            self.cond.notify_all();
-        }
+        self.wakeups.wake();
     }
 
     /// How many batches [`push_all`](DeltaFifo::push_all) queued (each under one lock).
@@ -284,7 +267,7 @@ impl<K> DeltaFifo<K> {
     /// True while items queued with [`Wake::Later`] wait for a [`wake`](DeltaFifo::wake).
     #[cfg(test)]
     pub(crate) fn has_unwoken(&self) -> bool {
-        self.unwoken.load(Ordering::Acquire)
+        self.wakeups.has_unwoken()
     }
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, and a
@@ -301,10 +284,7 @@ impl<K> DeltaFifo<K> {
     /// [`finish`](ReplaceSession::finish). A session dropped without `finish` (a list that failed half way) leaves its items
     /// queued as `Replaced` — they are real server states — and detects no deletions.
     pub fn begin_replace(&self) -> ReplaceSession<'_, K> {
-        ReplaceSession {
-            fifo: self,
-            seen: HashSet::new(),
-        }
+        ReplaceSession::new(self.into())
     }
 
     /// Queues a `Sync` delta for every known object that has nothing queued (client-go's `Resync`): objects with a
@@ -371,6 +351,22 @@ impl<K> DeltaFifo<K> {
     /// # Errors
     /// [`Closed`] when the queue is closed.
     pub fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Deltas<K>, bool)) -> Result<usize, Closed> {
+        self.pop_batch_with(max, |items| {
+            let n = items.len();
+            for (key, deltas, is_in_initial_list) in items {
+                process(&key, deltas, is_in_initial_list);
+            }
+            n
+        })
+    }
+
+    /// [`pop_batch`](DeltaFifo::pop_batch) handing `process` the whole batch at once (so that it can write the
+    /// store under one lock): the batch's items, in queue order, as (key, deltas, initial list).
+    pub(crate) fn pop_batch_with<R>(
+        &self,
+        max: usize,
+        process: impl FnOnce(std::vec::Drain<'_, Popped<K>>) -> R,
+    ) -> Result<R, Closed> {
         let mut batch = {
             let mut st = self.wait_for_items()?;
             let mut batch = std::mem::take(&mut st.in_flight.spare);
@@ -388,11 +384,7 @@ impl<K> DeltaFifo<K> {
             st.shrink_if_drained();
             BatchGuard { fifo: self, batch }
         };
-        let n = batch.batch.len();
-        for (key, deltas, is_in_initial_list) in batch.batch.drain(..) {
-            process(&key, deltas, is_in_initial_list);
-        }
-        Ok(n)
+        Ok(process(batch.batch.drain(..)))
     }
 
     /// Blocks until something is queued and no batch is in flight; the lock is held on return.
@@ -409,14 +401,14 @@ impl<K> DeltaFifo<K> {
             if !st.queue.is_empty() {
                 return Ok(st);
             }
-            self.cond.wait(&mut st);
+            self.wakeups.wait(&mut st);
         }
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
     pub fn close(&self) {
         self.lock().closed = true;
-        self.cond.notify_all();
+        self.wakeups.wake_all();
     }
 
     /// True once closed.
@@ -462,16 +454,7 @@ impl<K> DeltaFifo<K> {
             st.items.insert(key.clone(), Deltas::new(delta));
             st.queue.push_back(key);
         }
-        match wake {
-            // Earlier unwoken items too: every waiter may have something to pop.
-            Wake::Now if self.unwoken.swap(false, Ordering::AcqRel) => {
-                self.cond.notify_all();
-            }
-            Wake::Now => {
-                self.cond.notify_one();
-            }
-            Wake::Later => self.unwoken.store(true, Ordering::Release),
-        }
+        self.wakeups.queued(wake);
     }
 
     /// The key of `obj`, sharing an existing `Arc` (the queue's, else the store's) rather than allocating one.
@@ -490,7 +473,7 @@ impl<K> DeltaFifo<K> {
 
 /// Capacity (in objects) a drained queue keeps; a queue that grew past it during a burst (a list outpacing the
 /// processing thread) gives the rest back once empty, instead of holding its peak size for the informer's life.
-const KEEP_CAPACITY: usize = 1024;
+pub(super) const KEEP_CAPACITY: usize = 1024;
 
 impl<K> FifoState<K> {
     /// Synced: populated, and every item of the first replace popped and processed.
@@ -557,79 +540,52 @@ impl<K> Drop for BatchGuard<'_, K> {
     }
 }
 
-/// A replace in progress; see [`DeltaFifo::begin_replace`].
-pub struct ReplaceSession<'a, K> {
-    fifo: &'a DeltaFifo<K>,
-    /// Keys listed so far in this list attempt.
-    seen: HashSet<Key>,
-}
-
-impl<K> ReplaceSession<'_, K> {
-    /// Queues a `Replaced` delta for one listed object.
-    pub fn add(&mut self, obj: Arc<K>) {
-        self.add_waking(obj, Wake::Now);
+/// The two halves of a [`ReplaceSession`] on this queue.
+impl<K> DeltaFifo<K> {
+    /// Queues a `Replaced` delta for one listed object; returns its key.
+    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake) -> Key {
+        let mut st = self.lock();
+        let key = self.key_of(&mut st, &obj);
+        self.queue_action(&mut st, key.clone(), Delta::Replaced(obj), wake);
+        key
     }
 
-    pub(crate) fn add_waking(&mut self, obj: Arc<K>, wake: Wake) {
-        let mut st = self.fifo.lock();
-        let key = self.fifo.key_of(&mut st, &obj);
-        self.seen.insert(key.clone());
-        self.fifo.queue_action(&mut st, key, Delta::Replaced(obj), wake);
-    }
-
-    /// Forgets the keys listed so far: the list starts over (an expired continue token forces a full list). Items
-    /// already queued stay; any the new list lacks get a deletion at `finish`.
-    pub fn restart(&mut self) {
-        self.seen.clear();
-    }
-
-    /// Number of objects listed in this attempt.
-    pub fn len(&self) -> usize {
-        self.seen.len()
-    }
-
-    /// True when nothing was listed.
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
-    }
-
-    /// Ends the replace: every key queued or known but not listed gets a `Deleted(FinalStateUnknown)` carrying its
-    /// last known state (the newest queued one, else the store's). The first finished replace marks the queue
-    /// populated; it has synced once everything queued so far is popped.
-    pub fn finish(self) {
-        let fifo = self.fifo;
-        let mut st = fifo.settled();
+    /// Ends a replace that listed `seen`: every key queued or known but not listed gets a
+    /// `Deleted(FinalStateUnknown)` carrying its last known state (the newest queued one, else the store's). The
+    /// first finished replace marks the queue populated; it has synced once everything queued so far is popped.
+    pub(super) fn finish_replace(&self, seen: &HashSet<Key>) {
+        let mut st = self.settled();
         // Deletions of objects still in the queue.
-        let queued_missing: Vec<Key> = st.items.keys().filter(|k| !self.seen.contains(*k)).cloned().collect();
+        let queued_missing: Vec<Key> = st.items.keys().filter(|k| !seen.contains(*k)).cloned().collect();
         for key in queued_missing {
             let last_known = st.items[&key].newest().object().clone();
             let tomb = DeletedObject::FinalStateUnknown {
                 key: key.clone(),
                 last_known,
             };
-            fifo.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
+            self.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
         }
         // Deletions of objects only the store knows.
-        if let Some(known) = &fifo.known {
+        if let Some(known) = &self.known {
             for (key, last_known) in known.known_objects() {
-                if self.seen.contains(&key) || st.items.contains_key(&key) {
+                if seen.contains(&key) || st.items.contains_key(&key) {
                     continue;
                 }
                 let tomb = DeletedObject::FinalStateUnknown {
                     key: key.clone(),
                     last_known,
                 };
-                fifo.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
+                self.queue_action(&mut st, key, Delta::Deleted(tomb), Wake::Now);
             }
         }
         // Items listed with `Wake::Later` (a streamed list) are all queued now.
-        fifo.wake();
+        self.wake();
         if !st.populated {
             st.populated = true;
             st.initial_population_count = st.queue.len();
             let synced_now = st.has_synced();
             drop(st);
-            if let (true, Some(hook)) = (synced_now, &fifo.on_synced) {
+            if let (true, Some(hook)) = (synced_now, &self.on_synced) {
                 hook();
             }
         }

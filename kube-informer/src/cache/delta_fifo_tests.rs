@@ -8,33 +8,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::cache::fifo_model::apply;
+use crate::cache::fifo_test_support::*;
 use crate::cache::{DeltaType, Store};
-
-#[derive(Clone, Debug, PartialEq)]
-struct Obj {
-    name: &'static str,
-    val: i32,
-}
-
-fn o(name: &'static str, val: i32) -> Arc<Obj> {
-    Arc::new(Obj { name, val })
-}
-
-fn name_key(obj: &Obj, buf: &mut String) {
-    buf.push_str(obj.name);
-}
-
-/// Known objects fixed at construction (client-go's `literalListerGetter`), listed in order.
-struct Literal(Vec<Arc<Obj>>);
-
-impl KnownObjects<Obj> for Literal {
-    fn known_keys(&self) -> Vec<Key> {
-        self.0.iter().map(|o| Key::from(o.name)).collect()
-    }
-    fn known_object(&self, key: &str) -> Option<Arc<Obj>> {
-        self.0.iter().find(|o| o.name == key).cloned()
-    }
-}
 
 fn fifo() -> DeltaFifo<Obj> {
     DeltaFifo::with_key_fn(name_key, None)
@@ -50,25 +25,6 @@ fn pop(f: &DeltaFifo<Obj>) -> Deltas<Obj> {
 
 fn pop_val(f: &DeltaFifo<Obj>) -> i32 {
     pop(f).newest().object().val
-}
-
-fn added(x: Arc<Obj>) -> Delta<Obj> {
-    Delta::Added(x)
-}
-fn updated(x: Arc<Obj>) -> Delta<Obj> {
-    Delta::Updated(x)
-}
-fn replaced(x: Arc<Obj>) -> Delta<Obj> {
-    Delta::Replaced(x)
-}
-fn deleted(x: Arc<Obj>) -> Delta<Obj> {
-    Delta::Deleted(DeletedObject::Object(x))
-}
-fn tomb(key: &str, x: Arc<Obj>) -> Delta<Obj> {
-    Delta::Deleted(DeletedObject::FinalStateUnknown {
-        key: key.into(),
-        last_known: x,
-    })
 }
 
 fn deltas(list: Vec<Delta<Obj>>) -> Deltas<Obj> {

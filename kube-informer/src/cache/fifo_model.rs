@@ -1,20 +1,28 @@
-//! A reference model of the DeltaFIFO, for randomized tests and fuzzing.
+//! A reference model of the informer's queues, for randomized tests and fuzzing.
 //!
-//! [`check`] drives a real [`DeltaFifo`] backed by a real [`Store`] (the processing step of an informer: pop, apply to
-//! the store) with a sequence of [`FifoOp`]s, and compares it with a model of what the server said — a plain map
-//! updated by each operation. Whatever the sequence:
-//! * every popped `Deltas` is non-empty and never holds two deletions in a row;
-//! * the queue never lists a key twice, and its length is its number of keys;
-//! * a `Sync` is never queued behind a pending deletion;
+//! [`check`] drives a real [`DeltaFifo`], and [`check_real`] a real [`RealFifo`], backed by a real [`Store`] (the
+//! processing step of an informer: pop, apply to the store) with a sequence of [`FifoOp`]s, and compares it with a
+//! model of what the server said — a plain map updated by each operation. Whatever the sequence, for both queues:
 //! * after the queue is drained (in batches, as the informer's processing thread does), the store equals the model
 //!   (nothing lost, nothing resurrected);
 //! * once the first replace has finished and everything is popped, the queue reports synced, and pops before that are
 //!   flagged as part of the initial list.
+//!
+//! For the DeltaFIFO:
+//! * every popped `Deltas` is non-empty and never holds two deletions in a row;
+//! * the queue never lists a key twice, and its length is its number of keys;
+//! * a `Sync` is never queued behind a pending deletion.
+//!
+//! For the RealFIFO:
+//! * every change the server reported (added, updated, deleted, listed) is popped exactly once, in the order reported
+//!   — across objects too;
+//! * a deletion (reported, or found by a relist) and a `Sync` only ever pop onto a store holding exactly the state
+//!   they carry: nothing is deleted twice, resurrected or rolled back.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::cache::{Delta, DeltaFifo, Deltas, Key, KnownObjects, Store};
+use crate::cache::{Delta, DeltaFifo, Deltas, Key, KnownObjects, RealFifo, Store};
 
 /// One operation on the queue. Keys and values are small integers so generated sequences collide often.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -212,11 +220,148 @@ pub(crate) fn apply<K>(store: &Store<K>, key: &Key, deltas: Deltas<K>) {
     }
 }
 
+/// Runs `ops` against a real [`RealFifo`] and store; `Err` describes the first broken property.
+pub fn check_real(ops: &[FifoOp]) -> Result<(), String> {
+    let store: Arc<Store<Obj>> = Arc::new(Store::default());
+    let fifo = RealFifo::with_key_fn(key_of, store.clone());
+    let mut model = RealModel::default();
+    let mut truth: BTreeMap<u8, u32> = BTreeMap::new();
+    let mut replaced_once = false;
+    let obj = |k: u8, v: u32| Arc::new(Obj { key: k, value: v });
+    for (step, op) in ops.iter().enumerate() {
+        let at = |msg: String| format!("step {step} ({op:?}): {msg}");
+        match op {
+            FifoOp::Add(k, v) => {
+                truth.insert(*k, *v);
+                model.reported.push_back(Delta::Added(obj(*k, *v)));
+                fifo.add(obj(*k, *v));
+            }
+            FifoOp::Update(k, v) => {
+                truth.insert(*k, *v);
+                model.reported.push_back(Delta::Updated(obj(*k, *v)));
+                fifo.update(obj(*k, *v));
+            }
+            FifoOp::Delete(k) => {
+                if let Some(v) = truth.remove(k) {
+                    let gone = crate::cache::DeletedObject::Object(obj(*k, v));
+                    model.reported.push_back(Delta::Deleted(gone.clone()));
+                    fifo.delete(obj(*k, v));
+                }
+            }
+            FifoOp::Replace {
+                items,
+                pops_after,
+                pops,
+            } => {
+                let listed = dedup_last(items);
+                let mut session = fifo.begin_replace();
+                for (i, (k, v)) in listed.iter().enumerate() {
+                    if i == *pops_after {
+                        for _ in 0..*pops {
+                            model.pop(&fifo, &store).map_err(at)?;
+                        }
+                    }
+                    model.reported.push_back(Delta::Replaced(obj(*k, *v)));
+                    session.add(obj(*k, *v));
+                }
+                session.finish();
+                replaced_once = true;
+                truth = listed.into_iter().collect();
+            }
+            FifoOp::AbortedReplace(items) => {
+                let mut session = fifo.begin_replace();
+                for (k, v) in dedup_last(items) {
+                    truth.insert(k, v);
+                    model.reported.push_back(Delta::Replaced(obj(k, v)));
+                    session.add(obj(k, v));
+                }
+            }
+            FifoOp::Resync => fifo.resync(),
+            FifoOp::Pop => model.pop(&fifo, &store).map_err(at)?,
+        }
+    }
+    while !fifo.is_empty() {
+        let synced_before = fifo.has_synced();
+        let mut result = Ok(());
+        let mut seen_later = false;
+        fifo.pop_batch(3, |key, delta, initial| {
+            if initial && (synced_before || seen_later) {
+                result = Err(format!(
+                    "{key} is_in_initial_list after the queue synced or a later change"
+                ));
+            }
+            seen_later |= !initial;
+            if let Err(e) = model.apply(&store, key, delta) {
+                result = Err(e);
+            }
+        })
+        .map_err(|_| "closed".to_string())?;
+        result?;
+    }
+    if let Some(lost) = model.reported.front() {
+        return Err(format!(
+            "reported but never popped: {lost:?} ({} in all)",
+            model.reported.len()
+        ));
+    }
+    let cached: BTreeMap<u8, u32> = store.list().iter().map(|o| (o.key, o.value)).collect();
+    if cached != truth {
+        return Err(format!("store {cached:?} differs from the server's state {truth:?}"));
+    }
+    if replaced_once && !fifo.has_synced() {
+        return Err("drained after a replace but not synced".into());
+    }
+    Ok(())
+}
+
+/// What the RealFIFO must pop: the changes the server reported, in order.
+#[derive(Default)]
+struct RealModel {
+    reported: VecDeque<Delta<Obj>>,
+}
+
+impl RealModel {
+    fn pop(&mut self, fifo: &RealFifo<Obj>, store: &Store<Obj>) -> Result<(), String> {
+        if fifo.is_empty() {
+            return Ok(());
+        }
+        let synced_before = fifo.has_synced();
+        fifo.pop(|key, delta, initial| {
+            if initial == synced_before {
+                return Err(format!("is_in_initial_list={initial} while has_synced={synced_before}"));
+            }
+            self.apply(store, key, delta)
+        })
+        .map_err(|_| "closed".to_string())?
+    }
+
+    /// Checks one popped change against the model and the store, then applies it.
+    fn apply(&mut self, store: &Store<Obj>, key: &Key, delta: Delta<Obj>) -> Result<(), String> {
+        let held = store.get(key).map(|o| o.value);
+        match &delta {
+            Delta::Sync(o) if held != Some(o.value) => {
+                return Err(format!("Sync of {key}={} onto a store holding {held:?}", o.value));
+            }
+            Delta::Deleted(d) if held != Some(d.object().value) => {
+                return Err(format!("{delta:?} onto a store holding {key}={held:?}"));
+            }
+            Delta::Sync(_) => {}
+            Delta::Deleted(d) if d.is_final_state_unknown() => {}
+            _ => match self.reported.pop_front() {
+                Some(expected) if expected == delta => {}
+                expected => return Err(format!("popped {delta:?} where {expected:?} was reported next")),
+            },
+        }
+        apply(store, key, Deltas::new(delta));
+        Ok(())
+    }
+}
+
 /// Randomized runs against the model, seeded and reproducible: a failure prints its seed; `FIFO_MODEL_SEED=<n>`
 /// replays one, `FIFO_MODEL_RUNS=<n>` runs more.
 #[cfg(test)]
 mod random_runs {
-    use super::{FifoOp, check};
+    use super::{FifoOp, check, check_real};
 
     #[test]
     fn an_add_a_delete_and_a_relist_match_the_model() {
@@ -225,7 +370,9 @@ mod random_runs {
             pops_after: 0,
             pops: 0,
         };
-        check(&[FifoOp::Add(1, 1), FifoOp::Delete(1), relist]).unwrap();
+        let ops = [FifoOp::Add(1, 1), FifoOp::Delete(1), relist];
+        check(&ops).unwrap();
+        check_real(&ops).unwrap();
     }
 
     struct Rng(u64);
@@ -281,7 +428,8 @@ mod random_runs {
     fn random_operation_sequences_match_the_model() {
         if let Ok(seed) = std::env::var("FIFO_MODEL_SEED") {
             let seed: u64 = seed.parse().expect("FIFO_MODEL_SEED is a number");
-            check(&ops(seed)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            check(&ops(seed)).unwrap_or_else(|e| panic!("seed {seed}: DeltaFIFO: {e}"));
+            check_real(&ops(seed)).unwrap_or_else(|e| panic!("seed {seed}: RealFIFO: {e}"));
             return;
         }
         let runs: u64 = std::env::var("FIFO_MODEL_RUNS")
@@ -289,11 +437,13 @@ mod random_runs {
             .and_then(|s| s.parse().ok())
             .unwrap_or(20_000);
         for seed in 1..=runs {
-            if let Err(e) = check(&ops(seed)) {
-                panic!(
-                    "seed {seed} (replay with FIFO_MODEL_SEED={seed}): {e}\nops: {:?}",
-                    ops(seed)
-                );
+            for (queue, check) in [("DeltaFIFO", check as fn(&[FifoOp]) -> _), ("RealFIFO", check_real)] {
+                if let Err(e) = check(&ops(seed)) {
+                    panic!(
+                        "seed {seed} (replay with FIFO_MODEL_SEED={seed}): {queue}: {e}\nops: {:?}",
+                        ops(seed)
+                    );
+                }
             }
         }
     }

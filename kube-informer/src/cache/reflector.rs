@@ -1,4 +1,5 @@
-//! The Reflector: ListAndWatch into a DeltaFIFO (client-go's `Reflector`), written as a state machine.
+//! The Reflector: ListAndWatch into the informer's queue, a RealFIFO or a DeltaFIFO (client-go's `Reflector`),
+//! written as a state machine.
 //!
 //! ```text
 //!            ┌──────────── list ok ───────────┐
@@ -27,13 +28,19 @@
 //! * Watches ask for bookmarks and a random timeout of 5–10 minutes. A clean close re-watches from the last
 //!   resourceVersion (no relist); bookmarks advance it; 410 relists; 429, 5xx, refused connections and dead (idle)
 //!   watches re-watch without relisting.
+//! * A watch that delivered events (or bookmarks) and is then cut — its connection reset or closed mid-stream (or
+//!   mid-event), a read timing out, silence past the idle limit: a load balancer's idle cut, an API server restart —
+//!   re-watches at once, without a back-off step, as a clean close does: client-go's `handleWatch` ends such a watch (a "probable
+//!   EOF") without an error, and only errors step its back-off. Otherwise an API server restarted every minute (a
+//!   rolling upgrade) would add a step per restart within the back-off's 2-minute reset, and informers would sit out
+//!   whole disruptions. The same cut before any event is a failed attempt.
 //! * Every failed attempt waits through one back-off, client-go's `ListAndWatch` back-off (800 ms → 30 s, ×2,
 //!   jitter up to one more step, reset after 2 minutes without failure; [`BackoffConfig`]), with the server's
 //!   `Retry-After` as a floor (at most [`MAX_RETRY_AFTER`](crate::MAX_RETRY_AFTER)): a storm of any kind — 410s on
 //!   the watch or the list (a flapping load balancer, a compacting etcd), 429s, refused connections — slows the
 //!   loop down exponentially. The first 410 after a healthy period relists at once (after `relist_jitter`).
 //!
-//! Every list streams straight into the queue ([`DeltaFifo::begin_replace`]): no full list is ever buffered.
+//! Every list streams straight into the queue ([`ReplaceSession`]): no full list is ever buffered.
 
 use std::fmt;
 use std::sync::Arc;
@@ -47,11 +54,11 @@ pub use super::reflector_metrics::ReflectorMetrics;
 pub(crate) use super::reflector_metrics::ReflectorStats;
 use super::relist_budget::RelistBudget;
 use super::shard_cell::{ShardCell, WatchEnder};
-use super::{DeletedObject, Delta, DeltaFifo, ReplaceSession, Wake};
+use super::{DeletedObject, Delta, Queue, ReplaceSession, Wake};
 use crate::client::params::{ListParams, VersionMatch, WatchParams};
 use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::{full_jitter, random_between};
-use crate::error::{Error, Result, TransportError, TransportErrorKind};
+use crate::error::{DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};
 use crate::failure_streak::{FailureStreak, human_duration};
 use crate::object::{MetaAccessor, Object};
 use crate::selector::ShardSelector;
@@ -223,6 +230,18 @@ fn is_transient(e: &Error) -> bool {
     e.is_too_many_requests() || matches!(e, Error::Transport(t) if t.kind == TransportErrorKind::ConnectionRefused)
 }
 
+/// The watch's connection went away: reset, or closed mid-stream (inside an event, too), a read timed out, or
+/// nothing came for longer than the idle limit (client-go's "probable EOF" — `io.EOF`, `io.ErrUnexpectedEOF`, a
+/// reset, a closed connection —, which ends a watch without an error).
+fn is_cut(e: &Error) -> bool {
+    match e {
+        Error::WatchIdle(_) => true,
+        Error::Transport(t) => matches!(t.kind, TransportErrorKind::ConnectionLost | TransportErrorKind::Timeout),
+        Error::Decode(d) => d.kind == DecodeErrorKind::Truncated,
+        _ => false,
+    }
+}
+
 /// `{request} failed: {error}`, with what to do when there is something to do.
 struct Failure<'a> {
     attempt: Attempt,
@@ -239,11 +258,11 @@ impl fmt::Display for Failure<'_> {
     }
 }
 
-/// Keeps a DeltaFIFO in step with the server (list, then watch; relist when needed).
+/// Keeps the informer's queue in step with the server (list, then watch; relist when needed).
 pub(crate) struct Reflector<K> {
     name: String,
     lw: Arc<dyn ListerWatcher<K>>,
-    fifo: Arc<DeltaFifo<K>>,
+    fifo: Queue<K>,
     transform: Option<Transform<K>>,
     config: ReflectorConfig,
     state: State<K>,
@@ -263,7 +282,7 @@ pub(crate) struct Reflector<K> {
     /// Objects the cache let go of, freed on this thread between events (see [`Recycler`]); the informer's, or
     /// one nobody retires into.
     recycler: Arc<Recycler<K>>,
-    /// Changes of the watch events being read, queued together ([`DeltaFifo::push_all`]). Invariant: empty between
+    /// Changes of the watch events being read, queued together ([`Queue::push_all`]). Invariant: empty between
     /// steps (the vector is kept for its capacity).
     batch: Vec<Delta<K>>,
     /// The resourceVersion of the last of those events, set just before they are queued. Invariant: empty between
@@ -287,14 +306,14 @@ impl<K: Object> Reflector<K> {
     pub(crate) fn new(
         name: String,
         lw: Arc<dyn ListerWatcher<K>>,
-        fifo: Arc<DeltaFifo<K>>,
+        fifo: impl Into<Queue<K>>,
         config: ReflectorConfig,
         stop: Arc<StopSignal>,
     ) -> Self {
         Reflector {
             name,
             lw,
-            fifo,
+            fifo: fifo.into(),
             transform: None,
             try_streaming: config.streaming_list,
             backoff: Backoff::new(config.backoff.clone()),
@@ -455,9 +474,16 @@ impl<K: Object> Reflector<K> {
     /// while a watch was idle): it relists at once, after at most `relist_jitter`.
     ///
     /// `delivered`: a watch that delivered events before it failed (a normal restart, not counted in the streak).
+    /// Such a watch that was cut (see [`is_cut`]) re-watches at once, taking no back-off step.
     fn failed(&mut self, attempt: Attempt, e: &Error, delivered: bool) -> State<K> {
         if self.stop.is_stopped() {
             return State::Stopped;
+        }
+        if attempt == Attempt::Watch && delivered && is_cut(e) {
+            self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
+            self.report(e);
+            log::debug!("{}: watch cut after it delivered events ({e}); re-watching", self.name);
+            return State::Watch;
         }
         let now = Instant::now();
         let gone = e.is_expired() || e.is_too_large_resource_version();

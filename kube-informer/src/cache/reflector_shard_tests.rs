@@ -2,7 +2,7 @@
 //! sharded controller's informers follow the slots their replica owns).
 
 use super::*;
-use crate::cache::{ShardCell, ShardScope};
+use crate::cache::{DeltaFifo, ShardCell, ShardScope};
 use crate::selector::{ShardField, ShardSelector};
 
 /// A cell holding `shard` for good.

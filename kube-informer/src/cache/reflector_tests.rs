@@ -9,7 +9,7 @@ use crossbeam_channel::{Sender, unbounded};
 use parking_lot::Mutex;
 
 use super::*;
-use crate::cache::{Delta, DeltaType};
+use crate::cache::{Delta, DeltaFifo, DeltaType};
 use crate::object::core::ConfigMap;
 use crate::object::{ListMeta, ObjectMeta, Status, StatusDetails};
 use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, SpareObjects};
@@ -1068,7 +1068,7 @@ fn a_persisting_failure_warns_first_then_quietly_and_tells_its_end() {
             .1
             .starts_with("test: list and watch recovered after 3 failed attempts over ")
     );
-    // Healthy again: a watch cut by a load balancer after it worked is a normal restart.
+    // Healthy again: a watch cut by a load balancer after it worked is a normal restart, at once.
     events
         .send(Err(Error::from(TransportError::new(
             TransportErrorKind::ConnectionLost,
@@ -1076,7 +1076,7 @@ fn a_persisting_failure_warns_first_then_quietly_and_tells_its_end() {
         ))))
         .unwrap();
     assert!(t.r.step());
-    assert_eq!(t.r.state_name(), "BackingOff(then Watch)");
+    assert_eq!(t.r.state_name(), "Watch");
     assert!(log.take_at(log::Level::Info).is_empty());
 }
 
@@ -1137,3 +1137,8 @@ fn a_forbidden_watch_names_the_missing_verb_and_a_broken_first_watch_counts_as_a
 
 #[path = "reflector_shard_tests.rs"]
 mod shards;
+
+// ---- re-watching after a cut: in a file of their own ----
+
+#[path = "reflector_rewatch_tests.rs"]
+mod rewatch;

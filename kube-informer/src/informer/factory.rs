@@ -12,7 +12,7 @@ use super::shared_informer::{
     InformerMetrics, InformerOptions, InformerSnapshot, STOP_BUDGET, SharedIndexInformer, StopJoin,
 };
 use crate::cache::ListWatch;
-use crate::cache::{ReflectorConfig, RelistBudget};
+use crate::cache::{Fifo, ReflectorConfig, RelistBudget};
 use crate::client::params::{ListParams, and_selector};
 use crate::client::{Api, Client, WeakClient};
 use crate::clock::deadline::deadline_after;
@@ -36,7 +36,7 @@ pub type ListTweak = Arc<dyn Fn(&ApiResource, &mut ListParams) + Send + Sync>;
 /// informers watch each), selectors must all match (`labels("a=b").labels("c")` lists `a=b,c`), list tweaks run
 /// one after the other in the order given, each seeing the selectors set before it, and so do transforms
 /// (`strip_managed_fields().transform(f)` strips managedFields *and* runs `f`). The resync period, the reflector
-/// settings and the list budget are single values: a later call sets them anew.
+/// settings, the list budget and the queue are single values: a later call sets them anew.
 ///
 /// ```
 /// use std::time::Duration;
@@ -75,6 +75,10 @@ pub struct FactoryOptions {
     /// At most this many informers list at once (the budget the factory makes when [`reflector`](Self::reflector)
     /// carries none of its own).
     pub max_concurrent_lists: usize,
+    /// The queue between each informer's reflector and its cache, for the informers that bring none
+    /// ([`InformerOptions::fifo`]): by default [`Fifo::Real`], handlers seeing changes in the server's order (see
+    /// [`Fifo`]).
+    pub fifo: Fifo,
 }
 
 impl Default for FactoryOptions {
@@ -86,6 +90,7 @@ impl Default for FactoryOptions {
             transforms: Vec::new(),
             reflector: ReflectorConfig::default(),
             max_concurrent_lists: DEFAULT_CONCURRENT_LISTS,
+            fifo: Fifo::default(),
         }
     }
 }
@@ -167,6 +172,13 @@ impl FactoryOptions {
         self
     }
 
+    /// Sets the queue of the informers that bring none of their own (see [`fifo`](Self::fifo)).
+    #[must_use]
+    pub fn fifo(mut self, fifo: Fifo) -> Self {
+        self.fifo = fifo;
+        self
+    }
+
     /// Sets how many informers may list at once (replacing a relist budget given with the reflector settings).
     #[must_use]
     pub fn max_concurrent_lists(mut self, n: usize) -> Self {
@@ -213,6 +225,7 @@ impl fmt::Debug for FactoryOptions {
             .field("transforms", &self.transforms.len())
             .field("reflector", &self.reflector)
             .field("max_concurrent_lists", &self.max_concurrent_lists)
+            .field("fifo", &self.fifo)
             .finish()
     }
 }
@@ -404,6 +417,7 @@ impl SharedInformerFactory {
         if options.resync.is_none() {
             options.resync = self.options.resync;
         }
+        options.fifo.get_or_insert(self.options.fifo);
         let mut reflector = options
             .reflector
             .take()

@@ -15,6 +15,7 @@ mod factory;
 mod handler;
 mod listener;
 mod multi_namespace;
+mod process_deltas;
 mod processor;
 mod registration;
 mod shared_informer;

@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
-use super::handler::{Notification, ResourceEventHandler};
+use super::handler::ResourceEventHandler;
 use super::listener::{self, HandlerMetrics, HandlerOptions, ListenerStats};
+use super::process_deltas::process_deltas;
 use super::processor::{Entry, Processor, Sequenced};
 use super::registration::{RegisteredPart, Registration};
 use super::synced::SyncNotify;
 use crate::cache::reflector::{Reflector, ReflectorStats};
 use crate::cache::{
-    Delta, DeltaFifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, Recycler, ReflectorConfig,
+    Fifo, Indexers, KnownObjects, Lister, ListerWatcher, NAMESPACE_INDEX, Queue, Recycler, ReflectorConfig,
     ReflectorMetrics, Store, Transform, WatchErrorHandler,
 };
 use crate::cache::{ShardCell, ShardScope};
@@ -31,7 +32,8 @@ use crate::worker::Worker;
 /// client-go's `minimumResyncPeriod`: shorter handler resync periods are raised to this.
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
-/// Most objects the processing thread pops under one hold of the DeltaFIFO's lock (and then notifies at once).
+/// Most items (changes of a RealFIFO, objects of a DeltaFIFO) the processing thread pops under one hold of the
+/// queue's lock, applies to the store under one hold of its lock, and then notifies at once.
 const POP_BATCH: usize = 64;
 
 pub(crate) use crate::worker::STOP_BUDGET;
@@ -40,7 +42,7 @@ pub(crate) use crate::worker::STOP_BUDGET;
 ///
 /// Setters of things that combine add to what earlier calls set: transforms run one after the other in the order
 /// given, every watch error handler is called, indexers accumulate (two functions under one name feed one index).
-/// Setters of one value (name, resync period, reflector settings) replace it.
+/// Setters of one value (name, resync period, reflector settings, queue) replace it.
 ///
 /// ```
 /// use std::time::Duration;
@@ -78,6 +80,10 @@ pub struct InformerOptions<K> {
     /// `ShardedListAndWatch` gate still sends everything (see [`ReflectorMetrics::shard_server_side`]). `None`:
     /// every object, or for an informer of a [factory](super::SharedInformerFactory) the factory's shard.
     pub shard: Option<ShardSelector>,
+    /// The queue between the reflector and the cache (see [`Fifo`]). `None`: [`Fifo::Real`] (handlers see changes
+    /// in the server's order, as client-go's informers since 1.33), or for an informer of a
+    /// [factory](super::SharedInformerFactory) the factory's.
+    pub fifo: Option<Fifo>,
 }
 
 impl<K> Default for InformerOptions<K> {
@@ -90,6 +96,7 @@ impl<K> Default for InformerOptions<K> {
             reflector: None,
             watch_error_handler: None,
             shard: None,
+            fifo: None,
         }
     }
 }
@@ -143,6 +150,13 @@ impl<K> InformerOptions<K> {
         self
     }
 
+    /// Sets the queue between the reflector and the cache (see [`fifo`](InformerOptions::fifo)).
+    #[must_use]
+    pub fn fifo(mut self, fifo: Fifo) -> Self {
+        self.fifo = Some(fifo);
+        self
+    }
+
     /// Holds only the objects of `shard` (see [`shard`](InformerOptions::shard)).
     #[must_use]
     pub fn shard(mut self, shard: ShardSelector) -> Self {
@@ -174,6 +188,7 @@ impl<K> Clone for InformerOptions<K> {
             reflector: self.reflector.clone(),
             watch_error_handler: self.watch_error_handler.clone(),
             shard: self.shard.clone(),
+            fifo: self.fifo,
         }
     }
 }
@@ -188,6 +203,7 @@ impl<K> std::fmt::Debug for InformerOptions<K> {
             .field("reflector", &self.reflector)
             .field("watch_error_handler", &self.watch_error_handler.is_some())
             .field("shard", &self.shard)
+            .field("fifo", &self.fifo)
             .finish()
     }
 }
@@ -204,7 +220,7 @@ pub fn strip_managed_fields<K: Object>(obj: &mut K) {
 pub struct InformerMetrics {
     /// List/watch counters (relists by cause, watch restarts, last resource version).
     pub reflector: ReflectorMetrics,
-    /// Objects waiting in the DeltaFIFO.
+    /// Items waiting in the informer's queue: changes in a RealFIFO, objects (each with its changes) in a DeltaFIFO.
     pub fifo_depth: usize,
     /// Objects in the cache.
     pub store_size: usize,
@@ -227,10 +243,10 @@ pub(crate) struct Shared<K: Object> {
     name: String,
     lw: Arc<dyn ListerWatcher<K>>,
     store: Arc<Store<K>>,
-    fifo: Arc<DeltaFifo<K>>,
+    fifo: Queue<K>,
     processor: Processor<K>,
     /// Number of pops applied to the store. Written only by the processing thread while it applies a popped batch,
-    /// so it is stable under [`DeltaFifo::exclusive`], which excludes batches.
+    /// so it is stable under [`Queue::exclusive`], which excludes batches.
     seq: AtomicU64,
     /// The highest `seq` whose notifications are all queued to listeners. Invariant: `distributed <= seq`.
     distributed: AtomicU64,
@@ -641,10 +657,11 @@ impl<K: Object> Shared<K> {
         let sync = Arc::new(SyncNotify::default());
         let known: Arc<dyn KnownObjects<K>> = store.clone();
         let hook_sync = sync.clone();
-        let fifo = Arc::new(DeltaFifo::new(Some(known)).with_sync_hook(Arc::new(move || {
+        let on_synced = Arc::new(move || {
             hook_sync.mark_synced();
             hook_sync.notify();
-        })));
+        });
+        let fifo = Queue::new(options.fifo.unwrap_or_default(), known, on_synced);
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         let resync = options.resync.map(|r| r.max(MINIMUM_RESYNC_PERIOD));
         Arc::new(Shared {
@@ -949,48 +966,18 @@ impl<K: Object> Shared<K> {
         }
     }
 
-    /// The processing thread: pop (up to `POP_BATCH` objects at a time), apply them to the store (outside the FIFO
-    /// lock, while pushes go on; see [`DeltaFifo::pop_batch`]), then notify.
+    /// The processing thread: pop up to `POP_BATCH` items at a time, apply them to the store under one hold of its
+    /// lock (outside the queue's lock, while pushes go on; see [`Queue::pop_batch`]), then notify.
     fn process_loop(&self) {
         // Each event with the sequence number of its pop and whether it is a resync.
         let mut batch: Vec<Sequenced<K>> = Vec::new();
         let mut synced_reported = false;
         loop {
-            let popped = self.fifo.pop_batch(POP_BATCH, |key, deltas, is_in_initial_list| {
-                let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+            let popped = self.fifo.pop_batch(POP_BATCH, |items| {
                 let mut store = self.store.write();
-                for delta in deltas {
-                    match delta {
-                        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
-                            match store.put(key.clone(), obj.clone()) {
-                                Some(old) => {
-                                    // client-go: an update that keeps the resource version is a resync.
-                                    let is_sync = old.meta().resource_version() == obj.meta().resource_version();
-                                    batch.push(Sequenced {
-                                        event: Notification::Update { old, new: obj },
-                                        seq,
-                                        is_sync,
-                                    });
-                                }
-                                None => batch.push(Sequenced {
-                                    event: Notification::Add {
-                                        obj,
-                                        is_in_initial_list,
-                                    },
-                                    seq,
-                                    is_sync: false,
-                                }),
-                            }
-                        }
-                        Delta::Deleted(d) => {
-                            store.delete(key);
-                            batch.push(Sequenced {
-                                event: Notification::Delete(d),
-                                seq,
-                                is_sync: false,
-                            });
-                        }
-                    }
+                for (key, deltas, is_in_initial_list) in items {
+                    let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+                    process_deltas(&mut store, &key, deltas, is_in_initial_list, seq, &mut batch);
                 }
             });
             if popped.is_err() {
@@ -1034,6 +1021,7 @@ impl<K: Object> std::fmt::Debug for SharedIndexInformer<K> {
             .field("name", &self.name)
             .field("namespaces", &self.scope)
             .field("handlers", &self.parts[0].processor.len())
+            .field("fifo", &self.parts[0].fifo.kind())
             .finish()
     }
 }

@@ -11,9 +11,9 @@ use parking_lot::Mutex;
 use super::super::test_support::MemoryLw;
 use super::*;
 use crate::cache::recycler::KEEP;
-use crate::cache::{DeletedObject, EventStream};
+use crate::cache::{DeletedObject, EventStream, Fifo};
 use crate::client::params::{ListParams, WatchParams};
-use crate::informer::{HandlerFuncs, QueuePolicy};
+use crate::informer::{HandlerFuncs, Notification, QueuePolicy};
 use crate::object::core::ConfigMap;
 use crate::object::{ListMeta, ObjectMeta};
 use crate::selector::Selector;
@@ -104,60 +104,66 @@ fn gated() -> (Gated, Sender<()>, Receiver<Seen>) {
 
 #[test]
 fn syncs_then_delivers_live_events_in_order() {
-    let lw = Arc::new(MemoryLw::default());
-    lw.put("a", "1");
-    lw.put("b", "1");
-    let inf = informer(&lw, InformerOptions::default());
-    let (h, rx) = recorder();
-    let reg = inf.add_event_handler(h).unwrap();
-    assert!(!reg.has_synced());
-    inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
-    assert!(reg.has_synced());
-    assert_eq!(
-        recv_n(&rx, 2),
-        [
-            Seen::Add("a".into(), "1".into(), true),
-            Seen::Add("b".into(), "1".into(), true)
-        ]
-    );
-    lw.put("a", "2");
-    lw.delete("b");
-    lw.put("c", "1");
-    assert_eq!(recv(&rx), Seen::Update("a".into(), "1".into(), "2".into()));
-    assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), false));
-    assert_eq!(recv(&rx), Seen::Add("c".into(), "1".into(), false));
-    assert_eq!(inf.lister().len(), 2);
-    assert_eq!(inf.last_sync_resource_version(), "5");
-    inf.stop();
-    assert_eq!(inf.running_threads(), 0);
-    assert!(rx.try_recv().is_err(), "nothing after stop");
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        lw.put("a", "1");
+        lw.put("b", "1");
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (h, rx) = recorder();
+        let reg = inf.add_event_handler(h).unwrap();
+        assert!(!reg.has_synced());
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT));
+        assert!(reg.has_synced());
+        assert_eq!(
+            recv_n(&rx, 2),
+            [
+                Seen::Add("a".into(), "1".into(), true),
+                Seen::Add("b".into(), "1".into(), true)
+            ]
+        );
+        lw.put("a", "2");
+        lw.delete("b");
+        lw.put("c", "1");
+        assert_eq!(recv(&rx), Seen::Update("a".into(), "1".into(), "2".into()));
+        assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), false));
+        assert_eq!(recv(&rx), Seen::Add("c".into(), "1".into(), false));
+        assert_eq!(inf.lister().len(), 2);
+        assert_eq!(inf.last_sync_resource_version(), "5");
+        inf.stop();
+        assert_eq!(inf.running_threads(), 0);
+        assert!(rx.try_recv().is_err(), "nothing after stop");
+    }
 }
 
 #[test]
 fn wait_synced_waits_for_handlers_unlike_client_go() {
-    let lw = Arc::new(MemoryLw::default());
-    lw.put("a", "1");
-    let inf = informer(&lw, InformerOptions::default());
-    let (h, open, rx) = gated();
-    let reg = inf.add_event_handler(h).unwrap();
-    inf.start().unwrap();
-    eventually("cache synced", || inf.has_synced());
-    // The cache is ready, but the handler has not handled its initial add yet.
-    assert!(!reg.has_synced());
-    assert!(!inf.wait_synced(Duration::from_millis(50)));
-    open.send(()).unwrap();
-    assert!(inf.wait_synced(WAIT));
-    assert!(reg.has_synced());
-    assert_eq!(recv(&rx), Seen::Add("a".into(), "1".into(), true));
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        lw.put("a", "1");
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (h, open, rx) = gated();
+        let reg = inf.add_event_handler(h).unwrap();
+        inf.start().unwrap();
+        eventually("cache synced", || inf.has_synced());
+        // The cache is ready, but the handler has not handled its initial add yet.
+        assert!(!reg.has_synced());
+        assert!(!inf.wait_synced(Duration::from_millis(50)));
+        open.send(()).unwrap();
+        assert!(inf.wait_synced(WAIT));
+        assert!(reg.has_synced());
+        assert_eq!(recv(&rx), Seen::Add("a".into(), "1".into(), true));
+    }
 }
 
 #[test]
 fn an_empty_first_list_syncs() {
-    let lw = Arc::new(MemoryLw::default());
-    let inf = informer(&lw, InformerOptions::default());
-    inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT));
+    }
 }
 
 /// Replays one handler's events into a model, recording protocol violations.
@@ -196,95 +202,101 @@ impl ResourceEventHandler<ConfigMap> for Arc<Mutex<Replay>> {
 
 #[test]
 fn a_late_handler_gets_the_cache_then_every_change_exactly_once() {
-    let lw = Arc::new(MemoryLw::default());
-    for i in 0..20 {
-        lw.put(&format!("o{i}"), "0");
-    }
-    let inf = Arc::new(informer(&lw, InformerOptions::default()));
-    inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
-    let writer = {
-        let lw = lw.clone();
-        std::thread::spawn(move || {
-            for step in 1..=3000u32 {
-                let name = format!("o{}", step % 37);
-                if step % 11 == 0 {
-                    lw.delete(&name);
-                } else {
-                    lw.put(&name, &step.to_string());
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        for i in 0..20 {
+            lw.put(&format!("o{i}"), "0");
+        }
+        let inf = Arc::new(informer(&lw, InformerOptions::default().fifo(fifo)));
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT));
+        let writer = {
+            let lw = lw.clone();
+            std::thread::spawn(move || {
+                for step in 1..=3000u32 {
+                    let name = format!("o{}", step % 37);
+                    if step % 11 == 0 {
+                        lw.delete(&name);
+                    } else {
+                        lw.put(&name, &step.to_string());
+                    }
                 }
-            }
-        })
-    };
-    // Join while the writer runs: some changes land before the snapshot, some after.
-    let mut replays = Vec::new();
-    for _ in 0..5 {
-        let replay = Arc::new(Mutex::new(Replay::default()));
-        replays.push((replay.clone(), inf.add_event_handler(replay).unwrap()));
-        std::thread::yield_now();
+            })
+        };
+        // Join while the writer runs: some changes land before the snapshot, some after.
+        let mut replays = Vec::new();
+        for _ in 0..5 {
+            let replay = Arc::new(Mutex::new(Replay::default()));
+            replays.push((replay.clone(), inf.add_event_handler(replay).unwrap()));
+            std::thread::yield_now();
+        }
+        writer.join().unwrap();
+        let want = lw.snapshot();
+        eventually("every handler caught up", || {
+            replays.iter().all(|(r, _)| r.lock().model == want)
+        });
+        for (r, reg) in &replays {
+            assert!(r.lock().violations.is_empty(), "{:?}", r.lock().violations);
+            assert!(reg.has_synced());
+        }
+        let cached: BTreeMap<String, String> = inf
+            .lister()
+            .list(&Default::default())
+            .iter()
+            .map(|o| (format!("ns/{}", n(o)), v(o)))
+            .collect();
+        assert_eq!(cached, want);
     }
-    writer.join().unwrap();
-    let want = lw.snapshot();
-    eventually("every handler caught up", || {
-        replays.iter().all(|(r, _)| r.lock().model == want)
-    });
-    for (r, reg) in &replays {
-        assert!(r.lock().violations.is_empty(), "{:?}", r.lock().violations);
-        assert!(reg.has_synced());
-    }
-    let cached: BTreeMap<String, String> = inf
-        .lister()
-        .list(&Default::default())
-        .iter()
-        .map(|o| (format!("ns/{}", n(o)), v(o)))
-        .collect();
-    assert_eq!(cached, want);
 }
 
 #[test]
 fn a_panicking_handler_is_logged_and_keeps_receiving() {
-    let lw = Arc::new(MemoryLw::default());
-    let inf = informer(&lw, InformerOptions::default());
-    let (tx, rx) = unbounded();
-    let reg = inf
-        .add_event_handler(HandlerFuncs::new().on_add(move |o: &Arc<ConfigMap>, _| {
-            if n(o) == "boom" {
-                panic!("handler bug");
-            }
-            tx.send(n(o)).unwrap();
-        }))
-        .unwrap();
-    inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
-    lw.put("boom", "1");
-    lw.put("fine", "1");
-    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "fine");
-    eventually("both deliveries counted", || reg.metrics().delivered == 2);
-    assert_eq!(reg.metrics().panics, 1);
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (tx, rx) = unbounded();
+        let reg = inf
+            .add_event_handler(HandlerFuncs::new().on_add(move |o: &Arc<ConfigMap>, _| {
+                if n(o) == "boom" {
+                    panic!("handler bug");
+                }
+                tx.send(n(o)).unwrap();
+            }))
+            .unwrap();
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT));
+        lw.put("boom", "1");
+        lw.put("fine", "1");
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), "fine");
+        eventually("both deliveries counted", || reg.metrics().delivered == 2);
+        assert_eq!(reg.metrics().panics, 1);
+    }
 }
 
 #[test]
 fn resync_goes_only_to_handlers_that_asked_for_it() {
-    let lw = Arc::new(MemoryLw::default());
-    lw.put("a", "1");
-    let inf = informer(&lw, InformerOptions::default());
-    let (resyncing, rx_resync) = recorder();
-    let (plain, rx_plain) = recorder();
-    inf.add_event_handler_with(resyncing, HandlerOptions::default().resync(Duration::from_secs(1)))
-        .unwrap();
-    inf.add_event_handler(plain).unwrap();
-    inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
-    assert_eq!(recv(&rx_resync), Seen::Add("a".into(), "1".into(), true));
-    assert_eq!(
-        recv(&rx_resync),
-        Seen::Update("a".into(), "1".into(), "1".into()),
-        "a resync"
-    );
-    lw.put("a", "2");
-    // Per handler, events arrive in order: had the plain handler received a resync, it would come first.
-    assert_eq!(recv(&rx_plain), Seen::Add("a".into(), "1".into(), true));
-    assert_eq!(recv(&rx_plain), Seen::Update("a".into(), "1".into(), "2".into()));
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        lw.put("a", "1");
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (resyncing, rx_resync) = recorder();
+        let (plain, rx_plain) = recorder();
+        inf.add_event_handler_with(resyncing, HandlerOptions::default().resync(Duration::from_secs(1)))
+            .unwrap();
+        inf.add_event_handler(plain).unwrap();
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT));
+        assert_eq!(recv(&rx_resync), Seen::Add("a".into(), "1".into(), true));
+        assert_eq!(
+            recv(&rx_resync),
+            Seen::Update("a".into(), "1".into(), "1".into()),
+            "a resync"
+        );
+        lw.put("a", "2");
+        // Per handler, events arrive in order: had the plain handler received a resync, it would come first.
+        assert_eq!(recv(&rx_plain), Seen::Add("a".into(), "1".into(), true));
+        assert_eq!(recv(&rx_plain), Seen::Update("a".into(), "1".into(), "2".into()));
+    }
 }
 
 /// Keeps a weak reference to the old version of each update, after a gate opens for each event.
@@ -456,102 +468,110 @@ fn a_custom_lister_watcher_can_decode_into_the_versions_the_cache_let_go_of() {
 
 #[test]
 fn a_slow_handler_delays_only_itself() {
-    let lw = Arc::new(MemoryLw::default());
-    let inf = informer(&lw, InformerOptions::default());
-    let (slow, open, rx_slow) = gated();
-    let (fast, rx_fast) = recorder();
-    let slow_reg = inf.add_event_handler(slow).unwrap();
-    inf.add_event_handler(fast).unwrap();
-    inf.start().unwrap();
-    eventually("cache synced", || inf.has_synced());
-    for i in 0..100 {
-        lw.put("x", &i.to_string());
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (slow, open, rx_slow) = gated();
+        let (fast, rx_fast) = recorder();
+        let slow_reg = inf.add_event_handler(slow).unwrap();
+        inf.add_event_handler(fast).unwrap();
+        inf.start().unwrap();
+        eventually("cache synced", || inf.has_synced());
+        for i in 0..100 {
+            lw.put("x", &i.to_string());
+        }
+        for _ in 0..100 {
+            recv(&rx_fast);
+        }
+        assert!(
+            slow_reg.pending() >= 99,
+            "the slow handler's backlog: {}",
+            slow_reg.pending()
+        );
+        assert_eq!(inf.lister().get("ns/x").map(|o| v(&o)), Some("99".to_string()));
+        for _ in 0..100 {
+            open.send(()).unwrap();
+        }
+        let all: Vec<Seen> = (0..100).map(|_| recv(&rx_slow)).collect();
+        assert_eq!(all[99], Seen::Update("x".into(), "98".into(), "99".into()));
+        assert!(slow_reg.metrics().max_pending >= 99);
     }
-    for _ in 0..100 {
-        recv(&rx_fast);
-    }
-    assert!(
-        slow_reg.pending() >= 99,
-        "the slow handler's backlog: {}",
-        slow_reg.pending()
-    );
-    assert_eq!(inf.lister().get("ns/x").map(|o| v(&o)), Some("99".to_string()));
-    for _ in 0..100 {
-        open.send(()).unwrap();
-    }
-    let all: Vec<Seen> = (0..100).map(|_| recv(&rx_slow)).collect();
-    assert_eq!(all[99], Seen::Update("x".into(), "98".into(), "99".into()));
-    assert!(slow_reg.metrics().max_pending >= 99);
 }
 
 #[test]
 fn block_policy_applies_back_pressure_and_stop_still_returns() {
-    let lw = Arc::new(MemoryLw::default());
-    let inf = informer(&lw, InformerOptions::default());
-    let (h, open, _rx) = gated();
-    inf.add_event_handler_with(h, HandlerOptions::default().queue(QueuePolicy::Block { capacity: 2 }))
-        .unwrap();
-    inf.start().unwrap();
-    eventually("cache synced", || inf.has_synced());
-    for i in 0..200 {
-        lw.put(&format!("o{i}"), "1");
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (h, open, _rx) = gated();
+        inf.add_event_handler_with(h, HandlerOptions::default().queue(QueuePolicy::Block { capacity: 2 }))
+            .unwrap();
+        inf.start().unwrap();
+        eventually("cache synced", || inf.has_synced());
+        for i in 0..200 {
+            lw.put(&format!("o{i}"), "1");
+        }
+        // The handler holds one event and its queue two; the processing thread waits (with at most one batch of pops
+        // applied to the store beyond what the handler has), the FIFO holds the rest.
+        eventually("back-pressure reaches the FIFO", || inf.metrics().fifo_depth > 0);
+        assert!(inf.lister().len() < 200);
+        inf.stop();
+        // Only the handler thread, stuck in its own code, may still run; it exits once released.
+        drop(open);
+        eventually("every thread exited", || inf.running_threads() == 0);
     }
-    // The handler holds one event and its queue two; the processing thread waits (with at most one batch of pops
-    // applied to the store beyond what the handler has), the FIFO holds the rest.
-    eventually("back-pressure reaches the FIFO", || inf.metrics().fifo_depth > 0);
-    assert!(inf.lister().len() < 200);
-    inf.stop();
-    // Only the handler thread, stuck in its own code, may still run; it exits once released.
-    drop(open);
-    eventually("every thread exited", || inf.running_threads() == 0);
 }
 
 #[test]
 fn coalescing_queue_keeps_the_latest_state_per_object() {
-    let lw = Arc::new(MemoryLw::default());
-    let inf = informer(&lw, InformerOptions::default());
-    let (h, open, rx) = gated();
-    let reg = inf
-        .add_event_handler_with(h, HandlerOptions::default().queue(QueuePolicy::CoalesceByKey))
-        .unwrap();
-    inf.start().unwrap();
-    eventually("cache synced", || inf.has_synced());
-    lw.put("x", "0");
-    eventually("first event taken by the handler", || {
-        reg.pending() == 0 && reg.metrics().max_pending == 1
-    });
-    for i in 1..=1000 {
-        lw.put("x", &i.to_string());
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (h, open, rx) = gated();
+        let reg = inf
+            .add_event_handler_with(h, HandlerOptions::default().queue(QueuePolicy::CoalesceByKey))
+            .unwrap();
+        inf.start().unwrap();
+        eventually("cache synced", || inf.has_synced());
+        lw.put("x", "0");
+        eventually("first event taken by the handler", || {
+            reg.pending() == 0 && reg.metrics().max_pending == 1
+        });
+        for i in 1..=1000 {
+            lw.put("x", &i.to_string());
+        }
+        lw.put("y", "1");
+        lw.delete("y");
+        // 999 updates of x merge into the first one; y's delete cancels its add.
+        eventually("all merged", || reg.metrics().coalesced == 1000);
+        assert_eq!(reg.pending(), 1);
+        assert!(reg.metrics().max_pending <= 2, "memory O(objects): {:?}", reg.metrics());
+        open.send(()).unwrap();
+        open.send(()).unwrap();
+        assert_eq!(recv(&rx), Seen::Add("x".into(), "0".into(), false));
+        assert_eq!(recv(&rx), Seen::Update("x".into(), "0".into(), "1000".into()));
     }
-    lw.put("y", "1");
-    lw.delete("y");
-    // 999 updates of x merge into the first one; y's delete cancels its add.
-    eventually("all merged", || reg.metrics().coalesced == 1000);
-    assert_eq!(reg.pending(), 1);
-    assert!(reg.metrics().max_pending <= 2, "memory O(objects): {:?}", reg.metrics());
-    open.send(()).unwrap();
-    open.send(()).unwrap();
-    assert_eq!(recv(&rx), Seen::Add("x".into(), "0".into(), false));
-    assert_eq!(recv(&rx), Seen::Update("x".into(), "0".into(), "1000".into()));
 }
 
 #[test]
 fn a_relist_after_410_reports_missed_deletes_as_unknown_final_state() {
-    let lw = Arc::new(MemoryLw::default());
-    lw.put("a", "1");
-    lw.put("b", "1");
-    let inf = informer(&lw, InformerOptions::default());
-    let (h, rx) = recorder();
-    inf.add_event_handler(h).unwrap();
-    inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
-    recv_n(&rx, 2);
-    eventually("watching", || lw.watcher_count() == 1);
-    lw.delete_silently("b");
-    lw.expire_watches();
-    assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), true));
-    assert_eq!(inf.metrics().reflector.relists_gone, 1);
-    assert_eq!(lw.lists.load(Ordering::SeqCst), 2);
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        lw.put("a", "1");
+        lw.put("b", "1");
+        let inf = informer(&lw, InformerOptions::default().fifo(fifo));
+        let (h, rx) = recorder();
+        inf.add_event_handler(h).unwrap();
+        inf.start().unwrap();
+        assert!(inf.wait_synced(WAIT));
+        recv_n(&rx, 2);
+        eventually("watching", || lw.watcher_count() == 1);
+        lw.delete_silently("b");
+        lw.expire_watches();
+        assert_eq!(recv(&rx), Seen::Delete("b".into(), "1".into(), true));
+        assert_eq!(inf.metrics().reflector.relists_gone, 1);
+        assert_eq!(lw.lists.load(Ordering::SeqCst), 2);
+    }
 }
 
 #[test]
@@ -773,3 +793,8 @@ fn a_handler_may_remove_itself_or_stop_its_informer() {
     rx.recv_timeout(WAIT).expect("stop returned inside the handler");
     eventually("every thread ended", || inf.running_threads() == 0);
 }
+
+// ---- the queue between the reflector and the cache: in a file of their own ----
+
+#[path = "shared_informer_fifo_tests.rs"]
+mod fifo;

@@ -1,0 +1,87 @@
+//! A relist streamed into a queue, object by object (the streamed form of client-go's `Queue.Replace`).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::queue::Wake;
+use super::{DeltaFifo, Key, RealFifo};
+
+/// A replace in progress; see [`DeltaFifo::begin_replace`] and [`RealFifo::begin_replace`].
+///
+/// Listed objects are queued as `Replaced` one by one, as they are decoded, while the processing thread keeps
+/// popping; [`finish`](ReplaceSession::finish) then queues a `Deleted(FinalStateUnknown)` for every object the list
+/// lacks. The old and the new full lists are never held at once.
+pub struct ReplaceSession<'a, K> {
+    queue: Target<'a, K>,
+    /// Keys listed so far in this list attempt.
+    seen: HashSet<Key>,
+}
+
+/// The queue a session lists into.
+pub(super) enum Target<'a, K> {
+    Delta(&'a DeltaFifo<K>),
+    Real(&'a RealFifo<K>),
+}
+
+impl<'a, K> From<&'a DeltaFifo<K>> for Target<'a, K> {
+    fn from(f: &'a DeltaFifo<K>) -> Self {
+        Target::Delta(f)
+    }
+}
+
+impl<'a, K> From<&'a RealFifo<K>> for Target<'a, K> {
+    fn from(f: &'a RealFifo<K>) -> Self {
+        Target::Real(f)
+    }
+}
+
+impl<'a, K> ReplaceSession<'a, K> {
+    pub(super) fn new(queue: Target<'a, K>) -> Self {
+        ReplaceSession {
+            queue,
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Queues a `Replaced` delta for one listed object.
+    pub fn add(&mut self, obj: Arc<K>) {
+        self.add_waking(obj, Wake::Now);
+    }
+
+    pub(crate) fn add_waking(&mut self, obj: Arc<K>, wake: Wake) {
+        let key = match self.queue {
+            Target::Delta(f) => f.add_replaced(obj, wake),
+            Target::Real(f) => f.add_replaced(obj, wake),
+        };
+        self.seen.insert(key);
+    }
+
+    /// Forgets the keys listed so far: the list starts over (an expired continue token forces a full list). Items
+    /// already queued stay; any the new list lacks get a deletion at `finish`.
+    pub fn restart(&mut self) {
+        self.seen.clear();
+    }
+
+    /// Number of objects listed in this attempt.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// True when nothing was listed.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// Ends the replace: every object queued or known but not listed gets a `Deleted(FinalStateUnknown)` carrying
+    /// its last known state (the newest queued one, else the store's). The first finished replace marks the queue
+    /// populated; it has synced once everything queued so far is popped.
+    ///
+    /// A session dropped without `finish` (a list that failed half way) leaves its items queued as `Replaced` —
+    /// they are real server states — and detects no deletions.
+    pub fn finish(self) {
+        match self.queue {
+            Target::Delta(f) => f.finish_replace(&self.seen),
+            Target::Real(f) => f.finish_replace(&self.seen),
+        }
+    }
+}
