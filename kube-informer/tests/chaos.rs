@@ -19,6 +19,9 @@
 //! a storm than the back-off's shortest delays allow in its duration (`chaos_kit::max_attempts`); then that every
 //! informer converges, and the usual checks of the handlers' events.
 //!
+//! Both queues are under test at once: the informers' queues alternate between the RealFIFO and the DeltaFIFO
+//! (`Fifo`), which informer gets which being swapped from one seed to the next.
+//!
 //! The seed is printed; `CHAOS_SEED=<n>` replays the same schedule of writes and faults (not the same thread
 //! interleaving). `CHAOS_SOAK_SECS=<n>` runs the fault phase for at least that long (a soak); by default it runs
 //! until 1,000 faults have been injected. `CHAOS_DUMP=1` prints the server's request log (time, connection, verb, code,
@@ -39,7 +42,7 @@ use chaos_kit::{
     seed_from_env, state_of,
 };
 use common::watchdog::{self, Watchdog};
-use kube_informer::cache::{BackoffConfig, ListWatch, ReflectorConfig};
+use kube_informer::cache::{BackoffConfig, Fifo, ListWatch, ReflectorConfig};
 use kube_informer::client::{Api, Client};
 use kube_informer::informer::{HandlerOptions, InformerOptions, QueuePolicy, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
@@ -277,9 +280,14 @@ fn informers_survive_the_fault_schedule() {
     }
     let mut informers = Vec::new();
     let mut watched = Vec::new();
-    for (name, streaming, page, handlers) in specs {
+    let mut queues = Vec::new();
+    for (i, (name, streaming, page, handlers)) in specs.into_iter().enumerate() {
+        // The queues alternate, starting with the RealFIFO on even seeds and the DeltaFIFO on odd ones.
+        let fifo = Fifo::ALL[(i + (seed % 2) as usize) % 2];
+        queues.push(format!("{name}: {}", fifo.name()));
         let options = InformerOptions::default()
             .name(name)
+            .fifo(fifo)
             .reflector(reflector(streaming, page));
         let inf = if name == FILTERED {
             let api = Api::<ConfigMap>::namespaced(client(), "alpha");
@@ -466,7 +474,7 @@ fn informers_survive_the_fault_schedule() {
     let total = served_total + tally.0.get("compaction").copied().unwrap_or(0) + restarts(&tally);
     eprintln!(
         "chaos: seed {seed}: {total} faults injected in {fault_phase:.1?} ({served_total} served by requests: \
-         {served:?}; server-side: {:?}); {} writes, {} objects at the end; {} lists, {} watches",
+         {served:?}; server-side: {:?}); {} writes, {} objects at the end; {} lists, {} watches; queues {queues:?}",
         tally.0,
         writer.ops,
         expected.all.len(),
@@ -561,8 +569,13 @@ fn informers_back_off_in_410_and_429_storms() {
     }
     let mut informers = Vec::new();
     let mut replays = Vec::new();
-    // One namespace per informer, so that the request log tells their requests apart.
-    for (name, namespace, streaming) in [("streaming", "alpha", true), ("paged", "beta", false)] {
+    // One namespace per informer, so that the request log tells their requests apart; one informer per queue, which
+    // gets which swapped from one seed to the next.
+    for (i, (name, namespace, streaming)) in [("streaming", "alpha", true), ("paged", "beta", false)]
+        .into_iter()
+        .enumerate()
+    {
+        let fifo = Fifo::ALL[(i + (seed % 2) as usize) % 2];
         let config = server
             .config()
             .unwrap()
@@ -577,7 +590,8 @@ fn informers_back_off_in_410_and_429_storms() {
             relist_jitter: Duration::from_millis(20),
             ..Default::default()
         };
-        let options = InformerOptions::default().name(name).reflector(reflector);
+        let options = InformerOptions::default().name(name).fifo(fifo).reflector(reflector);
+        eprintln!("chaos: storms: {name} over a {}", fifo.name());
         let api = Api::<ConfigMap>::namespaced(Client::new(config).unwrap(), namespace);
         let inf = SharedIndexInformer::for_api(&api, options);
         let (handler, replay) = ReplayHandler::new(false, Behaviour::Fast);

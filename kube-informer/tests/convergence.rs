@@ -3,6 +3,9 @@
 //! informer's store equals the server's state, and replaying each handler's events (checked on the way: see
 //! `common/chaos_kit.rs`) gives the server's state too.
 //!
+//! The informers use both queues (`Fifo::Real` and `Fifo::Delta`), alternating; which informer gets which is
+//! swapped from one seed to the next, so that runs cover both ways round at the cost of one.
+//!
 //! The run is seeded and prints its seed; `CONVERGENCE_SEED=<n>` replays the same schedule of writes and
 //! disruptions (thread timing differs from run to run, so the interleaving does too). `CONVERGENCE_ROUNDS=<n>` runs
 //! longer.
@@ -19,7 +22,7 @@ use chaos_kit::{
 };
 use common::WAIT;
 use common::watchdog::{self, Watchdog};
-use kube_informer::cache::{BackoffConfig, ListWatch, ReflectorConfig};
+use kube_informer::cache::{BackoffConfig, Fifo, ListWatch, ReflectorConfig};
 use kube_informer::client::{Api, Client};
 use kube_informer::informer::{InformerOptions, SharedIndexInformer};
 use kube_informer::object::core::ConfigMap;
@@ -129,12 +132,20 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     let api = Api::<ConfigMap>::all(client);
 
     // A streaming-list informer, a paged-list one (pages of 20, so continue tokens meet compactions), and one that
-    // sees namespace `alpha` through the label selector `tier=a` (objects enter and leave it as they are relabelled).
+    // sees namespace `alpha` through the label selector `tier=a` (objects enter and leave it as they are relabelled);
+    // their queues alternate, starting with the RealFIFO on even seeds and the DeltaFIFO on odd ones.
     let mut informers = Vec::new();
     let mut handlers: Vec<(String, usize, Arc<Mutex<Replay>>)> = Vec::new();
-    for (name, streaming, page) in [("streaming", true, 500), ("paged", false, 20), (FILTERED, true, 500)] {
+    let mut queues = Vec::new();
+    for (i, (name, streaming, page)) in [("streaming", true, 500), ("paged", false, 20), (FILTERED, true, 500)]
+        .into_iter()
+        .enumerate()
+    {
+        let fifo = Fifo::ALL[(i + (seed % 2) as usize) % 2];
+        queues.push(format!("{name}: {}", fifo.name()));
         let options = InformerOptions::default()
             .name(name)
+            .fifo(fifo)
             .reflector(reflector(streaming, page));
         let inf = if name == FILTERED {
             let alpha = Api::<ConfigMap>::namespaced(api.client().clone(), "alpha");
@@ -208,7 +219,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
     let faults = log.iter().filter(|r| r.fault.is_some()).count();
     eprintln!(
         "convergence: seed {seed}, {} writes, {} objects at the end, {lists} lists, {watches} watches, {faults} \
-         faults served; disruptions {tally:?}",
+         faults served; disruptions {tally:?}; queues {queues:?}",
         writer.ops,
         expected.all.len()
     );

@@ -2,7 +2,7 @@
 //!
 //! * `CoalesceByKey` keeps one pending entry per object: its backlog never exceeds the number of objects, and once
 //!   released the handler sees a correct (shortened) history ending at the right state.
-//! * `Block { capacity }` holds back the informer's processing thread (back-pressure: the DeltaFIFO absorbs the
+//! * `Block { capacity }` holds back the informer's processing thread (back-pressure: its queue absorbs the
 //!   stream, the reflector keeps reading) and, once released, delivers every event, in order, none lost.
 //! * The unbounded default `warn!`s, naming the handler, when its backlog passes its threshold, and again at each
 //!   doubling.
@@ -20,7 +20,7 @@ use std::time::Duration;
 use chaos_kit::{Behaviour, Replay, ReplayHandler, State, converge, diff, state_of};
 use crossbeam_channel::{Receiver, Sender};
 use kube_informer::Result;
-use kube_informer::cache::{EventStream, ListerWatcher};
+use kube_informer::cache::{EventStream, Fifo, ListerWatcher};
 use kube_informer::client::params::{ListParams, WatchParams};
 use kube_informer::informer::{
     HandlerOptions, InformerOptions, Notification, QueuePolicy, ResourceEventHandler, SharedIndexInformer,
@@ -116,8 +116,8 @@ fn stuck(coalescing: bool) -> (Stuck, Sender<()>, Arc<Mutex<Replay>>) {
     (Stuck { gate, inner }, open, replay)
 }
 
-fn informer() -> SharedIndexInformer<ConfigMap> {
-    SharedIndexInformer::new(Stream::new(), InformerOptions::default().name("lag"))
+fn informer(fifo: Fifo) -> SharedIndexInformer<ConfigMap> {
+    SharedIndexInformer::new(Stream::new(), InformerOptions::default().name("lag").fifo(fifo))
 }
 
 fn replayed(what: &str, replay: &Mutex<Replay>) {
@@ -135,95 +135,101 @@ fn replayed(what: &str, replay: &Mutex<Replay>) {
 
 #[test]
 fn coalesce_by_key_keeps_a_stuck_handlers_backlog_within_the_number_of_objects() {
-    let inf = informer();
-    let (h, open, replay) = stuck(true);
-    let reg = inf
-        .add_event_handler_with(
-            h,
-            HandlerOptions::default()
-                .name("stuck")
-                .queue(QueuePolicy::CoalesceByKey),
-        )
-        .unwrap();
-    inf.start().unwrap();
-    // Every event is accounted for: the first went to the handler (which is stuck on it); the rest merged into one
-    // pending entry per object. (The FIFO can be empty while the processing thread still holds a popped batch, so
-    // its depth alone does not say the stream was handed over.)
-    converge("the whole stream handed over", Duration::from_secs(60), || {
-        let m = inf.metrics();
-        let h = &m.handlers[0];
-        let done = m.reflector.watch_events == EVENTS && 1 + h.coalesced + h.pending as u64 == EVENTS;
-        (!done).then(|| format!("{m:?}"))
-    });
-    let m = reg.metrics();
-    // One entry per object; one fewer if the handler thread took its first event only after later events for that
-    // object had merged into it.
-    assert!((OBJECTS - 1..=OBJECTS).contains(&(m.pending as u64)), "{m:?}");
-    assert!(
-        m.max_pending as u64 <= OBJECTS,
-        "memory O(objects), not O(events): {m:?}"
-    );
-    drop(open);
-    replayed("the coalescing handler", &replay);
-    let r = replay.lock();
-    assert!(
-        r.events() <= 1 + 2 * OBJECTS,
-        "intermediate states skipped: {} events",
-        r.events()
-    );
+    // The handler's queue is the same whatever the informer's.
+    for fifo in Fifo::ALL {
+        let inf = informer(fifo);
+        let (h, open, replay) = stuck(true);
+        let reg = inf
+            .add_event_handler_with(
+                h,
+                HandlerOptions::default()
+                    .name("stuck")
+                    .queue(QueuePolicy::CoalesceByKey),
+            )
+            .unwrap();
+        inf.start().unwrap();
+        // Every event is accounted for: the first went to the handler (which is stuck on it); the rest merged into one
+        // pending entry per object. (The FIFO can be empty while the processing thread still holds a popped batch, so
+        // its depth alone does not say the stream was handed over.)
+        converge("the whole stream handed over", Duration::from_secs(60), || {
+            let m = inf.metrics();
+            let h = &m.handlers[0];
+            let done = m.reflector.watch_events == EVENTS && 1 + h.coalesced + h.pending as u64 == EVENTS;
+            (!done).then(|| format!("{m:?}"))
+        });
+        let m = reg.metrics();
+        // One entry per object; one fewer if the handler thread took its first event only after later events for that
+        // object had merged into it.
+        assert!((OBJECTS - 1..=OBJECTS).contains(&(m.pending as u64)), "{m:?}");
+        assert!(
+            m.max_pending as u64 <= OBJECTS,
+            "memory O(objects), not O(events): {m:?}"
+        );
+        drop(open);
+        replayed("the coalescing handler", &replay);
+        let r = replay.lock();
+        assert!(
+            r.events() <= 1 + 2 * OBJECTS,
+            "intermediate states skipped: {} events",
+            r.events()
+        );
+    }
 }
 
 #[test]
 fn block_applies_back_pressure_then_delivers_every_event() {
-    let inf = informer();
-    let capacity = 16;
-    let (h, open, blocked) = stuck(false);
-    let reg = inf
-        .add_event_handler_with(
-            h,
-            HandlerOptions::default()
-                .name("blocked")
-                .queue(QueuePolicy::Block { capacity }),
-        )
-        .unwrap();
-    let (fast, fast_replay) = ReplayHandler::new(false, Behaviour::Fast);
-    inf.add_event_handler_with(fast, HandlerOptions::default().name("fast"))
-        .unwrap();
-    inf.start().unwrap();
-    // The reflector reads the whole stream into the DeltaFIFO while the processing thread waits for the blocked
-    // handler's queue.
-    converge("the stream read, the FIFO holding it", Duration::from_secs(60), || {
-        let m = inf.metrics();
-        let done = m.reflector.watch_events == EVENTS && m.fifo_depth > 0;
-        (!done).then(|| format!("{m:?}"))
-    });
-    let pending = reg.pending();
-    assert!(
-        pending <= capacity + 1,
-        "a full queue and one event being handed over: {pending}"
-    );
-    let delivered_meanwhile = fast_replay.lock().events();
-    // The processing thread hands a batch (at most 64 pops) to each handler in turn and waits at the blocked one:
-    // the other handler got at most what came before that batch.
-    assert!(
-        delivered_meanwhile <= 64,
-        "the other handler waits too (back-pressure): {delivered_meanwhile}"
-    );
-    drop(open);
-    replayed("the blocked handler", &blocked);
-    replayed("the fast handler", &fast_replay);
-    assert_eq!(
-        blocked.lock().events(),
-        EVENTS,
-        "every event delivered, none merged or lost"
-    );
-    assert_eq!(fast_replay.lock().events(), EVENTS);
-    let m = reg.metrics();
-    assert!(
-        m.max_pending <= capacity + 1,
-        "the queue never held more than its capacity (+ the event being handed over): {m:?}"
-    );
-    assert_eq!(m.delivered, EVENTS);
+    // The handler's queue is the same whatever the informer's.
+    for fifo in Fifo::ALL {
+        let inf = informer(fifo);
+        let capacity = 16;
+        let (h, open, blocked) = stuck(false);
+        let reg = inf
+            .add_event_handler_with(
+                h,
+                HandlerOptions::default()
+                    .name("blocked")
+                    .queue(QueuePolicy::Block { capacity }),
+            )
+            .unwrap();
+        let (fast, fast_replay) = ReplayHandler::new(false, Behaviour::Fast);
+        inf.add_event_handler_with(fast, HandlerOptions::default().name("fast"))
+            .unwrap();
+        inf.start().unwrap();
+        // The reflector reads the whole stream into the queue while the processing thread waits for the blocked
+        // handler's queue.
+        converge("the stream read, the FIFO holding it", Duration::from_secs(60), || {
+            let m = inf.metrics();
+            let done = m.reflector.watch_events == EVENTS && m.fifo_depth > 0;
+            (!done).then(|| format!("{m:?}"))
+        });
+        let pending = reg.pending();
+        assert!(
+            pending <= capacity + 1,
+            "a full queue and one event being handed over: {pending}"
+        );
+        let delivered_meanwhile = fast_replay.lock().events();
+        // The processing thread hands a batch (at most 64 pops) to each handler in turn and waits at the blocked one:
+        // the other handler got at most what came before that batch.
+        assert!(
+            delivered_meanwhile <= 64,
+            "the other handler waits too (back-pressure): {delivered_meanwhile}"
+        );
+        drop(open);
+        replayed("the blocked handler", &blocked);
+        replayed("the fast handler", &fast_replay);
+        assert_eq!(
+            blocked.lock().events(),
+            EVENTS,
+            "every event delivered, none merged or lost"
+        );
+        assert_eq!(fast_replay.lock().events(), EVENTS);
+        let m = reg.metrics();
+        assert!(
+            m.max_pending <= capacity + 1,
+            "the queue never held more than its capacity (+ the event being handed over): {m:?}"
+        );
+        assert_eq!(m.delivered, EVENTS);
+    }
 }
 
 // ---- the backlog warning -------------------------------------------------------------------------------------------
@@ -247,7 +253,7 @@ static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
 fn an_unbounded_queue_warns_naming_the_handler_when_it_falls_behind() {
     log::set_logger(&CAPTURE).expect("the only logger of this test binary");
     log::set_max_level(log::LevelFilter::Trace);
-    let inf = informer();
+    let inf = informer(Fifo::default());
     let (h, open, replay) = stuck(false);
     let reg = inf
         .add_event_handler_with(

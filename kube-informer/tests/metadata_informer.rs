@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::peer::{Peer, response};
 use common::*;
-use kube_informer::cache::{DeletedObject, ReflectorConfig};
+use kube_informer::cache::{DeletedObject, Fifo, ReflectorConfig};
 use kube_informer::client::params::{ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube_informer::client::{Api, Client, Config};
 use kube_informer::informer::{FactoryOptions, HandlerFuncs, SharedInformerFactory};
@@ -89,7 +89,8 @@ fn the_api_asks_for_partial_metadata_as_kube_apiserver_expects_and_refuses_whole
 #[test]
 fn a_metadata_informer_lists_and_watches_partial_metadata() {
     let peer = partial_peer();
-    let options = FactoryOptions::default().reflector(ReflectorConfig {
+    // Over a DeltaFIFO (the other metadata informer here uses the default RealFIFO).
+    let options = FactoryOptions::default().fifo(Fifo::Delta).reflector(ReflectorConfig {
         streaming_list: false,
         ..quick_reflector()
     });

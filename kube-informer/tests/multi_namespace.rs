@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use kube_informer::cache::ListWatch;
+use kube_informer::cache::{Fifo, ListWatch};
 use kube_informer::client::Api;
 use kube_informer::client::params::{DeleteParams, PostParams};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
@@ -30,9 +30,14 @@ fn server_with(namespaces: &[&str]) -> ApiServer {
 }
 
 fn factory(server: &ApiServer, namespaces: &[&str]) -> SharedInformerFactory {
+    factory_with(server, namespaces, Fifo::default())
+}
+
+fn factory_with(server: &ApiServer, namespaces: &[&str], fifo: Fifo) -> SharedInformerFactory {
     let options = FactoryOptions::default()
         .namespaces(namespaces)
-        .reflector(quick_reflector());
+        .reflector(quick_reflector())
+        .fifo(fifo);
     SharedInformerFactory::new(server.client().unwrap(), options)
 }
 
@@ -97,7 +102,8 @@ fn a_factory_over_two_namespaces_caches_and_tells_those_and_no_other() {
 #[test]
 fn one_registration_covers_the_handler_of_every_namespace() {
     let server = server_with(&["a", "b"]);
-    let factory = factory(&server, &["a", "b"]);
+    // Over DeltaFIFOs (the other tests here use the default RealFIFO).
+    let factory = factory_with(&server, &["a", "b"], Fifo::Delta);
     let informer = factory.informer::<ConfigMap>();
     let (removed, removed_rx) = recorder();
     let registration = informer.add_event_handler(removed).unwrap();

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kube_informer::cache::Fifo;
 use kube_informer::client::params::{Patch, PatchParams};
 use kube_informer::client::{Api, Client};
 use kube_informer::controller::{Action, Context, Controller, ControllerOptions, ShardingConfig};
@@ -88,9 +89,10 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(server: &ApiServer, id: &str, recorder: &Arc<Recorder>) -> Replica {
+    fn start(server: &ApiServer, id: &str, recorder: &Arc<Recorder>, fifo: Fifo) -> Replica {
         let client = server.client().unwrap();
-        let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default().namespace("work"));
+        let options = FactoryOptions::default().namespace("work").fifo(fifo);
+        let factory = SharedInformerFactory::new(client.clone(), options);
         let controller = Controller::builder(
             factory.informer::<ConfigMap>(),
             Data {
@@ -178,7 +180,10 @@ fn touch_all_and_await(api: &Api<ConfigMap>, recorder: &Recorder, round: &str) -
     reconciled.values().map(|(_, by)| by.clone()).collect()
 }
 
+/// With the gate on, the replicas' informers use the default RealFIFO; with it off, DeltaFIFOs: both queues follow
+/// a changing shard.
 fn replicas_share_the_objects(gate: bool) {
+    let fifo = if gate { Fifo::Real } else { Fifo::Delta };
     let server = common::sharded_server(gate, OBJECTS);
     let recorder = Arc::new(Recorder::default());
     // Changes all along, hand-overs included: keys are queued on every replica that caches them at that moment.
@@ -205,7 +210,7 @@ fn replicas_share_the_objects(gate: bool) {
     };
     let mut replicas = BTreeMap::new();
     for id in ["r0", "r1", "r2"] {
-        replicas.insert(id.to_owned(), Replica::start(&server, id, &recorder));
+        replicas.insert(id.to_owned(), Replica::start(&server, id, &recorder, fifo));
     }
     converge("three replicas share the slots", Duration::from_secs(60), || {
         balanced(&replicas)
@@ -285,7 +290,7 @@ fn replicas_share_the_objects(gate: bool) {
 
     // Two join: the others give up their surplus, after finishing its keys.
     for id in ["r3", "r4"] {
-        replicas.insert(id.to_owned(), Replica::start(&server, id, &recorder));
+        replicas.insert(id.to_owned(), Replica::start(&server, id, &recorder, fifo));
     }
     converge("four replicas share the slots", Duration::from_secs(60), || {
         balanced(&replicas)
@@ -383,7 +388,7 @@ fn a_replica_that_cannot_renew_its_slots_reports_it_loses_them_and_takes_them_ag
     use kube_informer_apiserver::{Fault, Verb};
     let server = ApiServer::builder().namespaces(["work", "leases"]).start().unwrap();
     let recorder = Arc::new(Recorder::default());
-    let replica = Replica::start(&server, "r0", &recorder);
+    let replica = Replica::start(&server, "r0", &recorder, Fifo::default());
     converge("the only replica owns every slot", Duration::from_secs(30), || {
         let owned = replica.owned().len();
         (owned != SLOTS as usize).then(|| format!("{owned} slots owned"))

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use common::*;
-use kube_informer::cache::{DeletedObject, ReflectorConfig};
+use kube_informer::cache::{DeletedObject, Fifo, ReflectorConfig};
 use kube_informer::informer::{
     FactoryOptions, InformerOptions, ResourceEventHandler, SharedIndexInformer, SharedInformerFactory,
 };
@@ -96,8 +96,12 @@ fn two_halves(gate: bool, streaming_list: bool) -> [Arc<SharedIndexInformer<Conf
         let (options, own) = if i == 0 {
             (base.shard(half(0)), InformerOptions::default())
         } else {
-            // A factory shard is overridden by the informer's own.
-            (base.shard(half(0)), InformerOptions::default().shard(half(1)))
+            // A factory shard is overridden by the informer's own; this one's queue is a DeltaFIFO (the other's the
+            // default RealFIFO), so that both queues hold their shard.
+            (
+                base.shard(half(0)),
+                InformerOptions::default().shard(half(1)).fifo(Fifo::Delta),
+            )
         };
         let factory = SharedInformerFactory::new(server.client().unwrap(), options);
         let informer = factory.informer_with::<ConfigMap>(&ConfigMap::api_resource(), own);
