@@ -10,8 +10,8 @@
 //!  API server ──LIST pages──┐                     ┌─> listener thread ─> handler A (on_add/on_update/on_delete)
 //!             ──WATCH stream┤                     ├─> listener thread ─> handler B
 //!                           v                     │
-//!   client (ureq+rustls) -> watch decoder -> Reflector ─push deltas─> DeltaFIFO ─pop─> process ─┤
-//!                                                                   (condvar)           │ update store/indexes
+//!   client (ureq+rustls) -> watch decoder -> Reflector ─push deltas─> RealFIFO ──pop─> process ─┤
+//!                                                                   (or DeltaFIFO)      │ update store/indexes
 //!                                                                                       v
 //!                                                                         Store + Indexers  <── Listers (reads)
 //!   Controller: handlers enqueue keys ─> WorkQueue (rate limited) ─> N worker threads ─> reconcile
@@ -25,7 +25,7 @@
 //! * [`client`]: configuration (kubeconfig, in-cluster, exec plugins), TLS, client-side rate limit, paged LIST,
 //!   streaming WATCH, writes, pod logs and eviction, raw requests.
 //! * [`watch`]: watch events and the incremental stream decoder.
-//! * [`cache`]: Reflector, DeltaFIFO, thread-safe indexed store, listers.
+//! * [`cache`]: Reflector, RealFIFO and DeltaFIFO, thread-safe indexed store, listers.
 //! * [`informer`]: shared index informers, event handlers, the factory.
 //! * [`workqueue`]: rate-limited work queues.
 //! * [`clock`]: time as queues and leader election read it (a fake clock for tests), and shared jitter.

@@ -1,4 +1,5 @@
-//! Deltas: what happened to one object while it waited in the [`DeltaFifo`](super::DeltaFifo).
+//! Deltas: what happened to one object while it waited in the [`DeltaFifo`](super::DeltaFifo) (a
+//! [`RealFifo`](super::RealFifo) keeps each [`Delta`] apart).
 
 use std::fmt;
 use std::sync::Arc;

@@ -25,9 +25,9 @@ use std::sync::Arc;
 #[cfg(test)]
 use std::sync::atomic::Ordering;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 
-use super::queue::{Wake, Wakeups};
+use super::fifo_lock::{FifoLock, InFlight, LockedState, Wake};
 use super::{DeletedObject, Delta, Deltas, Key, ReplaceSession};
 use crate::object::{MetaAccessor, Object};
 
@@ -84,15 +84,8 @@ pub struct Closed;
 /// assert_eq!(kinds.unwrap(), [DeltaType::Added, DeltaType::Updated]);
 /// ```
 pub struct DeltaFifo<K> {
-    state: Mutex<FifoState<K>>,
-    /// Wakes blocked pops when an item is queued (at once, or by [`wake`](DeltaFifo::wake) after pushes with
-    /// [`Wake::Later`]) or the queue is closed.
-    wakeups: Wakeups,
-    /// Signalled when a batch taken by [`pop_batch`](DeltaFifo::pop_batch) has been processed.
-    batch_done: Condvar,
-    /// Threads waiting in `settled` for a batch (tests watch it to know a waiter is blocked, without timing).
-    #[cfg(test)]
-    settling: std::sync::atomic::AtomicUsize,
+    /// The state, the wake-ups of blocked pops, and the batch processed outside the lock.
+    state: FifoLock<FifoState<K>>,
     /// Batches queued by [`push_all`](DeltaFifo::push_all) (tests count lock acquisitions with it).
     #[cfg(test)]
     batches_pushed: std::sync::atomic::AtomicUsize,
@@ -118,7 +111,10 @@ struct FifoState<K> {
     /// Items of the first replace not popped yet. Invariant: 0 unless `populated`.
     initial_population_count: usize,
     /// The batch [`DeltaFifo::pop_batch`] took and is processing outside the lock.
-    in_flight: InFlight<K>,
+    in_flight: InFlight<Popped<K>>,
+    /// Each key of the batch in flight, and whether its object exists once processed (its newest delta is not a
+    /// deletion). Invariant: empty unless `in_flight.active`.
+    batch_keys: Vec<(Key, bool)>,
     closed: bool,
     /// Scratch buffer for key computation (avoids an allocation per event for keys already queued).
     key_buf: String,
@@ -135,24 +131,16 @@ impl<K> DeltaFifo<K> {
     /// A queue with a custom key function.
     pub fn with_key_fn(key_fn: KeyFunc<K>, known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
         DeltaFifo {
-            state: Mutex::new(FifoState {
+            state: FifoLock::new(FifoState {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
                 populated: false,
                 initial_population_count: 0,
-                in_flight: InFlight {
-                    active: false,
-                    keys: Vec::new(),
-                    initial: 0,
-                    spare: Vec::new(),
-                },
+                in_flight: InFlight::default(),
+                batch_keys: Vec::new(),
                 closed: false,
                 key_buf: String::new(),
             }),
-            wakeups: Wakeups::new(),
-            batch_done: Condvar::new(),
-            #[cfg(test)]
-            settling: std::sync::atomic::AtomicUsize::new(0),
             #[cfg(test)]
             batches_pushed: std::sync::atomic::AtomicUsize::new(0),
             known,
@@ -184,15 +172,7 @@ impl<K> DeltaFifo<K> {
     /// The lock, once no popped batch is still being processed: the known objects are then exactly what the
     /// popped items left them.
     fn settled(&self) -> MutexGuard<'_, FifoState<K>> {
-        let mut st = self.lock();
-        while st.in_flight.active {
-            #[cfg(test)]
-            self.settling.fetch_add(1, Ordering::SeqCst);
-            self.batch_done.wait(&mut st);
-            #[cfg(test)]
-            self.settling.fetch_sub(1, Ordering::SeqCst);
-        }
-        st
+        self.state.settled()
     }
 
     /// Queues an `Added` delta.
@@ -241,7 +221,7 @@ impl<K> DeltaFifo<K> {
         let key = self.key_of(st, delta.object());
         if let Delta::Deleted(_) = delta {
             let present = st.items.contains_key(&key)
-                || match st.in_flight.keys.iter().find(|(k, _)| *k == key) {
+                || match st.batch_keys.iter().find(|(k, _)| *k == key) {
                     // Popped and being written to the store: present unless that batch deletes it.
                     Some(&(_, exists)) => exists,
                     None => self.known.as_ref().is_some_and(|k| k.known_object(&key).is_some()),
@@ -255,7 +235,7 @@ impl<K> DeltaFifo<K> {
 
     /// Wakes the waiting pops for items queued with [`Wake::Later`], if any.
     pub(crate) fn wake(&self) {
-        self.wakeups.wake();
+        self.state.wake();
     }
 
     /// How many batches [`push_all`](DeltaFifo::push_all) queued (each under one lock).
@@ -267,7 +247,13 @@ impl<K> DeltaFifo<K> {
     /// True while items queued with [`Wake::Later`] wait for a [`wake`](DeltaFifo::wake).
     #[cfg(test)]
     pub(crate) fn has_unwoken(&self) -> bool {
-        self.wakeups.has_unwoken()
+        self.state.has_unwoken()
+    }
+
+    /// Threads waiting for a popped batch to be processed.
+    #[cfg(test)]
+    pub(crate) fn settling(&self) -> usize {
+        self.state.settling()
     }
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, and a
@@ -322,7 +308,7 @@ impl<K> DeltaFifo<K> {
         &self,
         process: impl FnOnce(&Key, Deltas<K>, bool) -> Result<R, (Deltas<K>, R)>,
     ) -> Result<R, Closed> {
-        let mut st = self.wait_for_items()?;
+        let mut st = self.state.wait_for_items()?;
         let (key, deltas, is_in_initial_list) = st.pop_one().expect("wait_for_items: the queue is not empty");
         match process(&key, deltas, is_in_initial_list) {
             Ok(r) => {
@@ -367,53 +353,30 @@ impl<K> DeltaFifo<K> {
         max: usize,
         process: impl FnOnce(std::vec::Drain<'_, Popped<K>>) -> R,
     ) -> Result<R, Closed> {
-        let mut batch = {
-            let mut st = self.wait_for_items()?;
-            let mut batch = std::mem::take(&mut st.in_flight.spare);
+        let take = |st: &mut FifoState<K>, batch: &mut Vec<Popped<K>>| {
             let unsynced_before = st.initial_population_count;
             while batch.len() < max.max(1) {
                 let Some((key, deltas, is_in_initial_list)) = st.pop_one() else {
                     break;
                 };
                 let exists = !matches!(deltas.newest(), Delta::Deleted(_));
-                st.in_flight.keys.push((key.clone(), exists));
+                st.batch_keys.push((key.clone(), exists));
                 batch.push((key, deltas, is_in_initial_list));
             }
-            st.in_flight.initial = unsynced_before - st.initial_population_count;
-            st.in_flight.active = true;
             st.shrink_if_drained();
-            BatchGuard { fifo: self, batch }
+            unsynced_before - st.initial_population_count
         };
-        Ok(process(batch.batch.drain(..)))
-    }
-
-    /// Blocks until something is queued and no batch is in flight; the lock is held on return.
-    fn wait_for_items(&self) -> Result<MutexGuard<'_, FifoState<K>>, Closed> {
-        let mut st = self.lock();
-        loop {
-            if st.closed {
-                return Err(Closed);
-            }
-            if st.in_flight.active {
-                self.batch_done.wait(&mut st);
-                continue;
-            }
-            if !st.queue.is_empty() {
-                return Ok(st);
-            }
-            self.wakeups.wait(&mut st);
-        }
+        self.state.pop_batch(take, process)
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
     pub fn close(&self) {
-        self.lock().closed = true;
-        self.wakeups.wake_all();
+        self.state.close();
     }
 
     /// True once closed.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        self.state.is_closed()
     }
 
     /// True once the first replace has finished and all its items were popped (or anything was added, updated or
@@ -454,7 +417,7 @@ impl<K> DeltaFifo<K> {
             st.items.insert(key.clone(), Deltas::new(delta));
             st.queue.push_back(key);
         }
-        self.wakeups.queued(wake);
+        self.state.queued(wake);
     }
 
     /// The key of `obj`, sharing an existing `Arc` (the queue's, else the store's) rather than allocating one.
@@ -505,38 +468,23 @@ impl<K> FifoState<K> {
 /// One popped item: key, deltas, and whether it belongs to the initial list.
 type Popped<K> = (Key, Deltas<K>, bool);
 
-/// The batch [`DeltaFifo::pop_batch`] is processing outside the lock.
-struct InFlight<K> {
-    /// True from taking a batch until `process` has run on all of it. Invariant: `keys` and `initial` are empty
-    /// and 0 unless `active`.
-    active: bool,
-    /// Each key of the batch, and whether its object exists once processed (its newest delta is not a deletion).
-    keys: Vec<(Key, bool)>,
-    /// How many of the batch's items belong to the initial list: the queue has not synced until they are processed.
-    initial: usize,
-    /// The batch's buffer between batches, kept to save an allocation per batch.
-    spare: Vec<Popped<K>>,
-}
+impl<K> LockedState for FifoState<K> {
+    type Popped = Popped<K>;
 
-/// Ends a batch when dropped, even if `process` panicked: the batch's state is cleared and its waiters woken.
-struct BatchGuard<'a, K> {
-    fifo: &'a DeltaFifo<K>,
-    /// The popped items not yet processed.
-    batch: Vec<Popped<K>>,
-}
+    fn in_flight(&mut self) -> &mut InFlight<Popped<K>> {
+        &mut self.in_flight
+    }
 
-impl<K> Drop for BatchGuard<'_, K> {
-    fn drop(&mut self) {
-        // Items left by a panicking `process` are dropped: the queue no longer holds them either.
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        let mut st = self.fifo.lock();
-        st.in_flight.active = false;
-        st.in_flight.keys.clear();
-        st.in_flight.initial = 0;
-        st.in_flight.spare = batch;
-        drop(st);
-        self.fifo.batch_done.notify_all();
+    fn has_items(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    fn closed(&mut self) -> &mut bool {
+        &mut self.closed
+    }
+
+    fn batch_ended(&mut self) {
+        self.batch_keys.clear();
     }
 }
 

@@ -594,92 +594,13 @@ fn a_drained_queue_gives_back_what_a_burst_grew() {
     assert!(st.queue.capacity() <= 2 * KEEP_CAPACITY);
 }
 
-// --- pop_batch processes outside the lock -------------------------------------------------------------------------
+// --- pop_batch processes outside the lock (the protocol both queues share: fifo_lock_tests.rs) -------------------------------------------------------------------------
 
 /// A queue whose known objects are a real store, as in the informer.
 fn fifo_with_store() -> (Arc<DeltaFifo<Obj>>, Arc<Store<Obj>>) {
     let store: Arc<Store<Obj>> = Arc::new(Store::new(crate::cache::Indexers::new()));
     let f = DeltaFifo::with_key_fn(name_key, Some(store.clone() as Arc<dyn KnownObjects<Obj>>));
     (Arc::new(f), store)
-}
-
-const WAIT: Duration = Duration::from_secs(10);
-
-/// Pops one batch on another thread and holds it half-processed: the first object is written to the store, then the
-/// thread waits for the returned sender before writing the rest. The receiver yields once the batch has started.
-fn hold_batch(
-    f: &Arc<DeltaFifo<Obj>>,
-    store: &Arc<Store<Obj>>,
-) -> (
-    crossbeam_channel::Sender<()>,
-    crossbeam_channel::Receiver<()>,
-    std::thread::JoinHandle<()>,
-) {
-    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(1);
-    let (started_tx, started_rx) = crossbeam_channel::bounded::<()>(1);
-    let (f, store) = (f.clone(), store.clone());
-    let popper = std::thread::spawn(move || {
-        let mut first = true;
-        f.pop_batch(64, |key, deltas, _| {
-            if first {
-                first = false;
-                started_tx.send(()).unwrap();
-                go_rx.recv_timeout(WAIT).expect("the test lets the batch finish");
-            }
-            apply(&store, key, deltas);
-        })
-        .unwrap();
-    });
-    (go_tx, started_rx, popper)
-}
-
-/// Runs `op` on another thread while a batch is held, checks that it waits for the batch, then lets the batch finish.
-fn waits_for_the_batch(
-    f: &Arc<DeltaFifo<Obj>>,
-    store: &Arc<Store<Obj>>,
-    op: impl FnOnce(&DeltaFifo<Obj>) + Send + 'static,
-) {
-    let (go, started, popper) = hold_batch(f, store);
-    started.recv_timeout(WAIT).unwrap();
-    let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(1);
-    let waiter = {
-        let f = f.clone();
-        std::thread::spawn(move || {
-            op(&f);
-            done_tx.send(()).unwrap();
-        })
-    };
-    // Either the operation blocks in `settled` (as it must), or it finished without waiting for the batch.
-    let deadline = std::time::Instant::now() + WAIT;
-    while f.settling.load(Ordering::SeqCst) == 0 {
-        assert!(
-            done_rx.try_recv().is_err(),
-            "ran while a popped batch was not yet in the store"
-        );
-        assert!(std::time::Instant::now() < deadline, "neither waited nor finished");
-        std::thread::yield_now();
-    }
-    go.send(()).unwrap();
-    done_rx.recv_timeout(WAIT).unwrap();
-    waiter.join().unwrap();
-    popper.join().unwrap();
-}
-
-#[test]
-fn pushes_go_on_while_a_popped_batch_is_being_processed() {
-    let (f, store) = fifo_with_store();
-    f.add(o("a", 1));
-    f.add(o("b", 1));
-    let (go, started, popper) = hold_batch(&f, &store);
-    started.recv_timeout(WAIT).unwrap();
-    // The batch holds a and b; the queue takes more meanwhile, including a newer a.
-    f.update(o("a", 2));
-    f.add(o("c", 1));
-    assert_eq!(f.list_keys().iter().map(|k| &**k).collect::<Vec<_>>(), ["a", "c"]);
-    go.send(()).unwrap();
-    popper.join().unwrap();
-    assert_eq!(store.get("a").unwrap().val, 1);
-    assert_eq!(pop(&f), deltas(vec![updated(o("a", 2))]));
 }
 
 #[test]
@@ -715,101 +636,6 @@ fn a_delete_during_a_batch_is_judged_by_the_batch_not_the_stale_store() {
     });
     assert_eq!(last.unwrap(), deltas(vec![deleted(o("new", 1))]));
     assert!(store.is_empty());
-}
-
-#[test]
-fn a_resync_waits_for_the_batch_so_it_never_queues_a_version_the_batch_replaces() {
-    let (f, store) = fifo_with_store();
-    store.put("a".into(), o("a", 1));
-    store.put("z".into(), o("z", 1));
-    f.update(o("z", 2));
-    f.update(o("a", 2));
-    waits_for_the_batch(&f, &store, |f| f.resync());
-    // Without the wait the resync would queue Sync(a=1), which, popped later, would put a back to 1.
-    let mut synced = vec![pop(&f), pop(&f)];
-    synced.sort_by_key(|d| d.newest().object().name);
-    assert_eq!(
-        synced,
-        [
-            deltas(vec![Delta::Sync(o("a", 2))]),
-            deltas(vec![Delta::Sync(o("z", 2))])
-        ]
-    );
-}
-
-#[test]
-fn a_replace_waits_for_the_batch_so_it_detects_deletions_of_objects_in_it() {
-    let (f, store) = fifo_with_store();
-    f.add(o("a", 1));
-    f.add(o("b", 1));
-    // The relist has only "a": "b", popped but not yet in the store, must get a tombstone.
-    waits_for_the_batch(&f, &store, |f| f.replace(vec![o("a", 1)]));
-    let mut popped = Vec::new();
-    while !f.is_empty() {
-        popped.push(pop(&f));
-    }
-    assert_eq!(
-        popped,
-        [deltas(vec![replaced(o("a", 1))]), deltas(vec![tomb("b", o("b", 1))])]
-    );
-}
-
-#[test]
-fn exclusive_sees_the_store_after_the_popped_batch() {
-    let (f, store) = fifo_with_store();
-    f.add(o("a", 1));
-    f.add(o("b", 1));
-    let seen = Arc::new(parking_lot::Mutex::new(0));
-    let s = (seen.clone(), store.clone());
-    waits_for_the_batch(&f, &store, move |f| f.exclusive(|| *s.0.lock() = s.1.len()));
-    assert_eq!(*seen.lock(), 2);
-}
-
-#[test]
-fn the_queue_is_not_synced_until_the_batch_with_the_last_initial_item_is_processed() {
-    let (f, store) = fifo_with_store();
-    f.replace(vec![o("a", 1), o("b", 1)]);
-    f.add(o("c", 1));
-    let mut seen = Vec::new();
-    f.pop_batch(64, |key, deltas, initial| {
-        seen.push((key.to_string(), initial, f.has_synced()));
-        apply(&store, key, deltas);
-    })
-    .unwrap();
-    // "c" came after the initial list, in the same batch: not initial, but the queue has not synced while the
-    // batch is still being written.
-    assert_eq!(
-        seen,
-        [
-            ("a".into(), true, false),
-            ("b".into(), true, false),
-            ("c".into(), false, false)
-        ]
-    );
-    assert!(f.has_synced());
-}
-
-#[test]
-fn a_panic_while_processing_a_batch_ends_the_batch() {
-    let (f, store) = fifo_with_store();
-    f.add(o("a", 1));
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        f.pop_batch(64, |_, _, _| panic!("handler bug")).unwrap();
-    }));
-    assert!(caught.is_err());
-    // Nothing waits for the abandoned batch: a resync and further pops go on.
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let after = {
-        let (f, store) = (f.clone(), store.clone());
-        std::thread::spawn(move || {
-            f.resync();
-            f.add(o("b", 1));
-            tx.send(f.pop_batch(64, |k, d, _| apply(&store, k, d))).unwrap();
-        })
-    };
-    assert_eq!(rx.recv_timeout(WAIT).expect("the batch ended"), Ok(1));
-    after.join().unwrap();
-    assert_eq!(store.list_keys().iter().map(|k| &**k).collect::<Vec<_>>(), ["b"]);
 }
 
 #[test]

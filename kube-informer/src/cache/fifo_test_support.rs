@@ -1,7 +1,8 @@
 //! What the queues' unit tests share: client-go's test object (a name and a value), its key function, known objects
-//! fixed at construction, and shorthands for deltas.
+//! fixed at construction, shorthands for deltas.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{DeletedObject, Delta, Key, KnownObjects};
 
@@ -49,3 +50,6 @@ pub(crate) fn tomb(key: &str, x: Arc<Obj>) -> Delta<Obj> {
         last_known: x,
     })
 }
+
+/// How long a test waits for what must happen (a failure, not a pace).
+pub(crate) const WAIT: Duration = Duration::from_secs(10);

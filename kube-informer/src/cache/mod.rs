@@ -7,6 +7,7 @@
 mod backoff;
 mod delta;
 mod delta_fifo;
+mod fifo_lock;
 // The queues' reference model: its own randomized tests, the unit tests', and the fuzz target's (feature
 // `fuzzing`, which only the fuzz crate turns on). Not part of the API.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -30,11 +31,12 @@ mod store;
 pub use backoff::BackoffConfig;
 pub use delta::{DeletedObject, Delta, DeltaType, Deltas, Key};
 pub use delta_fifo::{Closed, DeltaFifo, KeyFunc, KnownObjects, SyncHook, object_key_into};
+pub(crate) use fifo_lock::Wake;
 pub use index::{CONTROLLER_INDEX, IndexFunc, Indexers, NAMESPACE_INDEX, controller_index_func, namespace_index_func};
 pub use list_watch::{EventStream, ListWatch, ListerWatcher};
 pub use lister::{Lister, NamespaceLister};
 pub use queue::Fifo;
-pub(crate) use queue::{Queue, Wake};
+pub(crate) use queue::Queue;
 pub use real_fifo::RealFifo;
 pub(crate) use recycler::Recycler;
 pub use reflector::{ReflectorConfig, ReflectorMetrics, Transform, WatchErrorHandler};

@@ -5,11 +5,8 @@
 //! that everything above the queue — the store, the handlers, their promises — is the same whichever it is.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use parking_lot::{Condvar, MutexGuard};
-
-use super::{Closed, Delta, DeltaFifo, Deltas, Key, KnownObjects, RealFifo, ReplaceSession, SyncHook};
+use super::{Closed, Delta, DeltaFifo, Deltas, Key, KnownObjects, RealFifo, ReplaceSession, SyncHook, Wake};
 use crate::object::Object;
 
 /// Which queue an informer puts between its reflector and its cache.
@@ -33,8 +30,9 @@ use crate::object::Object;
 /// use kube_informer::object::core::ConfigMap;
 ///
 /// assert_eq!(Fifo::default(), Fifo::Real);
-/// let factory = FactoryOptions::default().fifo(Fifo::Delta); // every informer of the factory…
-/// let one = InformerOptions::<ConfigMap>::default().fifo(Fifo::Real); // …but this one
+/// let factory_options = FactoryOptions::default().fifo(Fifo::Delta); // every informer of a factory…
+/// let informer_options = InformerOptions::<ConfigMap>::default().fifo(Fifo::Real); // …but this one
+/// # let _ = (factory_options, informer_options);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Fifo {
@@ -55,75 +53,6 @@ impl Fifo {
             Fifo::Real => "RealFIFO",
             Fifo::Delta => "DeltaFIFO",
         }
-    }
-}
-
-/// When a push wakes a blocked pop.
-///
-/// Waking a sleeping thread costs a system call and a context switch on each side, more than processing one delta.
-/// A producer that knows more items follow at once (a watch stream with events already decoded) pushes them with
-/// `Later` and calls `wake` before it may block, so the consumer wakes once per burst.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wake {
-    /// Wake a waiting pop now.
-    Now,
-    /// Leave it to the next `Now` push or `wake`; the caller must make sure one happens before it blocks or goes
-    /// away.
-    Later,
-}
-
-/// The wake-ups of a queue's blocked pops, shared by both queues.
-pub(crate) struct Wakeups {
-    /// Signalled when an item is queued (at once, or by [`wake`](Wakeups::wake) after pushes with [`Wake::Later`])
-    /// or the queue is closed.
-    cond: Condvar,
-    /// Items were queued with [`Wake::Later`] and no waiter has been woken for them yet.
-    unwoken: AtomicBool,
-}
-
-impl Wakeups {
-    pub(crate) fn new() -> Self {
-        Wakeups {
-            cond: Condvar::new(),
-            unwoken: AtomicBool::new(false),
-        }
-    }
-
-    /// An item was queued (the queue's lock is held).
-    pub(crate) fn queued(&self, wake: Wake) {
-        match wake {
-            // Earlier unwoken items too: every waiter may have something to pop.
-            Wake::Now if self.unwoken.swap(false, Ordering::AcqRel) => {
-                self.cond.notify_all();
-            }
-            Wake::Now => {
-                self.cond.notify_one();
-            }
-            Wake::Later => self.unwoken.store(true, Ordering::Release),
-        }
-    }
-
-    /// Wakes the waiting pops for items queued with [`Wake::Later`], if any.
-    pub(crate) fn wake(&self) {
-        if self.unwoken.swap(false, Ordering::AcqRel) {
-            self.cond.notify_all();
-        }
-    }
-
-    /// Wakes every waiting pop (the queue was closed).
-    pub(crate) fn wake_all(&self) {
-        self.cond.notify_all();
-    }
-
-    /// Waits for a push or a close, releasing `guard` meanwhile.
-    pub(crate) fn wait<T>(&self, guard: &mut MutexGuard<'_, T>) {
-        self.cond.wait(guard);
-    }
-
-    /// True while items queued with [`Wake::Later`] wait for a [`wake`](Wakeups::wake).
-    #[cfg(test)]
-    pub(crate) fn has_unwoken(&self) -> bool {
-        self.unwoken.load(Ordering::Acquire)
     }
 }
 
@@ -255,6 +184,15 @@ impl<K> Queue<K> {
         match self {
             Queue::Real(f) => f.has_synced(),
             Queue::Delta(f) => f.has_synced(),
+        }
+    }
+
+    /// Threads waiting for a popped batch to be processed.
+    #[cfg(test)]
+    pub(crate) fn settling(&self) -> usize {
+        match self {
+            Queue::Real(f) => f.settling(),
+            Queue::Delta(f) => f.settling(),
         }
     }
 }

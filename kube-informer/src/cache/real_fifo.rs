@@ -34,10 +34,10 @@ use std::sync::Arc;
 #[cfg(test)]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 
 use super::delta_fifo::KEEP_CAPACITY;
-use super::queue::{Wake, Wakeups};
+use super::fifo_lock::{FifoLock, InFlight, LockedState, Wake};
 use super::{Closed, DeletedObject, Delta, Key, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
 use crate::object::Object;
 
@@ -61,14 +61,8 @@ use crate::object::Object;
 /// assert_eq!(popped, ["ns/a Added", "ns/b Added", "ns/a Updated"]); // A, B, A: as it happened
 /// ```
 pub struct RealFifo<K> {
-    state: Mutex<RealState<K>>,
-    /// Wakes blocked pops when a change is queued or the queue is closed.
-    wakeups: Wakeups,
-    /// Signalled when a batch taken by [`pop_batch`](RealFifo::pop_batch) has been processed.
-    batch_done: Condvar,
-    /// Threads waiting in `settled` for a batch (tests watch it to know a waiter is blocked, without timing).
-    #[cfg(test)]
-    settling: AtomicUsize,
+    /// The state, the wake-ups of blocked pops, and the batch processed outside the lock.
+    state: FifoLock<RealState<K>>,
     /// Batches queued by [`push_all`](RealFifo::push_all) (tests count lock acquisitions with it).
     #[cfg(test)]
     batches_pushed: AtomicUsize,
@@ -88,7 +82,7 @@ struct RealState<K> {
     /// unless `populated`.
     initial_population_count: usize,
     /// The batch [`RealFifo::pop_batch`] took and is processing outside the lock.
-    in_flight: InFlight<K>,
+    in_flight: InFlight<Popped<K>>,
     closed: bool,
     /// Scratch buffer for key computation.
     key_buf: String,
@@ -96,16 +90,6 @@ struct RealState<K> {
 
 /// One popped change: key, delta, and whether it belongs to the initial list.
 type Popped<K> = (Key, Delta<K>, bool);
-
-/// The batch being processed outside the lock.
-struct InFlight<K> {
-    /// True from taking a batch until `process` has run on all of it. Invariant: `initial` is 0 unless `active`.
-    active: bool,
-    /// How many of the batch's changes belong to the initial list: the queue has not synced until they are processed.
-    initial: usize,
-    /// The batch's buffer between batches, kept to save an allocation per batch.
-    spare: Vec<Popped<K>>,
-}
 
 impl<K: Object> RealFifo<K> {
     /// A queue keyed by `namespace/name`, detecting deletions against `known` (normally the informer's store).
@@ -118,22 +102,14 @@ impl<K> RealFifo<K> {
     /// A queue with a custom key function.
     pub fn with_key_fn(key_fn: KeyFunc<K>, known: Arc<dyn KnownObjects<K>>) -> Self {
         RealFifo {
-            state: Mutex::new(RealState {
+            state: FifoLock::new(RealState {
                 items: VecDeque::new(),
                 populated: false,
                 initial_population_count: 0,
-                in_flight: InFlight {
-                    active: false,
-                    initial: 0,
-                    spare: Vec::new(),
-                },
+                in_flight: InFlight::default(),
                 closed: false,
                 key_buf: String::new(),
             }),
-            wakeups: Wakeups::new(),
-            batch_done: Condvar::new(),
-            #[cfg(test)]
-            settling: AtomicUsize::new(0),
             #[cfg(test)]
             batches_pushed: AtomicUsize::new(0),
             known,
@@ -164,15 +140,7 @@ impl<K> RealFifo<K> {
     /// The lock, once no popped batch is still being processed: the known objects are then exactly what the
     /// popped changes left them.
     fn settled(&self) -> MutexGuard<'_, RealState<K>> {
-        let mut st = self.lock();
-        while st.in_flight.active {
-            #[cfg(test)]
-            self.settling.fetch_add(1, Ordering::SeqCst);
-            self.batch_done.wait(&mut st);
-            #[cfg(test)]
-            self.settling.fetch_sub(1, Ordering::SeqCst);
-        }
-        st
+        self.state.settled()
     }
 
     /// Queues an `Added` change.
@@ -210,12 +178,12 @@ impl<K> RealFifo<K> {
         st.populated = true;
         let key = self.key_of(st, delta.object());
         st.items.push_back((key, delta));
-        self.wakeups.queued(wake);
+        self.state.queued(wake);
     }
 
     /// Wakes the waiting pops for changes queued with [`Wake::Later`], if any.
     pub(crate) fn wake(&self) {
-        self.wakeups.wake();
+        self.state.wake();
     }
 
     /// How many batches [`push_all`](RealFifo::push_all) queued (each under one lock).
@@ -227,7 +195,13 @@ impl<K> RealFifo<K> {
     /// True while changes queued with [`Wake::Later`] wait for a [`wake`](RealFifo::wake).
     #[cfg(test)]
     pub(crate) fn has_unwoken(&self) -> bool {
-        self.wakeups.has_unwoken()
+        self.state.has_unwoken()
+    }
+
+    /// Threads waiting for a popped batch to be processed.
+    #[cfg(test)]
+    pub(crate) fn settling(&self) -> usize {
+        self.state.settling()
     }
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, then a
@@ -251,7 +225,7 @@ impl<K> RealFifo<K> {
         let mut st = self.lock();
         let key = self.key_of(&mut st, &obj);
         st.items.push_back((key.clone(), Delta::Replaced(obj)));
-        self.wakeups.queued(wake);
+        self.state.queued(wake);
         key
     }
 
@@ -290,7 +264,7 @@ impl<K> RealFifo<K> {
                 };
                 st.items.push_back((key, Delta::Deleted(tomb)));
             }
-            self.wakeups.queued(Wake::Now);
+            self.state.queued(Wake::Now);
         }
         // Objects listed with `Wake::Later` (a streamed list) are all queued now.
         self.wake();
@@ -320,7 +294,7 @@ impl<K> RealFifo<K> {
         if !syncs.is_empty() {
             st.items
                 .extend(syncs.into_iter().map(|(key, obj)| (key, Delta::Sync(obj))));
-            self.wakeups.queued(Wake::Now);
+            self.state.queued(Wake::Now);
         }
     }
 
@@ -333,7 +307,7 @@ impl<K> RealFifo<K> {
     /// # Errors
     /// [`Closed`] once [`close`](RealFifo::close) was called; changes still queued are not popped after that.
     pub fn pop<R>(&self, process: impl FnOnce(&Key, Delta<K>, bool) -> R) -> Result<R, Closed> {
-        let mut st = self.wait_for_items()?;
+        let mut st = self.state.wait_for_items()?;
         let (key, delta, is_in_initial_list) = st.pop_one().expect("wait_for_items: the queue is not empty");
         let r = process(&key, delta, is_in_initial_list);
         st.shrink_if_drained();
@@ -368,49 +342,26 @@ impl<K> RealFifo<K> {
         max: usize,
         process: impl FnOnce(std::vec::Drain<'_, Popped<K>>) -> R,
     ) -> Result<R, Closed> {
-        let mut batch = {
-            let mut st = self.wait_for_items()?;
-            let mut batch = std::mem::take(&mut st.in_flight.spare);
+        let take = |st: &mut RealState<K>, batch: &mut Vec<Popped<K>>| {
             let unsynced_before = st.initial_population_count;
             while batch.len() < max.max(1) {
                 let Some(popped) = st.pop_one() else { break };
                 batch.push(popped);
             }
-            st.in_flight.initial = unsynced_before - st.initial_population_count;
-            st.in_flight.active = true;
             st.shrink_if_drained();
-            BatchGuard { fifo: self, batch }
+            unsynced_before - st.initial_population_count
         };
-        Ok(process(batch.batch.drain(..)))
-    }
-
-    /// Blocks until something is queued and no batch is in flight; the lock is held on return.
-    fn wait_for_items(&self) -> Result<MutexGuard<'_, RealState<K>>, Closed> {
-        let mut st = self.lock();
-        loop {
-            if st.closed {
-                return Err(Closed);
-            }
-            if st.in_flight.active {
-                self.batch_done.wait(&mut st);
-                continue;
-            }
-            if !st.items.is_empty() {
-                return Ok(st);
-            }
-            self.wakeups.wait(&mut st);
-        }
+        self.state.pop_batch(take, process)
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
     pub fn close(&self) {
-        self.lock().closed = true;
-        self.wakeups.wake_all();
+        self.state.close();
     }
 
     /// True once closed.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        self.state.is_closed()
     }
 
     /// True once the first replace has finished and all its changes (and those queued before it) were popped and
@@ -475,24 +426,19 @@ impl<K> RealState<K> {
     }
 }
 
-/// Ends a batch when dropped, even if `process` panicked: the batch's state is cleared and its waiters woken.
-struct BatchGuard<'a, K> {
-    fifo: &'a RealFifo<K>,
-    /// The popped changes not yet processed.
-    batch: Vec<Popped<K>>,
-}
+impl<K> LockedState for RealState<K> {
+    type Popped = Popped<K>;
 
-impl<K> Drop for BatchGuard<'_, K> {
-    fn drop(&mut self) {
-        // Changes left by a panicking `process` are dropped: the queue no longer holds them either.
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        let mut st = self.fifo.lock();
-        st.in_flight.active = false;
-        st.in_flight.initial = 0;
-        st.in_flight.spare = batch;
-        drop(st);
-        self.fifo.batch_done.notify_all();
+    fn in_flight(&mut self) -> &mut InFlight<Popped<K>> {
+        &mut self.in_flight
+    }
+
+    fn has_items(&self) -> bool {
+        !self.items.is_empty()
+    }
+
+    fn closed(&mut self) -> &mut bool {
+        &mut self.closed
     }
 }
 

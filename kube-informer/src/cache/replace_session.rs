@@ -3,8 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::queue::Wake;
-use super::{DeltaFifo, Key, RealFifo};
+use super::{DeltaFifo, Key, RealFifo, Wake};
 
 /// A replace in progress; see [`DeltaFifo::begin_replace`] and [`RealFifo::begin_replace`].
 ///

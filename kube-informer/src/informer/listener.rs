@@ -28,7 +28,7 @@ pub enum QueuePolicy {
         warn_at: usize,
     },
     /// At most `capacity` pending events; when full, the informer's processing thread waits for this handler
-    /// (back-pressure: the store and every other handler wait too, and the DeltaFIFO grows instead). The handler's
+    /// (back-pressure: the store and every other handler wait too, and the informer's queue grows instead). The handler's
     /// `pending` then counts `capacity + 1`: the full queue and the event waiting to enter it. The processing thread
     /// applies pops to the store in batches of up to 64 before notifying, so the store may be that many objects ahead
     /// of what a blocked handler was given.

@@ -4,7 +4,7 @@
 //! versions, metrics and health combined. The lister over their caches is [`Lister`](crate::cache::Lister)'s.
 //!
 //! Each namespace keeps an informer of its own, rather than one cache fed by several watches: a relist of one
-//! namespace must delete the objects that namespace lost, and only those, which the DeltaFIFO's `replace` does
+//! namespace must delete the objects that namespace lost, and only those, which a queue's `replace` does
 //! against its own cache.
 
 use std::sync::Arc;

@@ -291,7 +291,7 @@ pub(crate) struct Shared<K: Object> {
 /// not an empty answer.
 ///
 /// Threads (joined by [`stop`](SharedIndexInformer::stop), which dropping the informer also calls): one reflector
-/// (list and watch), one processing thread (pops the DeltaFIFO, updates the store), one per handler, and one for
+/// (list and watch), one processing thread (pops the queue — a RealFIFO or a DeltaFIFO, see [`Fifo`] —, updates the store), one per handler, and one for
 /// resync when a resync period is set — each of them once per namespace of a set. The operating system shows 15
 /// bytes of a thread's name, so each is named `<role>:<informer name>` within 15 bytes — `refl:configmaps`,
 /// `proc:configmaps`, `sync:configmaps`, and `h1:configmaps`, `h2:configmaps`… for the handlers in the order they

@@ -239,7 +239,7 @@ impl Families {
         );
         self.gauge(
             "kube_informer_informer_fifo_depth",
-            "Keys waiting in the informer's DeltaFIFO.",
+            "Items waiting in the informer's queue: changes (RealFIFO) or objects (DeltaFIFO).",
             None,
             name(),
             m.fifo_depth as f64,

@@ -37,7 +37,7 @@
 //! | `kube_informer_informer_last_list_age_seconds` | gauge | `name` | time since the last successful list |
 //! | `kube_informer_informer_synced` | gauge | `name` | 1 once the cache synced (`has_synced`) |
 //! | `kube_informer_informer_store_objects` | gauge | `name` | objects in the cache |
-//! | `kube_informer_informer_fifo_depth` | gauge | `name` | keys waiting in the DeltaFIFO |
+//! | `kube_informer_informer_fifo_depth` | gauge | `name` | items waiting in the informer's queue (changes of a RealFIFO, objects of a DeltaFIFO) |
 //! | `kube_informer_handler_pending` | gauge | `name`, `handler` | events waiting for a handler (its lag) |
 //! | `kube_informer_handler_max_pending` | gauge | `name`, `handler` | most events ever waiting for it |
 //! | `kube_informer_handler_delivered_total` | counter | `name`, `handler` | events handled |
