@@ -10,7 +10,8 @@
 //! 0 for none), `INFORMER_BENCH_RUNS` (default 3; medians are reported),
 //! `INFORMER_BENCH_EVENTS` (default 200000), `INFORMER_BENCH_RELIST_AT` (default 50000), `INFORMER_BENCH_HTTP=1`
 //! (initial syncs over plain HTTP instead of HTTPS), `INFORMER_BENCH_BURST=https|http|none` (default: the watch burst
-//! over both).
+//! over both), `INFORMER_BENCH_FIFOS` (default `real,delta`: the informers' queue, `Fifo::Real` and `Fifo::Delta`,
+//! each measured; one of them alone halves the syncs' and bursts' time).
 //!
 //! Every measurement runs in a process of its own, so RSS and CPU are the informer's alone: this binary re-executes
 //! itself as `serve` (the embedded API server, driven over stdin/stdout), `sync` (one informer's initial sync and
@@ -27,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use kube_informer::cache::{EventStream, ListWatch, ListerWatcher, ReflectorConfig};
+use kube_informer::cache::{EventStream, Fifo, ListWatch, ListerWatcher, ReflectorConfig};
 use kube_informer::client::params::{ListParams, VersionMatch, WatchParams};
 use kube_informer::client::{Api, Client, Config};
 use kube_informer::informer::{InformerOptions, Notification, SharedIndexInformer, strip_managed_fields};
@@ -495,14 +496,20 @@ fn secrets_child(args: &[String]) {
             if mode == SecretMode::WholeStripped {
                 opts = opts.transform(strip_managed_fields);
             }
-            run_sync(Api::<Secret>::all(client), opts, n, false)
+            run_sync(Api::<Secret>::all(client), opts, n, false, Fifo::default())
         }
         SecretMode::Metadata | SecretMode::MetadataStripped => {
             let mut opts = InformerOptions::default().reflector(reflector_config(false));
             if mode == SecretMode::MetadataStripped {
                 opts = opts.transform(strip_managed_fields);
             }
-            run_sync(Api::<PartialObjectMetadata<Secret>>::all(client), opts, n, false)
+            run_sync(
+                Api::<PartialObjectMetadata<Secret>>::all(client),
+                opts,
+                n,
+                false,
+                Fifo::default(),
+            )
         }
     }
 }
@@ -620,11 +627,28 @@ fn reflector_config(streaming: bool) -> ReflectorConfig {
     }
 }
 
+/// `real` or `delta`: the queue of a `sync` or `burst` child.
+fn fifo_arg(name: &str) -> Fifo {
+    match name {
+        "real" => Fifo::Real,
+        "delta" => Fifo::Delta,
+        other => panic!("queue {other:?}: real or delta"),
+    }
+}
+
+fn fifo_name(fifo: Fifo) -> &'static str {
+    match fifo {
+        Fifo::Real => "real",
+        Fifo::Delta => "delta",
+    }
+}
+
 fn sync_child(args: &[String]) {
     let mode = Mode::parse(&args[0]);
     let kubeconfig = &args[1];
     let n: usize = args[2].parse().unwrap();
     let relist = args[3] == "relist";
+    let fifo = args.get(4).map_or(Fifo::default(), |f| fifo_arg(f));
     let client = client(kubeconfig);
     let opts = |o: InformerOptions<ConfigMap>| o.reflector(reflector_config(mode == Mode::TypedWatchList));
     match mode {
@@ -633,27 +657,30 @@ fn sync_child(args: &[String]) {
             opts(InformerOptions::default()),
             n,
             relist,
+            fifo,
         ),
         Mode::Stripped => run_sync(
             Api::<ConfigMap>::all(client),
             opts(InformerOptions::default()).transform(strip_managed_fields),
             n,
             relist,
+            fifo,
         ),
         Mode::Dynamic => run_sync(
             Api::<DynamicObject>::all_with(client, &configmaps()),
             InformerOptions::default().reflector(reflector_config(false)),
             n,
             relist,
+            fifo,
         ),
     }
 }
 
-fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usize, relist: bool) {
+fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usize, relist: bool, fifo: Fifo) {
     let base = procfs::rss();
     procfs::reset_peak();
     let (t0, cpu0) = (Instant::now(), procfs::cpu());
-    let informer = SharedIndexInformer::for_api(&api, opts);
+    let informer = SharedIndexInformer::for_api(&api, opts.fifo(fifo));
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
     informer
@@ -762,6 +789,7 @@ fn burst_child(args: &[String]) {
     let rv0 = args[1].clone();
     let events: usize = args[2].parse().unwrap();
     let handlers: usize = args[3].parse().unwrap();
+    let fifo = args.get(4).map_or(Fifo::default(), |f| fifo_arg(f));
     let api = Api::<ConfigMap>::all(client(kubeconfig));
     let lw = Arc::new(FromRevision {
         inner: ListWatch::new(&api),
@@ -770,7 +798,7 @@ fn burst_child(args: &[String]) {
     });
     let informer = SharedIndexInformer::from_arc(
         lw.clone(),
-        InformerOptions::default().reflector(reflector_config(false)),
+        InformerOptions::default().reflector(reflector_config(false)).fifo(fifo),
     );
     let (tx, rx) = crossbeam_channel::unbounded();
     for _ in 0..handlers {
@@ -996,12 +1024,19 @@ fn mb(bytes: f64) -> f64 {
 struct SyncRow {
     n: usize,
     mode: Mode,
+    fifo: Fifo,
     json: f64,
     m: HashMap<String, f64>,
     server_cpu: f64,
 }
 
-fn run_sizes(sizes: &[usize], runs: usize, relist_at: usize, https: bool) -> (Vec<SyncRow>, Vec<String>) {
+fn run_sizes(
+    sizes: &[usize],
+    runs: usize,
+    relist_at: usize,
+    https: bool,
+    fifos: &[Fifo],
+) -> (Vec<SyncRow>, Vec<String>) {
     let mut rows = Vec::new();
     let mut server_lines = Vec::new();
     for &n in sizes {
@@ -1036,37 +1071,43 @@ fn run_sizes(sizes: &[usize], runs: usize, relist_at: usize, https: bool) -> (Ve
                 continue;
             }
             let relist = n == relist_at && mode != Mode::TypedWatchList;
-            let mut results = Vec::new();
+            // Each run measures every queue in turn, so that a change of load on the machine touches them alike.
+            let mut results: Vec<Vec<HashMap<String, String>>> = vec![Vec::new(); fifos.len()];
             for run in 0..runs {
-                eprintln!("   {} run {}", mode.name(), run + 1);
-                let cpu0 = server.cpu();
-                let mut p = Proc::spawn(&[
-                    "sync".into(),
-                    mode.name().into(),
-                    server.kubeconfig.clone(),
-                    n.to_string(),
-                    if relist { "relist" } else { "no" }.into(),
-                ]);
-                if relist {
-                    p.expect("NEED ");
-                    server.proc.send("relist");
-                    server.proc.expect("OK");
-                    p.send("go");
+                for (&fifo, results) in fifos.iter().zip(&mut results) {
+                    eprintln!("   {} {} run {}", mode.name(), fifo.name(), run + 1);
+                    let cpu0 = server.cpu();
+                    let mut p = Proc::spawn(&[
+                        "sync".into(),
+                        mode.name().into(),
+                        server.kubeconfig.clone(),
+                        n.to_string(),
+                        if relist { "relist" } else { "no" }.into(),
+                        fifo_name(fifo).into(),
+                    ]);
+                    if relist {
+                        p.expect("NEED ");
+                        server.proc.send("relist");
+                        server.proc.expect("OK");
+                        p.send("go");
+                    }
+                    let mut r = p.expect("RESULT ");
+                    p.finish();
+                    r.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
+                    results.push(r);
                 }
-                let mut r = p.expect("RESULT ");
-                p.finish();
-                r.insert("server_cpu".into(), format!("{}", server.cpu() - cpu0));
-                results.push(r);
             }
-            rows.push(SyncRow {
-                n,
-                mode,
-                json,
-                m: medians(&results),
-                server_cpu: 0.0,
-            });
-            let last = rows.last_mut().unwrap();
-            last.server_cpu = last.m["server_cpu"];
+            for (&fifo, results) in fifos.iter().zip(&results) {
+                let m = medians(results);
+                rows.push(SyncRow {
+                    n,
+                    mode,
+                    fifo,
+                    json,
+                    server_cpu: m["server_cpu"],
+                    m,
+                });
+            }
         }
         server.proc.send("quit");
         server.proc.finish();
@@ -1100,8 +1141,14 @@ fn main() {
     let events: usize = env_or("INFORMER_BENCH_EVENTS", 200_000);
     let relist_at: usize = env_or("INFORMER_BENCH_RELIST_AT", 50_000);
     let https = env_or("INFORMER_BENCH_HTTP", 0) == 0;
+    let fifos: Vec<Fifo> = std::env::var("INFORMER_BENCH_FIFOS")
+        .unwrap_or_else(|_| "real,delta".into())
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| fifo_arg(s.trim()))
+        .collect();
 
-    let (rows, mut server_lines) = run_sizes(&sizes, runs, relist_at, https);
+    let (rows, mut server_lines) = run_sizes(&sizes, runs, relist_at, https, &fifos);
 
     // Watch burst, over each transport.
     let transports: Vec<bool> = match std::env::var("INFORMER_BENCH_BURST").as_deref() {
@@ -1113,7 +1160,7 @@ fn main() {
     };
     let bursts: Vec<Burst> = transports
         .into_iter()
-        .map(|https| run_burst(events, runs, https, &mut server_lines))
+        .map(|https| run_burst(events, runs, https, &fifos, &mut server_lines))
         .collect();
 
     report(&rows, &server_lines, &bursts, events, https, runs);
@@ -1130,23 +1177,26 @@ struct Burst {
     https: bool,
     /// Medians of the raw client's runs (`read_rate`, `decode_rate`, `bytes_per_event`, `server_cpu`).
     raw: HashMap<String, f64>,
-    /// Medians per handler count (`rate`, `cpu_us`, `server_cpu`, and `vs_decoder`: the ratio within each run).
-    informer: Vec<(usize, HashMap<String, f64>)>,
-    /// Median over runs of (4 handlers ÷ 1 handler), within each run.
-    four_vs_one: f64,
+    /// Medians per queue and handler count (`rate`, `cpu_us`, `server_cpu`, and `vs_decoder`: the ratio within each
+    /// run).
+    informer: Vec<((Fifo, usize), HashMap<String, f64>)>,
+    /// Per queue, the median over runs of (4 handlers ÷ 1 handler), within each run.
+    four_vs_one: Vec<(Fifo, f64)>,
     /// Medians of `Api::watch` read alone on one thread (`rate`, `cpu_us`, `vs_decoder`).
     stream: HashMap<String, f64>,
 }
 
-fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<String>) -> Burst {
+fn run_burst(events: usize, runs: usize, https: bool, fifos: &[Fifo], server_lines: &mut Vec<String>) -> Burst {
     let transport = if https { "HTTPS" } else { "HTTP" };
     eprintln!("== watch burst over {transport}: writing {events} updates of {BURST_OBJECTS} objects");
     let mut server = Server::start(BURST_OBJECTS, events, https);
     eprintln!("   setup {:.1} s", num(&server.ready, "setup"));
     let rv0 = server.ready["rv0"].clone();
     let mut raws = Vec::new();
-    let mut per_handlers: Vec<Vec<HashMap<String, String>>> = vec![Vec::new(), Vec::new()];
-    let mut four_vs_one = Vec::new();
+    // Per (queue, handler count), in that order: each run's results.
+    let slots: Vec<(Fifo, usize)> = fifos.iter().flat_map(|&f| [(f, 1usize), (f, 4)]).collect();
+    let mut per_slot: Vec<Vec<HashMap<String, String>>> = vec![Vec::new(); slots.len()];
+    let mut four_vs_one: Vec<Vec<f64>> = vec![Vec::new(); fifos.len()];
     let mut streams = Vec::new();
     for run in 0..runs {
         eprintln!("   run {}", run + 1);
@@ -1159,20 +1209,23 @@ fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<Str
         st.insert("vs_decoder".into(), format!("{}", rate / decode_rate));
         streams.push(st);
         let mut rates = Vec::new();
-        for (slot, handlers) in [1usize, 4].into_iter().enumerate() {
+        for (slot, &(fifo, handlers)) in slots.iter().enumerate() {
             let mut r = server.measure(&[
                 "burst".into(),
                 kubeconfig.clone(),
                 rv0.clone(),
                 events.to_string(),
                 handlers.to_string(),
+                fifo_name(fifo).into(),
             ]);
             let rate = num(&r, "rate");
             r.insert("vs_decoder".into(), format!("{}", rate / decode_rate));
             rates.push(rate);
-            per_handlers[slot].push(r);
+            per_slot[slot].push(r);
         }
-        four_vs_one.push(rates[1] / rates[0]);
+        for (q, ratios) in four_vs_one.iter_mut().enumerate() {
+            ratios.push(rates[2 * q + 1] / rates[2 * q]);
+        }
     }
     server.proc.send("quit");
     server.proc.finish();
@@ -1187,11 +1240,8 @@ fn run_burst(events: usize, runs: usize, https: bool, server_lines: &mut Vec<Str
     Burst {
         https,
         raw,
-        informer: [1usize, 4]
-            .into_iter()
-            .zip(per_handlers.iter().map(|r| medians(r)))
-            .collect(),
-        four_vs_one: median(four_vs_one),
+        informer: slots.into_iter().zip(per_slot.iter().map(|r| medians(r))).collect(),
+        four_vs_one: fifos.iter().copied().zip(four_vs_one.into_iter().map(median)).collect(),
         stream: medians(&streams),
     }
 }
@@ -1214,15 +1264,16 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
     println!("Initial sync (LIST resourceVersion=0, streamed into the cache; one no-op handler)");
     println!();
     println!(
-        "| objects | type | synced (s) | CPU (s) | CPU/object (µs) | peak RSS (MB) | steady RSS (MB) | peak ÷ steady | RSS/object (B) | ÷ JSON | server CPU (s) |"
+        "| objects | type | queue | synced (s) | CPU (s) | CPU/object (µs) | peak RSS (MB) | steady RSS (MB) | peak ÷ steady | RSS/object (B) | ÷ JSON | server CPU (s) |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let m = &r.m;
         println!(
-            "| {} | {} | {:.2} | {:.2} | {:.1} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} |",
+            "| {} | {} | {} | {:.2} | {:.2} | {:.1} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} |",
             r.n,
             r.mode.label(),
+            r.fifo.name(),
             m["synced"],
             m["cpu"],
             m["cpu"] * 1e6 / r.n as f64,
@@ -1244,15 +1295,16 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
         println!("Relist after 410 (compacted and watch cut), cache already full");
         println!();
         println!(
-            "| objects | type | steady RSS (MB) | peak RSS during relist (MB) | peak ÷ steady | RSS after (MB) | CPU (s) |"
+            "| objects | type | queue | steady RSS (MB) | peak RSS during relist (MB) | peak ÷ steady | RSS after (MB) | CPU (s) |"
         );
-        println!("|---:|---|---:|---:|---:|---:|---:|");
+        println!("|---:|---|---|---:|---:|---:|---:|---:|");
         for r in relists {
             let m = &r.m;
             println!(
-                "| {} | {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} |",
+                "| {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} |",
                 r.n,
                 r.mode.label(),
+                r.fifo.name(),
                 mb(m["steady"]),
                 mb(m["relist_peak"]),
                 m["relist_peak"] / m["steady"],
@@ -1292,10 +1344,14 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
                 "| {t} | `Api::watch` alone on one thread (read, decode, keep the latest of each name) | {:.0} | {:.2} | {:.2} | |",
                 b.stream["rate"], b.stream["cpu_us"], b.stream["vs_decoder"]
             );
-            for (h, m) in &b.informer {
+            for ((fifo, h), m) in &b.informer {
                 println!(
-                    "| {t} | informer, {h} handler(s) | {:.0} | {:.2} | {:.2} | {:.2} |",
-                    m["rate"], m["cpu_us"], m["vs_decoder"], m["server_cpu"]
+                    "| {t} | informer ({}), {h} handler(s) | {:.0} | {:.2} | {:.2} | {:.2} |",
+                    fifo.name(),
+                    m["rate"],
+                    m["cpu_us"],
+                    m["vs_decoder"],
+                    m["server_cpu"]
                 );
             }
         }
@@ -1317,9 +1373,10 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
             _ => 1.0,
         };
         println!(
-            "  {:>6} {:<36} CPU/object {:>5.1} µs (≤ 20) | RSS/object ÷ JSON {:.2} (≤ {limit}) | sync peak ÷ steady {:.2} (≤ 1.3){}",
+            "  {:>6} {:<36} {:<9} CPU/object {:>5.1} µs (≤ 20) | RSS/object ÷ JSON {:.2} (≤ {limit}) | sync peak ÷ steady {:.2} (≤ 1.3){}",
             r.n,
             r.mode.label(),
+            r.fifo.name(),
             m["cpu"] * 1e6 / r.n as f64,
             per_json,
             m["peak"] / m["steady"],
@@ -1329,11 +1386,17 @@ fn report(rows: &[SyncRow], server_lines: &[String], bursts: &[Burst], events: u
         );
     }
     for b in bursts {
-        println!(
-            "  watch burst over {}: 1 handler ÷ decoder {:.2} (≥ 0.7) | 4 handlers ÷ 1 handler {:.2} (≥ 0.8)",
-            if b.https { "HTTPS" } else { "HTTP" },
-            b.informer[0].1["vs_decoder"],
-            b.four_vs_one
-        );
+        for (fifo, four_vs_one) in &b.four_vs_one {
+            let one = b
+                .informer
+                .iter()
+                .find(|((f, h), _)| f == fifo && *h == 1)
+                .map_or(f64::NAN, |(_, m)| m["vs_decoder"]);
+            println!(
+                "  watch burst over {} ({}): 1 handler ÷ decoder {one:.2} (≥ 0.7) | 4 handlers ÷ 1 handler {four_vs_one:.2} (≥ 0.8)",
+                if b.https { "HTTPS" } else { "HTTP" },
+                fifo.name(),
+            );
+        }
     }
 }

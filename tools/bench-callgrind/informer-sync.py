@@ -3,7 +3,7 @@
 410: a figure that does not move with the machine's load, for comparing two builds of the informer bench.
 
     cargo bench --bench informer --no-run            # prints the path of the bench binary
-    tools/bench-callgrind/informer-sync.py BINARY TAG [N]
+    tools/bench-callgrind/informer-sync.py BINARY TAG [N] [real|delta]
 
 The bench binary runs as `serve` (the embedded API server, not measured) and, under callgrind, as `sync typed ...
 relist` (the informer); the profile is written to TAG.callgrind.out and its total printed (`callgrind_annotate` shows
@@ -17,6 +17,8 @@ import sys
 def main():
     binary, tag = sys.argv[1], sys.argv[2]
     n = sys.argv[3] if len(sys.argv) > 3 else "10000"
+    # The informer's queue (a bench binary from before the choice existed takes no such argument).
+    fifo = [sys.argv[4]] if len(sys.argv) > 4 else []
     server = subprocess.Popen([binary, "serve", n, "0", "https"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = server.stdout.readline()
     while not line.startswith("READY "):
@@ -26,7 +28,7 @@ def main():
     ready = dict(p.split("=", 1) for p in line.split()[1:])
     out = f"{tag}.callgrind.out"
     child = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "sync", "typed", ready["kubeconfig"], n, "relist"],
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "sync", "typed", ready["kubeconfig"], n, "relist", *fifo],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while True:
         line = child.stdout.readline()
