@@ -83,7 +83,8 @@ fn replace_after_a_queued_delete_still_adds_the_object() {
 #[test]
 fn replace_makes_deletions_for_objects_only_in_queue() {
     let (obj, v2) = (o("foo", 2), o("foo", 3));
-    let cases: Vec<(&str, Box<dyn Fn(&RealFifo<Obj>)>, Vec<Delta<Obj>>)> = vec![
+    type Case = (&'static str, Box<dyn Fn(&RealFifo<Obj>)>, Vec<Delta<Obj>>);
+    let cases: Vec<Case> = vec![
         (
             "an added object is deleted by a replace",
             Box::new(|f: &RealFifo<Obj>| {
