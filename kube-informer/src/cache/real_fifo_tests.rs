@@ -6,7 +6,10 @@
 //! a batch is not ended at a second change of one object or at the end of the initial list (the informer applies a
 //! batch's changes one after the other, each knowing whether it belongs to the initial list). client-go's
 //! transformer runs inside the queue; ours runs before objects enter it (once per decoded object: the informer's
-//! tests check it), and keys cannot fail, so its transformer, `KeyOf` and broken-key cases have no counterpart.
+//! tests check it), so of its transformer case only the queue's order is ported; keys cannot fail, so its `KeyOf`
+//! and broken-key cases have no counterpart. Nor do the cases of its atomic-events option (`AtomicEvents`: one
+//! `ReplacedAll`, `SyncAll` or `Bookmark` entry per replace, resync or bookmark), which is not the queue its
+//! informers use by default: a bookmark never enters our queues (the reflector keeps its resource version).
 
 use std::sync::Arc;
 
@@ -127,6 +130,15 @@ fn replace_makes_deletions_for_objects_only_in_queue() {
             vec![added(obj.clone()), tomb("foo", obj.clone())],
         ),
         (
+            // client-go: "Bookmark object should not be added without atomic" (a bookmark never enters the queue).
+            "empty replaces over nothing known queue nothing",
+            Box::new(|f: &RealFifo<Obj>| {
+                f.replace(vec![]);
+                f.replace(vec![]);
+            }),
+            vec![],
+        ),
+        (
             "an object added, deleted and added again is deleted",
             Box::new(|f: &RealFifo<Obj>| {
                 f.add(o("foo", 2));
@@ -162,6 +174,33 @@ fn add_update_delete_are_three_entries_popped_in_order() {
         [added(o("foo", 10)), updated(o("foo", 12)), deleted(o("foo", 15))]
     );
     assert!(f.is_empty());
+}
+
+// client-go: TestRealFIFO_transformer, the queue's part (the transform runs before our queues): no coalescing, a
+// replace deletes what is queued but not listed unless its newest change is a deletion, and the second replace
+// deletes bar again, carrying the state added after the first.
+#[test]
+fn replaces_delete_what_is_queued_but_not_listed_each_time() {
+    let f = fifo();
+    f.add(o("foo", 10));
+    f.add(o("bar", 11));
+    f.update(o("foo", 12));
+    f.delete(o("foo", 15));
+    f.replace(vec![]);
+    f.add(o("bar", 16));
+    f.replace(vec![]);
+    assert_eq!(
+        drain(&f),
+        [
+            added(o("foo", 10)),
+            added(o("bar", 11)),
+            updated(o("foo", 12)),
+            deleted(o("foo", 15)),
+            tomb("bar", o("bar", 11)),
+            added(o("bar", 16)),
+            tomb("bar", o("bar", 16)),
+        ]
+    );
 }
 
 // client-go: TestRealFIFO_enqueueingNoLister. Unlike a DeltaFIFO, a RealFIFO queues the deletion of an unknown key.

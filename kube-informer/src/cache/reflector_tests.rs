@@ -1142,3 +1142,8 @@ mod shards;
 
 #[path = "reflector_rewatch_tests.rs"]
 mod rewatch;
+
+// ---- over a RealFIFO: in a file of their own ----
+
+#[path = "reflector_real_fifo_tests.rs"]
+mod real_fifo;
