@@ -139,3 +139,103 @@ fn the_transform_runs_once_per_object_with_either_queue() {
         inf.stop();
     }
 }
+
+/// Holds the events of the objects named in `hold_on`: says which it holds, then waits to be let go (or for its gate
+/// to be dropped).
+struct HoldOn {
+    hold_on: &'static [&'static str],
+    entered: Sender<String>,
+    go: Receiver<()>,
+    inner: Recorder,
+}
+
+impl ResourceEventHandler<ConfigMap> for HoldOn {
+    fn handle(&mut self, ev: &Notification<ConfigMap>) {
+        let name = match ev {
+            Notification::Add { obj, .. } => n(obj),
+            Notification::Update { new, .. } => n(new),
+            Notification::Delete(d) => n(d.object()),
+        };
+        if self.hold_on.contains(&name.as_str()) {
+            let _ = self.entered.send(name);
+            let _ = self.go.recv();
+        }
+        self.inner.handle(ev);
+    }
+}
+
+#[test]
+fn a_batch_is_in_the_cache_and_its_indexes_whole_before_handlers_hear_of_its_first_change() {
+    for fifo in Fifo::ALL {
+        let lw = Arc::new(MemoryLw::default());
+        let inf = informer(
+            &lw,
+            InformerOptions::default()
+                .fifo(fifo)
+                .indexer("by-v", |cm: &ConfigMap| vec![v(cm)]),
+        );
+        let (entered_tx, entered) = unbounded();
+        let (go, go_rx) = unbounded::<()>();
+        let (inner, rx) = recorder();
+        let handler = HoldOn {
+            hold_on: &["x", "a"],
+            entered: entered_tx,
+            go: go_rx,
+            inner,
+        };
+        let reg = inf
+            .add_event_handler_with(
+                handler,
+                HandlerOptions::default().queue(QueuePolicy::Block { capacity: 1 }),
+            )
+            .unwrap();
+        inf.start().unwrap();
+        eventually("cache synced", || inf.has_synced());
+        // Hold the processing thread (as above) while a, b, a again and c are queued: they are popped as one batch.
+        lw.put("x", "0");
+        assert_eq!(entered.recv_timeout(WAIT).as_deref(), Ok("x"));
+        lw.put("y", "0");
+        eventually("y queued for the handler", || reg.pending() == 1);
+        lw.put("z", "0");
+        eventually("the processing thread waits to hand over z", || reg.pending() == 2);
+        lw.put("a", "1");
+        lw.put("b", "1");
+        lw.put("a", "2");
+        lw.put("c", "1");
+        let queued = if fifo == Fifo::Delta { 3 } else { 4 };
+        eventually("every change queued", || inf.metrics().fifo_depth == queued);
+        go.send(()).unwrap();
+        // The handler holds the batch's first notification (a's add); the processing thread, having handed the next
+        // to the handler's queue, waits to hand over the one after. Applying and notifying change by change, it would
+        // wait there with c not yet in the cache.
+        assert_eq!(entered.recv_timeout(WAIT).as_deref(), Ok("a"), "{fifo:?}");
+        eventually("the processing thread waits to hand over the third", || {
+            reg.pending() == 2
+        });
+        let lister = inf.lister();
+        let cached = |name| lister.namespace("ns").get(name).map(|cm| v(&cm));
+        assert_eq!(
+            (cached("a"), cached("b"), cached("c")),
+            (Some("2".into()), Some("1".into()), Some("1".into())),
+            "{fifo:?}: the whole batch is in the cache"
+        );
+        let by_v = |value| {
+            let mut names: Vec<String> = lister.by_index("by-v", value).unwrap().iter().map(|cm| n(cm)).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(
+            (by_v("1"), by_v("2")),
+            (vec!["b".to_owned(), "c".to_owned()], vec!["a".to_owned()])
+        );
+        drop(go);
+        let seen: Vec<Seen> = (0..7).map(|_| recv(&rx)).collect();
+        let update_a = Seen::Update("a".into(), "1".into(), "2".into());
+        let expected = match fifo {
+            Fifo::Real => [add("a", "1"), add("b", "1"), update_a, add("c", "1")],
+            Fifo::Delta => [add("a", "1"), update_a, add("b", "1"), add("c", "1")],
+        };
+        assert_eq!(seen[3..], expected, "{fifo:?}: one notification per change");
+        inf.stop();
+    }
+}
