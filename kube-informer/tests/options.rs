@@ -9,10 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use kube_informer::cache::{ReflectorConfig, RelistBudget};
+use kube_informer::cache::{Fifo, ReflectorConfig, RelistBudget};
 use kube_informer::client::Api;
 use kube_informer::client::params::ListParams;
-use kube_informer::informer::{FactoryOptions, InformerOptions, SharedIndexInformer, SharedInformerFactory};
+use kube_informer::informer::{
+    FactoryOptions, HandlerOptions, InformerOptions, Notification, QueuePolicy, ResourceEventHandler,
+    SharedIndexInformer, SharedInformerFactory,
+};
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ObjectMeta, Resource};
 use kube_informer_apiserver::{ApiServer, Fault, Verb};
@@ -186,4 +189,103 @@ fn transforms_and_watch_error_handlers_given_twice_all_run() {
     assert_eq!(cached.data.get("second-saw-first"), Some("yes"));
     assert_eq!((first.load(Ordering::SeqCst), second.load(Ordering::SeqCst)), (1, 1));
     informer.stop();
+}
+
+/// Records what it is handed (`"add a"`, `"update a"`), each event once its gate lets it through: it says when it
+/// holds an event, and lets every event through once the gate is dropped.
+struct Held {
+    entered: crossbeam_channel::Sender<()>,
+    gate: crossbeam_channel::Receiver<()>,
+    seen: crossbeam_channel::Sender<String>,
+}
+
+impl ResourceEventHandler<ConfigMap> for Held {
+    fn handle(&mut self, ev: &Notification<ConfigMap>) {
+        let _ = self.entered.send(());
+        let _ = self.gate.recv();
+        let (what, obj) = match ev {
+            Notification::Add { obj, .. } => ("add", obj),
+            Notification::Update { new, .. } => ("update", new),
+            Notification::Delete(d) => ("delete", d.object()),
+        };
+        let _ = self
+            .seen
+            .send(format!("{what} {}", obj.metadata.name.as_deref().unwrap_or_default()));
+    }
+}
+
+/// The order `informer`'s handlers see a, b, a again: with its processing thread held (its handler holds one event,
+/// the handler's queue of one holds another, the processing thread waits to hand over a third) while the server
+/// makes them, so that they wait together in the informer's queue.
+fn order_seen_while_held(
+    server: &ApiServer,
+    factory: &SharedInformerFactory,
+    informer: &SharedIndexInformer<ConfigMap>,
+    queued: usize,
+) -> Vec<String> {
+    let (entered_tx, entered) = crossbeam_channel::unbounded();
+    let (open, gate) = crossbeam_channel::unbounded::<()>();
+    let (seen_tx, seen) = crossbeam_channel::unbounded();
+    let held = Held {
+        entered: entered_tx,
+        gate,
+        seen: seen_tx,
+    };
+    let reg = informer
+        .add_event_handler_with(
+            held,
+            HandlerOptions::default().queue(QueuePolicy::Block { capacity: 1 }),
+        )
+        .unwrap();
+    factory.start().unwrap();
+    factory.wait_for_cache_sync(WAIT).unwrap();
+    server.create(&cm("ns", "x", "0")).unwrap();
+    entered.recv_timeout(WAIT).expect("the handler holds x");
+    server.create(&cm("ns", "y", "0")).unwrap();
+    eventually("y queued for the handler", || reg.pending() == 1);
+    server.create(&cm("ns", "z", "0")).unwrap();
+    eventually("the processing thread waits to hand over z", || reg.pending() == 2);
+    server.create(&cm("ns", "a", "1")).unwrap();
+    server.create(&cm("ns", "b", "1")).unwrap();
+    server.replace(&cm("ns", "a", "2")).unwrap();
+    // Queued after the others: the queue holds `queued` items (4 changes in a RealFIFO, 3 objects in a DeltaFIFO)
+    // only once every change is in.
+    server.create(&cm("ns", "end", "1")).unwrap();
+    eventually("every change queued", || informer.metrics().fifo_depth == queued);
+    drop(open);
+    let order: Vec<String> = (0..7).map(|_| seen.recv_timeout(WAIT).unwrap()).collect();
+    factory.shutdown();
+    order[3..].to_vec()
+}
+
+#[test]
+fn a_factorys_queue_is_its_informers_unless_they_bring_their_own() {
+    let in_order = ["add a", "add b", "update a", "add end"];
+    // A DeltaFIFO's documented order: a's second change waits at the place of its first.
+    let by_object = ["add a", "update a", "add b", "add end"];
+    // The factory's options, the informer's own queue, the order seen, the items queued while held.
+    let cases: [(FactoryOptions, Option<Fifo>, [&str; 4], usize); 3] = [
+        (FactoryOptions::default(), None, in_order, 4),
+        (FactoryOptions::default().fifo(Fifo::Delta), None, by_object, 3),
+        (
+            FactoryOptions::default().fifo(Fifo::Delta),
+            Some(Fifo::Real),
+            in_order,
+            4,
+        ),
+    ];
+    for (i, (options, own, expected, queued)) in cases.into_iter().enumerate() {
+        let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
+        let factory = SharedInformerFactory::new(server.client().unwrap(), options.reflector(quick_reflector()));
+        let informer_options = match own {
+            Some(fifo) => InformerOptions::default().fifo(fifo),
+            None => InformerOptions::default(),
+        };
+        let informer = factory.informer_with::<ConfigMap>(&ConfigMap::api_resource(), informer_options);
+        assert_eq!(
+            order_seen_while_held(&server, &factory, &informer, queued),
+            expected,
+            "case {i}"
+        );
+    }
 }
