@@ -147,8 +147,12 @@ mod errors;
 mod eviction;
 mod fault_form;
 mod faults;
+mod fd_limit;
 mod field_validation;
 mod flowcontrol_bootstrap;
+#[cfg(all(feature = "fuzzing", feature = "cel"))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod handlers;
 mod http;
 mod impersonation;
@@ -176,6 +180,7 @@ mod scale;
 mod schema;
 mod server;
 mod serviceaccount;
+mod serving_limits;
 mod store;
 pub mod strategic_merge;
 mod strategy;

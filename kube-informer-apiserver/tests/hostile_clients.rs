@@ -8,9 +8,74 @@ mod common;
 #[path = "common/raw_http.rs"]
 mod raw_http;
 
-use kube_informer_apiserver::ApiServer;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use kube_informer_apiserver::{ApiServer, Fault};
 use raw_http::*;
 use serde_json::json;
+
+/// The tests of this file run one at a time: they count the process's threads and file descriptors.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Entries of a `/proc/self` folder (threads, file descriptors); `None` off Linux.
+fn proc_count(dir: &str) -> Option<usize> {
+    std::fs::read_dir(format!("/proc/self/{dir}")).ok().map(Iterator::count)
+}
+
+/// The process's threads and open file descriptors (off Linux: nothing to compare, always equal).
+fn resources() -> (Option<usize>, Option<usize>) {
+    (proc_count("task"), proc_count("fd"))
+}
+
+/// The process's threads and descriptors once `server` holds no connection.
+fn settled(server: &ApiServer) -> (Option<usize>, Option<usize>) {
+    eventually("the server to hold no connection", || server.connections() == 0);
+    resources()
+}
+
+/// Waits until the process is back to `baseline` threads and descriptors.
+fn back_to(baseline: (Option<usize>, Option<usize>)) {
+    eventually("threads and file descriptors back to their baseline", || {
+        resources() == baseline
+    });
+}
+
+/// Opens `n` connections that each send `bytes` and then nothing.
+fn stall(server: &ApiServer, n: usize, bytes: &[u8]) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr()).unwrap();
+            s.write_all(bytes).unwrap();
+            s
+        })
+        .collect()
+}
+
+/// What the server sent before it closed the connection (it must close it within the test's wait).
+fn answer_then_close(mut s: TcpStream) -> String {
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut out = Vec::new();
+    match s.read_to_end(&mut out) {
+        Ok(_) => {}
+        // Reset after the answer: what was read stands.
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(e) => panic!("the server did not close the connection: {e}"),
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One raw request on a fresh connection; the server's whole answer.
+fn raw(server: &ApiServer, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    s.write_all(request).unwrap();
+    answer_then_close(s)
+}
 
 /// The server still answers a plain request.
 fn alive(server: &ApiServer) {
@@ -83,5 +148,311 @@ fn a_crd_rule_past_cel_gos_limits_is_refused_with_422() {
         message.contains("compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"),
         "{message}"
     );
+    alive(&server);
+}
+
+// ----- waits: every one has a deadline -----
+
+#[test]
+fn stalled_connections_are_dropped_at_the_read_header_timeout_while_others_are_served() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder()
+        .read_header_timeout(Duration::from_secs(5))
+        .start()
+        .unwrap();
+    alive(&server);
+    let baseline = settled(&server);
+    // Half a request line, then nothing: 300 of them.
+    let stalled = stall(&server, 300, b"GET /api/v1/namesp");
+    eventually("the server to hold the 300 stalled connections", || {
+        server.connections() >= 300
+    });
+    // One descriptor a connection: the 300 client sockets of this process and the server's 300.
+    if let (Some(before), (_, Some(now))) = (baseline.1, resources()) {
+        assert_eq!(now - before, 600, "one file descriptor per connection on each side");
+    }
+    // A fresh client is served meanwhile.
+    alive(&server);
+    assert!(
+        server.connections() >= 300,
+        "still held while another client was served"
+    );
+    for s in stalled {
+        // Go's server closes a connection whose head did not arrive in time without answering.
+        assert_eq!(answer_then_close(s), "");
+    }
+    eventually("the stalled connections to be gone", || server.connections() == 0);
+    back_to(baseline);
+    alive(&server);
+}
+
+#[test]
+fn stalled_tls_handshakes_are_dropped_at_the_handshake_timeout() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder()
+        .https()
+        .tls_handshake_timeout(Duration::from_secs(5))
+        .start()
+        .unwrap();
+    let baseline = settled(&server);
+    // A TLS record header announcing a ClientHello of 512 bytes, and the first few of them.
+    let half_hello = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03];
+    let stalled = stall(&server, 300, &half_hello);
+    eventually("the server to hold the 300 handshakes", || server.connections() >= 300);
+    // A TLS client is served meanwhile.
+    let client = server.client().unwrap();
+    let api = kube_informer::client::Api::<kube_informer::object::core::ConfigMap>::namespaced(client, "default");
+    assert!(api.list(&Default::default()).is_ok());
+    drop(api);
+    for s in stalled {
+        answer_then_close(s);
+    }
+    eventually("the stalled handshakes to be gone", || server.connections() == 0);
+    back_to(baseline);
+}
+
+#[test]
+fn idle_keep_alive_connections_and_stalled_bodies_are_dropped() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder()
+        .idle_timeout(Duration::from_millis(300))
+        .request_body_timeout(Duration::from_millis(300))
+        .start()
+        .unwrap();
+    let baseline = settled(&server);
+    // A whole request, answered, then nothing: closed at the idle timeout.
+    let mut idle = TcpStream::connect(server.addr()).unwrap();
+    idle.write_all(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let answer = answer_then_close(idle);
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    // A body announced and never sent: kube-apiserver's request timeout answers 504.
+    let answer = raw(
+        &server,
+        b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"metadata\":",
+    );
+    assert!(answer.starts_with("HTTP/1.1 504 "), "{answer}");
+    assert!(
+        answer.contains("Timeout: request did not complete within requested timeout - context deadline exceeded"),
+        "{answer}"
+    );
+    back_to(baseline);
+    alive(&server);
+}
+
+#[test]
+fn connections_past_the_cap_are_refused_with_429_until_one_leaves() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder()
+        .max_connections(5)
+        .read_header_timeout(Duration::from_secs(600))
+        .start()
+        .unwrap();
+    let baseline = settled(&server);
+    let held = stall(&server, 5, b"GET /");
+    eventually("five connections held", || server.connections() == 5);
+    let answer = raw(&server, b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n");
+    // The answer may be reset away by the close; when it arrives it is kube-apiserver's.
+    if !answer.is_empty() {
+        assert!(answer.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "{answer}");
+        assert!(answer.contains("\r\nRetry-After: 1\r\n"), "{answer}");
+        assert!(
+            answer.ends_with("\r\n\r\nToo many requests, please try again later.\n"),
+            "{answer}"
+        );
+    }
+    assert_eq!(server.connections(), 5);
+    drop(held);
+    eventually("the held connections to be gone", || server.connections() == 0);
+    alive(&server);
+    back_to(baseline);
+}
+
+#[test]
+fn requests_past_the_in_flight_limits_get_429_but_system_masters_and_watches_do_not() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder()
+        .rbac()
+        .token("t", "someone")
+        .user_groups("someone", &["system:masters"])
+        .token("v", "viewer")
+        .max_requests_in_flight(1)
+        .max_mutating_requests_in_flight(1)
+        .start()
+        .unwrap();
+    // One list held in flight by a stall, until the faults are cleared.
+    server.inject(Fault::list("configmaps").stall());
+    let url = format!("{}/api/v1/namespaces/default/configmaps", server.url());
+    let stalled = {
+        let a = agent();
+        let url = url.clone();
+        std::thread::spawn(move || {
+            a.get(&url)
+                .header("Authorization", "Bearer v")
+                .call()
+                .map(|r| r.status())
+        })
+    };
+    eventually("the stalled list to be in flight", || server.pending_faults() == 0);
+    let r = agent().get(&url).header("Authorization", "Bearer v").call().unwrap();
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["retry-after"], "1");
+    assert_eq!(
+        r.into_body().read_to_string().unwrap(),
+        "Too many requests, please try again later.\n"
+    );
+    // A member of system:masters always gets an answer; mutating requests have their own limit.
+    let r = agent().get(&url).header("Authorization", "Bearer t").call().unwrap();
+    assert_eq!(r.status(), 200);
+    let cm = json!({"metadata": {"name": "x"}}).to_string();
+    let r = agent()
+        .post(&url)
+        .header("Authorization", "Bearer t")
+        .header("Content-Type", "application/json")
+        .send(&cm)
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    // Watches are long-running: not counted.
+    let w = agent()
+        .get(&format!("{url}?watch=1&timeoutSeconds=1"))
+        .header("Authorization", "Bearer v")
+        .call()
+        .unwrap();
+    assert_eq!(w.status(), 403, "the viewer may not watch, but was not throttled");
+    server.clear_faults();
+    assert_eq!(stalled.join().unwrap().unwrap(), 403);
+    let r = agent().get(&url).header("Authorization", "Bearer t").call().unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[test]
+fn abandoned_watches_free_their_threads() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder()
+        .write_timeout(Duration::from_millis(300))
+        .start()
+        .unwrap();
+    let baseline = settled(&server);
+    // Watches whose clients never read, and watches whose clients leave.
+    let readers_gone: Vec<TcpStream> = stall(
+        &server,
+        10,
+        b"GET /api/v1/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n",
+    );
+    let left = stall(
+        &server,
+        10,
+        b"GET /api/v1/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n",
+    );
+    assert!(server.wait_for_watchers("configmaps", 20, WAIT));
+    drop(left);
+    // Enough events to fill the socket buffers of those who do not read: writers never wait for them.
+    let big = "x".repeat(100_000);
+    for i in 0..200 {
+        let name = format!("big-{}", i % 20);
+        let body = json!({"metadata": {"name": name}, "data": {"v": format!("{i}{big}")}});
+        if i < 20 {
+            server.create_json(&cm(), Some("default"), body).unwrap();
+        } else {
+            server.replace_json(&cm(), Some("default"), body).unwrap();
+        }
+    }
+    eventually("the abandoned watches to be dropped", || {
+        server.watchers("configmaps") == 0
+    });
+    drop(readers_gone);
+    eventually("their connections to be gone", || server.connections() == 0);
+    back_to(baseline);
+    alive(&server);
+}
+
+// ----- malformed requests: answered as Go's server and kube-apiserver answer them -----
+
+#[test]
+fn malformed_heads_get_gos_answers() {
+    let _one = one_at_a_time();
+    let server = ApiServer::start().unwrap();
+    for (request, answer) in [
+        (
+            &b"GET /version HTTP/1.1\r\n\r\n"[..],
+            "400 Bad Request: missing required Host header",
+        ),
+        (
+            b"GET /version HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "400 Bad Request: too many Host headers",
+        ),
+        (
+            b"GET /version HTTP/1.1\r\nHost: a\x00b\r\n\r\n",
+            "400 Bad Request: invalid header value",
+        ),
+        (
+            b"GET /version HTTP/1.1\r\nHost: x\r\nX: a\x01b\r\n\r\n",
+            "400 Bad Request: invalid header value",
+        ),
+        (
+            b"GET /version HTTP/1.1\r\nHost: x\r\nX: \x1b[31m\r\n\r\n",
+            "400 Bad Request: invalid header value",
+        ),
+        (
+            b"GET /version HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n",
+            "400 Bad Request: invalid header name",
+        ),
+    ] {
+        let got = raw(&server, request);
+        assert_eq!(
+            got,
+            format!(
+                "HTTP/1.1 {answer}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n{answer}"
+            ),
+            "{request:?}"
+        );
+    }
+    // HTTP/1.0 needs no Host.
+    assert!(raw(&server, b"GET /version HTTP/1.0\r\n\r\n").starts_with("HTTP/1.1 200 "));
+    // A path that is not UTF-8 names nothing: 404, raw or escaped.
+    for path in [
+        &b"/api/v1/namespaces/\xff\xfe/configmaps"[..],
+        b"/api/v1/namespaces/%ff/configmaps",
+    ] {
+        let mut request = b"GET ".to_vec();
+        request.extend_from_slice(path);
+        request.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let got = raw(&server, &request);
+        assert!(got.starts_with("HTTP/1.1 404 "), "{path:?}: {got}");
+    }
+    alive(&server);
+}
+
+#[test]
+fn plain_http_to_the_tls_port_gets_gos_400() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder().https().start().unwrap();
+    let got = raw(&server, b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(
+        got,
+        "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+    );
+    // The server carries on.
+    let api = kube_informer::client::Api::<kube_informer::object::core::ConfigMap>::namespaced(
+        server.client().unwrap(),
+        "default",
+    );
+    assert!(api.list(&Default::default()).is_ok());
+}
+
+#[test]
+fn bodies_past_the_limit_get_kube_apiservers_413() {
+    let _one = one_at_a_time();
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    for ct in [
+        "application/json",
+        "application/yaml",
+        "application/vnd.kubernetes.protobuf",
+    ] {
+        let (code, st) = send("POST", &url, ct, &"x".repeat(3 * 1024 * 1024 + 1));
+        assert_eq!(code, 413, "{ct}: {st}");
+        assert_eq!(st["message"], "Request entity too large: limit is 3145728", "{ct}");
+        assert_eq!(st["reason"], "RequestEntityTooLarge");
+    }
     alive(&server);
 }
