@@ -6,7 +6,7 @@
 //! are dropped whatever the directive (as kube-apiserver's decoding into its Go types, or a CRD's pruning, does).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -15,6 +15,9 @@ use serde_json::{Map, Value};
 use super::errors::{self, Failure, FieldError};
 use super::resource::ResourceSpec;
 use super::schema::{self, FieldPath};
+
+/// The most problems the JSON decoder keeps (sigs.k8s.io/json's strict errors).
+const MAX_DECODER_PROBLEMS: usize = 100;
 
 /// What to do with unknown and duplicate fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,14 +267,28 @@ pub(crate) fn judge(
     if directive == Directive::Ignore || (worded.is_empty() && duplicates.is_empty() && unknown.is_empty()) {
         return Ok(Vec::new());
     }
+    // The JSON decoder reports each of its problems once, and at most 100 of them (sigs.k8s.io/json's
+    // `saveStrictError`): a body repeating a key 200,000 times is one problem.
+    let mut seen = HashSet::new();
+    let duplicates: Vec<String> = duplicates
+        .into_iter()
+        .filter(|d| seen.insert(d.clone()))
+        .take(MAX_DECODER_PROBLEMS)
+        .collect();
     let mut problems: Vec<(String, String)> = Vec::new();
     match body.filter(|_| !spec.custom && stage == Stage::Decode) {
         Some(body) => {
             // A typed object reports in document order, a field both repeated and unknown once, as unknown.
             let order = document_order(body);
             // An unknown field where the decoder first meets it; a repeated one where it meets it again.
-            let position = |p: &str| order.iter().position(|o| o == p).unwrap_or(usize::MAX);
-            let again = |p: &str| order.iter().rposition(|o| o == p).unwrap_or(usize::MAX);
+            let mut first: HashMap<&str, usize> = HashMap::new();
+            let mut last: HashMap<&str, usize> = HashMap::new();
+            for (i, o) in order.iter().enumerate() {
+                first.entry(o.as_str()).or_insert(i);
+                last.insert(o.as_str(), i);
+            }
+            let position = |p: &str| first.get(p).copied().unwrap_or(usize::MAX);
+            let again = |p: &str| last.get(p).copied().unwrap_or(usize::MAX);
             let unknown_set: HashSet<&str> = unknown.iter().map(String::as_str).collect();
             let mut all: Vec<(usize, String, String)> = duplicates
                 .iter()
@@ -280,7 +297,8 @@ pub(crate) fn judge(
                 .chain(unknown.iter().map(|u| (position(u), "unknown".to_owned(), u.clone())))
                 .collect();
             all.sort_by_key(|(p, _, _)| *p);
-            problems.extend(all.into_iter().map(|(_, k, p)| (k, p)));
+            // The decoder of a typed object finds both kinds: at most 100 in all.
+            problems.extend(all.into_iter().take(MAX_DECODER_PROBLEMS).map(|(_, k, p)| (k, p)));
         }
         None => {
             problems.extend(duplicates.into_iter().map(|d| ("duplicate".to_owned(), d)));

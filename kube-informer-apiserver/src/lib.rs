@@ -164,6 +164,7 @@ mod managed_fields;
 mod manifests;
 mod meta;
 mod namespace_lifecycle;
+mod nesting;
 mod openapi;
 mod patch;
 mod pod_subresources;
@@ -189,6 +190,7 @@ pub(crate) mod tls;
 mod user;
 mod util;
 mod validating_admission_policy;
+mod warning;
 mod watch;
 
 pub use admin::PREFIX as ADMIN_PREFIX;

@@ -456,3 +456,198 @@ fn bodies_past_the_limit_get_kube_apiservers_413() {
     }
     alive(&server);
 }
+
+// ----- bodies built to exhaust the stack or the memory -----
+
+/// A PATCH of `cm` in `default` with `content_type`: (status, answer).
+fn patch_cm(server: &ApiServer, cm_name: &str, content_type: &str, body: &str) -> (u16, serde_json::Value) {
+    send(
+        "PATCH",
+        &format!("{}/{cm_name}", cms(server, "default")),
+        content_type,
+        body,
+    )
+}
+
+#[test]
+fn json_patches_past_kube_apiservers_limits_are_refused() {
+    let _one = one_at_a_time();
+    let server = ApiServer::start().unwrap();
+    make(&server, "default", "target", json!({}));
+    // 10,001 operations: 413.
+    let ops = vec![r#"{"op":"test","path":"/kind","value":"ConfigMap"}"#; 10_001].join(",");
+    let (code, st) = patch_cm(&server, "target", "application/json-patch+json", &format!("[{ops}]"));
+    assert_eq!(code, 413, "{st}");
+    assert_eq!(
+        st["message"],
+        "The allowed maximum operations in a JSON patch is 10000, got 10001"
+    );
+    // 1.9 KB of copies, each doubling the object: stopped at 3 MiB copied (it grew the process by 100 MB).
+    let seed = json!([{"op": "add", "path": "/data/seed", "value": "x".repeat(100_000)}]);
+    assert_eq!(
+        patch_cm(&server, "target", "application/json-patch+json", &seed.to_string()).0,
+        200
+    );
+    let copies: Vec<serde_json::Value> = (0..16)
+        .map(|i| json!({"op": "copy", "from": "/data", "path": format!("/data/c{i}")}))
+        .collect();
+    let (code, st) = patch_cm(
+        &server,
+        "target",
+        "application/json-patch+json",
+        &serde_json::Value::Array(copies).to_string(),
+    );
+    assert_eq!(code, 422, "{st}");
+    let message = st["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Unable to complete the copy, the accumulated size increase of copy is ")
+            && message.ends_with("exceeding the limit 3145728"),
+        "{message}"
+    );
+    alive(&server);
+}
+
+#[test]
+fn bodies_nested_ten_times_past_each_parsers_limit_are_refused() {
+    let _one = one_at_a_time();
+    let server = ApiServer::start().unwrap();
+    let url = cms(&server, "default");
+    // JSON: serde_json stops at 128 levels.
+    let deep_json = format!(
+        r#"{{"metadata":{{"name":"deep"}},"data":{}1{}}}"#,
+        "[".repeat(1_280),
+        "]".repeat(1_280)
+    );
+    make(&server, "default", "patched", json!({}));
+    for ct in [
+        "application/json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+    ] {
+        let (code, st) = if ct == "application/json" {
+            send("POST", &url, ct, &deep_json)
+        } else {
+            patch_cm(&server, "patched", ct, &deep_json)
+        };
+        assert_eq!(code, 400, "{ct}: {st}");
+    }
+    // YAML: serde-saphyr's budget stops at 64 levels.
+    let deep_yaml = format!(
+        "metadata: {{name: deep}}\ndata: {}1{}\n",
+        "[".repeat(640),
+        "]".repeat(640)
+    );
+    let (code, st) = send("POST", &url, "application/yaml", &deep_yaml);
+    assert_eq!(code, 400, "{st}");
+    let (code, st) = send(
+        "PATCH",
+        &format!("{}/patched?fieldManager=hostile", cms(&server, "default")),
+        "application/apply-patch+yaml",
+        &deep_yaml,
+    );
+    assert_eq!(code, 400, "{st}");
+    // A JSON patch building depth operation by operation: refused as soon as it would pass a body's 127 levels.
+    let deep_value = (0..100).fold(json!("v"), |v, _| json!({"a": v}));
+    let ops: Vec<serde_json::Value> = (0..13)
+        .map(|i| json!({"op": "add", "path": format!("/metadata/annotations{}", "/a".repeat(i * 100)), "value": deep_value}))
+        .collect();
+    let (code, st) = patch_cm(
+        &server,
+        "patched",
+        "application/json-patch+json",
+        &serde_json::Value::Array(ops).to_string(),
+    );
+    assert_eq!(code, 422, "{st}");
+    // Protobuf: groups nested 640 deep in an unknown field are skipped without recursion.
+    let (code, st) = send_bytes(
+        &url,
+        "application/vnd.kubernetes.protobuf",
+        &protobuf_with_nested_groups(640),
+    );
+    assert!(matches!(code, 201 | 400), "{code}: {st}");
+    alive(&server);
+}
+
+/// A protobuf ConfigMap named `groups` whose unknown field 999 holds `n` groups nested in one another.
+fn protobuf_with_nested_groups(n: usize) -> Vec<u8> {
+    fn varint(mut v: usize, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    fn bytes_field(field: usize, data: &[u8], out: &mut Vec<u8>) {
+        varint(field << 3 | 2, out);
+        varint(data.len(), out);
+        out.extend_from_slice(data);
+    }
+    let mut meta = Vec::new();
+    bytes_field(1, b"groups", &mut meta);
+    let mut cm = Vec::new();
+    bytes_field(1, &meta, &mut cm);
+    for _ in 0..n {
+        varint(999 << 3 | 3, &mut cm);
+    }
+    for _ in 0..n {
+        varint(999 << 3 | 4, &mut cm);
+    }
+    let mut type_meta = Vec::new();
+    bytes_field(1, b"v1", &mut type_meta);
+    bytes_field(2, b"ConfigMap", &mut type_meta);
+    let mut unknown = Vec::new();
+    bytes_field(1, &type_meta, &mut unknown);
+    bytes_field(2, &cm, &mut unknown);
+    let mut body = b"k8s\0".to_vec();
+    body.extend_from_slice(&unknown);
+    body
+}
+
+fn send_bytes(url: &str, content_type: &str, body: &[u8]) -> (u16, serde_json::Value) {
+    let r = agent()
+        .post(url)
+        .header("Content-Type", content_type)
+        .send(body)
+        .unwrap();
+    let code = r.status().as_u16();
+    let text = r.into_body().read_to_string().unwrap();
+    (
+        code,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+    )
+}
+
+#[test]
+fn a_key_repeated_200000_times_is_one_warning() {
+    let _one = one_at_a_time();
+    let server = ApiServer::start().unwrap();
+    let repeated = vec![r#""k":"v""#; 200_000].join(",");
+    let body = format!(r#"{{"metadata":{{"name":"dups"}},"data":{{{repeated}}}}}"#);
+    let r = agent()
+        .post(&cms(&server, "default"))
+        .header("Content-Type", "application/json")
+        .send(&body)
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let warnings: Vec<String> = r
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(warnings, [r#"299 - "duplicate field \"data.k\"""#]);
+    // Strict: the decoder's problem once.
+    let body = body.replace("\"dups\"", "\"dups2\"");
+    let (code, st) = send(
+        "POST",
+        &format!("{}?fieldValidation=Strict", cms(&server, "default")),
+        "application/json",
+        &body,
+    );
+    assert_eq!(code, 400);
+    assert_eq!(
+        st["message"],
+        r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data.k""#
+    );
+    alive(&server);
+}
