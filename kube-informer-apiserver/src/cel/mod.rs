@@ -87,6 +87,17 @@ fn render(source: &str, offset: u32, message: &str) -> String {
     )
 }
 
+/// cel-go's `maxErrorsToReport`: issues past it are counted, not rendered (each rendering holds its source line).
+const MAX_ISSUES: usize = 100;
+
+/// The rendered issues (at most [`MAX_ISSUES`] of `total`), and cel-go's note of those left out.
+fn issues_text(mut rendered: Vec<String>, total: usize) -> String {
+    if total > MAX_ISSUES {
+        rendered.push(format!("{} more errors were truncated", total - MAX_ISSUES));
+    }
+    rendered.join("\n")
+}
+
 /// Parses and checks `source` with the variables `declared`; the error is cel-go's issues text. Text past cel-go's
 /// size and nesting limits is refused before any parser sees it ([`limits`]); deep text is parsed and checked on a
 /// stack of its own ([`stack`]).
@@ -118,6 +129,7 @@ fn compile_measured(source: &str, declared: &[(String, Type)]) -> Result<Program
             let text: Vec<String> = errs
                 .errors
                 .iter()
+                .take(MAX_ISSUES)
                 .map(|e| {
                     // The parser's positions: 1-based line, 0-based column.
                     let (line, col) = (e.pos.0.max(1) as usize, e.pos.1.max(0) as usize);
@@ -129,7 +141,7 @@ fn compile_measured(source: &str, declared: &[(String, Type)]) -> Result<Program
                     render(source, offset as u32, &e.msg)
                 })
                 .collect();
-            return Err(text.join("\n"));
+            return Err(issues_text(text, errs.errors.len()));
         }
     };
     let checked = checker::check(&expr, &info, declared);
@@ -137,9 +149,10 @@ fn compile_measured(source: &str, declared: &[(String, Type)]) -> Result<Program
         let text: Vec<String> = checked
             .issues
             .iter()
+            .take(MAX_ISSUES)
             .map(|i| render(source, i.offset, &i.message))
             .collect();
-        return Err(text.join("\n"));
+        return Err(issues_text(text, checked.issues.len()));
     }
     let deep = stack::tree_depth(&expr) > stack::SHALLOW_TREE;
     Ok(Program {

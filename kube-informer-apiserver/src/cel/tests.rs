@@ -237,3 +237,16 @@ fn expressions_past_the_limits_are_refused_with_cel_go_messages() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn issues_past_a_hundred_are_counted_not_rendered() {
+    // 300 calls no overload accepts, on one long line: cel-go renders 100 of them (each with the line).
+    let src = vec!["1.size() > 0"; 300].join(" && ");
+    let e = compile(&src, &[]).map(|_| ()).unwrap_err();
+    assert_eq!(e.matches("found no matching overload").count(), 100);
+    assert!(
+        e.ends_with("\n200 more errors were truncated"),
+        "{}",
+        &e[e.len() - 60..]
+    );
+}
