@@ -140,9 +140,9 @@ impl<'de> Visitor<'de> for Seed<'_> {
     }
 }
 
-/// The order paths first appear in a JSON document (for reporting a typed object's problems as its decoder meets
-/// them). Only computed when there is something to report.
-fn document_order(body: &[u8]) -> Vec<String> {
+/// The order paths (fields and array elements) appear in a JSON document (for reporting a typed object's problems as
+/// its decoder meets them). Only computed when there is something to report.
+pub(crate) fn document_order(body: &[u8]) -> Vec<String> {
     // serde_json's map keeps keys sorted, not in document order: read them in order with a streaming pass.
     let order = RefCell::new(Vec::new());
     let mut de = serde_json::Deserializer::from_slice(body);
@@ -200,16 +200,23 @@ impl<'de> Visitor<'de> for OrderSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
-        while seq
-            .next_element_seed(OrderSeed {
-                path: self.path.index(i),
-                order: self.order,
-            })?
-            .is_some()
-        {
+        loop {
+            let path = self.path.index(i);
+            let at = self.order.borrow().len();
+            self.order.borrow_mut().push(path.as_str().to_owned());
+            if seq
+                .next_element_seed(OrderSeed {
+                    path,
+                    order: self.order,
+                })?
+                .is_none()
+            {
+                // No element after all.
+                self.order.borrow_mut().truncate(at);
+                return Ok(());
+            }
             i += 1;
         }
-        Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
