@@ -1,9 +1,13 @@
 //! How deep a JSON value nests, and how deep a stored object may: no deeper than a request body can be, serde_json's
 //! recursion limit (127 arrays and objects inside one another). Bodies are held to it by the parser; what a patch
-//! makes is checked here, operation by operation, so that every recursive walk over a stored object (pruning,
-//! defaulting, validation, managed fields, CEL values, encoding, dropping) stays within that depth.
+//! makes is checked operation by operation, and what is stored — its managed fields included, whose `fieldsV1`
+//! nest a few levels deeper than the fields they name — once more before it is: every recursive walk over a stored
+//! object (pruning, defaulting, validation, managed fields, CEL values, encoding, dropping) stays within that depth,
+//! and every client with serde_json's limit (kube-rs, this crate's) reads back what was accepted.
 
 use serde_json::Value;
+
+use super::errors::Failure;
 
 /// The most arrays and objects nested in one another a stored object may have: what serde_json parses.
 pub(crate) const MAX_NESTING: usize = 127;
@@ -22,6 +26,22 @@ pub(crate) fn nesting(v: &Value) -> usize {
         deepest = deepest.max(here);
     }
     deepest
+}
+
+/// Refuses to store `obj` (as it would be served) when it nests deeper than [`MAX_NESTING`]: 422.
+pub(crate) fn check_stored(obj: &Value) -> Result<(), Failure> {
+    let depth = nesting(obj);
+    if depth <= MAX_NESTING {
+        return Ok(());
+    }
+    Err(Box::new(kube_informer::object::Status::failure(
+        422,
+        "Invalid",
+        format!(
+            "the object would be stored nested {depth} levels deep (its managed fields included), more than the \
+             {MAX_NESTING} a JSON client such as serde_json reads back"
+        ),
+    )))
 }
 
 #[cfg(test)]

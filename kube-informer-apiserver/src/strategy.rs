@@ -286,6 +286,7 @@ fn create_locked(
     // run it.
     let warnings = validate_write(g, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
+    super::nesting::check_stored(&body)?;
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
@@ -438,6 +439,7 @@ fn prepare_update(
     meta::normalize(result_meta);
     let result = Value::Object(result);
     let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
+    super::nesting::check_stored(&result)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
     let unchanged = if spec.conversion.is_some() {

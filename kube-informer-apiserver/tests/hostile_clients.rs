@@ -694,3 +694,127 @@ fn percent_encode(s: &str) -> String {
         })
         .collect()
 }
+
+// ----- objects at the limit go through every path -----
+
+fn message_of(st: &serde_json::Value) -> &str {
+    st["message"].as_str().unwrap_or_default()
+}
+
+/// A value nested `n` objects deep (`{"a": {"a": … 1}}`).
+fn nested(n: usize) -> serde_json::Value {
+    (0..n).fold(json!(1), |v, _| json!({"a": v}))
+}
+
+/// A CRD whose `spec` keeps anything, with a CEL rule on it and printer columns reading deep into it.
+const DEEP_CRD: &str = r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {"name": "deeps.example.com"},
+  "spec": {"group": "example.com", "scope": "Namespaced",
+    "names": {"plural": "deeps", "singular": "deep", "kind": "Deep"},
+    "versions": [{"name": "v1", "served": true, "storage": true,
+      "additionalPrinterColumns": [{"name": "Deepest", "type": "string", "jsonPath": "..a"}],
+      "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                 "x-kubernetes-validations": [{"rule": "has(self.a)"}]}}}}}]}}"#;
+
+#[test]
+fn objects_nested_as_deep_as_a_body_may_go_through_every_path_on_a_connection_thread() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder().crd(DEEP_CRD).start().unwrap();
+    let url = format!("{}/apis/example.com/v1/namespaces/default/deeps", server.url());
+    // What is stored nests 127 levels at most, its managed fields included: their `fieldsV1` name a field of
+    // `spec` 4 levels deeper than the object holds it. So `spec` may hold 121 levels.
+    let too_deep_stored =
+        json!({"apiVersion": "example.com/v1", "kind": "Deep", "metadata": {"name": "d"}, "spec": nested(122)});
+    let (code, st) = post(&url, &too_deep_stored);
+    assert_eq!(code, 422, "{st}");
+    assert!(message_of(&st).contains("its managed fields included"), "{st}");
+    let deep = json!({"apiVersion": "example.com/v1", "kind": "Deep", "metadata": {"name": "d"}, "spec": nested(121)});
+    let (code, st) = post(&url, &deep);
+    assert_eq!(code, 201, "{st}");
+    // A client with serde_json's limit reads it back.
+    let client = server.client().unwrap();
+    let api = kube_informer::client::Api::<kube_informer::object::DynamicObject>::namespaced_with(
+        client,
+        "default",
+        &kube_informer::object::ApiResource::new("example.com", "v1", "Deep", "deeps", true),
+    );
+    assert_eq!(api.list(&Default::default()).unwrap().items.len(), 1);
+    let (code, _) = get(&format!("{url}/d"));
+    assert_eq!(code, 200);
+    assert_eq!(get(&url).0, 200);
+    let table = agent()
+        .get(&url)
+        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+        .call()
+        .unwrap();
+    assert_eq!(table.status(), 200);
+    // A watch from the start streams it.
+    let mut w = TcpStream::connect(server.addr()).unwrap();
+    w.write_all(
+        b"GET /apis/example.com/v1/deeps?watch=1&timeoutSeconds=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert!(answer_then_close(w).contains("\"ADDED\""));
+    // Patches of every kind, at the limit.
+    let merge = json!({"spec": {"b": nested(120)}});
+    let (code, st) = send(
+        "PATCH",
+        &format!("{url}/d"),
+        "application/merge-patch+json",
+        &merge.to_string(),
+    );
+    assert_eq!(code, 200, "{st}");
+    let json_patch = json!([{"op": "replace", "path": "/spec/a", "value": nested(120)}]);
+    assert_eq!(
+        send(
+            "PATCH",
+            &format!("{url}/d"),
+            "application/json-patch+json",
+            &json_patch.to_string()
+        )
+        .0,
+        200
+    );
+    let apply = json!({"apiVersion": "example.com/v1", "kind": "Deep", "metadata": {"name": "d"},
+                       "spec": {"a": nested(120), "c": nested(120)}});
+    let (code, st) = send(
+        "PATCH",
+        &format!("{url}/d?fieldManager=deep"),
+        "application/apply-patch+yaml",
+        &apply.to_string(),
+    );
+    assert_eq!(code, 200, "{st}");
+    // A body past serde_json's limit no parser reads.
+    let too_deep =
+        json!({"apiVersion": "example.com/v1", "kind": "Deep", "metadata": {"name": "e"}, "spec": nested(127)});
+    assert_eq!(post(&url, &too_deep).0, 400);
+    // And a built-in kind's deepest shape, every patch type too.
+    let cm = json!({"metadata": {"name": "deep", "annotations": {"a": "b"}}, "data": {"k": "v"}});
+    assert_eq!(post(&cms(&server, "default"), &cm).0, 201);
+    alive(&server);
+}
+
+#[test]
+fn the_deepest_objects_need_a_quarter_of_a_connection_threads_stack() {
+    let _one = one_at_a_time();
+    let server = ApiServer::builder().crd(DEEP_CRD).start().unwrap();
+    let ar = kube_informer::object::ApiResource::new("example.com", "v1", "Deep", "deeps", true);
+    // The same writes through the Rust calls, on a thread of 512 KiB (connection threads have 2 MiB).
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn_scoped(s, || {
+                let obj = json!({"metadata": {"name": "d"}, "spec": nested(121)});
+                server.create_json(&ar, Some("default"), obj).unwrap();
+                server
+                    .patch_json(&ar, Some("default"), "d", &json!({"spec": {"b": nested(120)}}))
+                    .unwrap();
+                let back = server.get_json(&ar, Some("default"), "d").unwrap();
+                assert_eq!(back["spec"]["b"], nested(120));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    });
+}
