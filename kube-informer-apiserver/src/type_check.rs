@@ -232,6 +232,19 @@ impl<'a> Walk<'a> {
         self.struct_name = outer;
     }
 
+    /// A quantity, or a time given as a string: parsed by the type itself (its error stops the JSON decoder; the
+    /// converter reads it through the same JSON), with the type's own words.
+    fn self_decoding(&mut self, ty: Ty<'a>, v: &'a Value, path: &FieldPath) {
+        let parsed = match (ty, v) {
+            (Ty::Time, Value::String(s)) => check_time(RFC3339, s),
+            (Ty::MicroTime, Value::String(s)) => check_time(RFC3339_MICRO, s),
+            _ => quantity(v),
+        };
+        if let Err(e) = parsed {
+            self.problem(path, true, e);
+        }
+    }
+
     /// The JSON decoder's view of `v` as a `ty`.
     fn json(&mut self, ty: Ty<'a>, v: &'a Value, path: &FieldPath) {
         let kind = json_kind(v);
@@ -285,17 +298,7 @@ impl<'a> Walk<'a> {
                     self.problem(path, true, message);
                 }
             }
-            (Ty::Quantity, _) => {
-                if let Err(e) = quantity(v) {
-                    self.problem(path, true, e);
-                }
-            }
-            (Ty::Time | Ty::MicroTime, Value::String(s)) => {
-                let layout = if matches!(ty, Ty::Time) { RFC3339 } else { RFC3339_MICRO };
-                if let Err(e) = check_time(layout, s) {
-                    self.problem(path, true, e);
-                }
-            }
+            (Ty::Quantity, _) | (Ty::Time | Ty::MicroTime, Value::String(_)) => self.self_decoding(ty, v, path),
             (Ty::Time | Ty::MicroTime, _) => {
                 let message = self.type_error(kind, "string");
                 self.problem(path, true, message);
@@ -369,17 +372,7 @@ impl<'a> Walk<'a> {
                     self.problem(path, true, message);
                 }
             }
-            (Ty::Quantity, _) => {
-                if let Err(e) = quantity(v) {
-                    self.problem(path, true, e);
-                }
-            }
-            (Ty::Time | Ty::MicroTime, Value::String(s)) => {
-                let layout = if matches!(ty, Ty::Time) { RFC3339 } else { RFC3339_MICRO };
-                if let Err(e) = check_time(layout, s) {
-                    self.problem(path, true, e);
-                }
-            }
+            (Ty::Quantity, _) | (Ty::Time | Ty::MicroTime, Value::String(_)) => self.self_decoding(ty, v, path),
             (Ty::Time | Ty::MicroTime, _) => {
                 let message = format!("json: cannot unmarshal {} into Go value of type string", json_kind(v));
                 self.problem(path, true, message);
