@@ -147,6 +147,7 @@ fn bench_watch() {
     let server = ApiServer::builder()
         .history_size(EVENTS + 10)
         .compaction_interval(None)
+        .namespace("watch")
         .start()
         .unwrap();
     let payload = "p".repeat(400);
@@ -232,7 +233,12 @@ fn main() {
         println!("server bench: run with `cargo bench --bench server`");
         return;
     }
-    let server = ApiServer::builder().compaction_interval(None).start().unwrap();
+    let namespaces: Vec<String> = (0..10).map(|i| format!("ns-{i}")).collect();
+    let server = ApiServer::builder()
+        .compaction_interval(None)
+        .namespaces(namespaces.iter().map(String::as_str))
+        .start()
+        .unwrap();
     let t = Instant::now();
     let value = "x".repeat(100);
     for i in 0..OBJECTS {

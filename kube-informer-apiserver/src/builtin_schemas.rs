@@ -56,6 +56,14 @@ pub(crate) fn schema(api_version: &str, kind: &str) -> Option<Arc<Value>> {
     SCHEMAS.lock().entry(key).or_insert(inlined).clone()
 }
 
+/// The definitions and the name of a default resource's kind's definition (`io.k8s.api.core.v1.ConfigMap`), by
+/// `apiVersion` and `kind`: the schema with its `$ref`s, which name the Go types.
+pub(crate) fn definition(api_version: &str, kind: &str) -> Option<(&'static Map<String, Value>, &'static str)> {
+    let document = &*DOCUMENT_PARSED;
+    let name = document.kinds.get(&format!("{api_version}/{kind}"))?.as_str()?;
+    Some((&document.definitions, name))
+}
+
 /// Replaces every `{"$ref": name, …siblings}` with the named definition, the siblings added over it (a property's
 /// own `x-kubernetes-patch-strategy` beside a shared type). `None` when a name is unknown or nesting is absurd.
 fn inline(node: &Value, definitions: &Map<String, Value>, depth: usize) -> Option<Value> {

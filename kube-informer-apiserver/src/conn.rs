@@ -1,10 +1,12 @@
 //! One client connection: TLS handshake, HTTP/1.1 keep-alive loop, and the request pipeline
-//! (route → fault → authenticate → authorize → handle → log → answer).
+//! (route → fault → authenticate → authorize → handle → log → answer). Every read has a deadline
+//! ([`ServingLimits`]): the TLS handshake and each request head from their start, a body from the end of its head,
+//! the wait for the next request on an idle keep-alive connection; every write has a timeout.
 
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use rustls::{ServerConnection, StreamOwned};
 
@@ -27,16 +29,96 @@ use super::request_info::RequestInfo;
 use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
+use super::serving_limits::{self, InFlightSlot};
 use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name, subject_organizations};
 use super::user::UserInfo;
 use super::watch::{self, WatchEnd};
 use crate::util::parse_query;
 
+/// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
+/// it down to cut the connection). Reads fail with `TimedOut` once the deadline set, if any, has passed.
+pub(crate) struct Sock {
+    tcp: Arc<TcpStream>,
+    deadline: Option<Instant>,
+    /// The first bytes read (up to five), to tell plain HTTP sent to the TLS port.
+    first: [u8; 5],
+    first_len: usize,
+}
+
+impl Sock {
+    fn new(tcp: Arc<TcpStream>) -> Sock {
+        Sock {
+            tcp,
+            deadline: None,
+            first: [0; 5],
+            first_len: 0,
+        }
+    }
+
+    /// Sets (or, with `None`, clears) the deadline of the reads that follow.
+    fn set_deadline(&mut self, deadline: Option<Instant>) {
+        if deadline.is_none() && self.deadline.is_some() {
+            let _ = self.tcp.set_read_timeout(None);
+        }
+        self.deadline = deadline;
+    }
+
+    /// Go's `tlsRecordHeaderLooksLikeHTTP`: the first five bytes a plain HTTP request starts with.
+    fn looks_like_http(&self) -> bool {
+        self.first_len == 5 && matches!(&self.first, b"GET /" | b"HEAD " | b"POST " | b"PUT /" | b"OPTIO")
+    }
+}
+
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            // Per read: a slow client cannot stretch the deadline by trickling bytes.
+            self.tcp
+                .set_read_timeout(Some(left.max(serving_limits::SHORTEST_WAIT)))?;
+        }
+        let n = match (&*self.tcp).read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && self.deadline.is_some() => {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            r => r?,
+        };
+        if self.first_len < self.first.len() {
+            let take = n.min(self.first.len() - self.first_len);
+            self.first[self.first_len..self.first_len + take].copy_from_slice(&buf[..take]);
+            self.first_len += take;
+        }
+        Ok(n)
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self.tcp).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&*self.tcp).flush()
+    }
+}
+
 /// A client connection, plain or TLS.
 pub(crate) enum Stream {
-    Plain(TcpStream),
-    Tls(Box<StreamOwned<ServerConnection, TcpStream>>),
+    Plain(Sock),
+    Tls(Box<StreamOwned<ServerConnection, Sock>>),
+}
+
+impl Stream {
+    fn sock(&mut self) -> &mut Sock {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => &mut s.sock,
+        }
+    }
 }
 
 impl Read for Stream {
@@ -70,7 +152,7 @@ pub(crate) struct ConnCtx {
     /// The server epoch this connection belongs to; a restart starts a new one and ends this connection.
     epoch: u64,
     /// The socket, for cutting it and for checking an idle watch's client is still there.
-    raw: TcpStream,
+    raw: Arc<TcpStream>,
     /// The CN and Os of a verified client certificate.
     cert_user: Option<CertificateUser>,
     /// Connection number, for the request log.
@@ -104,11 +186,40 @@ impl ConnCtx {
     }
 }
 
-fn handshake(pki: &Pki, tcp: TcpStream) -> Option<(Stream, Option<CertificateUser>)> {
-    let conn = ServerConnection::new(pki.config.clone()).ok()?;
-    let mut s = StreamOwned::new(conn, tcp);
+/// Why a TLS handshake failed.
+enum Handshake {
+    /// Plain HTTP to the TLS port: answered as Go's server answers it.
+    PlainHttp(Sock),
+    /// Anything else (a timeout, a broken client): the connection closes.
+    Failed,
+}
+
+fn handshake(pki: &Pki, sock: Sock) -> Result<(Stream, Option<CertificateUser>), Handshake> {
+    let conn = ServerConnection::new(pki.config.clone()).map_err(|_| Handshake::Failed)?;
+    let mut s = StreamOwned::new(conn, sock);
+    // `complete_io`, by hand: a client that is not speaking TLS gets Go's plain answer, not an alert before it.
     while s.conn.is_handshaking() {
-        s.conn.complete_io(&mut s.sock).ok()?;
+        while s.conn.wants_write() {
+            s.conn.write_tls(&mut s.sock).map_err(|_| Handshake::Failed)?;
+        }
+        if !s.conn.is_handshaking() {
+            break;
+        }
+        match s.conn.read_tls(&mut s.sock) {
+            Ok(0) | Err(_) => return Err(Handshake::Failed),
+            Ok(_) => {}
+        }
+        if s.conn.process_new_packets().is_err() {
+            if s.sock.looks_like_http() {
+                return Err(Handshake::PlainHttp(s.sock));
+            }
+            // The alert rustls queued, if the client is still there to read it.
+            let _ = s.conn.write_tls(&mut s.sock);
+            return Err(Handshake::Failed);
+        }
+    }
+    while s.conn.wants_write() {
+        s.conn.write_tls(&mut s.sock).map_err(|_| Handshake::Failed)?;
     }
     let user = s.conn.peer_certificates().and_then(|c| c.first()).and_then(|c| {
         Some(CertificateUser {
@@ -116,21 +227,41 @@ fn handshake(pki: &Pki, tcp: TcpStream) -> Option<(Stream, Option<CertificateUse
             groups: subject_organizations(c),
         })
     });
-    Some((Stream::Tls(Box::new(s)), user))
+    Ok((Stream::Tls(Box::new(s)), user))
 }
 
-/// Serves one connection until the client leaves, an error, a fault cut, or shutdown.
-pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
+/// The deadline `wait` from now (none past the end of time: far enough).
+fn after(wait: std::time::Duration) -> Option<Instant> {
+    Instant::now().checked_add(wait)
+}
+
+/// Serves one connection, accepted at `accepted`, until the client leaves, an error, a timeout, a fault cut, or
+/// shutdown.
+pub(crate) fn serve(shared: Arc<Shared>, tcp: Arc<TcpStream>, accepted: Instant, epoch: u64, id: u64) {
+    let limits = shared.limits.clone();
     let _ = tcp.set_nodelay(true);
-    let Ok(raw) = tcp.try_clone() else {
-        return;
-    };
+    let _ = tcp.set_write_timeout(Some(limits.write_timeout));
+    let raw = tcp.clone();
+    let mut sock = Sock::new(tcp);
     let (stream, cert_user) = match &shared.pki {
-        None => (Stream::Plain(tcp), None),
-        Some(pki) => match handshake(pki, tcp) {
-            Some(x) => x,
-            None => return,
-        },
+        None => (Stream::Plain(sock), None),
+        Some(pki) => {
+            sock.set_deadline(accepted.checked_add(limits.tls_handshake_timeout));
+            match handshake(pki, sock) {
+                Ok(x) => x,
+                Err(Handshake::PlainHttp(mut sock)) => {
+                    let _ = sock.write_all(
+                        b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n",
+                    );
+                    linger_close(&raw);
+                    return;
+                }
+                Err(Handshake::Failed) => {
+                    let _ = raw.shutdown(Shutdown::Both);
+                    return;
+                }
+            }
+        }
     };
     let ctx = ConnCtx {
         shared,
@@ -140,23 +271,43 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
         id,
     };
     let mut reader = BufReader::with_capacity(16 * 1024, stream);
+    let mut first = true;
     loop {
         if ctx.stopping() {
             break;
         }
+        // An idle keep-alive connection waits this long for its next request's first byte.
+        if !first && reader.buffer().is_empty() {
+            reader.get_mut().sock().set_deadline(after(limits.idle_timeout));
+            match reader.fill_buf() {
+                Ok([]) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    log::debug!("embedded API server: an idle connection: {e}");
+                    break;
+                }
+            }
+        }
+        first = false;
+        reader.get_mut().sock().set_deadline(after(limits.read_header_timeout));
         let head = match http::read_head(&mut reader) {
             Ok(Some(h)) => h,
             Ok(None) => break,
+            // A timeout included: Go's server closes without answering.
             Err(HttpError::Io(e)) => {
                 log::debug!("embedded API server: reading a request: {e}");
                 break;
             }
-            Err(HttpError::Malformed(why)) => {
-                refuse(&ctx, reader.get_mut(), 400, why);
+            Err(HttpError::Malformed(_)) => {
+                refuse_head(&ctx, reader.get_mut(), 400, None);
+                break;
+            }
+            Err(HttpError::BadRequest(why)) => {
+                refuse_head(&ctx, reader.get_mut(), 400, Some(why));
                 break;
             }
             Err(HttpError::TooLarge(code)) => {
-                refuse(&ctx, reader.get_mut(), code, "request too large");
+                refuse_head(&ctx, reader.get_mut(), code, None);
                 break;
             }
         };
@@ -167,6 +318,7 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
                 break;
             }
         };
+        reader.get_mut().sock().set_deadline(after(limits.request_body_timeout));
         if head.expects_continue() && framing != http::BodyFraming::None {
             let out = reader.get_mut();
             if out
@@ -179,16 +331,30 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
         }
         let body = match http::read_body(&mut reader, framing, MAX_BODY) {
             Ok(b) => b,
+            Err(HttpError::Io(e)) if e.kind() == io::ErrorKind::TimedOut => {
+                // kube-apiserver's request timeout, reached while reading the body.
+                let st = errors::timeout();
+                let mut w = BufWriter::new(&mut *reader.get_mut());
+                let _ = reply::write_reply(&mut w, &Reply::Status(st), false, None);
+                break;
+            }
             Err(HttpError::Io(_)) => break,
-            Err(HttpError::Malformed(why)) => {
+            Err(HttpError::Malformed(why) | HttpError::BadRequest(why)) => {
                 refuse(&ctx, reader.get_mut(), 400, why);
                 break;
             }
             Err(HttpError::TooLarge(code)) => {
-                refuse(&ctx, reader.get_mut(), code, "request body too large");
+                // kube-apiserver reads up to the limit before it answers: a client sending a body just past it
+                // gets to send it whole, and reads the answer.
+                if let http::BodyFraming::Length(n) = framing {
+                    let _ = io::copy(&mut (&mut reader).take(n.min(MAX_BODY + 1) as u64), &mut io::sink());
+                }
+                let st = errors::request_entity_too_large(MAX_BODY);
+                refuse_status(&ctx, reader.get_mut(), st, code);
                 break;
             }
         };
+        reader.get_mut().sock().set_deadline(None);
         match handle(&ctx, reader.get_mut(), &head, &body) {
             Next::KeepAlive if head.keep_alive() => continue,
             Next::Cut => {
@@ -205,13 +371,27 @@ pub(crate) fn serve(shared: Arc<Shared>, tcp: TcpStream, epoch: u64, id: u64) {
     let _ = ctx.raw.shutdown(Shutdown::Both);
 }
 
-/// Answers a request that could not be parsed; the connection then closes.
+/// Answers a request whose head could not be read as Go's server does (plain text), then closes.
+fn refuse_head(ctx: &ConnCtx, out: &mut Stream, code: u16, why: Option<&str>) {
+    let _ = http::write_go_error(out, code, why);
+    if let Stream::Tls(s) = out {
+        s.conn.send_close_notify();
+        let _ = s.flush();
+    }
+    linger_close(&ctx.raw);
+}
+
+/// Answers a request that could not be read; the connection then closes.
 fn refuse(ctx: &ConnCtx, out: &mut Stream, code: u16, why: &str) {
     let st = Box::new(kube_informer::object::Status::failure(
         code,
         kube_informer::object::Status::reason_for_code(code),
         why,
     ));
+    refuse_status(ctx, out, st, code);
+}
+
+fn refuse_status(ctx: &ConnCtx, out: &mut Stream, st: errors::Failure, _code: u16) {
     let mut w = BufWriter::new(&mut *out);
     let _ = reply::write_reply(&mut w, &Reply::Status(st), false, None);
     drop(w);
@@ -219,14 +399,18 @@ fn refuse(ctx: &ConnCtx, out: &mut Stream, code: u16, why: &str) {
         s.conn.send_close_notify();
         let _ = s.flush();
     }
-    // Lingering close, as Go's server does: closing with unread input would reset the connection and could
-    // destroy the answer before the client reads it. Drain briefly (bounded in time and bytes) first.
-    let _ = ctx.raw.shutdown(Shutdown::Write);
-    let _ = ctx.raw.set_read_timeout(Some(std::time::Duration::from_millis(100)));
+    linger_close(&ctx.raw);
+}
+
+/// Lingering close, as Go's server does: closing with unread input would reset the connection and could destroy the
+/// answer before the client reads it. Drain briefly (bounded in time and bytes) first.
+pub(crate) fn linger_close(raw: &TcpStream) {
+    let _ = raw.shutdown(Shutdown::Write);
+    let _ = raw.set_read_timeout(Some(std::time::Duration::from_millis(100)));
     let mut sink = [0u8; 8192];
     let mut budget: usize = 256 * 1024;
     while budget > 0 {
-        match (&ctx.raw).read(&mut sink) {
+        match (&*raw).read(&mut sink) {
             Ok(n) if n > 0 => budget = budget.saturating_sub(n),
             _ => break,
         }
@@ -303,6 +487,19 @@ fn authenticate(ctx: &ConnCtx, head: &RequestHead) -> Result<Option<UserInfo>, (
     )
 }
 
+/// kube-apiserver's 429 past its in-flight limits (`http.Error`'s plain text, retry after a second).
+fn too_many_requests() -> Reply {
+    Reply::Raw {
+        code: 429,
+        headers: vec![
+            ("Content-Type".to_owned(), "text/plain; charset=utf-8".to_owned()),
+            ("X-Content-Type-Options".to_owned(), "nosniff".to_owned()),
+            ("Retry-After".to_owned(), "1".to_owned()),
+        ],
+        body: Arc::new(serving_limits::TOO_MANY_REQUESTS.as_bytes().to_vec()),
+    }
+}
+
 fn is_true(v: &str) -> bool {
     matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
 }
@@ -359,6 +556,29 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         _ => None,
     };
     let verb = record.verb;
+
+    // kube-apiserver's max-in-flight filter: a request that is not long-running takes a slot (mutating or not) for
+    // as long as it is handled — stalled by a fault included —, or gets 429; `system:masters` always gets an answer.
+    let long_running = verb == Verb::Watch
+        || resource.is_some_and(|r| {
+            matches!(
+                r.subresource.as_deref(),
+                Some("attach" | "exec" | "proxy" | "log" | "portforward")
+            )
+        });
+    let mutating = match &route {
+        Route::Resource(_) => !matches!(verb, Verb::Get | Verb::List | Verb::Watch),
+        _ => !matches!(head.method.as_str(), "GET" | "HEAD"),
+    };
+    let _slot: Option<InFlightSlot<'_>> = if long_running {
+        None
+    } else {
+        match shared.in_flight.acquire(&shared.limits, mutating) {
+            Some(slot) => Some(slot),
+            None if serving_limits::exempt(authenticate(ctx, head).ok().flatten().as_ref()) => None,
+            None => return respond(ctx, out, head, record, too_many_requests(), None),
+        }
+    };
 
     // Faults first: they stand for the network and the server's own trouble, whoever asks.
     let (fault, ticket) = match shared.faults.take(verb, resource.map(|r| &*r.spec)) {

@@ -329,6 +329,36 @@ pub(crate) fn injected(code: u16, retry_after: Option<u32>) -> Failure {
     Box::new(st)
 }
 
+/// A JSON patch's failure: 400 when it is no patch, 413 past the operations allowed, 422 when it does not apply.
+pub(crate) fn json_patch(e: super::patch::PatchError) -> Failure {
+    use super::patch::PatchError;
+    match e {
+        PatchError::Malformed(m) => bad_request(m),
+        PatchError::TooLarge(m) => Box::new(Status::failure(413, "RequestEntityTooLarge", m)),
+        PatchError::Failed(m) => Box::new(Status::failure(422, "Invalid", m)),
+    }
+}
+
+/// 504 as kube-apiserver's request timeout answers (`errors.NewTimeoutError`): here, a body not received in time.
+pub(crate) fn timeout() -> Failure {
+    let mut st = Status::failure(
+        504,
+        "Timeout",
+        "Timeout: request did not complete within requested timeout - context deadline exceeded",
+    );
+    st.details = Some(StatusDetails::default());
+    Box::new(st)
+}
+
+/// 413 for a body past `limit` bytes (`errors.NewRequestEntityTooLargeError`, as `limitedReadBody` words it).
+pub(crate) fn request_entity_too_large(limit: usize) -> Failure {
+    Box::new(Status::failure(
+        413,
+        "RequestEntityTooLarge",
+        format!("Request entity too large: limit is {limit}"),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

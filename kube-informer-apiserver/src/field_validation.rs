@@ -6,7 +6,7 @@
 //! are dropped whatever the directive (as kube-apiserver's decoding into its Go types, or a CRD's pruning, does).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -15,6 +15,9 @@ use serde_json::{Map, Value};
 use super::errors::{self, Failure, FieldError};
 use super::resource::ResourceSpec;
 use super::schema::{self, FieldPath};
+
+/// The most problems the JSON decoder keeps (sigs.k8s.io/json's strict errors).
+const MAX_DECODER_PROBLEMS: usize = 100;
 
 /// What to do with unknown and duplicate fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,9 +140,9 @@ impl<'de> Visitor<'de> for Seed<'_> {
     }
 }
 
-/// The order paths first appear in a JSON document (for reporting a typed object's problems as its decoder meets
-/// them). Only computed when there is something to report.
-fn document_order(body: &[u8]) -> Vec<String> {
+/// The order paths (fields and array elements) appear in a JSON document (for reporting a typed object's problems as
+/// its decoder meets them). Only computed when there is something to report.
+pub(crate) fn document_order(body: &[u8]) -> Vec<String> {
     // serde_json's map keeps keys sorted, not in document order: read them in order with a streaming pass.
     let order = RefCell::new(Vec::new());
     let mut de = serde_json::Deserializer::from_slice(body);
@@ -197,16 +200,23 @@ impl<'de> Visitor<'de> for OrderSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
-        while seq
-            .next_element_seed(OrderSeed {
-                path: self.path.index(i),
-                order: self.order,
-            })?
-            .is_some()
-        {
+        loop {
+            let path = self.path.index(i);
+            let at = self.order.borrow().len();
+            self.order.borrow_mut().push(path.as_str().to_owned());
+            if seq
+                .next_element_seed(OrderSeed {
+                    path,
+                    order: self.order,
+                })?
+                .is_none()
+            {
+                // No element after all.
+                self.order.borrow_mut().truncate(at);
+                return Ok(());
+            }
             i += 1;
         }
-        Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
@@ -264,14 +274,28 @@ pub(crate) fn judge(
     if directive == Directive::Ignore || (worded.is_empty() && duplicates.is_empty() && unknown.is_empty()) {
         return Ok(Vec::new());
     }
+    // The JSON decoder reports each of its problems once, and at most 100 of them (sigs.k8s.io/json's
+    // `saveStrictError`): a body repeating a key 200,000 times is one problem.
+    let mut seen = HashSet::new();
+    let duplicates: Vec<String> = duplicates
+        .into_iter()
+        .filter(|d| seen.insert(d.clone()))
+        .take(MAX_DECODER_PROBLEMS)
+        .collect();
     let mut problems: Vec<(String, String)> = Vec::new();
     match body.filter(|_| !spec.custom && stage == Stage::Decode) {
         Some(body) => {
             // A typed object reports in document order, a field both repeated and unknown once, as unknown.
             let order = document_order(body);
             // An unknown field where the decoder first meets it; a repeated one where it meets it again.
-            let position = |p: &str| order.iter().position(|o| o == p).unwrap_or(usize::MAX);
-            let again = |p: &str| order.iter().rposition(|o| o == p).unwrap_or(usize::MAX);
+            let mut first: HashMap<&str, usize> = HashMap::new();
+            let mut last: HashMap<&str, usize> = HashMap::new();
+            for (i, o) in order.iter().enumerate() {
+                first.entry(o.as_str()).or_insert(i);
+                last.insert(o.as_str(), i);
+            }
+            let position = |p: &str| first.get(p).copied().unwrap_or(usize::MAX);
+            let again = |p: &str| last.get(p).copied().unwrap_or(usize::MAX);
             let unknown_set: HashSet<&str> = unknown.iter().map(String::as_str).collect();
             let mut all: Vec<(usize, String, String)> = duplicates
                 .iter()
@@ -280,7 +304,8 @@ pub(crate) fn judge(
                 .chain(unknown.iter().map(|u| (position(u), "unknown".to_owned(), u.clone())))
                 .collect();
             all.sort_by_key(|(p, _, _)| *p);
-            problems.extend(all.into_iter().map(|(_, k, p)| (k, p)));
+            // The decoder of a typed object finds both kinds: at most 100 in all.
+            problems.extend(all.into_iter().take(MAX_DECODER_PROBLEMS).map(|(_, k, p)| (k, p)));
         }
         None => {
             problems.extend(duplicates.into_iter().map(|d| ("duplicate".to_owned(), d)));

@@ -266,6 +266,7 @@ fn run(
                 worded: Vec::new(),
                 duplicates,
                 body: Some(body),
+                patch: None,
                 warnings: Vec::new(),
             };
             admission.admit(&mut v)?;
@@ -312,6 +313,7 @@ fn run(
                 worded,
                 duplicates,
                 body: None,
+                patch: Some((kind, &doc)),
                 warnings: Vec::new(),
             };
             let w = strategy::patch(

@@ -7,16 +7,20 @@ use std::io::{self, BufRead, Read, Write};
 pub(crate) const MAX_HEAD: usize = 64 * 1024;
 /// Most headers accepted in one request.
 const MAX_HEADERS: usize = 128;
-/// Largest request body accepted. kube-apiserver limits JSON bodies to 3 MiB (`MaxRequestBodyBytes`).
+/// Largest request body accepted, whatever its content type (JSON, YAML, protobuf, every patch type): kube-apiserver
+/// reads every body through `limitedReadBody` with its `MaxRequestBodyBytes`, 3 MiB.
 pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
 
 /// Why a request could not be read.
 #[derive(Debug)]
 pub(crate) enum HttpError {
-    /// The connection failed or closed mid-request.
+    /// The connection failed, closed mid-request, or sent nothing before its deadline.
     Io(io::Error),
     /// The request is not valid HTTP/1.x: answer 400 and close.
     Malformed(&'static str),
+    /// A request head Go's server refuses naming the reason in its answer (`400 Bad Request: missing required Host
+    /// header`): answer so and close.
+    BadRequest(&'static str),
     /// Head or body too large: answer 431 / 413 and close.
     TooLarge(u16),
 }
@@ -151,26 +155,29 @@ pub(crate) fn read_head(r: &mut impl BufRead) -> Result<Option<RequestHead>, Htt
             break;
         }
     }
-    let text = std::str::from_utf8(&line).map_err(|_| HttpError::Malformed("request line is not UTF-8"))?;
-    let mut parts = text.split(' ');
+    let mut parts = line.split(|&c| c == b' ');
     let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(HttpError::Malformed("invalid request line"));
     };
+    let method = std::str::from_utf8(method).map_err(|_| HttpError::Malformed("invalid method"))?;
     if !is_token(method) {
         return Err(HttpError::Malformed("invalid method"));
     }
     let http10 = match version {
-        "HTTP/1.1" => false,
-        "HTTP/1.0" => true,
+        b"HTTP/1.1" => false,
+        b"HTTP/1.0" => true,
         _ => return Err(HttpError::Malformed("unsupported HTTP version")),
     };
-    if !target.starts_with('/') || target.bytes().any(|c| c <= b' ' || c == 0x7f) {
+    if target.first() != Some(&b'/') || target.iter().any(|&c| c <= b' ' || c == 0x7f) {
         return Err(HttpError::Malformed("invalid request target"));
     }
+    // Go's server takes any other byte in the target; bytes that are not UTF-8 name nothing the router knows (404),
+    // as they would escaped.
+    let target = target_text(target);
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p.to_owned(), q.to_owned()),
-        None => (target.to_owned(), String::new()),
+        None => (target.clone(), String::new()),
     };
     let mut head = RequestHead {
         method: method.to_owned(),
@@ -189,16 +196,70 @@ pub(crate) fn read_head(r: &mut impl BufRead) -> Result<Option<RequestHead>, Htt
         if head.headers.len() == MAX_HEADERS {
             return Err(HttpError::TooLarge(431));
         }
-        let text = String::from_utf8_lossy(&line);
-        let Some((name, value)) = text.split_once(':') else {
+        let Some(colon) = line.iter().position(|&c| c == b':') else {
             return Err(HttpError::Malformed("header without colon"));
         };
+        let name = std::str::from_utf8(&line[..colon]).unwrap_or("");
         if !is_token(name) {
-            return Err(HttpError::Malformed("invalid header name"));
+            return Err(HttpError::BadRequest("invalid header name"));
         }
+        // Go's `httpguts.ValidHeaderFieldValue`: no control byte but a tab (bytes past ASCII are allowed).
+        let value = &line[colon + 1..];
+        if value.iter().any(|&c| (c < b' ' && c != b'\t') || c == 0x7f) {
+            return Err(HttpError::BadRequest("invalid header value"));
+        }
+        let value = String::from_utf8_lossy(value);
         head.headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
     }
+    check_host(&head)?;
     Ok(Some(head))
+}
+
+/// The `Host` rules of Go's server: required on HTTP/1.1, once, made of the bytes a host and port may hold.
+fn check_host(head: &RequestHead) -> Result<(), HttpError> {
+    let mut hosts = head.headers.iter().filter(|(n, _)| n == "host").map(|(_, v)| v);
+    match (hosts.next(), hosts.next()) {
+        (None, _) if !head.http10 => Err(HttpError::BadRequest("missing required Host header")),
+        (Some(_), Some(_)) => Err(HttpError::BadRequest("too many Host headers")),
+        (Some(h), None) if !h.bytes().all(valid_host_byte) => Err(HttpError::BadRequest("malformed Host header")),
+        _ => Ok(()),
+    }
+}
+
+/// Go's `httpguts.validHostByte`: what a host, an IPv6 literal, a zone and a port are made of.
+fn valid_host_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"!$%&'()*+,-.:;=[]_~".contains(&c)
+}
+
+/// A request target as text: itself when UTF-8, else with each byte past ASCII percent-escaped.
+fn target_text(target: &[u8]) -> String {
+    match std::str::from_utf8(target) {
+        Ok(t) => t.to_owned(),
+        Err(_) => target
+            .iter()
+            .map(|&c| {
+                if c.is_ascii() {
+                    char::from(c).to_string()
+                } else {
+                    format!("%{c:02X}")
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Go's own answer to a request it cannot read (`400 Bad Request`, `400 Bad Request: missing required Host header`,
+/// `431 Request Header Fields Too Large`): plain text, and the connection closes.
+pub(crate) fn write_go_error(w: &mut impl Write, code: u16, why: Option<&str>) -> io::Result<()> {
+    let status = match why {
+        Some(why) => format!("{code} {}: {why}", reason_phrase(code)),
+        None => format!("{code} {}", reason_phrase(code)),
+    };
+    write!(
+        w,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n{status}"
+    )?;
+    w.flush()
 }
 
 /// Reads the body framed as `framing`, refusing more than `max` bytes.
@@ -389,7 +450,6 @@ mod tests {
             "GET nopath HTTP/1.1\r\n\r\n",
             "G(T / HTTP/1.1\r\n\r\n",
             "GET / HTTP/1.1\r\nno colon\r\n\r\n",
-            "GET / HTTP/1.1\r\nbad name: x\r\n\r\n",
             "GET / HTTP/1.1 extra\r\n\r\n",
         ] {
             assert!(matches!(head(bad), Err(HttpError::Malformed(_))), "{bad:?}");
@@ -397,12 +457,52 @@ mod tests {
         assert!(matches!(head("GET / HTTP/1.1\r\nHost: a"), Err(HttpError::Io(_))));
         let huge = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD));
         assert!(matches!(head(&huge), Err(HttpError::TooLarge(431))));
-        let h = head("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+        let h = head("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
             .unwrap()
             .unwrap();
         assert!(h.framing().is_err());
-        let h = head("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n").unwrap().unwrap();
+        let h = head("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert!(h.framing().is_err());
+    }
+
+    #[test]
+    fn heads_follow_gos_host_and_header_value_rules() {
+        let refused = |text: &str| match head(text) {
+            Err(HttpError::BadRequest(why)) => why,
+            other => panic!("{text:?}: {other:?}"),
+        };
+        assert_eq!(refused("GET / HTTP/1.1\r\n\r\n"), "missing required Host header");
+        assert_eq!(
+            refused("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
+            "too many Host headers"
+        );
+        assert_eq!(refused("GET / HTTP/1.1\r\nHost: a b\r\n\r\n"), "malformed Host header");
+        for control in ["\x00", "\x01", "\x1b", "\x7f", "a\rb"] {
+            let text = format!("GET / HTTP/1.1\r\nHost: a\r\nX-Bad: v{control}v\r\n\r\n");
+            assert_eq!(refused(&text), "invalid header value", "{control:?}");
+        }
+        // HTTP/1.0 needs no Host; tabs and bytes past ASCII are values; an IPv6 host with its port is a host.
+        assert!(head("GET / HTTP/1.0\r\n\r\n").unwrap().is_some());
+        let h = head("GET / HTTP/1.1\r\nHost: [::1]:6443\r\nX: a\tb \u{e9}\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(h.header("x"), Some("a\tb \u{e9}"));
+        // A target that is not UTF-8 is kept, escaped: it names nothing.
+        let mut r = io::Cursor::new(b"GET /api/v1/namespaces/\xff HTTP/1.1\r\nHost: a\r\n\r\n".to_vec());
+        assert_eq!(read_head(&mut r).unwrap().unwrap().path, "/api/v1/namespaces/%FF");
+    }
+
+    #[test]
+    fn gos_own_answers_are_plain_text() {
+        let mut out = Vec::new();
+        write_go_error(&mut out, 400, Some("missing required Host header")).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "HTTP/1.1 400 Bad Request: missing required Host header\r\nContent-Type: text/plain; charset=utf-8\r\n\
+             Connection: close\r\n\r\n400 Bad Request: missing required Host header"
+        );
     }
 
     #[test]
@@ -434,7 +534,9 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(h.keep_alive());
-        let h = head("GET / HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap().unwrap();
+        let h = head("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert!(!h.keep_alive());
     }
 

@@ -77,6 +77,18 @@ Server behaviour:
                                  ignored); WatchList=true|false [default: true] (as --no-watch-list)
       --no-admin-api             Do not serve the admin API
 
+Limits (every wait has a deadline; kube-apiserver's values by default):
+      --read-header-timeout D    A request head must arrive within D of its first byte [default: 32s]
+      --tls-handshake-timeout D  A TLS handshake must end within D of the connection's start [default: 32s]
+      --request-body-timeout D   A request body must arrive within D of its head (then 504) [default: 1m]
+      --idle-timeout D           A keep-alive connection waits D for its next request [default: 1m30s]
+      --write-timeout D          A write making no progress for D drops the connection [default: 1m]
+      --max-connections N        Connections served at once, one thread each; past it, 429 [default: 1024]
+      --max-requests-inflight N  Non-mutating requests at once, watches aside; past it, 429; 0: no limit
+                                 [default: 400]
+      --max-mutating-requests-inflight N
+                                 Mutating requests at once; past it, 429; 0: no limit [default: 200]
+
 Other:
   -v, --verbose                  Log debug messages to stderr (-v once is enough)
   -h, --help                     Print this help
@@ -128,6 +140,15 @@ struct Options {
     sharded_list_and_watch: bool,
     admin_api: bool,
     verbose: bool,
+    /// (flag, value) of the limits given, applied in order.
+    limits: Vec<(String, Limit)>,
+}
+
+/// A limit given on the command line.
+#[derive(Debug, PartialEq)]
+enum Limit {
+    Wait(Duration),
+    Count(usize),
 }
 
 impl Default for Options {
@@ -155,6 +176,7 @@ impl Default for Options {
             sharded_list_and_watch: false,
             admin_api: true,
             verbose: false,
+            limits: Vec::new(),
         }
     }
 }
@@ -303,6 +325,30 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
                 }
             }
             Long("no-admin-api") => o.admin_api = false,
+            Long(
+                "read-header-timeout"
+                | "tls-handshake-timeout"
+                | "request-body-timeout"
+                | "idle-timeout"
+                | "write-timeout",
+            ) => {
+                let d = duration(value(&mut p)?, &flag)?;
+                if d.is_zero() {
+                    return Err(format!("{flag}: must be more than 0 (every wait has a deadline)"));
+                }
+                o.limits.push((flag, Limit::Wait(d)));
+            }
+            Long("max-connections") => {
+                let n: usize = number(value(&mut p)?, &flag)?;
+                if n == 0 {
+                    return Err(format!("{flag}: must be more than 0"));
+                }
+                o.limits.push((flag, Limit::Count(n)));
+            }
+            Long("max-requests-inflight" | "max-mutating-requests-inflight") => {
+                let n = number(value(&mut p)?, &flag)?;
+                o.limits.push((flag, Limit::Count(n)));
+            }
             _ => return Err(arg.unexpected().to_string()),
         }
     }
@@ -385,6 +431,19 @@ impl Options {
         }
         if let Some(r) = self.initial_revision {
             b = b.initial_revision(r);
+        }
+        for (flag, limit) in &self.limits {
+            b = match (flag.as_str(), limit) {
+                ("--read-header-timeout", Limit::Wait(d)) => b.read_header_timeout(*d),
+                ("--tls-handshake-timeout", Limit::Wait(d)) => b.tls_handshake_timeout(*d),
+                ("--request-body-timeout", Limit::Wait(d)) => b.request_body_timeout(*d),
+                ("--idle-timeout", Limit::Wait(d)) => b.idle_timeout(*d),
+                ("--write-timeout", Limit::Wait(d)) => b.write_timeout(*d),
+                ("--max-connections", Limit::Count(n)) => b.max_connections(*n),
+                ("--max-requests-inflight", Limit::Count(n)) => b.max_requests_in_flight(*n),
+                ("--max-mutating-requests-inflight", Limit::Count(n)) => b.max_mutating_requests_in_flight(*n),
+                _ => b,
+            };
         }
         b.watch_list(self.watch_list)
             .sharded_list_and_watch(self.sharded_list_and_watch)
@@ -629,6 +688,25 @@ mod tests {
         ])
         .unwrap();
         assert!(!g.sharded_list_and_watch);
+        let l = run_opts(&[
+            "--read-header-timeout",
+            "2s",
+            "--idle-timeout=500ms",
+            "--max-connections",
+            "10",
+            "--max-requests-inflight",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(
+            l.limits,
+            [
+                ("--read-header-timeout".to_owned(), Limit::Wait(Duration::from_secs(2))),
+                ("--idle-timeout".to_owned(), Limit::Wait(Duration::from_millis(500))),
+                ("--max-connections".to_owned(), Limit::Count(10)),
+                ("--max-requests-inflight".to_owned(), Limit::Count(0)),
+            ]
+        );
         assert!(matches!(parse(["-h".into()]), Ok(Command::Help)));
         assert!(matches!(parse(["--version".into()]), Ok(Command::Version)));
     }
@@ -649,6 +727,9 @@ mod tests {
             (&["--authorization-mode", "ABAC"], "not a mode"),
             (&["--anonymous-auth", "yes"], "not true or false"),
             (&["--groups", "alice"], "USER=GROUP"),
+            (&["--idle-timeout", "0s"], "every wait has a deadline"),
+            (&["--read-header-timeout", "5"], "missing unit"),
+            (&["--max-connections", "0"], "must be more than 0"),
             (&["--frobnicate"], "--frobnicate"),
             (&["stray"], "unexpected argument"),
             (&["--port"], "missing argument"),

@@ -1,15 +1,57 @@
-//! JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over `serde_json::Value`.
+//! JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over `serde_json::Value`, within kube-apiserver's limits on
+//! a JSON patch: 10,000 operations, 3 MiB copied by its `copy` operations; and within the nesting a stored object may
+//! have ([`nesting`](super::nesting)), checked at each operation.
+
+use std::io;
 
 use serde_json::{Map, Value};
 
-/// Why a patch failed. kube-apiserver answers an undecodable patch with 400 and a patch that does not apply with
-/// 422.
+use super::nesting::{MAX_NESTING, nesting};
+
+/// kube-apiserver's `maxJSONPatchOperations`.
+pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+/// kube-apiserver's `JSONPatchMaxCopyBytes` (json-patch's `AccumulatedCopySizeLimit`): what the `copy` operations of
+/// one patch may add, measured as the copied values' JSON.
+pub(crate) const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Why a patch failed. kube-apiserver answers an undecodable patch with 400, one with too many operations with 413,
+/// and a patch that does not apply with 422.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum PatchError {
     /// The patch document is not a valid patch (400).
     Malformed(String),
+    /// Too many operations (413).
+    TooLarge(String),
     /// A valid patch that cannot be applied to this object (422).
     Failed(String),
+}
+
+/// The length of a value's JSON, without writing it.
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// Refuses to put `value` at `path` when the document would nest deeper than a stored object may.
+fn check_nesting(path: &[String], value: &Value) -> Result<(), PatchError> {
+    let depth = path.len() + nesting(value);
+    if depth > MAX_NESTING {
+        return Err(PatchError::Failed(format!(
+            "the patched object would nest {depth} levels deep, more than the {MAX_NESTING} a request body may"
+        )));
+    }
+    Ok(())
 }
 
 /// Applies an RFC 7386 merge patch to `target`: objects merge recursively, `null` removes a key, anything else
@@ -40,6 +82,12 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchE
             "json patch must be an array of operations".into(),
         ));
     };
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(PatchError::TooLarge(format!(
+            "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            ops.len()
+        )));
+    }
     // Decode every operation first: a malformed patch is a 400 whatever the object.
     let mut decoded = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
@@ -66,7 +114,11 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchE
         decoded.push((kind, path, value, from));
     }
     let mut doc = target.clone();
+    let mut copied = 0usize;
     for (kind, path, value, from) in decoded {
+        if let Some(v) = value.filter(|_| matches!(kind, "add" | "replace")) {
+            check_nesting(&path, v)?;
+        }
         match kind {
             "add" => add(&mut doc, &path, value.cloned().unwrap_or(Value::Null))?,
             "remove" => {
@@ -92,12 +144,22 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchE
                         "cannot move a value into one of its children".into(),
                     ));
                 }
+                check_nesting(&path, get_mut(&mut doc, &from)?)?;
                 let v = remove(&mut doc, &from)?;
                 add(&mut doc, &path, v)?;
             }
             _ => {
                 let from = from.unwrap_or_default();
-                let v = get_mut(&mut doc, &from)?.clone();
+                let source = get_mut(&mut doc, &from)?;
+                check_nesting(&path, source)?;
+                // Measured before it is made: a copy of a copy doubles the object.
+                copied = copied.saturating_add(json_len(source));
+                if copied > MAX_COPY_BYTES {
+                    return Err(PatchError::Failed(format!(
+                        "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_COPY_BYTES}"
+                    )));
+                }
+                let v = source.clone();
                 add(&mut doc, &path, v)?;
             }
         }
@@ -335,6 +397,61 @@ mod tests {
         for (doc, patch, want) in ok {
             assert_eq!(apply(doc, patch.clone()), Ok(want), "patch {patch}");
         }
+    }
+
+    #[test]
+    fn json_patch_limits_are_kube_apiservers() {
+        // Operations: 413 past 10,000.
+        let op = json!({"op": "test", "path": "/a", "value": 1});
+        assert!(
+            apply(
+                json!({"a": 1}),
+                Value::Array(vec![op.clone(); MAX_JSON_PATCH_OPERATIONS])
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            apply(json!({"a": 1}), Value::Array(vec![op; MAX_JSON_PATCH_OPERATIONS + 1])),
+            Err(PatchError::TooLarge(
+                "The allowed maximum operations in a JSON patch is 10000, got 10001".into()
+            ))
+        );
+        // Copies: each doubling the object, stopped at 3 MiB copied (the 16 operations grew the process by
+        // 100 MB).
+        let doc = json!({"a": {"x": "y".repeat(100_000)}});
+        let copies: Vec<Value> = (0..16)
+            .map(|i| json!({"op": "copy", "from": "/a", "path": format!("/a/c{i}")}))
+            .collect();
+        let Err(PatchError::Failed(m)) = apply(doc, Value::Array(copies)) else {
+            panic!("copies past the limit applied");
+        };
+        assert!(
+            m.starts_with("Unable to complete the copy, the accumulated size increase of copy is ")
+                && m.ends_with(", exceeding the limit 3145728"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn json_patches_cannot_nest_the_object_deeper_than_a_body_may() {
+        let deep = |n: usize| (0..n).fold(json!(1), |v, _| json!({"a": v}));
+        // A value 100 deep added 100 deep, ten times past the limit by repetition: refused at the first that would
+        // pass it, whatever the operation.
+        let ops: Vec<Value> = (0..10)
+            .map(|i| json!({"op": "add", "path": format!("/x{}", "/a".repeat(i * 100)), "value": deep(100)}))
+            .collect();
+        assert!(matches!(
+            apply(json!({}), Value::Array(ops)),
+            Err(PatchError::Failed(_))
+        ));
+        let doc = json!({"d": deep(100)});
+        for op in ["copy", "move"] {
+            let patch = json!([{"op": op, "from": "/d", "path": format!("/d{}", "/a".repeat(50))}]);
+            assert!(matches!(apply(doc.clone(), patch), Err(PatchError::Failed(_))), "{op}");
+        }
+        // At the limit is fine.
+        let patch = json!([{"op": "add", "path": "/x", "value": deep(MAX_NESTING - 1)}]);
+        assert!(apply(json!({}), patch).is_ok());
     }
 
     #[test]

@@ -130,21 +130,6 @@ impl Reply {
     }
 }
 
-/// A `Warning` header value: code 299, no agent, the text quoted with `"` and `\` escaped (RFC 7234), control
-/// characters dropped.
-pub(crate) fn warning_header(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str("299 - \"");
-    for c in text.chars().filter(|c| !c.is_control()) {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
 /// Passes at most `remaining` bytes, then fails every write: a connection cut after N bytes.
 pub(crate) struct Limit<W> {
     pub(crate) inner: W,
@@ -223,7 +208,7 @@ pub(crate) fn write_reply(
         headers.extend(own.iter().map(|(n, v)| (n.as_str(), v.as_str())));
     }
     let warnings: Vec<String> = match reply {
-        Reply::Warned(w, _) => w.iter().map(|t| warning_header(t)).collect(),
+        Reply::Warned(w, _) => super::warning::headers(w.iter().map(String::as_str)),
         _ => Vec::new(),
     };
     headers.extend(warnings.iter().map(|w| ("Warning", w.as_str())));
@@ -271,7 +256,7 @@ mod tests {
     fn warnings_become_quoted_headers() {
         let reply = Reply::warned(
             Reply::Json(201, b"{}".to_vec()),
-            vec![r#"unknown field "spec.x""#.to_owned()],
+            vec![r#"unknown field "spec.x""#.to_owned(); 3],
         );
         let (text, _) = written(&reply, None);
         assert!(text.starts_with("HTTP/1.1 201 Created\r\n"));
@@ -279,6 +264,7 @@ mod tests {
             text.contains("\r\nWarning: 299 - \"unknown field \\\"spec.x\\\"\"\r\n"),
             "{text}"
         );
+        assert_eq!(text.matches("Warning:").count(), 1, "each warning once: {text}");
         // kube-apiserver's JSON encoder ends every body with a newline, counted in Content-Length.
         assert!(text.ends_with("\r\n\r\n{}\n"));
         assert!(text.contains("Content-Length: 3\r\n"));

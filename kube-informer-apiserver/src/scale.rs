@@ -8,7 +8,7 @@ use super::admission::Admission;
 use super::errors::{self, Failure, FieldError};
 use super::managed_fields::scale::{ScaleHandler, scale_field_manager};
 use super::managed_fields::{Requested, Writer};
-use super::patch::{self, PatchError};
+use super::patch;
 use super::resource::ResourceSpec;
 use super::store::{Store, StoredObject, object_key};
 use super::strategy::{self, OnCommit, PatchType, Written};
@@ -390,10 +390,7 @@ pub(crate) fn patch(
     }
     let mut doc = get(store, spec, scale, ns, name)?;
     match kind {
-        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
-            PatchError::Malformed(m) => errors::bad_request(m),
-            PatchError::Failed(m) => Box::new(kube_informer::object::Status::failure(422, "Invalid", m)),
-        })?,
+        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(errors::json_patch)?,
         PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
             if !patch_doc.is_object() {
                 return Err(errors::bad_request("a merge patch must be a JSON object"));

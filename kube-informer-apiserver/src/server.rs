@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,6 +25,7 @@ use super::openapi;
 use super::rbac::{self, PolicyCache};
 use super::resource::ResourceSpec;
 use super::serviceaccount::TokenIssuer;
+use super::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
 use super::store::Store;
 use super::tls::{ClientIdentity, Pki};
 use kube_informer::Error;
@@ -33,10 +34,19 @@ use kube_informer::Error;
 #[derive(Debug, Default)]
 struct Conns {
     next_id: u64,
-    /// A handle on each live connection's socket, to cut it.
-    live: HashMap<u64, TcpStream>,
+    /// Each live connection's socket (its one file descriptor, shared with its thread), to cut it.
+    live: HashMap<u64, Arc<TcpStream>>,
     threads: Vec<JoinHandle<()>>,
 }
+
+/// The stack of a connection thread, set rather than left to `RUST_MIN_STACK`: the deepest walk a request makes is
+/// over a JSON value at most 128 levels deep (serde_json's limit, which the server keeps for every object it stores),
+/// which the hostile-client tests run on a quarter of this; deep CEL runs on a stack of its own.
+const CONNECTION_STACK: usize = 2 * 1024 * 1024;
+
+/// File descriptors kept for everything but connections (the listener, kubeconfigs, a manifest being read, the
+/// standard streams).
+const RESERVED_FDS: u64 = 64;
 
 /// State shared by the server handle and every thread.
 pub(crate) struct Shared {
@@ -66,6 +76,10 @@ pub(crate) struct Shared {
     sharded_list_and_watch: AtomicBool,
     /// True: `resourceVersion=0` lists are served whole, ignoring `limit`, as the watch cache serves them.
     pub(crate) watch_cache: bool,
+    /// Timeouts and caps of connections and requests.
+    pub(crate) limits: ServingLimits,
+    /// Requests being handled (the max-in-flight limits).
+    pub(crate) in_flight: InFlight,
     shutdown: AtomicBool,
     /// Bumped by every restart: connections of an older epoch end.
     epoch: AtomicU64,
@@ -164,6 +178,7 @@ pub struct ApiServerBuilder {
     groups: Vec<(String, Vec<String>)>,
     /// Serve beyond loopback without authentication.
     insecure_remote: bool,
+    limits: ServingLimits,
 }
 
 /// Where [`ApiServerBuilder`] finds CRDs to install.
@@ -189,6 +204,7 @@ impl fmt::Debug for ApiServerBuilder {
             .field("admin", &self.admin)
             .field("rbac", &self.rbac)
             .field("groups", &self.groups)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -222,6 +238,7 @@ impl Default for ApiServerBuilder {
             anonymous: None,
             groups: Vec::new(),
             insecure_remote: false,
+            limits: ServingLimits::default(),
         }
     }
 }
@@ -464,6 +481,65 @@ impl ApiServerBuilder {
         self
     }
 
+    /// How long a request's head may take to arrive, from its first byte (or the connection's start): kube-apiserver's
+    /// `ReadHeaderTimeout`, 32 s by default. A connection that sends less in that time is closed unanswered, as Go's
+    /// server closes it. At least 1 ms.
+    pub fn read_header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.read_header_timeout = timeout.max(SHORTEST_WAIT);
+        self
+    }
+
+    /// How long a TLS handshake may take from the connection's start (default 32 s: Go takes the read-header
+    /// timeout). At least 1 ms.
+    pub fn tls_handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.tls_handshake_timeout = timeout.max(SHORTEST_WAIT);
+        self
+    }
+
+    /// How long a request body may take to arrive after its head (default 60 s, kube-apiserver's
+    /// `--request-timeout`); past it the answer is its 504. At least 1 ms.
+    pub fn request_body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.request_body_timeout = timeout.max(SHORTEST_WAIT);
+        self
+    }
+
+    /// How long a keep-alive connection waits for its next request (default 90 s, kube-apiserver's `IdleTimeout`).
+    /// At least 1 ms.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout.max(SHORTEST_WAIT);
+        self
+    }
+
+    /// How long one write may go without progress before the connection is dropped: a client that stopped reading
+    /// a watch or an answer (default 60 s; Go's server has no such timeout). At least 1 ms.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.write_timeout = timeout.max(SHORTEST_WAIT);
+        self
+    }
+
+    /// Connections served at once, each with a thread and one file descriptor (default 1,024, and never more than
+    /// the open-files limit allows). Past it a new connection is answered kube-apiserver's 429 (plain HTTP) or
+    /// closed (HTTPS: nothing can be answered before a handshake) at once. At least 1.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.limits.max_connections = n.max(1);
+        self
+    }
+
+    /// Non-mutating requests handled at once, watches and other long-running requests aside (default 400,
+    /// kube-apiserver's `--max-requests-inflight`; 0 for no limit). Past it: 429 `Too many requests, please try again
+    /// later.` with `Retry-After: 1`, except for members of `system:masters`, as kube-apiserver answers.
+    pub fn max_requests_in_flight(mut self, n: usize) -> Self {
+        self.limits.max_requests_in_flight = n;
+        self
+    }
+
+    /// Mutating requests handled at once (default 200, kube-apiserver's `--max-mutating-requests-inflight`; 0 for
+    /// no limit); past it, as [`max_requests_in_flight`](Self::max_requests_in_flight).
+    pub fn max_mutating_requests_in_flight(mut self, n: usize) -> Self {
+        self.limits.max_mutating_requests_in_flight = n;
+        self
+    }
+
     /// Binds the address and port (default 127.0.0.1 on a free port) and starts serving.
     ///
     /// # Errors
@@ -491,6 +567,12 @@ impl ApiServerBuilder {
             ));
         }
         let io_err = |what: &str, e: io::Error| Error::InvalidInput(format!("embedded API server: {what}: {e}"));
+        // As Go's runtime at start: every connection holds a descriptor.
+        let mut limits = self.limits;
+        if let Some(fds) = super::fd_limit::raise() {
+            let usable = usize::try_from(fds.saturating_sub(RESERVED_FDS).max(1)).unwrap_or(usize::MAX);
+            limits.max_connections = limits.max_connections.min(usable);
+        }
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).map_err(|e| io_err("bind", e))?;
         let addr = listener.local_addr().map_err(|e| io_err("local address", e))?;
         let client_addr = match addr.ip() {
@@ -561,6 +643,8 @@ impl ApiServerBuilder {
             watch_list: AtomicBool::new(self.watch_list),
             sharded_list_and_watch: AtomicBool::new(self.sharded_list_and_watch),
             watch_cache: self.watch_cache,
+            limits,
+            in_flight: InFlight::default(),
             shutdown: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
             conns: Mutex::new(Conns::default()),
@@ -864,6 +948,12 @@ impl ApiServer {
             .map_or(0, |id| self.shared.store.lock().watchers(&id))
     }
 
+    /// Connections being served now (each holds a thread and one file descriptor until the client leaves, a
+    /// timeout drops it, or the server stops).
+    pub fn connections(&self) -> usize {
+        self.shared.conns.lock().live.len()
+    }
+
     /// Waits until at least `n` watches stream `resource`; returns whether they did within `timeout`. Once it
     /// returns true, every later write reaches those watchers.
     pub fn wait_for_watchers(&self, resource: &str, n: usize, timeout: Duration) -> bool {
@@ -1062,16 +1152,27 @@ fn stop_serving(shared: &Shared, spare: Option<u64>) {
 }
 
 fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
+    // Go's server backs off after an accept error (out of file descriptors, say) from 5 ms, doubling, to 1 s; here
+    // to 250 ms, so that a stop is seen soon.
+    let mut backoff = Duration::ZERO;
     for conn in listener.incoming() {
         if shared.stopping(epoch) {
             return;
         }
-        let Ok(tcp) = conn else {
-            continue;
+        let tcp = match conn {
+            Ok(tcp) => {
+                backoff = Duration::ZERO;
+                tcp
+            }
+            Err(e) => {
+                backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_millis(250));
+                log::debug!("embedded API server: accept: {e}; retrying in {backoff:?}");
+                thread::sleep(backoff);
+                continue;
+            }
         };
-        let Ok(raw) = tcp.try_clone() else {
-            continue;
-        };
+        let accepted = Instant::now();
+        let tcp = Arc::new(tcp);
         let mut conns = shared.conns.lock();
         // Reap the threads of closed connections.
         let (done, running): (Vec<_>, Vec<_>) = std::mem::take(&mut conns.threads)
@@ -1081,27 +1182,62 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
         for h in done {
             let _ = h.join();
         }
+        if conns.live.len() >= shared.limits.max_connections {
+            drop(conns);
+            refuse_connection(shared, &tcp);
+            continue;
+        }
         let id = conns.next_id;
         conns.next_id += 1;
-        conns.live.insert(id, raw);
+        conns.live.insert(id, tcp.clone());
         let s = shared.clone();
-        let spawned = thread::Builder::new().name(format!("srv:conn{id}")).spawn(move || {
-            conn::serve(s.clone(), tcp, epoch, id);
-            s.conns.lock().live.remove(&id);
-        });
+        let spawned = thread::Builder::new()
+            .name(format!("srv:conn{id}"))
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                conn::serve(s.clone(), tcp, accepted, epoch, id);
+                s.conns.lock().live.remove(&id);
+            });
         match spawned {
             Ok(h) => conns.threads.push(h),
-            Err(_) => {
-                conns.live.remove(&id);
+            Err(e) => {
+                let tcp = conns.live.remove(&id);
+                drop(conns);
+                log::warn!("embedded API server: cannot start a connection thread: {e}");
+                if let Some(tcp) = tcp {
+                    refuse_connection(shared, &tcp);
+                }
             }
         }
     }
 }
 
+/// A connection past [`ServingLimits::max_connections`] (or without a thread to serve it), refused without blocking
+/// the acceptor: on plain HTTP, kube-apiserver's 429 text (what it answers past its in-flight limits), after reading
+/// whatever request already arrived so that closing does not reset the answer away; on HTTPS, closed.
+fn refuse_connection(shared: &Shared, tcp: &TcpStream) {
+    if shared.pki.is_none() && tcp.set_nonblocking(true).is_ok() {
+        let mut sink = [0u8; 8192];
+        for _ in 0..8 {
+            match (&*tcp).read(&mut sink) {
+                Ok(n) if n > 0 => {}
+                _ => break,
+            }
+        }
+        let _ = (&*tcp).write_all(
+            format!(
+                "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nRetry-After: 1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                super::serving_limits::TOO_MANY_REQUESTS.len(),
+                super::serving_limits::TOO_MANY_REQUESTS
+            )
+            .as_bytes(),
+        );
+    }
+    let _ = tcp.shutdown(Shutdown::Both);
+}
+
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-
     use super::*;
 
     #[test]

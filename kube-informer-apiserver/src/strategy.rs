@@ -13,7 +13,7 @@ use super::errors::{self, Failure, FieldError};
 use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use super::meta;
 use super::namespace_lifecycle;
-use super::patch::{self, PatchError};
+use super::patch;
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
 use super::strategic_merge;
@@ -286,6 +286,7 @@ fn create_locked(
     // run it.
     let warnings = validate_write(g, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
+    super::nesting::check_stored(&body)?;
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
@@ -438,6 +439,7 @@ fn prepare_update(
     meta::normalize(result_meta);
     let result = Value::Object(result);
     let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
+    super::nesting::check_stored(&result)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
     let unchanged = if spec.conversion.is_some() {
@@ -688,10 +690,7 @@ pub(crate) fn patch(
     conversion::read(spec, &mut doc);
     let mut ownership = Ownership::Track(&writer.manager);
     match kind {
-        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(|e| match e {
-            PatchError::Malformed(m) => errors::bad_request(m),
-            PatchError::Failed(m) => Box::new(kube_informer::object::Status::failure(422, "Invalid", m)),
-        })?,
+        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(errors::json_patch)?,
         PatchType::Strategic => {
             let schema = spec
                 .strategic_merge_schema()
@@ -703,6 +702,19 @@ pub(crate) fn patch(
             doc = fm.apply(Some(&doc), patch_doc, &writer.manager, writer.force)?;
             ownership = Ownership::Computed;
         }
+    }
+    // No patch makes an object nested deeper than a request body may be (a JSON patch is held to it at each
+    // operation; the merges cannot pass their inputs').
+    let depth = super::nesting::nesting(&doc);
+    if depth > super::nesting::MAX_NESTING {
+        return Err(Box::new(kube_informer::object::Status::failure(
+            422,
+            "Invalid",
+            format!(
+                "the patched object nests {depth} levels deep, more than the {} a request body may",
+                super::nesting::MAX_NESTING
+            ),
+        )));
     }
     admit(&mut doc)?;
     let obj = as_object(&mut doc)?;

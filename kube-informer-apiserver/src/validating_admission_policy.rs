@@ -130,8 +130,9 @@ fn check_policy(obj: &Value, errs: &mut Vec<FieldError>) {
     compile_check(obj, errs);
 }
 
-/// Built with the `cel` feature: expressions that do not parse are refused (kube-apiserver compiles them when a
-/// policy is written); without it, every policy is refused: none could be evaluated.
+/// Built with the `cel` feature: expressions that do not parse (syntax errors, cel-go's size and nesting limits) are
+/// refused (kube-apiserver compiles them when a policy is written); without it, every policy is refused: none could
+/// be evaluated.
 #[cfg(feature = "cel")]
 fn compile_check(obj: &Value, errs: &mut Vec<FieldError>) {
     let env = environment(obj);
@@ -140,7 +141,7 @@ fn compile_check(obj: &Value, errs: &mut Vec<FieldError>) {
             continue;
         }
         if let Err(e) = crate::cel::compile(&expr, &env)
-            && e.contains("Syntax error")
+            && crate::cel::is_parse_error(&e)
         {
             errs.push(FieldError::invalid(&field, &expr, &format!("compilation failed: {e}")));
         }

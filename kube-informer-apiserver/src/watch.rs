@@ -27,7 +27,7 @@ use super::errors::{self, Failure, FieldError};
 use super::faults::FaultAction;
 use super::http::{self, ResponseBody};
 use super::list::ListOptions;
-use super::reply::{self, Limit};
+use super::reply::Limit;
 use super::resource::ResourceSpec;
 use super::store::{Event, EventKind, ListQuery, StoredObject};
 use super::table::Converter;
@@ -338,7 +338,7 @@ pub(crate) fn serve(
         Some(FaultAction::CutAfterBytes(n)) => Some(*n),
         _ => None,
     };
-    let warning = spec.deprecation.as_deref().map(reply::warning_header);
+    let warning = super::warning::headers(spec.deprecation.as_deref());
     let headers: Vec<(&str, &str)> = warning.iter().map(|w| ("Warning", w.as_str())).collect();
     if http::write_head(out, 200, &headers, body, !http10).is_err() {
         return WatchEnd::Close;

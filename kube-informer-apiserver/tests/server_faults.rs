@@ -577,7 +577,7 @@ fn http10_streams_and_expect_continue() {
     let body = r#"{"metadata":{"name":"b"}}"#;
     write!(
         s,
-        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
         body.len()
     )
     .unwrap();

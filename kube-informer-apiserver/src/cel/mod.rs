@@ -8,6 +8,8 @@ pub(crate) mod checker;
 pub(crate) mod interpreter;
 pub(crate) mod kubernetes;
 pub(crate) mod library;
+pub(crate) mod limits;
+pub(crate) mod stack;
 pub(crate) mod types;
 pub(crate) mod value;
 
@@ -24,7 +26,10 @@ pub(crate) const RUNTIME_COST_BUDGET: i64 = 10_000_000;
 
 /// A compiled expression.
 pub(crate) struct Program {
-    expr: IdedExpr,
+    /// Always `Some` but while dropping.
+    expr: Option<IdedExpr>,
+    /// Deeper than [`stack::SHALLOW_TREE`]: evaluated and dropped off the caller's stack.
+    deep: bool,
     /// The checked result type.
     pub(crate) result: Type,
     /// The estimated worst-case cost.
@@ -40,13 +45,31 @@ impl std::fmt::Debug for Program {
 }
 
 impl Program {
-    /// Evaluates with `vars`, within `limit`: the result and the cost spent.
+    /// Evaluates with `vars`, within `limit`: the result and the cost spent. A deep expression is evaluated on a
+    /// stack of its own ([`stack`]).
     pub(crate) fn eval(&self, vars: &[(&str, Value)], limit: u64) -> (Result<Value, EvalError>, u64) {
-        interpreter::eval(&self.expr, vars, limit)
+        let Some(expr) = &self.expr else {
+            return (Err(EvalError::Eval("no expression".into())), 0);
+        };
+        if !self.deep {
+            return interpreter::eval(expr, vars, limit);
+        }
+        stack::run_deep(|| interpreter::eval(expr, vars, limit)).unwrap_or_else(|e| (Err(EvalError::Eval(e)), 0))
     }
 
     pub(crate) fn uses(&self, var: &str) -> bool {
         self.references.iter().any(|r| r == var)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // The compiler's drop of a tree recurses once per level.
+        if self.deep
+            && let Some(expr) = self.expr.take()
+        {
+            stack::drop_flat(expr);
+        }
     }
 }
 
@@ -64,10 +87,41 @@ fn render(source: &str, offset: u32, message: &str) -> String {
     )
 }
 
-/// Parses and checks `source` with the variables `declared`; the error is cel-go's issues text.
+/// cel-go's `maxErrorsToReport`: issues past it are counted, not rendered (each rendering holds its source line).
+const MAX_ISSUES: usize = 100;
+
+/// The rendered issues (at most [`MAX_ISSUES`] of `total`), and cel-go's note of those left out.
+fn issues_text(mut rendered: Vec<String>, total: usize) -> String {
+    if total > MAX_ISSUES {
+        rendered.push(format!("{} more errors were truncated", total - MAX_ISSUES));
+    }
+    rendered.join("\n")
+}
+
+/// Parses and checks `source` with the variables `declared`; the error is cel-go's issues text. Text past cel-go's
+/// size and nesting limits is refused before any parser sees it ([`limits`]); deep text is parsed and checked on a
+/// stack of its own ([`stack`]).
 pub(crate) fn compile(source: &str, declared: &[(String, Type)]) -> Result<Program, String> {
+    let depth = limits::measure(source, limits::MAX_RECURSION_DEPTH).map_err(|e| e.issue())?;
+    if depth.nesting <= stack::SHALLOW_TEXT && depth.operations <= stack::SHALLOW_TEXT {
+        return compile_measured(source, declared);
+    }
+    stack::run_deep(|| compile_measured(source, declared)).and_then(|r| r)
+}
+
+/// True when a compile error is one of the parser's (a syntax error or a limit), which kube-apiserver refuses a
+/// ValidatingAdmissionPolicy for; type errors only become its status's warnings.
+pub(crate) fn is_parse_error(issues: &str) -> bool {
+    issues.contains("Syntax error") || limits::Exceeded::reported_in(issues)
+}
+
+/// [`compile`] of text within the limits.
+fn compile_measured(source: &str, declared: &[(String, Type)]) -> Result<Program, String> {
+    // The limits were checked on the text: the crate's own recursion limit (96 by default) must not refuse what
+    // cel-go accepts. Its listener counts `expr` rules as cel-go's does; the margin only keeps it a backstop.
     let parsed = cel::parser::Parser::new()
         .enable_optional_syntax(true)
+        .max_recursion_depth(limits::MAX_RECURSION_DEPTH as u16 + 8)
         .parse_with_source_info(source);
     let (expr, info): (IdedExpr, SourceInfo) = match parsed {
         Ok(p) => p,
@@ -75,6 +129,7 @@ pub(crate) fn compile(source: &str, declared: &[(String, Type)]) -> Result<Progr
             let text: Vec<String> = errs
                 .errors
                 .iter()
+                .take(MAX_ISSUES)
                 .map(|e| {
                     // The parser's positions: 1-based line, 0-based column.
                     let (line, col) = (e.pos.0.max(1) as usize, e.pos.1.max(0) as usize);
@@ -86,7 +141,7 @@ pub(crate) fn compile(source: &str, declared: &[(String, Type)]) -> Result<Progr
                     render(source, offset as u32, &e.msg)
                 })
                 .collect();
-            return Err(text.join("\n"));
+            return Err(issues_text(text, errs.errors.len()));
         }
     };
     let checked = checker::check(&expr, &info, declared);
@@ -94,12 +149,15 @@ pub(crate) fn compile(source: &str, declared: &[(String, Type)]) -> Result<Progr
         let text: Vec<String> = checked
             .issues
             .iter()
+            .take(MAX_ISSUES)
             .map(|i| render(source, i.offset, &i.message))
             .collect();
-        return Err(text.join("\n"));
+        return Err(issues_text(text, checked.issues.len()));
     }
+    let deep = stack::tree_depth(&expr) > stack::SHALLOW_TREE;
     Ok(Program {
-        expr,
+        expr: Some(expr),
+        deep,
         result: checked.result,
         max_cost: checked.max_cost,
         references: checked.references,

@@ -139,3 +139,114 @@ fn runtime_cost_stops_at_the_limit() {
     assert!(matches!(r, Err(EvalError::Cancelled)));
     assert!(p.max_cost >= cost);
 }
+
+/// Expressions of the worst shapes at cel-go's limits (`n` levels of each).
+fn worst_shapes(n: usize) -> Vec<String> {
+    let terms = |n: usize| vec!["1"; n].join(" + ");
+    vec![
+        format!("{}1{} > 0", "(".repeat(n - 1), ")".repeat(n - 1)),
+        format!("size({}1{}) > 0", "[".repeat(n - 2), "]".repeat(n - 2)),
+        format!("{}1{} > 0", "int(".repeat(n - 1), ")".repeat(n - 1)),
+        format!("{}1{} != null", "{'a': ".repeat(n - 1), "}".repeat(n - 1)),
+        format!("{}true{}", "[1].all(x, ".repeat(n - 1), ")".repeat(n - 1)),
+        format!("{} > 0", terms(n)),
+        // Type checked as dyn; evaluated, the second selection is an error (on an int).
+        format!("dyn({{'a': 1}}){} == 1", ".a".repeat(n - 1)),
+        format!("dyn([1]){} == 1", "[0]".repeat(n - 1)),
+        format!("{}true", "true ? true : ".repeat(n - 1)),
+        format!("{}1{} > 0", "(1 + ".repeat(n / 2 - 1), ")".repeat(n / 2 - 1)),
+        format!("{}1 > 0", "-".repeat(10 * n)),
+    ]
+}
+
+#[test]
+fn expressions_at_the_limits_compile_and_run_whatever_the_callers_stack() {
+    let shapes = worst_shapes(limits::MAX_RECURSION_DEPTH as usize);
+    // A caller with a small stack: deep work goes to a thread of its own.
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            for s in &shapes {
+                let p = compile(s, &[]).unwrap_or_else(|e| panic!("{}: {e}", &s[..30]));
+                let r = p.eval(&[], PER_CALL_LIMIT).0;
+                assert!(
+                    matches!(r, Ok(Value::Bool(true))) || s.starts_with("dyn"),
+                    "{}: {r:?}",
+                    &s[..30]
+                );
+                drop(p);
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn the_deep_stack_holds_the_worst_shapes_four_times_over() {
+    // What a deep compilation and evaluation needs, on a quarter of the stack it is given.
+    let shapes = worst_shapes(limits::MAX_RECURSION_DEPTH as usize);
+    std::thread::Builder::new()
+        .stack_size(stack::DEEP_STACK / 4)
+        .spawn(move || {
+            for s in &shapes {
+                let p = compile_measured(s, &[]).unwrap_or_else(|e| panic!("{}: {e}", &s[..30]));
+                let e = p.expr.as_ref().unwrap();
+                let r = interpreter::eval(e, &[], PER_CALL_LIMIT).0;
+                assert!(
+                    matches!(r, Ok(Value::Bool(true))) || s.starts_with("dyn"),
+                    "{}: {r:?}",
+                    &s[..30]
+                );
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn expressions_past_the_limits_are_refused_with_cel_go_messages() {
+    let n = 10 * limits::MAX_RECURSION_DEPTH as usize;
+    let nested = format!("{}1{} > 0", "(".repeat(n), ")".repeat(n));
+    let chained = format!("{} > 0", vec!["1"; 3_400].join(" + "));
+    let selected = format!("self{} == 1", ".a".repeat(n));
+    let huge = format!("'{}' == ''", "x".repeat(limits::EXPRESSION_SIZE_CODE_POINT_LIMIT));
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let err = |s: &str| compile(s, &[]).map(|_| ()).unwrap_err();
+            assert_eq!(
+                err(&nested),
+                "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+            );
+            assert_eq!(err(&chained), "ERROR: <input>:-1:0: max recursion depth exceeded");
+            assert_eq!(err(&selected), "ERROR: <input>:-1:0: max recursion depth exceeded");
+            assert_eq!(
+                err(&huge),
+                "ERROR: <input>:-1:0: expression code point size exceeds limit: size: 100008, limit 100000"
+            );
+            assert!(is_parse_error(&err(&chained)));
+            // One level within the limit compiles.
+            let within = format!("{} > 0", vec!["1"; 250].join(" + "));
+            assert!(compile(&within, &[]).is_ok());
+            let past = format!("{} > 0", vec!["1"; 251].join(" + "));
+            assert!(compile(&past, &[]).is_err());
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn issues_past_a_hundred_are_counted_not_rendered() {
+    // 300 calls no overload accepts, on one long line: cel-go renders 100 of them (each with the line).
+    let src = vec!["1.size() > 0"; 300].join(" && ");
+    let e = compile(&src, &[]).map(|_| ()).unwrap_err();
+    assert_eq!(e.matches("found no matching overload").count(), 100);
+    assert!(
+        e.ends_with("\n200 more errors were truncated"),
+        "{}",
+        &e[e.len() - 60..]
+    );
+}

@@ -276,7 +276,11 @@ impl FromStr for ShardSelector {
             return Err(invalid(EMPTY));
         }
         let tokens = lex(s)?;
-        let mut p = Parser { tokens, pos: 0 };
+        let mut p = Parser {
+            tokens,
+            pos: 0,
+            nesting: 0,
+        };
         let expr = p.or_expr()?;
         if let Some(t) = p.tokens.get(p.pos) {
             return Err(syntax(&format!("mismatched input '{}'", t.text())));
@@ -422,6 +426,21 @@ impl Expr {
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+    /// Sub-expressions open (parentheses, call arguments): cel-go's parser refuses more than
+    /// [`MAX_RECURSION_DEPTH`], and so does this one, so that a selector of any shape is parsed without unbounded
+    /// recursion (it arrives in a query string a server reads).
+    nesting: u32,
+}
+
+/// cel-go's default parser limit, on nested sub-expressions and on chained operations alike.
+const MAX_RECURSION_DEPTH: u32 = 250;
+
+fn too_deep(nested: bool) -> Error {
+    invalid(if nested {
+        format!("CEL parse error: expression recursion limit exceeded: {MAX_RECURSION_DEPTH}")
+    } else {
+        "CEL parse error: max recursion depth exceeded".to_owned()
+    })
 }
 
 impl Parser {
@@ -448,30 +467,53 @@ impl Parser {
         })
     }
 
-    fn or_expr(&mut self) -> Result<Expr, Error> {
-        let mut left = self.and_expr()?;
-        while self.eat("||") {
-            let right = self.and_expr()?;
-            left = Expr::Call("_||_".into(), vec![left, right]);
+    /// A sub-expression, one level deeper.
+    fn nested(&mut self) -> Result<Expr, Error> {
+        if self.nesting >= MAX_RECURSION_DEPTH {
+            return Err(too_deep(true));
         }
-        Ok(left)
+        self.nesting += 1;
+        let e = self.or_expr();
+        self.nesting -= 1;
+        e
+    }
+
+    /// `a || b || c` as one call of every operand (cel-go balances the chain; either way it nests nothing).
+    fn or_expr(&mut self) -> Result<Expr, Error> {
+        let mut operands = vec![self.and_expr()?];
+        while self.eat("||") {
+            operands.push(self.and_expr()?);
+        }
+        Ok(if operands.len() == 1 {
+            operands.remove(0)
+        } else {
+            Expr::Call("_||_".into(), operands)
+        })
     }
 
     fn and_expr(&mut self) -> Result<Expr, Error> {
-        let mut left = self.rel_expr()?;
+        let mut operands = vec![self.rel_expr()?];
         while self.eat("&&") {
-            let right = self.rel_expr()?;
-            left = Expr::Call("_&&_".into(), vec![left, right]);
+            operands.push(self.rel_expr()?);
         }
-        Ok(left)
+        Ok(if operands.len() == 1 {
+            operands.remove(0)
+        } else {
+            Expr::Call("_&&_".into(), operands)
+        })
     }
 
     fn rel_expr(&mut self) -> Result<Expr, Error> {
         let mut left = self.unary()?;
+        let mut chained = 0;
         while let Some(Token::Punct(op)) = self.peek() {
             let op = *op;
             if !["==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%"].contains(&op) {
                 break;
+            }
+            chained += 1;
+            if chained > MAX_RECURSION_DEPTH {
+                return Err(too_deep(false));
             }
             self.pos += 1;
             let right = self.unary()?;
@@ -480,19 +522,36 @@ impl Parser {
         Ok(left)
     }
 
+    /// Prefix `!` and `-`, any number of them: an even number cancels out, as cel-go reads them.
     fn unary(&mut self) -> Result<Expr, Error> {
-        if self.eat("!") {
-            return Ok(Expr::Call("!_".into(), vec![self.unary()?]));
+        let (mut not, mut neg) = (0usize, 0usize);
+        loop {
+            if self.eat("!") {
+                not += 1;
+            } else if self.eat("-") {
+                neg += 1;
+            } else {
+                break;
+            }
         }
-        if self.eat("-") {
-            return Ok(Expr::Call("-_".into(), vec![self.unary()?]));
+        let mut e = self.postfix()?;
+        if neg % 2 == 1 {
+            e = Expr::Call("-_".into(), vec![e]);
         }
-        self.postfix()
+        if not % 2 == 1 {
+            e = Expr::Call("!_".into(), vec![e]);
+        }
+        Ok(e)
     }
 
     fn postfix(&mut self) -> Result<Expr, Error> {
         let mut e = self.primary()?;
+        let mut chained = 0;
         loop {
+            chained += 1;
+            if chained > MAX_RECURSION_DEPTH {
+                return Err(too_deep(false));
+            }
             if self.eat(".") {
                 match self.peek().cloned() {
                     Some(Token::Ident(name)) => {
@@ -520,7 +579,7 @@ impl Parser {
             return Ok(args);
         }
         loop {
-            args.push(self.or_expr()?);
+            args.push(self.nested()?);
             if self.eat(")") {
                 return Ok(args);
             }
@@ -548,7 +607,7 @@ impl Parser {
             }
             Some(Token::Punct("(")) => {
                 self.pos += 1;
-                let e = self.or_expr()?;
+                let e = self.nested()?;
                 self.expect(")")?;
                 Ok(e)
             }

@@ -352,3 +352,39 @@ fn random_input_is_an_error_or_a_selector_that_round_trips_never_a_panic() {
     }
     assert!(parsed > 0, "some random inputs are selectors");
 }
+
+#[test]
+fn selectors_of_any_depth_are_parsed_without_unbounded_recursion() {
+    let range = HALF;
+    let n = 2_500;
+    let cases = [
+        format!("{}{range}{}", "(".repeat(n), ")".repeat(n)),
+        format!("{}{range}", "!".repeat(2 * n)),
+        vec![range; n].join(" || "),
+        format!("{} == 1", vec!["1"; n].join(" - ")),
+        format!("{}1{} == 1", "f(".repeat(n), ")".repeat(n)),
+    ];
+    // On a quarter of the 2 MiB a thread gets by default (and the embedded server's connection threads have).
+    std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            assert_eq!(
+                parse(&cases[0]).unwrap_err(),
+                "CEL parse error: expression recursion limit exceeded: 250"
+            );
+            // An even number of `!` cancels out, as cel-go reads it.
+            assert!(parse(&cases[1]).is_ok());
+            // `||` nests nothing: any number of ranges.
+            assert!(parse(&cases[2]).is_ok());
+            assert_eq!(
+                parse(&cases[3]).unwrap_err(),
+                "CEL parse error: max recursion depth exceeded"
+            );
+            assert!(parse(&cases[4]).unwrap_err().contains("recursion limit exceeded"));
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let at_limit = format!("{}{range}{}", "(".repeat(249), ")".repeat(249));
+    assert!(parse(&at_limit).is_ok());
+}
