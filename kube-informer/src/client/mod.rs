@@ -8,6 +8,8 @@
 //!   pods, [`Api::logs`] / [`Api::log_stream`] and [`Api::evict`].
 //! * [`Client::request`]: any other path, with the same credentials, TLS, rate limit and errors.
 //! * [`RateLimit`]: client-go's client-side token bucket (5 requests per second, bursts of 10), on by default.
+//! * [`Client::fenced`]: a client whose requests end with a Lease's [`LeaseTerm`] — what a controller's reconciles
+//!   write through under leader election or sharding.
 //! * [`retry_on_conflict`]: a read-modify-write retried when another writer got there first.
 //!
 //! ```no_run
@@ -48,6 +50,7 @@ mod request;
 mod retry;
 mod sealed;
 mod secret;
+mod term;
 #[cfg(test)]
 mod test_peer;
 mod tls;
@@ -56,6 +59,7 @@ mod watch_stream;
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use log::debug;
@@ -79,6 +83,8 @@ pub use raw_request::{RawRequest, RawResponse, ResponseStream};
 pub use request::Method;
 pub use retry::{RetryBackoff, on_error, retry_on_conflict};
 pub use secret::Secret;
+pub(crate) use term::HandoverLog;
+pub use term::LeaseTerm;
 pub use watch_stream::WatchStream;
 
 use abort::{CancelSignal, Canceller};
@@ -92,7 +98,7 @@ use transport::FailureContext;
 
 use crate::clock::deadline::{FAR_FUTURE, deadline_after};
 use crate::object::ApiResource;
-use crate::{ConfigError, Error, Result};
+use crate::{ConfigError, Error, OwnershipLost, Result};
 
 /// The `User-Agent` of every request.
 const USER_AGENT: &str = concat!("kube-informer/", env!("CARGO_PKG_VERSION"));
@@ -129,6 +135,17 @@ pub struct Client {
     deadline: Option<Instant>,
     /// The client-side rate limit; `None`: requests go out unthrottled.
     throttle: Option<Arc<Throttle>>,
+    /// The Lease terms every request of this handle is fenced by ([`Client::fenced`]); `None`: none.
+    fence: Option<Arc<Fence>>,
+}
+
+/// A Lease term a client's requests are fenced by, and those of the client it was fenced from.
+struct Fence {
+    term: LeaseTerm,
+    /// Counts the writes this fence refused or aborted, for a controller's figures (the term counts every request).
+    writes_refused: Option<Arc<AtomicU64>>,
+    /// The fence of the client this one was made from: its term bounds these requests too.
+    outer: Option<Arc<Fence>>,
 }
 
 /// What every clone and isolated copy of a client shares.
@@ -287,6 +304,7 @@ impl Client {
             shared,
             deadline: None,
             throttle: config.rate_limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
+            fence: None,
         })
     }
 
@@ -304,12 +322,92 @@ impl Client {
     /// bucket), but its own connection pool and its own [`AbortHandle`]: aborting one never disturbs the other.
     /// Informers use one each.
     pub fn isolated(&self) -> Client {
-        Client {
+        let client = Client {
             transport: Arc::new(Transport::new(&self.shared)),
             shared: Arc::clone(&self.shared),
             deadline: self.deadline,
             throttle: self.throttle.clone(),
+            fence: self.fence.clone(),
+        };
+        client.register_with_fences();
+        client
+    }
+
+    /// A copy whose every request is **fenced** by `term`: it is not sent once the term is over, nor when its
+    /// client-side rate-limit token would come after the term's end; it is sent with the term's end, as it stands
+    /// then, as its deadline ([`with_deadline`](Self::with_deadline)), so that one still on the wire at the end is
+    /// aborted there — and a term ended early (a release, a stop) aborts those in flight at once. Each such request
+    /// fails with [`Error::OwnershipLost`], without being retried. A renewal extends the term: the requests that
+    /// follow get the new end.
+    ///
+    /// What a controller's reconciles write through ([`Context::client`](crate::controller::Context::client)) under
+    /// leader election or sharding. The copy has connections of its own (aborted with this client's
+    /// [`AbortHandle`] too) and the same rate limit, in the same bucket. Fencing again by another term keeps the
+    /// first: a request needs both.
+    ///
+    /// What fencing cannot cover: a request the server received before the abort may still be applied after the
+    /// term ended — a window bounded by how long a server holds a request it has read, within the
+    /// `lease_duration − renew_deadline` that separate this term's end from anyone else's takeover (see
+    /// [`LeaseTerm`]).
+    #[must_use]
+    pub fn fenced(&self, term: &LeaseTerm) -> Client {
+        self.fenced_counting(term, None)
+    }
+
+    /// [`fenced`](Self::fenced), counting the writes refused or aborted in `writes_refused` too.
+    pub(crate) fn fenced_counting(&self, term: &LeaseTerm, writes_refused: Option<Arc<AtomicU64>>) -> Client {
+        let canceller = self.transport.canceller.child();
+        let client = Client {
+            transport: Arc::new(Transport::with_canceller(&self.shared, canceller)),
+            shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
+            throttle: self.throttle.clone(),
+            fence: Some(Arc::new(Fence {
+                term: term.clone(),
+                writes_refused,
+                outer: self.fence.clone(),
+            })),
+        };
+        client.register_with_fences();
+        client
+    }
+
+    /// The terms this handle's requests are fenced by, innermost first.
+    fn fences(&self) -> impl Iterator<Item = &Fence> {
+        std::iter::successors(self.fence.as_deref(), |f| f.outer.as_deref())
+    }
+
+    /// The terms of this handle's fences abort its connections when they end.
+    fn register_with_fences(&self) {
+        for fence in self.fences() {
+            fence.term.register(&self.transport.canceller);
         }
+    }
+
+    /// Where the nearest of this handle's terms ends (an instant of the real clock), with its fence; `Err` with
+    /// the fence of a term that is over.
+    fn fence_end(&self) -> std::result::Result<Option<(Instant, &Fence)>, &Fence> {
+        let mut nearest: Option<(Instant, &Fence)> = None;
+        for fence in self.fences() {
+            let end = fence.term.ends_at().ok_or(fence)?;
+            if nearest.is_none_or(|(n, _)| end < n) {
+                nearest = Some((end, fence));
+            }
+        }
+        Ok(nearest)
+    }
+
+    /// The error of the request `what` that a term over (or `fence`'s) did not let through, counted; `None` while
+    /// every term lasts.
+    fn ownership_lost(&self, what: &str, in_flight: bool) -> Option<Error> {
+        let fence = self.fence_end().err()?;
+        Some(refused_by(fence, what, in_flight, None))
+    }
+
+    /// The error of the request (or stream) `what` whose connection was aborted: [`Error::OwnershipLost`] when a
+    /// term it was fenced by is over (the term's end aborted it), else [`Error::Stopped`].
+    pub(crate) fn stopped(&self, what: &str) -> Error {
+        self.ownership_lost(what, true).unwrap_or(Error::Stopped)
     }
 
     /// A copy of this handle (same connections, same [`AbortHandle`]) whose every request ends by `deadline`: each
@@ -346,6 +444,11 @@ impl Client {
         }
     }
 
+    /// The Lease terms this handle's requests are fenced by ([`fenced`](Self::fenced)), innermost first.
+    pub fn terms(&self) -> Vec<LeaseTerm> {
+        self.fences().map(|f| f.term.clone()).collect()
+    }
+
     /// The deadline of this handle's requests ([`with_deadline`](Self::with_deadline)), if any.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
@@ -372,17 +475,14 @@ impl Client {
     /// handle's in a bucket of its own.
     pub(crate) fn isolated_child(&self) -> Client {
         let canceller = self.transport.canceller.child();
-        let agent = transport::build_agent(&self.shared, &canceller.signal());
-        canceller.set_agent(agent.clone());
         Client {
-            transport: Arc::new(Transport {
-                canceller,
-                agent: Mutex::new((agent, self.shared.tls.identity.version())),
-            }),
+            transport: Arc::new(Transport::with_canceller(&self.shared, canceller)),
             shared: Arc::clone(&self.shared),
             deadline: self.deadline,
             // The same limit in a bucket of its own: a lease renewal never waits behind a controller's requests.
             throttle: self.throttle.as_ref().map(|t| Arc::new(t.fresh())),
+            // A child's connections are aborted with this handle's, by its terms too.
+            fence: self.fence.clone(),
         }
     }
 
@@ -413,6 +513,7 @@ impl Client {
             shared: Arc::clone(&self.shared),
             deadline: self.deadline,
             throttle: limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
+            fence: self.fence.clone(),
         })
     }
 
@@ -519,6 +620,9 @@ impl Client {
 
     /// Maps an I/O error from reading a response body.
     pub(crate) fn map_io(&self, e: std::io::Error, cancel: &CancelSignal, what: &str, idle: Option<Duration>) -> Error {
+        if let Some(lost) = self.ownership_lost(what, true) {
+            return lost;
+        }
         if !cancel.is_cancelled() && self.deadline_passed() && is_timeout_io(&e) {
             return self.deadline_error(what);
         }
@@ -531,6 +635,40 @@ impl Client {
             idle_limit: idle,
         };
         transport::map_error(ureq::Error::from(e), cancel, &ctx)
+    }
+
+    /// [`throttle`](Self::throttle) for a request that must also be sent before its terms end: a token that would
+    /// come after the nearest term's end fails the request at once ([`Error::OwnershipLost`], not sent), as one
+    /// after its deadline does.
+    fn throttle_fenced(
+        &self,
+        req: &Request,
+        what: &str,
+        cancel: &CancelSignal,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        let nearest = match self.fence_end() {
+            Ok(nearest) => nearest,
+            Err(fence) => return Err(refused_by(fence, what, false, None)),
+        };
+        let limit = earliest(deadline, nearest.map(|(end, _)| end));
+        let Err(e) = self.throttle(req, what, cancel, limit) else {
+            return Ok(());
+        };
+        if let Some(lost) = self.ownership_lost(what, false) {
+            return Err(lost);
+        }
+        // Too late for the nearest term, not for the request's own deadline: the term is why it is not sent.
+        let too_late = matches!(&e, Error::Transport(t) if t.kind == crate::TransportErrorKind::Timeout);
+        match nearest {
+            Some((end, fence)) if too_late && deadline.is_none_or(|d| end <= d) => Err(refused_by(
+                fence,
+                what,
+                false,
+                Some("its client-side rate-limit token would come after the term's end"),
+            )),
+            _ => Err(e),
+        }
     }
 
     /// Waits for a token of the client-side rate limit for `req` (see [`RateLimit`]), and counts the wait.
@@ -571,10 +709,7 @@ impl Client {
             Reading::Whole => self.shared.timeouts.request.map(|t| deadline_after(Instant::now(), t)),
             _ => None,
         };
-        let deadline = match (timeout, self.deadline) {
-            (Some(t), Some(d)) => Some(t.min(d)),
-            (t, d) => t.or(d),
-        };
+        let deadline = earliest(timeout, self.deadline);
         let ctx = FailureContext {
             what: &what,
             server_name: &self.shared.server_name,
@@ -584,22 +719,41 @@ impl Client {
         };
         let url = format!("{}{}", self.shared.base_url, req.path_and_query());
         for attempt in 0..2 {
+            // A fenced request goes no further once its term is over (its connections are aborted then, so the
+            // cancellation below would say `Stopped`).
+            if let Some(lost) = self.ownership_lost(&what, false) {
+                return Err(lost);
+            }
             if cancel.is_cancelled() {
                 return Err(Error::Stopped);
             }
-            self.throttle(req, &what, cancel, deadline)?;
+            self.throttle_fenced(req, &what, cancel, deadline)?;
             if self.deadline_passed() {
                 return Err(self.deadline_error(&what));
             }
-            let authz = match self.shared.auth.authorize(cancel, self.deadline) {
-                Ok(authz) => authz,
-                Err(_) if !cancel.is_cancelled() && self.deadline_passed() => return Err(self.deadline_error(&what)),
-                Err(e) => return Err(e),
+            let fence_end = match self.fence_end() {
+                Ok(end) => end.map(|(end, _)| end),
+                Err(fence) => return Err(refused_by(fence, &what, false, None)),
             };
-            // What remains of the deadline bounds the whole exchange; none left after the credential: give up.
+            let authz = match self.shared.auth.authorize(cancel, earliest(self.deadline, fence_end)) {
+                Ok(authz) => authz,
+                Err(e) => {
+                    return Err(match self.ownership_lost(&what, false) {
+                        Some(lost) => lost,
+                        None if !cancel.is_cancelled() && self.deadline_passed() => self.deadline_error(&what),
+                        None => e,
+                    });
+                }
+            };
+            // What remains of the deadline bounds the whole exchange; none left after the credential: give up. The
+            // term's end as it stands now bounds it too: a request still on the wire there is aborted.
             if self.deadline_passed() {
                 return Err(self.deadline_error(&what));
             }
+            let deadline = match self.fence_end() {
+                Ok(end) => earliest(deadline, end.map(|(end, _)| end)),
+                Err(fence) => return Err(refused_by(fence, &what, false, None)),
+            };
             // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
             // the pooled connections opened with the old one.
             let agent = match dedicated {
@@ -657,7 +811,9 @@ impl Client {
                     .observe(req.method.as_str(), code, started.elapsed());
             }
             let response = result.map_err(|e| {
-                if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
+                if let Some(lost) = self.ownership_lost(&what, true) {
+                    lost
+                } else if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
                     self.deadline_error(&what)
                 } else {
                     transport::map_error(e, cancel, &ctx)
@@ -697,6 +853,28 @@ impl Client {
             "{what}: still unauthorized after refreshing the credential"
         )))
     }
+}
+
+/// The earlier of two optional deadlines (`None`: no deadline).
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The error of the request `what` that `fence`'s term did not let through, counted by the term (and, for a write,
+/// by the fence's counter).
+fn refused_by(fence: &Fence, what: &str, in_flight: bool, detail: Option<&'static str>) -> Error {
+    fence.term.count_refused();
+    if !what.starts_with("GET ")
+        && let Some(counter) = &fence.writes_refused
+    {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut lost = OwnershipLost::new(fence.term.lease(), what, in_flight);
+    lost.detail = detail;
+    Error::from(lost)
 }
 
 /// A timeout as ureq takes it: `None` (no limit) for one that would reach past [`FAR_FUTURE`] (`Duration::MAX`
@@ -769,7 +947,11 @@ fn is_timeout_io(e: &std::io::Error) -> bool {
 
 impl Transport {
     fn new(shared: &Shared) -> Transport {
-        let canceller = Canceller::new();
+        Transport::with_canceller(shared, Canceller::new())
+    }
+
+    /// A pool whose connections `canceller` aborts.
+    fn with_canceller(shared: &Shared, canceller: Arc<Canceller>) -> Transport {
         let agent = transport::build_agent(shared, &canceller.signal());
         canceller.set_agent(agent.clone());
         Transport {

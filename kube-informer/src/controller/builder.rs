@@ -18,7 +18,7 @@ use super::shard_coordinator::CoordinatorStats;
 use super::sharding::ShardingConfig;
 use super::{Action, Controller};
 use crate::cache::{CONTROLLER_INDEX, Indexers};
-use crate::client::Client;
+use crate::client::{Client, LeaseTerm};
 use crate::error::Result;
 use crate::health::HealthCell;
 use crate::informer::{HandlerOptions, Notification, SharedIndexInformer};
@@ -330,6 +330,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             sharding,
         } = self;
         let name = options.name.clone().unwrap_or_else(|| primary.name().to_owned());
+        // The reconciles' client: the primary informer's, else the sharding's; connections of its own.
+        let client = primary
+            .client()
+            .or_else(|| sharding.as_ref().map(|(c, _)| c.clone()))
+            .map(|c| c.isolated());
         let sharding = match sharding {
             Some((client, config)) => {
                 config.validate()?;
@@ -405,9 +410,17 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 sources,
                 reconcile: Box::new(move |key, ctx| {
                     reconcile(key, ctx).map_err(|e| {
+                        // A failure once the term is over is the ownership's end, whatever the error says: no
+                        // policy decides a retry here.
+                        if ctx.term().is_some_and(LeaseTerm::is_over) {
+                            return Failed {
+                                action: None,
+                                message: e.to_string(),
+                            };
+                        }
                         let obj = ctx.object();
                         Failed {
-                            action: error_policy(obj.as_deref(), &e, ctx),
+                            action: Some(error_policy(obj.as_deref(), &e, ctx)),
                             message: e.to_string(),
                         }
                     })
@@ -420,6 +433,8 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 live_workers: Arc::new(AtomicUsize::new(0)),
                 health: HealthCell::default(),
                 sharding,
+                client,
+                handed_over: Mutex::new(Default::default()),
             }),
             state: Mutex::new(State::Idle),
             registrations: Mutex::new(registrations),

@@ -85,4 +85,10 @@ pub struct ControllerMetrics {
     /// Events that queued nothing because a [`Predicate`] stopped them (or, for a primary informer over a set of
     /// namespaces, because they were mapped to a key outside it), over every term.
     pub filtered: u64,
+    /// Reconciles that failed because the Lease term they worked under was over (the leader's, or their slot's):
+    /// their keys went to the next owner; counted in `reconciles`, not in `errors`.
+    pub ownership_lost: u64,
+    /// Writes through the reconciles' [`Context::client`] that fencing refused, or aborted in flight, because their
+    /// Lease term was over.
+    pub fenced_writes: u64,
 }

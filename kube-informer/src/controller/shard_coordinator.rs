@@ -1,17 +1,24 @@
 //! `ShardCoordinator`: the thread that gets, keeps and gives up a sharded controller's slots.
 //!
-//! Every retry period (and at once when a slot's election changes), a round:
+//! The group's Leases — labelled [`GROUP_LABEL`]`=<name>` — are watched by an informer of the coordinator's own: one
+//! list when it starts, then one watch, whatever the number of replicas and slots. Its handler notes when each
+//! Lease's version was first seen here, and wakes the coordinator when a slot is released or a replica comes or
+//! goes.
+//!
+//! Every retry period (and at once when a slot's election changes, or the handler wakes it), a round:
 //! 1. renews this replica's membership Lease `<name>-member-<identity>`;
-//! 2. lists the Leases of the namespace: the members seen alive — a membership Lease that changed within the lease
-//!    duration, as observed here (client-go's rule for locks: no trust in other machines' clocks) — and who holds
-//!    each slot `<name>-slot-<i>`;
+//! 2. reads the group's Leases from the informer's observations: the members seen alive — a membership Lease that
+//!    changed within the lease duration, as observed here (client-go's rule for locks: no trust in other machines'
+//!    clocks) — and who holds each slot `<name>-slot-<i>`;
 //! 3. balances: with `S` slots and `M` live members, each replica aims at `⌊S/M⌋` or `⌈S/M⌉` slots. Below that it
 //!    runs an election for free slots (no Lease, released, or held by a replica no longer alive — whose Lease the
 //!    election takes over only after it expired); above it, or above `⌊S/M⌋` while a member holds fewer, it drains
 //!    one slot ([`Ownership::drain`]) and releases it once no reconcile of it runs.
 //!
 //! Each slot's election is a [`LeaderElector`] over a [`LeaseLock`]: its guarantees are the election's — at most
-//! one live owner, a renewal that fails past the renew deadline ends the ownership before anyone may take over.
+//! one live owner, a renewal that fails past the renew deadline ends the ownership before anyone may take over —
+//! and each term of it fences the client the slot's reconciles write through
+//! ([`Ownership::acquired`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -23,13 +30,16 @@ use crossbeam_channel::{Receiver, Sender};
 use log::{debug, info, warn};
 use parking_lot::Mutex;
 
+use super::context::Fenced;
 use super::ownership::Ownership;
 use super::sharding::ShardingConfig;
-use crate::client::params::{DeleteParams, ListParams, PostParams};
+use crate::cache::ListWatch;
+use crate::client::params::{DeleteParams, PostParams};
 use crate::client::{Api, Client};
 use crate::clock::deadline::deadline_after;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::health::{Health, HealthCell};
+use crate::informer::{InformerOptions, Notification, SharedIndexInformer, StopJoin};
 use crate::leaderelection::{LeaderCallbacks, LeaderElectionRecord, LeaderElector, Lease, LeaseLock};
 use crate::object::ObjectMeta;
 use crate::selector::ShardSelector;
@@ -43,6 +53,14 @@ pub(crate) type OnAcquired = dyn Fn(&[u32]) + Send + Sync;
 /// How long stopping the coordinator may take: electors released, membership Lease deleted, thread joined.
 const STOP_BUDGET: Duration = Duration::from_millis(900);
 
+/// The label on a sharded controller's Leases (slots and membership), whose value names the group (the Leases'
+/// name prefix): what the coordinator's informer watches.
+pub(crate) const GROUP_LABEL: &str = "kube-informer.io/shard-group";
+
+/// The client the slots' reconciles write through (fenced by each slot's term), and the counter of the writes
+/// fencing refuses.
+pub(crate) type ReconcileClient = (Option<Client>, Arc<AtomicU64>);
+
 /// Counters shared with the controller's metrics.
 #[derive(Default)]
 pub(crate) struct CoordinatorStats {
@@ -50,9 +68,23 @@ pub(crate) struct CoordinatorStats {
     pub(crate) rebalanced: AtomicU64,
     pub(crate) lost: AtomicU64,
     pub(crate) members: AtomicUsize,
+    /// The outage of the last slot hand-over here ([`ShardingMetrics::last_handover`](super::ShardingMetrics)).
     pub(crate) last_handover: Mutex<Option<Duration>>,
+    /// The outage of each slot's last hand-over here, by slot.
+    pub(crate) handovers: Mutex<BTreeMap<u32, Duration>>,
+    /// Hand-overs measured.
+    pub(crate) handover_count: AtomicU64,
     /// `Degraded` while the membership Lease or the Leases' list fails, or an owned slot cannot be renewed.
     pub(crate) health: HealthCell,
+}
+
+impl CoordinatorStats {
+    /// The first reconcile of `slot` since it was acquired: the hand-over's outage was `outage`.
+    pub(crate) fn handed_over(&self, slot: u32, outage: Duration) {
+        *self.last_handover.lock() = Some(outage);
+        self.handovers.lock().insert(slot, outage);
+        self.handover_count.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// The running coordinator of one controller; stopped (slots released) by [`ShardCoordinator::stop`].
@@ -71,12 +103,18 @@ struct Coordinator {
     member_lease: String,
     /// The Leases' API, on connections and a rate-limit bucket of the coordinator's own.
     api: Api<Lease>,
+    /// The group's label value.
+    label: String,
+    /// Watches the group's Leases (see the module).
+    leases: Arc<SharedIndexInformer<Lease>>,
     /// The membership Lease as last written: the next renewal replaces it without reading it first.
     member: Option<Lease>,
     /// When the membership Lease was last renewed: rounds run on every change of a slot, renewals once a retry
     /// period.
     renewed: Option<Instant>,
     client: Client,
+    /// What the slots' reconciles write through.
+    reconciles: ReconcileClient,
     ownership: Arc<Ownership>,
     stats: Arc<CoordinatorStats>,
     /// Called once a slot is owned (queues its cached keys).
@@ -90,10 +128,10 @@ struct Coordinator {
     acquired_rx: Receiver<u32>,
     /// Elections running, by slot: held or being tried.
     electors: BTreeMap<u32, SlotElection>,
-    /// The group's Leases (membership and slots) as last seen, by name. A slot's observation is handed to its
-    /// election when it starts, so that a dead owner's slot is taken `lease_duration` after its last renewal was
-    /// seen here, not after the election's own first read.
-    seen: HashMap<String, Observed>,
+    /// The group's Leases (membership and slots) as last seen, by name: kept by the informer's handler. A slot's
+    /// observation is handed to its election when it starts, so that a dead owner's slot is taken `lease_duration`
+    /// after its last renewal was seen here, not after the election's own first read.
+    seen: Arc<Mutex<HashMap<String, Observed>>>,
     /// Rounds run; the first only announces this replica (see [`Coordinator::round`]).
     rounds: u64,
     /// Membership failures in a row, and since when.
@@ -136,22 +174,30 @@ impl ShardCoordinator {
         ownership: Arc<Ownership>,
         stats: Arc<CoordinatorStats>,
         on_acquired: Arc<OnAcquired>,
+        reconciles: ReconcileClient,
     ) -> Result<ShardCoordinator> {
         // A controller's name may hold a `/` (an informer's `configmaps/ns`): not in an object's name.
         let group = object_name(config.name.as_deref().unwrap_or(controller), 200);
+        let label = object_name(&group, 63);
         let (kick_tx, kick_rx) = crossbeam_channel::bounded(1);
         let (acquired_tx, acquired_rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(StopSignal::new());
+        // Connections and a rate-limit bucket of its own: the controller's requests never delay a round.
+        let api = Api::namespaced(client.isolated_child(), &config.lease_namespace);
+        let seen = Arc::new(Mutex::new(HashMap::new()));
+        let leases = watch_leases(controller, &api, &label, &group, &seen, &kick_tx)?;
         let mut coordinator = Coordinator {
             controller: controller.to_owned(),
             member_lease: lease_name(&group, "member", &config.identity),
             group,
+            label,
+            leases,
             config: config.clone(),
-            // Connections and a rate-limit bucket of its own: the controller's requests never delay a round.
-            api: Api::namespaced(client.isolated_child(), &config.lease_namespace),
+            api,
             member: None,
             renewed: None,
             client: client.clone(),
+            reconciles,
             ownership,
             stats,
             on_acquired,
@@ -161,7 +207,7 @@ impl ShardCoordinator {
             acquired_tx,
             acquired_rx,
             electors: BTreeMap::new(),
-            seen: HashMap::new(),
+            seen,
             rounds: 0,
             failing: None,
         };
@@ -171,7 +217,14 @@ impl ShardCoordinator {
             controller,
             format!("kube-informer/controller/{controller}/sharding"),
         );
-        let worker = Worker::spawn(name, &live, move || coordinator.run())?;
+        let leases = coordinator.leases.clone();
+        let worker = match Worker::spawn(name, &live, move || coordinator.run()) {
+            Ok(worker) => worker,
+            Err(e) => {
+                leases.stop();
+                return Err(e);
+            }
+        };
         Ok(ShardCoordinator {
             stop,
             kick: kick_tx,
@@ -235,7 +288,12 @@ impl Coordinator {
             .renewed
             .is_none_or(|at| now.saturating_duration_since(at) >= self.config.election.retry_period);
         let renewed = if due { self.renew_membership(&api) } else { Ok(()) };
-        let view = renewed.and_then(|()| self.read_leases(&api, now));
+        let view = match renewed.and_then(|()| self.read_leases(now)) {
+            Ok(Some(view)) => Ok(view),
+            // The Leases' informer has not synced yet, and is not failing: nothing to balance on yet.
+            Ok(None) => return,
+            Err(e) => Err(e),
+        };
         // A slot whose renewals fail is as much trouble as the membership's: the replica may lose it.
         let slot_trouble = view.as_ref().ok().and_then(|_| {
             self.electors.iter().find_map(|(slot, e)| match e.elector.health() {
@@ -336,6 +394,9 @@ impl Coordinator {
         };
         match current {
             Some(mut lease) => {
+                if lease.metadata.labels.get(GROUP_LABEL) != Some(self.label.as_str()) {
+                    lease.metadata.labels.insert(GROUP_LABEL.to_owned(), self.label.clone());
+                }
                 let acquired = lease.spec.to_record().acquire_time;
                 lease.spec.set_record(&LeaderElectionRecord {
                     acquire_time: acquired.or(Some(wall)),
@@ -348,15 +409,24 @@ impl Coordinator {
                     self.config.lease_namespace.as_str(),
                     self.member_lease.as_str(),
                 ));
+                lease.metadata.labels.insert(GROUP_LABEL.to_owned(), self.label.clone());
                 lease.spec.set_record(&record);
                 api.create(&PostParams::default(), &lease)
             }
         }
     }
 
-    /// Reads the slot and membership Leases.
-    fn read_leases(&mut self, api: &Api<Lease>, now: Instant) -> Result<View> {
-        let leases = api.list_all(&ListParams::default())?;
+    /// What the group's Leases say now, from the informer's observations; `None` before it synced (unless it fails,
+    /// which is an error).
+    fn read_leases(&self, now: Instant) -> Result<Option<View>> {
+        if !self.leases.has_synced() {
+            return match self.leases.health().state {
+                Health::Degraded { last_error, .. } => {
+                    Err(Error::InvalidInput(format!("cannot watch the Leases: {last_error}")))
+                }
+                _ => Ok(None),
+            };
+        }
         let member_prefix = format!("{}-member-", self.group);
         let slot_prefix = format!("{}-slot-", self.group);
         let mut view = View {
@@ -364,46 +434,31 @@ impl Coordinator {
             holders: BTreeMap::new(),
             expired: HashSet::new(),
         };
-        let mut present = HashSet::new();
-        for lease in leases.items {
-            let name = lease.metadata.name.unwrap_or_default();
+        for (name, seen) in self.seen.lock().iter() {
             let slot = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok());
             let slot = slot.filter(|s| *s < self.config.slots);
             if slot.is_none() && !name.starts_with(&member_prefix) {
                 continue;
             }
-            let record = lease.spec.to_record();
-            let resource_version = lease.metadata.resource_version.unwrap_or_default();
-            let observed = Observed {
-                resource_version,
-                since: now,
-                record: record.clone(),
-            };
-            let seen = self.seen.entry(name.clone()).or_insert_with(|| observed.clone());
-            if seen.resource_version != observed.resource_version {
-                *seen = observed;
-            }
             // Unchanged for its duration, as seen here: nobody alive renews it.
-            let stale = now.saturating_duration_since(seen.since) >= record.lease_duration();
-            let holder = record.holder_identity;
+            let stale = now.saturating_duration_since(seen.since) >= seen.record.lease_duration();
+            let holder = &seen.record.holder_identity;
             match slot {
                 Some(slot) => {
                     if stale {
                         view.expired.insert(slot);
                     }
                     if !holder.is_empty() {
-                        view.holders.insert(slot, holder);
+                        view.holders.insert(slot, holder.clone());
                     }
                 }
                 None if !stale && !holder.is_empty() => {
-                    view.members.insert(holder);
+                    view.members.insert(holder.clone());
                 }
                 None => {}
             }
-            present.insert(name);
         }
-        self.seen.retain(|name, _| present.contains(name));
-        Ok(view)
+        Ok(Some(view))
     }
 
     /// Releases the draining slots whose reconciles have finished.
@@ -527,21 +582,22 @@ impl Coordinator {
             &self.config.lease_namespace,
             &lease,
             self.config.identity.clone(),
-        );
-        let observed = self.seen.get(&lease).map(|o| (o.record.clone(), o.since));
+        )
+        .with_labels([(GROUP_LABEL, self.label.as_str())]);
+        let observed = self.seen.lock().get(&lease).map(|o| (o.record.clone(), o.since));
         let releasing = Arc::new(AtomicBool::new(false));
-        let started = Instant::now();
         let (on, off) = (self.ownership.clone(), self.ownership.clone());
         let (stats_on, stats_off) = (self.stats.clone(), self.stats.clone());
         let (kick_on, kick_off) = (self.kick_tx.clone(), self.kick_tx.clone());
         let (controller, released) = (self.controller.clone(), releasing.clone());
         let acquired = self.acquired_tx.clone();
+        let (base, writes_refused) = self.reconciles.clone();
         let callbacks = LeaderCallbacks::new()
-            .on_started_leading(move || {
-                on.acquired(slot);
+            .on_started_leading_with_term(move |term| {
+                // The slot's reconciles write through a client fenced by this term.
+                on.acquired(slot, Some(Fenced::new(term, base.as_ref(), &writes_refused)));
                 let _ = acquired.send(slot);
                 stats_on.acquired.fetch_add(1, Ordering::Relaxed);
-                *stats_on.last_handover.lock() = Some(started.elapsed());
                 let _ = kick_on.try_send(());
             })
             .on_stopped_leading(move || {
@@ -567,6 +623,7 @@ impl Coordinator {
     /// Releases every slot (in parallel: each release is a write to the server) and deletes the membership Lease.
     fn shut_down(&mut self) {
         let deadline = deadline_after(Instant::now(), STOP_BUDGET);
+        let watching: StopJoin = self.leases.begin_stop();
         let electors = std::mem::take(&mut self.electors);
         let released = electors.len();
         std::thread::scope(|scope| {
@@ -585,12 +642,75 @@ impl Coordinator {
             Err(e) if e.is_not_found() => {}
             Err(e) => debug!("sharding: membership Lease not deleted ({e}); it will be seen dead"),
         }
+        if !watching.finish(deadline) {
+            debug!("sharding: the Leases' informer did not stop in time");
+        }
         self.stats.health.halt("stopped");
         debug!(
             "controller {}: sharding stopped, {released} slot(s) released",
             self.controller
         );
     }
+}
+
+/// Starts the informer of the group's Leases (labelled `GROUP_LABEL=label`): its handler keeps `seen` — each
+/// Lease's version and when it was first seen here — and kicks the coordinator when a slot is released or deleted,
+/// or a replica comes or goes.
+fn watch_leases(
+    controller: &str,
+    api: &Api<Lease>,
+    label: &str,
+    group: &str,
+    seen: &Arc<Mutex<HashMap<String, Observed>>>,
+    kick: &Sender<()>,
+) -> Result<Arc<SharedIndexInformer<Lease>>> {
+    let informer = Arc::new(SharedIndexInformer::new(
+        ListWatch::new(api).labels(&format!("{GROUP_LABEL}={label}")),
+        InformerOptions::default().name(format!("leases/{controller}")),
+    ));
+    let (seen, kick) = (seen.clone(), kick.clone());
+    let member_prefix = format!("{group}-member-");
+    informer.add_event_handler(move |ev: &Notification<Lease>| {
+        let lease = ev.object();
+        let name = lease.metadata.name.clone().unwrap_or_default();
+        let wake = match ev {
+            Notification::Delete(_) => {
+                seen.lock().remove(&name);
+                true
+            }
+            _ => {
+                let record = lease.spec.to_record();
+                let resource_version = lease.metadata.resource_version.clone().unwrap_or_default();
+                let mut seen = seen.lock();
+                let new = !seen.contains_key(&name);
+                let changed = seen.get(&name).is_none_or(|o| o.resource_version != resource_version);
+                if changed {
+                    // Released (holder emptied) is worth a round now; a renewal is not.
+                    let released = record.holder_identity.is_empty()
+                        && seen.get(&name).is_some_and(|o| !o.record.holder_identity.is_empty());
+                    seen.insert(
+                        name.clone(),
+                        Observed {
+                            resource_version,
+                            since: Instant::now(),
+                            record,
+                        },
+                    );
+                    released || (new && name.starts_with(&member_prefix))
+                } else {
+                    false
+                }
+            }
+        };
+        if wake {
+            let _ = kick.try_send(());
+        }
+    })?;
+    if let Err(e) = informer.start() {
+        informer.stop();
+        return Err(e);
+    }
+    Ok(informer)
 }
 
 /// What a round read of the Leases.
