@@ -1049,6 +1049,117 @@ mod tests {
         );
     }
 
+    /// A term of `lasting` on `clock`.
+    fn term_on(clock: &crate::clock::FakeClock, lasting: Duration) -> LeaseTerm {
+        let until = clock.now() + lasting;
+        LeaseTerm::begin("leases/owner", Arc::new(clock.clone()), until, None, None)
+    }
+
+    fn lost(e: &Error) -> &OwnershipLost {
+        match e {
+            Error::OwnershipLost(lost) => lost,
+            other => panic!("not an ownership loss: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_fenced_request_is_not_sent_once_its_term_is_over() {
+        // 192.0.2.0/24 is TEST-NET-1: never routed, so a request sent would hang in its connect.
+        let c = Client::new(Config::new("https://192.0.2.1:6443").proxy(None)).unwrap();
+        let clock = crate::clock::FakeClock::new();
+        let (past, ended) = (
+            term_on(&clock, Duration::from_secs(10)),
+            term_on(&clock, Duration::from_secs(3600)),
+        );
+        let counter = Arc::new(AtomicU64::new(0));
+        let (late, early) = (c.fenced_counting(&past, Some(counter.clone())), c.fenced(&ended));
+        // Past its end on the elector's clock, though nobody ended it; and one ended early (a release).
+        clock.step(Duration::from_secs(10));
+        ended.end();
+        for (client, term) in [(&late, &past), (&early, &ended)] {
+            let e = client.request_bytes(&Request::get_path("/version")).unwrap_err();
+            assert_eq!(
+                (lost(&e).lease.as_str(), lost(&e).request.as_str(), lost(&e).in_flight),
+                ("leases/owner", "GET /version", false)
+            );
+            assert!(!e.is_retriable() && e.to_string().contains("not sent"), "{e}");
+            assert_eq!(term.refused_requests(), 1);
+        }
+        assert_eq!(counter.load(Ordering::Relaxed), 0, "a GET is no write");
+        let write = Request {
+            method: Method::Post,
+            ..Request::get_path("/api/v1/namespaces/a/configmaps")
+        };
+        assert!(late.request_bytes(&write).unwrap_err().is_ownership_lost());
+        assert_eq!(counter.load(Ordering::Relaxed), 1, "the write is counted");
+        // The client it was fenced from, and its other copies, are not fenced.
+        assert!(late.isolated().terms().len() == 1 && c.terms().is_empty());
+    }
+
+    #[test]
+    fn a_request_whose_rate_limit_token_comes_after_its_term_fails_at_once() {
+        let peer = test_peer::answering(1, r#"{"major":"1"}"#.to_owned());
+        let tokens = crate::clock::FakeClock::new();
+        // One token every 100 s; the term has an hour left on a clock that stands still, so only the token decides.
+        let client = peer
+            .client
+            .with_rate_limit(Some(RateLimit::new(0.01, 1).clock(tokens.clone())))
+            .unwrap();
+        let elector_clock = crate::clock::FakeClock::new();
+        let term = term_on(&elector_clock, Duration::from_secs(3600));
+        let fenced = client.fenced(&term);
+        fenced.get_bytes("/version").unwrap();
+        peer.thread.join().unwrap();
+        let term_short = term_on(&elector_clock, Duration::from_secs(60));
+        let e = client.fenced(&term_short).get_bytes("/version").unwrap_err();
+        assert!(!lost(&e).in_flight, "{e}");
+        assert!(
+            e.to_string()
+                .contains("rate-limit token would come after the term's end"),
+            "{e}"
+        );
+        assert_eq!(tokens.watchers(), 0, "it never waited for the token");
+    }
+
+    #[test]
+    fn a_fenced_request_in_flight_is_aborted_when_its_term_ends() {
+        // Ended by its elector (a release, a stop) while the server holds the request.
+        let (client, peer, thread) = test_peer::stalling();
+        let clock = crate::clock::FakeClock::new();
+        let term = term_on(&clock, Duration::from_secs(3600));
+        let fenced = client.fenced(&term);
+        let request = std::thread::Builder::new()
+            .name("test:request".into())
+            .spawn(move || fenced.get_bytes("/version"))
+            .unwrap();
+        assert_eq!(peer.recv_timeout(Duration::from_secs(30)), Ok("received"));
+        term.end();
+        let e = request.join().unwrap().unwrap_err();
+        assert!(lost(&e).in_flight, "{e}");
+        assert_eq!(
+            peer.recv_timeout(Duration::from_secs(30)),
+            Ok("closed"),
+            "the connection was closed"
+        );
+        thread.join().unwrap();
+        // The client it was fenced from keeps its connections.
+        assert!(!client.abort_handle().is_aborted());
+    }
+
+    #[test]
+    fn a_fenced_request_still_in_flight_at_the_end_of_its_term_is_aborted_there() {
+        // Nobody ends the term: it runs out (its renewals failing) while the server holds the request.
+        let (client, peer, thread) = test_peer::stalling();
+        let until = Instant::now() + Duration::from_millis(300);
+        let term = LeaseTerm::begin("leases/owner", Arc::new(crate::clock::RealClock), until, None, None);
+        let e = client.fenced(&term).get_bytes("/version").unwrap_err();
+        assert!(lost(&e).in_flight, "{e}");
+        assert!(term.is_over());
+        assert_eq!(peer.recv_timeout(Duration::from_secs(30)), Ok("received"));
+        assert_eq!(peer.recv_timeout(Duration::from_secs(30)), Ok("closed"));
+        thread.join().unwrap();
+    }
+
     #[test]
     fn aborted_clients_fail_fast_without_touching_the_network() {
         // 192.0.2.0/24 is TEST-NET-1: never routed, so a connect would hang until its timeout.

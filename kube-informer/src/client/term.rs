@@ -196,6 +196,12 @@ impl LeaseTerm {
         self.inner.refused.load(Ordering::Relaxed)
     }
 
+    /// Where the term ends, on the elector's clock.
+    #[cfg(test)]
+    pub(crate) fn until(&self) -> Instant {
+        self.inner.state.lock().until
+    }
+
     pub(crate) fn count_refused(&self) {
         self.inner.refused.fetch_add(1, Ordering::Relaxed);
     }

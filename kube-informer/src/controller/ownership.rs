@@ -337,6 +337,29 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_whose_term_is_over_takes_no_key_though_not_yet_marked_lost() {
+        use crate::client::LeaseTerm;
+        use crate::clock::FakeClock;
+        use std::time::Duration;
+
+        let o = Ownership::new(2, ShardField::Uid);
+        let a = object_in(&o, 1);
+        let clock = FakeClock::new();
+        let until = clock.now() + Duration::from_secs(10);
+        let term = LeaseTerm::begin("ns/x-slot-1", Arc::new(clock.clone()), until, None, None);
+        o.acquired(1, Some(Fenced { term, client: None }));
+        let guard = o.admit("default/a", Some(&a)).expect("owned, within its term");
+        assert!(guard.fenced().is_some_and(|f| f.term.lease() == "ns/x-slot-1"));
+        drop(guard);
+        // The renewals failed: the term ran out before the elector noticed.
+        clock.step(Duration::from_secs(10));
+        assert!(o.admit("default/a", Some(&a)).is_none(), "another replica's soon");
+        o.lost(1);
+        o.acquired(1, None);
+        assert!(o.admit("default/a", Some(&a)).is_some_and(|g| g.fenced().is_none()));
+    }
+
+    #[test]
     fn by_namespace_the_key_tells_the_slot() {
         let o = Ownership::new(8, ShardField::Namespace);
         let meta = ObjectMeta::namespaced("team-a", "x");
