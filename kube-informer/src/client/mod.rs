@@ -334,11 +334,11 @@ impl Client {
     }
 
     /// A copy whose every request is **fenced** by `term`: it is not sent once the term is over, nor when its
-    /// client-side rate-limit token would come after the term's end; it is sent with the term's end, as it stands
-    /// then, as its deadline ([`with_deadline`](Self::with_deadline)), so that one still on the wire at the end is
-    /// aborted there — and a term ended early (a release, a stop) aborts those in flight at once. Each such request
-    /// fails with [`Error::OwnershipLost`], without being retried. A renewal extends the term: the requests that
-    /// follow get the new end.
+    /// client-side rate-limit token would come after the term's end; one still on the wire when the term ends — at
+    /// its end, or earlier on a release or a stop — is aborted, its connection closed (and, should the term's elector
+    /// be late, halfway through `lease_duration − renew_deadline` after the end the term had when it was sent). Each
+    /// such request fails with [`Error::OwnershipLost`], without being retried. A renewal extends the term, for the
+    /// requests in flight too.
     ///
     /// What a controller's reconciles write through ([`Context::client`](crate::controller::Context::client)) under
     /// leader election or sharding. The copy has connections of its own (aborted with this client's
@@ -395,6 +395,17 @@ impl Client {
             }
         }
         Ok(nearest)
+    }
+
+    /// When a request sent now is aborted at the latest, should the terms' electors not end them first
+    /// ([`LeaseTerm`]'s backstop); `Err` with the fence of a term that is over.
+    fn fence_abort_at(&self) -> std::result::Result<Option<Instant>, &Fence> {
+        let mut earliest_abort = None;
+        for fence in self.fences() {
+            let at = fence.term.abort_at().ok_or(fence)?;
+            earliest_abort = earliest(earliest_abort, Some(at));
+        }
+        Ok(earliest_abort)
     }
 
     /// The error of the request `what` that a term over (or `fence`'s) did not let through, counted; `None` while
@@ -745,15 +756,17 @@ impl Client {
                     });
                 }
             };
-            // What remains of the deadline bounds the whole exchange; none left after the credential: give up. The
-            // term's end as it stands now bounds it too: a request still on the wire there is aborted.
+            // What remains of the deadline bounds the whole exchange; none left after the credential: give up. A
+            // fenced request is aborted when its term ends (by the term's elector), and at the latest at the
+            // term's backstop.
             if self.deadline_passed() {
                 return Err(self.deadline_error(&what));
             }
-            let deadline = match self.fence_end() {
-                Ok(end) => earliest(deadline, end.map(|(end, _)| end)),
+            let abort_at = match self.fence_abort_at() {
+                Ok(at) => at,
                 Err(fence) => return Err(refused_by(fence, &what, false, None)),
             };
+            let deadline = earliest(deadline, abort_at);
             // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
             // the pooled connections opened with the old one.
             let agent = match dedicated {
@@ -813,6 +826,17 @@ impl Client {
             let response = result.map_err(|e| {
                 if let Some(lost) = self.ownership_lost(&what, true) {
                     lost
+                } else if abort_at.is_some_and(|at| Instant::now() >= at) && is_timeout(&e) {
+                    // The term was extended since: the request outlived the end it had when sent by half the
+                    // takeover margin, by which its elector should have ended (or extended) the term.
+                    Error::from(crate::TransportError::new(
+                        crate::TransportErrorKind::Timeout,
+                        format!(
+                            "{what} on {}: still running well past the end its Lease term had when it was sent; \
+                             aborted",
+                            self.shared.endpoint
+                        ),
+                    ))
                 } else if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
                     self.deadline_error(&what)
                 } else {
@@ -1052,7 +1076,13 @@ mod tests {
     /// A term of `lasting` on `clock`.
     fn term_on(clock: &crate::clock::FakeClock, lasting: Duration) -> LeaseTerm {
         let until = clock.now() + lasting;
-        LeaseTerm::begin("leases/owner", Arc::new(clock.clone()), until, None, None)
+        LeaseTerm::begin(
+            "leases/owner",
+            Arc::new(clock.clone()),
+            (until, Duration::ZERO),
+            None,
+            None,
+        )
     }
 
     fn lost(e: &Error) -> &OwnershipLost {
@@ -1148,10 +1178,18 @@ mod tests {
 
     #[test]
     fn a_fenced_request_still_in_flight_at_the_end_of_its_term_is_aborted_there() {
-        // Nobody ends the term: it runs out (its renewals failing) while the server holds the request.
+        // Nobody ends the term (an elector late, say): it runs out while the server holds the request, which is
+        // aborted at the backstop, halfway through the takeover margin after its end.
         let (client, peer, thread) = test_peer::stalling();
         let until = Instant::now() + Duration::from_millis(300);
-        let term = LeaseTerm::begin("leases/owner", Arc::new(crate::clock::RealClock), until, None, None);
+        let margin = Duration::from_millis(400);
+        let term = LeaseTerm::begin(
+            "leases/owner",
+            Arc::new(crate::clock::RealClock),
+            (until, margin),
+            None,
+            None,
+        );
         let e = client.fenced(&term).get_bytes("/version").unwrap_err();
         assert!(lost(&e).in_flight, "{e}");
         assert!(term.is_over());

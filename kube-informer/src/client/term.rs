@@ -10,9 +10,10 @@
 //!    end and the earliest takeover lie at least `lease_duration − renew_deadline` (5 s), less the difference in
 //!    the rate of the two clocks over that time (clock *offsets* never matter: nothing compares timestamps).
 //! 3. A request fenced by the term is **not sent** once the term is over, nor when its client-side rate-limit token
-//!    would come after the end; it is sent with the end, as it stands then, as its deadline, so a request still on
-//!    the wire when the term ends is **aborted** — its connection closed — there. A term ended early (a graceful
-//!    release, a stop) aborts its requests in flight before the Lease is released.
+//!    would come after the end. Once sent, a renewal extends it with the term; when the term ends — its elector
+//!    ends it at its end, or on a release or a stop before the Lease is released — a request still on the wire is
+//!    **aborted**, its connection closed. Should the elector be late (a callback of its holding its thread), a
+//!    request is aborted anyway halfway through the margin of step 2 after the end the term had when it was sent.
 //! 4. What remains: a request the server received before the abort may still be applied after it — by how long a
 //!    server holds a request it has read, less the 5 s of step 2 (kube-apiserver drops a request whose client went
 //!    away unless its write already reached etcd); and a process frozen between the last check and the write to
@@ -83,6 +84,9 @@ struct TermInner {
     /// The previous holder's last change of the Lease, as observed here (an instant of `clock`); `None` when there was
     /// none (this replica created the Lease).
     taken_over_from: Option<Instant>,
+    /// How long after the end it had when sent a request is aborted should the elector not have ended the term by
+    /// then: half of `lease_duration − renew_deadline`.
+    backstop: Duration,
     /// Set by the first work done under this term.
     work_began: AtomicBool,
     /// The hand-over measured by the first work, for the elector's figures.
@@ -107,13 +111,14 @@ pub(crate) struct HandoverLog {
 }
 
 impl LeaseTerm {
-    /// A term of the Lease `lease` that ends at `until` (an instant of `clock`) unless extended. `taken_over_from`:
-    /// when the previous holder's last change of the Lease was observed; `log` records the hand-over the first work
-    /// measures.
+    /// A term of the Lease `lease` that ends at `until` (an instant of `clock`) unless extended. `margin`: the time
+    /// between the end and the earliest takeover by another replica (`lease_duration − renew_deadline`).
+    /// `taken_over_from`: when the previous holder's last change of the Lease was observed; `log` records the
+    /// hand-over the first work measures.
     pub(crate) fn begin(
         lease: impl Into<String>,
         clock: Arc<dyn Clock>,
-        until: Instant,
+        (until, margin): (Instant, Duration),
         taken_over_from: Option<Instant>,
         log: Option<Arc<HandoverLog>>,
     ) -> LeaseTerm {
@@ -127,6 +132,7 @@ impl LeaseTerm {
                     fenced: Vec::new(),
                 }),
                 refused: AtomicU64::new(0),
+                backstop: margin / 2,
                 taken_over_from,
                 work_began: AtomicBool::new(false),
                 handover: Mutex::new(None),
@@ -191,6 +197,12 @@ impl LeaseTerm {
         (!state.ended && !left.is_zero()).then(|| deadline_after(Instant::now(), left))
     }
 
+    /// When a request sent now is aborted at the latest, should the elector not end the term before (see the
+    /// module); `None` once over.
+    pub(crate) fn abort_at(&self) -> Option<Instant> {
+        self.ends_at().map(|end| deadline_after(end, self.inner.backstop))
+    }
+
     /// Requests refused, or aborted in flight, because this term was over (by every client fenced by it).
     pub fn refused_requests(&self) -> u64 {
         self.inner.refused.load(Ordering::Relaxed)
@@ -247,7 +259,7 @@ mod tests {
     fn term(clock: &FakeClock, lasting: Duration) -> LeaseTerm {
         let clock = clock.clone();
         let until = clock.now() + lasting;
-        LeaseTerm::begin("ns/lease", Arc::new(clock), until, None, None)
+        LeaseTerm::begin("ns/lease", Arc::new(clock), (until, Duration::ZERO), None, None)
     }
 
     #[test]
@@ -297,7 +309,7 @@ mod tests {
         let t = LeaseTerm::begin(
             "ns/lease",
             Arc::new(clock.clone()),
-            until,
+            (until, Duration::ZERO),
             Some(seen),
             Some(log.clone()),
         );

@@ -346,7 +346,13 @@ mod tests {
         let a = object_in(&o, 1);
         let clock = FakeClock::new();
         let until = clock.now() + Duration::from_secs(10);
-        let term = LeaseTerm::begin("ns/x-slot-1", Arc::new(clock.clone()), until, None, None);
+        let term = LeaseTerm::begin(
+            "ns/x-slot-1",
+            Arc::new(clock.clone()),
+            (until, Duration::ZERO),
+            None,
+            None,
+        );
         o.acquired(1, Some(Fenced { term, client: None }));
         let guard = o.admit("default/a", Some(&a)).expect("owned, within its term");
         assert!(guard.fenced().is_some_and(|f| f.term.lease() == "ns/x-slot-1"));

@@ -314,7 +314,7 @@ mod tests {
         let term = LeaseTerm::begin(
             "ns/lease",
             Arc::new(crate::clock::RealClock),
-            std::time::Instant::now(),
+            (std::time::Instant::now(), std::time::Duration::ZERO),
             None,
             None,
         );

@@ -62,6 +62,8 @@ pub(crate) struct Machine {
     term: Option<LeaseTerm>,
     /// The hand-overs the terms measured.
     handovers: Arc<HandoverLog>,
+    /// `lease_duration − renew_deadline`: between a term's end and anyone else's takeover.
+    margin: Duration,
 }
 
 impl Machine {
@@ -74,6 +76,7 @@ impl Machine {
             clock: config.clock.clone(),
             term: None,
             handovers: Arc::default(),
+            margin: config.lease_duration.saturating_sub(config.renew_deadline),
         }
     }
 
@@ -143,7 +146,7 @@ impl Machine {
                     self.term = Some(LeaseTerm::begin(
                         lock.describe(),
                         self.clock.clone(),
-                        term_end,
+                        (term_end, self.margin),
                         self.candidate.replaced_since(),
                         Some(self.handovers.clone()),
                     ));
