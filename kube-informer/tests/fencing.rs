@@ -127,6 +127,14 @@ fn wait_for_the_stalled_write_dropped(server: &ApiServer, mark: LogMark) {
     assert_eq!(patches(server, mark), [(String::new(), 0)]);
 }
 
+/// Each of `lines` starts a line of the registry's metrics.
+fn assert_metrics(registry: &kube_informer::registry::Registry, lines: &[&str]) {
+    let text = kube_informer::metrics::encode(registry);
+    for line in lines {
+        assert!(text.lines().any(|l| l.starts_with(line)), "{line} in {text}");
+    }
+}
+
 /// A sharded replica over the target's namespace: one slot, so that the slot's owner owns the key.
 fn sharded_replica(server: &ApiServer, id: &str) -> (Arc<Controller<ConfigMap, String>>, SharedInformerFactory) {
     let client = client(server, id);
@@ -170,6 +178,21 @@ fn a_sharded_reconcile_stalled_in_a_write_never_writes_after_its_slot_is_lost() 
     let m = r0.metrics();
     assert_eq!((m.errors, m.panics), (0, 0), "an ownership lost is no error: {m:?}");
     assert_eq!(r0.sharding_metrics().unwrap().owned, Vec::<u32>::new());
+    let registry = kube_informer::registry::Registry::new();
+    registry.add_controller(&r0);
+    assert_metrics(
+        &registry,
+        &[
+            &format!(
+                "kube_informer_controller_fenced_writes_total{{controller=\"{}\"}} 1",
+                r0.name()
+            ),
+            &format!(
+                "kube_informer_controller_ownership_lost_total{{controller=\"{}\"}} 1",
+                r0.name()
+            ),
+        ],
+    );
 
     // r0 stays away (its renewals would fail on); the Leases can be written again: r1 takes the slot over.
     r0.stop();
@@ -189,6 +212,21 @@ fn a_sharded_reconcile_stalled_in_a_write_never_writes_after_its_slot_is_lost() 
     assert!(
         outage >= election().lease_duration && sharding.last_handover == Some(outage),
         "the hand-over counts the wait for r0's Lease to expire: {outage:?}"
+    );
+    let registry = kube_informer::registry::Registry::new();
+    registry.add_controller(&r1);
+    assert_metrics(
+        &registry,
+        &[
+            &format!(
+                "kube_informer_shard_last_handover_seconds{{controller=\"{}\"}} ",
+                r1.name()
+            ),
+            &format!(
+                "kube_informer_shard_handover_seconds{{controller=\"{}\",slot=\"0\"}} ",
+                r1.name()
+            ),
+        ],
     );
     r1.stop();
     f1.shutdown();
@@ -229,6 +267,13 @@ fn a_leaders_reconcile_stalled_in_a_write_never_writes_after_its_leadership_is_l
     wait_for_the_stalled_write_dropped(&server, mark);
     assert!(!m0.is_leader());
     assert_eq!(c0.metrics().errors, 0, "an ownership lost is no error");
+    assert_metrics(
+        m0.registry(),
+        &[&format!(
+            "kube_informer_controller_fenced_writes_total{{controller=\"{}\"}} 1",
+            c0.name()
+        )],
+    );
 
     // r0 leaves the election; r1 takes the Lease over once it expired and reconciles the key.
     m0.shutdown();
@@ -245,6 +290,13 @@ fn a_leaders_reconcile_stalled_in_a_write_never_writes_after_its_leadership_is_l
     assert!(
         outage >= election().lease_duration,
         "the hand-over counts the wait for r0's Lease to expire: {outage:?}"
+    );
+    assert_metrics(
+        m1.registry(),
+        &[&format!(
+            "kube_informer_leader_election_last_handover_seconds{{name=\"leases/fencing\"}} {}",
+            outage.as_secs_f64()
+        )],
     );
     m1.shutdown();
 }

@@ -224,6 +224,7 @@ fn replicas_share_the_objects(gate: bool) {
         format!("kube_informer_shard_slots_owned{{controller=\"{name}\"}} {owned}"),
         format!("kube_informer_shard_members{{controller=\"{name}\"}} 3"),
         format!("kube_informer_shard_objects{{controller=\"{name}\",slot="),
+        format!("kube_informer_shard_cached_objects{{controller=\"{name}\"}} "),
     ] {
         assert!(text.contains(&line), "{line} in {text}");
     }
