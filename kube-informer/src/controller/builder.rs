@@ -200,10 +200,12 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     ///
     /// A key is reconciled by at most one replica at a time: a worker takes a key only while its slot is owned, a
     /// slot given up for balance is released only once its reconciles finished, and a lost slot (its renewal
-    /// failed) stops being owned at the renew deadline, before any other replica may take it — a reconcile that
-    /// was running then is not interrupted, so keep reconciles shorter than `lease_duration − renew_deadline`
-    /// (5 s by default). Unlike an unsharded controller, a key whose object is not in the cache is reconciled
-    /// only when this replica saw the object deleted in one of its slots (another replica's key otherwise).
+    /// failed) stops being owned at the renew deadline, before any other replica may take it. A reconcile still
+    /// running then cannot write on: its [`Context::client`] is fenced by the slot's Lease term, so what it would
+    /// send is refused and what it has in flight aborted ([`Error::OwnershipLost`](crate::Error::OwnershipLost)),
+    /// and the key goes to the slot's next owner. Unlike an unsharded controller, a key whose object is not in the
+    /// cache is reconciled only when this replica saw the object deleted in one of its slots (another replica's key
+    /// otherwise).
     ///
     /// Other handlers of a sharded informer see what the cache sees: the objects of a slot given up leave it as
     /// deletions of their last known state ([`DeletedObject::FinalStateUnknown`](crate::cache::DeletedObject)),

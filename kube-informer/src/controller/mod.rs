@@ -9,7 +9,9 @@
 //! handled — caches synced before the first reconcile, panics caught, retries backed off, bounded shutdown.
 //!
 //! Under [leader election](crate::leaderelection) the workers run only while this replica leads:
-//! [`Controller::leader_callbacks`] starts them on `on_started_leading` and pauses them on `on_stopped_leading`.
+//! [`Controller::leader_callbacks`] starts them on `on_started_leading` and pauses them on `on_stopped_leading`; the
+//! client every reconcile writes through ([`Context::client`]) is fenced by the leader's Lease term, so a reconcile
+//! that outlives the leadership writes nothing more.
 //!
 //! To scale out instead, [`ControllerBuilder::sharded`] makes every replica work, each on its share of the objects:
 //! slots owned through a Lease each, balanced between the replicas, the informers caching only the owned slots.

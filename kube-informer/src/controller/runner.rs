@@ -200,7 +200,7 @@ pub(super) enum State {
 /// them: they may be shared).
 ///
 /// ```
-/// use kube_informer::client::{Api, Client};
+/// use kube_informer::client::Api;
 /// use kube_informer::client::params::{Patch, PatchParams};
 /// use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 /// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
@@ -211,11 +211,12 @@ pub(super) enum State {
 /// server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")))?;
 ///
 /// // Stamp every ConfigMap with the annotation `example.com/seen: "yes"`.
-/// fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> kube_informer::Result<Action> {
+/// fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, ()>) -> kube_informer::Result<Action> {
 ///     let Some(cm) = ctx.object() else { return Ok(Action::await_change()) }; // deleted
 ///     if cm.metadata.annotations.get("example.com/seen").is_none() {
 ///         let patch = serde_json::json!({"metadata": {"annotations": {"example.com/seen": "yes"}}});
-///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace())
+///         // The informer's client, fenced by the Lease term under leader election or sharding.
+///         Api::<ConfigMap>::namespaced(ctx.client()?, ctx.namespace())
 ///             .patch(ctx.name(), &PatchParams::default(), &Patch::Merge(&patch))?;
 ///     }
 ///     Ok(Action::await_change())
@@ -223,7 +224,7 @@ pub(super) enum State {
 ///
 /// let client = server.client()?;
 /// let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
-/// let controller = Controller::builder(factory.informer::<ConfigMap>(), client)
+/// let controller = Controller::builder(factory.informer::<ConfigMap>(), ())
 ///     .options(ControllerOptions::default().workers(2))
 ///     .build(reconcile)?;
 /// controller.start()?;
@@ -259,6 +260,11 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
     /// Starts the informers (those not yet running), then a term of the workers: a fresh queue holding every
     /// primary key, and the worker threads, which begin reconciling once every cache and handler has synced. Returns
     /// at once; does nothing when already running.
+    ///
+    /// Started this way, outside leader election, the reconciles own no Lease: their [`Context::client`] is not
+    /// fenced (a [sharded](super::ControllerBuilder::sharded) controller's is, by each slot's term). Under leader
+    /// election, let [`leader_callbacks`](Controller::leader_callbacks) or a [`Manager`](crate::manager::Manager)
+    /// start it: they fence it by the leader's term.
     ///
     /// # Errors
     /// [`Error::Stopped`] after [`stop`](Controller::stop) or when an informer was stopped; an error when a thread
