@@ -127,6 +127,18 @@ fn wait_for_the_stalled_write_dropped(server: &ApiServer, mark: LogMark) {
     assert_eq!(patches(server, mark), [(String::new(), 0)]);
 }
 
+/// r0 is gone; the Leases can be written again: r1 takes over and reconciles round 2 — the only write that landed
+/// since `mark`.
+fn the_next_owner_writes(server: &ApiServer, mark: LogMark) {
+    server.clear_faults();
+    eventually("r1 reconciled round 2", || written(server) == ("2".into(), "r1".into()));
+    assert_eq!(
+        patches(server, mark),
+        [(String::new(), 0), ("r1".to_owned(), 200)],
+        "r0's write never landed"
+    );
+}
+
 /// Each of `lines` starts a line of the registry's metrics.
 fn assert_metrics(registry: &kube_informer::registry::Registry, lines: &[&str]) {
     let text = kube_informer::metrics::encode(registry);
@@ -197,15 +209,7 @@ fn a_sharded_reconcile_stalled_in_a_write_never_writes_after_its_slot_is_lost() 
     // r0 stays away (its renewals would fail on); the Leases can be written again: r1 takes the slot over.
     r0.stop();
     f0.shutdown();
-    server.clear_faults();
-    eventually("r1 reconciled round 2", || {
-        written(&server) == ("2".into(), "r1".into())
-    });
-    assert_eq!(
-        patches(&server, mark),
-        [(String::new(), 0), ("r1".to_owned(), 200)],
-        "r0's write never landed"
-    );
+    the_next_owner_writes(&server, mark);
     let sharding = r1.sharding_metrics().unwrap();
     assert_eq!(sharding.owned, [0]);
     let outage = sharding.handovers[&0];
@@ -277,15 +281,7 @@ fn a_leaders_reconcile_stalled_in_a_write_never_writes_after_its_leadership_is_l
 
     // r0 leaves the election; r1 takes the Lease over once it expired and reconciles the key.
     m0.shutdown();
-    server.clear_faults();
-    eventually("r1 reconciled round 2", || {
-        written(&server) == ("2".into(), "r1".into())
-    });
-    assert_eq!(
-        patches(&server, mark),
-        [(String::new(), 0), ("r1".to_owned(), 200)],
-        "r0's write never landed"
-    );
+    the_next_owner_writes(&server, mark);
     let outage = m1.last_handover().expect("measured by r1's first reconcile");
     assert!(
         outage >= election().lease_duration,

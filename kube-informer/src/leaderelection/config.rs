@@ -153,8 +153,10 @@ impl fmt::Debug for LeaderElectionConfig {
 }
 
 pub(crate) type Callback = Box<dyn FnMut() + Send>;
-pub(crate) type StartedCallback = Box<dyn FnMut(&LeaseTerm) + Send>;
-pub(crate) type LeaderCallback = Box<dyn FnMut(&str) + Send>;
+/// A callback given what changed.
+pub(crate) type CallbackWith<T> = Box<dyn FnMut(&T) + Send>;
+pub(crate) type StartedCallback = CallbackWith<LeaseTerm>;
+pub(crate) type LeaderCallback = CallbackWith<str>;
 
 /// What the elector calls as leadership changes — on its own thread, one at a time, in order. A panicking callback
 /// is caught and logged.
@@ -229,14 +231,6 @@ impl LeaderCallbacks {
     /// [`Controller::leader_callbacks`](crate::controller::Controller::leader_callbacks)).
     #[must_use]
     pub fn then(self, next: LeaderCallbacks) -> LeaderCallbacks {
-        let started: Option<StartedCallback> = match (self.started, next.started) {
-            (Some(mut a), Some(mut b)) => Some(Box::new(move |term: &LeaseTerm| {
-                a(term);
-                b(term);
-            })),
-            (a, None) => a,
-            (None, b) => b,
-        };
         fn chain(a: Option<Callback>, b: Option<Callback>) -> Option<Callback> {
             match (a, b) {
                 (Some(mut a), Some(mut b)) => Some(Box::new(move || {
@@ -247,18 +241,24 @@ impl LeaderCallbacks {
                 (None, b) => b,
             }
         }
-        let new_leader: Option<LeaderCallback> = match (self.new_leader, next.new_leader) {
-            (Some(mut a), Some(mut b)) => Some(Box::new(move |id: &str| {
-                a(id);
-                b(id);
-            })),
-            (a, None) => a,
-            (None, b) => b,
-        };
+        /// `chain` for callbacks given what changed (the term that began, the new leader).
+        fn chain_with<T: ?Sized + 'static>(
+            a: Option<CallbackWith<T>>,
+            b: Option<CallbackWith<T>>,
+        ) -> Option<CallbackWith<T>> {
+            match (a, b) {
+                (Some(mut a), Some(mut b)) => Some(Box::new(move |what: &T| {
+                    a(what);
+                    b(what);
+                })),
+                (a, None) => a,
+                (None, b) => b,
+            }
+        }
         LeaderCallbacks {
-            started,
+            started: chain_with(self.started, next.started),
             stopped: chain(self.stopped, next.stopped),
-            new_leader,
+            new_leader: chain_with(self.new_leader, next.new_leader),
         }
     }
 }
