@@ -419,7 +419,8 @@ impl Coordinator {
     /// What the group's Leases say now, from the informer's observations; `None` before it synced (unless it fails,
     /// which is an error).
     fn read_leases(&self, now: Instant) -> Result<Option<View>> {
-        if !self.leases.has_synced() {
+        // Synced, and every Lease of the initial list through the handler into `seen` (not only queued to it).
+        if !self.leases.wait_synced(Duration::ZERO) {
             return match self.leases.health().state {
                 Health::Degraded { last_error, .. } => {
                     Err(Error::InvalidInput(format!("cannot watch the Leases: {last_error}")))
