@@ -26,11 +26,11 @@ use common::eventually;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Lease 3 s, renew deadline 1 s, renewals every 200 ms: a term that stops renewing ends within a second, two
+/// Lease 4 s, renew deadline 1 s, renewals every 200 ms: a term that stops renewing ends within a second, three
 /// seconds before anyone may take over.
 fn election() -> LeaderElectionConfig {
     LeaderElectionConfig::default()
-        .lease_duration(Duration::from_secs(3))
+        .lease_duration(Duration::from_secs(4))
         .renew_deadline(Duration::from_secs(1))
         .retry_period(Duration::from_millis(200))
 }

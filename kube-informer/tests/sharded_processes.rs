@@ -192,6 +192,23 @@ impl Cluster {
         started.elapsed()
     }
 
+    /// Waits until the live replicas hold their shares — ⌊slots/n⌋ or ⌈slots/n⌉ each, every slot held —, when none
+    /// gives a slot up any more.
+    fn balance(&mut self, what: &str) {
+        let live: Vec<String> = self.replicas.iter().map(|r| r.id.clone()).collect();
+        let n = u32::try_from(live.len()).unwrap();
+        let (low, high) = (SLOTS / n, SLOTS.div_ceil(n));
+        converge(what, || {
+            let counts: Vec<(String, u32)> = live
+                .iter()
+                .map(|id| (id.clone(), u32::try_from(self.slots_of(id).len()).unwrap()))
+                .collect();
+            let held: u32 = counts.iter().map(|(_, c)| c).sum();
+            (held != SLOTS || counts.iter().any(|(_, c)| *c < low || *c > high))
+                .then(|| format!("slots held {counts:?}, share {low}..={high}"))
+        });
+    }
+
     /// Sets `round` on every object; waits until the journal shows each reconciled at that round.
     fn round(&mut self, round: &str) {
         let api: Api<ConfigMap> = Api::namespaced(self.server.client().unwrap(), "work");
@@ -229,6 +246,8 @@ fn replicas_share_the_objects_through_kill_add_and_stop(gate: bool) {
     }
     let start = cluster.settle("three replicas own every slot");
     cluster.round("1");
+    // Balanced, no slot is being given up: r1's slots are those it holds until it dies.
+    cluster.balance("three replicas hold their shares");
     let orphaned = cluster.slots_of("r1");
     cluster.kill("r1");
     let after_kill = cluster.settle("the killed replica's slots taken over");
@@ -299,24 +318,20 @@ fn replicas_share_the_objects_through_kill_add_and_stop_filtering_themselves() {
     replicas_share_the_objects_through_kill_add_and_stop(false);
 }
 
-/// Ten replicas, settled: each has one watch open on the Leases, and none lists them — over five renewals of every
-/// replica's membership, as many rounds of its coordinator (each listed the Leases before they were watched).
+/// Ten replicas, settled: none lists the Leases — over five renewals of every replica's membership, as many rounds
+/// of its coordinator (each listed them before they were watched) — and each opened one watch of its group's Leases
+/// since it started.
 #[cfg(unix)]
 #[test]
 fn ten_replicas_at_steady_state_watch_the_leases_once_each_and_never_list_them() {
     let dir = TempDir::new("sharded-ten");
     let mut cluster = Cluster::with_objects(true, &dir.0, 200);
+    let started = cluster.server.requests().mark();
     let ids: Vec<String> = (0..10).map(|i| format!("r{i}")).collect();
     for id in &ids {
         cluster.add(id);
     }
     cluster.settle("ten replicas own every slot");
-    // A replica may still be trying for a slot another won (an election's candidate watches its one Lease) until
-    // its next round gives the election up.
-    converge("one watch of the Leases per replica", || {
-        let n = cluster.server.watchers("leases");
-        (n != 10).then(|| format!("{n} watches of the Leases"))
-    });
     let mark = cluster.server.requests().mark();
     let renewed = |id: &str, records: &[kube_informer_apiserver::RequestRecord]| {
         let lease = format!("sharded-member-{id}");
@@ -334,14 +349,23 @@ fn ten_replicas_at_steady_state_watch_the_leases_once_each_and_never_list_them()
                 .all(|id| renewed(id, records) >= 5)),
         "every replica renews its membership"
     );
-    let records = cluster.server.requests().since(mark);
-    let lists: Vec<_> = records.iter().filter(|r| r.is(Verb::List, "leases")).collect();
+    let window = cluster.server.requests().since(mark);
+    let lists: Vec<_> = window.iter().filter(|r| r.is(Verb::List, "leases")).collect();
     assert!(lists.is_empty(), "Leases listed at steady state: {lists:?}");
-    assert_eq!(cluster.server.watchers("leases"), 10, "one watch per replica");
-    let per_replica = records.len() as f64 / ids.len() as f64;
+    // The coordinators' watches select by the group's label (a candidate's watch of one Lease, by its name).
+    let group_watches = cluster
+        .server
+        .requests()
+        .since(started)
+        .into_iter()
+        .filter(|r| r.is(Verb::Watch, "leases") && r.query.contains("labelSelector="))
+        .count();
+    assert_eq!(group_watches, ids.len(), "one watch of the Leases per replica");
     println!(
-        "ten replicas at steady state: {} requests in the window ({per_replica:.0} per replica), none a LIST of Leases",
-        records.len()
+        "ten replicas at steady state: {} requests in the window ({:.0} per replica), none a LIST of Leases; one \
+         watch of the Leases per replica since the start",
+        window.len(),
+        window.len() as f64 / ids.len() as f64
     );
     for id in &ids {
         cluster.terminate(id);

@@ -134,6 +134,9 @@ struct Coordinator {
     seen: Arc<Mutex<HashMap<String, Observed>>>,
     /// Rounds run; the first only announces this replica (see [`Coordinator::round`]).
     rounds: u64,
+    /// The earliest moment another replica's Lease (membership or slot) expires unless renewed, as last read: a
+    /// round runs then, so that a dead replica's slots are taken at their expiry, not up to a retry period later.
+    next_expiry: Option<Instant>,
     /// Membership failures in a row, and since when.
     failing: Option<(Instant, u64)>,
 }
@@ -209,6 +212,7 @@ impl ShardCoordinator {
             electors: BTreeMap::new(),
             seen,
             rounds: 0,
+            next_expiry: None,
             failing: None,
         };
         let live = Arc::new(AtomicUsize::new(0));
@@ -264,6 +268,9 @@ impl Coordinator {
             if Instant::now() >= next_round {
                 self.round();
                 next_round = deadline_after(Instant::now(), self.config.election.retry_period);
+                if let Some(expiry) = self.next_expiry {
+                    next_round = next_round.min(expiry);
+                }
             }
             let wait = next_round.saturating_duration_since(Instant::now());
             crossbeam_channel::select! {
@@ -353,6 +360,7 @@ impl Coordinator {
             );
         }
         self.stats.members.store(view.members.len(), Ordering::Relaxed);
+        self.next_expiry = view.next_expiry;
         self.finish_drains();
         // The first round announces this replica and looks: replicas started together then see each other before
         // any takes slots (else the first would take them all, to give most back a round later).
@@ -434,6 +442,7 @@ impl Coordinator {
             members: HashSet::from([self.config.identity.clone()]),
             holders: BTreeMap::new(),
             expired: HashSet::new(),
+            next_expiry: None,
         };
         for (name, seen) in self.seen.lock().iter() {
             let slot = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok());
@@ -444,6 +453,10 @@ impl Coordinator {
             // Unchanged for its duration, as seen here: nobody alive renews it.
             let stale = now.saturating_duration_since(seen.since) >= seen.record.lease_duration();
             let holder = &seen.record.holder_identity;
+            if !stale && !holder.is_empty() && *holder != self.config.identity {
+                let expiry = deadline_after(seen.since, seen.record.lease_duration());
+                view.next_expiry = Some(view.next_expiry.map_or(expiry, |n| n.min(expiry)));
+            }
             match slot {
                 Some(slot) => {
                     if stale {
@@ -722,6 +735,8 @@ struct View {
     holders: BTreeMap<u32, String>,
     /// Slots whose Lease has not changed for its duration, as seen here: held by nobody alive.
     expired: HashSet<u32>,
+    /// The earliest expiry, unless renewed, of another replica's Lease.
+    next_expiry: Option<Instant>,
 }
 
 /// `raw` made a valid object name of at most `max` bytes (≤ 253): lower case, characters outside `[a-z0-9.-]` as

@@ -72,6 +72,16 @@ impl Candidate {
             .is_some_and(|t| deadline_after(t, self.observed.lease_duration()) > now)
     }
 
+    /// When the lease another candidate holds expires by the local clock (`None`: held by nobody, by this
+    /// candidate, or not observed yet).
+    pub(crate) fn expires_at(&self) -> Option<Instant> {
+        if self.observed.holder_identity.is_empty() || self.is_leader() {
+            return None;
+        }
+        self.observed_time
+            .map(|t| deadline_after(t, self.observed.lease_duration()))
+    }
+
     pub(crate) fn set_observed(&mut self, record: LeaderElectionRecord, now: Instant) {
         self.observed = record;
         self.observed_time = Some(now);

@@ -156,7 +156,13 @@ impl Machine {
                     if ok {
                         debug!("{}: acquired the lock too late to lead; trying again", lock.describe());
                     }
-                    deadline_after(now, self.jittered_retry())
+                    // Held by another: the next attempt comes when its lease expires, if that is sooner — a dead
+                    // holder's lease is taken at its expiry, not up to a retry period later.
+                    let retry = deadline_after(now, self.jittered_retry());
+                    match self.candidate.expires_at() {
+                        Some(expiry) if expiry > now => retry.min(expiry),
+                        _ => retry,
+                    }
                 }
             }
             Phase::Leading { until } => {

@@ -792,6 +792,27 @@ fn a_term_taken_over_measures_the_outage_from_the_previous_holders_last_renewal_
 }
 
 #[test]
+fn a_candidate_takes_a_dead_holders_lease_at_its_expiry_not_a_retry_period_later() {
+    let clock = FakeClock::new();
+    let server = Arc::new(Mutex::new(Server::default()));
+    let held = LeaderElectionRecord {
+        lease_duration_seconds: 15,
+        ..held_by("b")
+    };
+    server.lock().object = Some((held, 1));
+    let lock = MemLock::new(&server, "a");
+    let mut m = Machine::new("a", &config().clock(clock.clone()));
+    let seen = clock.now(); // b renews no more
+    let mut next = m.step(&lock, &clock, &mut Vec::new());
+    while !m.is_leading() {
+        assert!(next <= seen + 15 * S, "no attempt scheduled past the expiry");
+        clock.step(next.saturating_duration_since(clock.now()));
+        next = m.step(&lock, &clock, &mut Vec::new());
+    }
+    assert_eq!(clock.now(), seen + 15 * S);
+}
+
+#[test]
 fn a_renewal_failure_shorter_than_the_deadline_keeps_leadership() {
     let clock = FakeClock::new();
     let server = Arc::new(Mutex::new(Server::default()));
