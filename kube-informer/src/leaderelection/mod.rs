@@ -2,8 +2,9 @@
 //!
 //! Several replicas of a controller run; one leads and does the work, the others wait, ready to take over. The
 //! leader holds a [`Lease`]: it writes its identity and renews the lease every `retry_period` (2 s); the others read
-//! it every `retry_period · (1 + 1.2 · rand)`, and take it over only when they have seen **no change** to it for the
-//! holder's `lease_duration` (15 s), measured on their own clock. Every write is conditional on the Lease's
+//! it every `retry_period · (1 + 1.2 · rand)` — and at the moment its lease would expire, if sooner — and take it
+//! over only when they have seen **no change** to it for the holder's `lease_duration` (15 s), measured on their own
+//! clock. Every write is conditional on the Lease's
 //! resourceVersion, so of two candidates racing for an expired lease exactly one wins. A leader that cannot renew
 //! within `renew_deadline` (10 s) of the start of its last successful renewal stops leading — five seconds before
 //! anyone else may start — and a leader that stops gracefully releases the lease so that another takes over at once.
