@@ -9,7 +9,7 @@
 //! 1. renews this replica's membership Lease `<name>-member-<identity>`;
 //! 2. reads the group's Leases from the informer's observations: the members seen alive — a membership Lease that
 //!    changed within the lease duration, as observed here (client-go's rule for locks: no trust in other machines'
-//!    clocks) — and who holds each slot `<name>-slot-<i>`;
+//!    clocks), and holding no slot whose Lease expired — and who holds each slot `<name>-slot-<i>`;
 //! 3. balances: with `S` slots and `M` live members, each replica aims at `⌊S/M⌋` or `⌈S/M⌉` slots. Below that it
 //!    runs an election for free slots (no Lease, released, or held by a replica no longer alive — whose Lease the
 //!    election takes over only after it expired); above it, or above `⌊S/M⌋` while a member holds fewer, it drains
@@ -155,6 +155,8 @@ struct SlotElection {
     elector: LeaderElector,
     /// Set before the coordinator stops the elector itself: `on_stopped_leading` is then a release, not a loss.
     releasing: Arc<AtomicBool>,
+    /// When it started: a holder observed renewing the slot since then is alive and keeps it.
+    started: Instant,
 }
 
 impl SlotElection {
@@ -441,9 +443,12 @@ impl Coordinator {
         let mut view = View {
             members: HashSet::from([self.config.identity.clone()]),
             holders: BTreeMap::new(),
+            held_since: BTreeMap::new(),
             expired: HashSet::new(),
             next_expiry: None,
         };
+        // Replicas holding a slot whose Lease expired: dead (or cut off), whatever their membership says yet.
+        let mut dead = HashSet::new();
         for (name, seen) in self.seen.lock().iter() {
             let slot = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok());
             let slot = slot.filter(|s| *s < self.config.slots);
@@ -451,19 +456,22 @@ impl Coordinator {
                 continue;
             }
             // Unchanged for its duration, as seen here: nobody alive renews it.
-            let stale = now.saturating_duration_since(seen.since) >= seen.record.lease_duration();
+            let lasts = seen.record.lease_duration();
+            let stale = now.saturating_duration_since(seen.since) >= lasts;
             let holder = &seen.record.holder_identity;
             if !stale && !holder.is_empty() && *holder != self.config.identity {
-                let expiry = deadline_after(seen.since, seen.record.lease_duration());
+                let expiry = deadline_after(seen.since, lasts);
                 view.next_expiry = Some(view.next_expiry.map_or(expiry, |n| n.min(expiry)));
             }
             match slot {
                 Some(slot) => {
                     if stale {
                         view.expired.insert(slot);
+                        dead.insert(holder.clone());
                     }
                     if !holder.is_empty() {
                         view.holders.insert(slot, holder.clone());
+                        view.held_since.insert(slot, seen.since);
                     }
                 }
                 None if !stale && !holder.is_empty() => {
@@ -472,6 +480,9 @@ impl Coordinator {
                 None => {}
             }
         }
+        // A replica stops counting when the first of its slots expires, not a retry period later when its
+        // membership does: the others then take its slots for shares counted without it, and give none back.
+        view.members.retain(|m| *m == self.config.identity || !dead.contains(m));
         Ok(Some(view))
     }
 
@@ -501,17 +512,21 @@ impl Coordinator {
         let draining = self.ownership.draining();
         let mine = u32::try_from(owned.len()).unwrap_or(u32::MAX);
         // Elections not (yet) won, for slots someone alive holds: give them up, and try free slots instead.
+        // Only when the holder was seen renewing since the election began: an older observation is what the
+        // election was started on, and an election that leads already has won (the view may not show it yet).
         let tried: Vec<u32> = self
             .electors
-            .keys()
-            .copied()
-            .filter(|s| !owned.contains(s) && !draining.contains(s))
+            .iter()
+            .filter(|(s, e)| !owned.contains(s) && !draining.contains(s) && !e.elector.is_leader())
+            .map(|(s, _)| *s)
             .collect();
         for slot in &tried {
+            let renewed_since = |started: Instant| view.held_since.get(slot).is_some_and(|at| *at >= started);
             if view
                 .holders
                 .get(slot)
                 .is_some_and(|h| h != me && view.members.contains(h))
+                && self.electors.get(slot).is_some_and(|e| renewed_since(e.started))
                 && let Some(election) = self.electors.remove(slot)
             {
                 election.give_up(deadline_after(Instant::now(), STOP_BUDGET));
@@ -608,6 +623,8 @@ impl Coordinator {
         let (base, writes_refused) = self.reconciles.clone();
         let callbacks = LeaderCallbacks::new()
             .on_started_leading_with_term(move |term| {
+                // A hand-over of an earlier term of this slot here is not this one's.
+                stats_on.handovers.lock().remove(&slot);
                 // The slot's reconciles write through a client fenced by this term.
                 on.acquired(slot, Some(Fenced::new(term, base.as_ref(), &writes_refused)));
                 let _ = acquired.send(slot);
@@ -631,7 +648,11 @@ impl Coordinator {
             .name(lease)
             .clock(crate::clock::RealClock);
         let elector = LeaderElector::start_observed(lock, config, callbacks, observed)?;
-        Ok(SlotElection { elector, releasing })
+        Ok(SlotElection {
+            elector,
+            releasing,
+            started: Instant::now(),
+        })
     }
 
     /// Releases every slot (in parallel: each release is a write to the server) and deletes the membership Lease.
@@ -733,6 +754,8 @@ struct View {
     members: HashSet<String>,
     /// Slot → the identity holding its Lease (slots released or never held are absent).
     holders: BTreeMap<u32, String>,
+    /// Slot → when its Lease's current version was first seen here (for the slots in `holders`).
+    held_since: BTreeMap<u32, Instant>,
     /// Slots whose Lease has not changed for its duration, as seen here: held by nobody alive.
     expired: HashSet<u32>,
     /// The earliest expiry, unless renewed, of another replica's Lease.
