@@ -13,11 +13,11 @@
 //! still running there is aborted ([`Client::with_deadline`](crate::client::Client::with_deadline)), so a renewal
 //! the API server leaves hanging ends leadership on time rather than when (or if) the server answers.
 //!
-//! The work a leader does can be held to the same end: each term of leadership is a [`LeaseTerm`](crate::client::LeaseTerm) — the last renewal
-//! that succeeded plus the renew deadline, extended by each renewal —
-//! ([`LeaderElector::term`], [`LeaderCallbacks::on_started_leading_with_term`]), and a client fenced by it
-//! ([`Client::fenced`](crate::client::Client::fenced)) refuses what it would send once the term is over and aborts
-//! what is in flight when it ends, before anyone else may take over. A controller under leader election writes
+//! The work a leader does can be held to the same end: each term of leadership is a
+//! [`LeaseTerm`](crate::client::LeaseTerm) — the last renewal that succeeded plus the renew deadline, extended by
+//! each renewal ([`LeaderElector::term`], [`LeaderCallbacks::on_started_leading_with_term`]) —, and a client fenced
+//! by it ([`Client::fenced`](crate::client::Client::fenced)) refuses what it would send once the term is over and
+//! aborts what is in flight when it ends, before anyone else may take over. A controller under leader election writes
 //! through such a client ([`Context::client`](crate::controller::Context::client)). What remains: clock *rates* that
 //! differ by more than `lease_duration − renew_deadline` over a lease duration, a request the server read before the
 //! abort reached it, and a process frozen between the last check and its socket write.
