@@ -254,18 +254,18 @@ fn replicas_share_the_objects(gate: bool) {
     assert_eq!(total, OBJECTS, "the replicas' caches partition the objects");
     // The cache's size beside the per-slot counts: once every narrowing is through, a cache holds its slots'
     // objects and nothing else, and says so.
-    converge("each cache holds only its slots' objects", Duration::from_secs(60), || {
-        replicas.values().find_map(|r| {
-            let m = r.controller.sharding_metrics().unwrap();
-            let per_slot: usize = m.objects_per_slot.values().sum();
-            (m.cached_objects != per_slot).then(|| {
-                format!(
-                    "{}: {} cached, {per_slot} in its slots",
-                    m.identity, m.cached_objects
-                )
+    converge(
+        "each cache holds only its slots' objects",
+        Duration::from_secs(60),
+        || {
+            replicas.values().find_map(|r| {
+                let m = r.controller.sharding_metrics().unwrap();
+                let per_slot: usize = m.objects_per_slot.values().sum();
+                (m.cached_objects != per_slot)
+                    .then(|| format!("{}: {} cached, {per_slot} in its slots", m.identity, m.cached_objects))
             })
-        })
-    });
+        },
+    );
     let cached = replicas["r0"].controller.sharding_metrics().unwrap().cached_objects;
     assert!(cached > 0 && cached < OBJECTS, "r0 caches {cached} objects");
     let text = kube_informer::metrics::encode(&registry);
