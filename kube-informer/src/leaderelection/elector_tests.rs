@@ -757,16 +757,21 @@ fn a_term_begins_with_leadership_is_extended_by_each_renewal_and_ends_when_leade
     assert!(!m.term().unwrap().is_over() && term.is_over());
 }
 
-#[test]
-fn a_term_taken_over_measures_the_outage_from_the_previous_holders_last_renewal_seen() {
-    let clock = FakeClock::new();
+/// Candidate `a`'s lock on a Lease held by `b` for 15 s (`b` renews it no more).
+fn held_by_b_for_15_s() -> MemLock {
     let server = Arc::new(Mutex::new(Server::default()));
     let held = LeaderElectionRecord {
         lease_duration_seconds: 15,
         ..held_by("b")
     };
     server.lock().object = Some((held, 1));
-    let lock = MemLock::new(&server, "a");
+    MemLock::new(&server, "a")
+}
+
+#[test]
+fn a_term_taken_over_measures_the_outage_from_the_previous_holders_last_renewal_seen() {
+    let clock = FakeClock::new();
+    let lock = held_by_b_for_15_s();
     let cfg = config().clock(clock.clone());
     let mut m = Machine::new("a", &cfg);
     // b's last renewal, seen by a's first attempt; b renews no more.
@@ -794,13 +799,7 @@ fn a_term_taken_over_measures_the_outage_from_the_previous_holders_last_renewal_
 #[test]
 fn a_candidate_takes_a_dead_holders_lease_at_its_expiry_not_a_retry_period_later() {
     let clock = FakeClock::new();
-    let server = Arc::new(Mutex::new(Server::default()));
-    let held = LeaderElectionRecord {
-        lease_duration_seconds: 15,
-        ..held_by("b")
-    };
-    server.lock().object = Some((held, 1));
-    let lock = MemLock::new(&server, "a");
+    let lock = held_by_b_for_15_s();
     let mut m = Machine::new("a", &config().clock(clock.clone()));
     let seen = clock.now(); // b renews no more
     let mut next = m.step(&lock, &clock, &mut Vec::new());
