@@ -9,7 +9,8 @@
 //! 1. renews this replica's membership Lease `<name>-member-<identity>`;
 //! 2. reads the group's Leases from the informer's observations: the members seen alive — a membership Lease that
 //!    changed within the lease duration, as observed here (client-go's rule for locks: no trust in other machines'
-//!    clocks), and holding no slot whose Lease expired — and who holds each slot `<name>-slot-<i>`;
+//!    clocks), and not seen holding a slot whose Lease expired since it last changed it — and who holds each slot
+//!    `<name>-slot-<i>`;
 //! 3. balances: with `S` slots and `M` live members, each replica aims at `⌊S/M⌋` or `⌈S/M⌉` slots. Below that it
 //!    runs an election for free slots (no Lease, released, or held by a replica no longer alive — whose Lease the
 //!    election takes over only after it expired); above it, or above `⌊S/M⌋` while a member holds fewer, it drains
@@ -137,6 +138,10 @@ struct Coordinator {
     /// The earliest moment another replica's Lease (membership or slot) expires unless renewed, as last read: a
     /// round runs then, so that a dead replica's slots are taken at their expiry, not up to a retry period later.
     next_expiry: Option<Instant>,
+    /// Replicas seen dead — holding a slot whose Lease expired — and when: they count as members again only once
+    /// their membership Lease changes after that (see [`Coordinator::read_leases`]). Only replicas whose
+    /// membership Lease has not expired are kept.
+    dead: HashMap<String, Instant>,
     /// Membership failures in a row, and since when.
     failing: Option<(Instant, u64)>,
 }
@@ -215,6 +220,7 @@ impl ShardCoordinator {
             seen,
             rounds: 0,
             next_expiry: None,
+            dead: HashMap::new(),
             failing: None,
         };
         let live = Arc::new(AtomicUsize::new(0));
@@ -428,7 +434,7 @@ impl Coordinator {
 
     /// What the group's Leases say now, from the informer's observations; `None` before it synced (unless it fails,
     /// which is an error).
-    fn read_leases(&self, now: Instant) -> Result<Option<View>> {
+    fn read_leases(&mut self, now: Instant) -> Result<Option<View>> {
         // Synced, and every Lease of the initial list through the handler into `seen` (not only queued to it).
         if !self.leases.wait_synced(Duration::ZERO) {
             return match self.leases.health().state {
@@ -449,6 +455,8 @@ impl Coordinator {
         };
         // Replicas holding a slot whose Lease expired: dead (or cut off), whatever their membership says yet.
         let mut dead = HashSet::new();
+        // Live membership Leases: the replica, and since when its current version was seen.
+        let mut alive = Vec::new();
         for (name, seen) in self.seen.lock().iter() {
             let slot = name.strip_prefix(&slot_prefix).and_then(|s| s.parse::<u32>().ok());
             let slot = slot.filter(|s| *s < self.config.slots);
@@ -474,15 +482,25 @@ impl Coordinator {
                         view.held_since.insert(slot, seen.since);
                     }
                 }
-                None if !stale && !holder.is_empty() => {
-                    view.members.insert(holder.clone());
-                }
+                None if !stale && !holder.is_empty() => alive.push((holder.clone(), seen.since)),
                 None => {}
             }
         }
         // A replica stops counting when the first of its slots expires, not a retry period later when its
-        // membership does: the others then take its slots for shares counted without it, and give none back.
-        view.members.retain(|m| *m == self.config.identity || !dead.contains(m));
+        // membership does — and does not count again once its expired slots were taken while its membership has
+        // not expired yet, unless it renews that membership: the others take its slots for shares counted without
+        // it, and give none back.
+        dead.remove(&self.config.identity);
+        for identity in dead {
+            self.dead.entry(identity).or_insert(now);
+        }
+        self.dead.retain(|identity, _| alive.iter().any(|(m, _)| m == identity));
+        for (identity, since) in alive {
+            if self.dead.get(&identity).is_none_or(|dead| since > *dead) {
+                self.dead.remove(&identity);
+                view.members.insert(identity);
+            }
+        }
         Ok(Some(view))
     }
 
