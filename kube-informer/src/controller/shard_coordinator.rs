@@ -9,8 +9,8 @@
 //! 1. renews this replica's membership Lease `<name>-member-<identity>`;
 //! 2. reads the group's Leases from the informer's observations: the members seen alive — a membership Lease that
 //!    changed within the lease duration, as observed here (client-go's rule for locks: no trust in other machines'
-//!    clocks), and not seen holding a slot whose Lease expired since it last changed it — and who holds each slot
-//!    `<name>-slot-<i>`;
+//!    clocks), and not seen holding an expired slot since its membership Lease last changed — and who holds each
+//!    slot `<name>-slot-<i>`;
 //! 3. balances: with `S` slots and `M` live members, each replica aims at `⌊S/M⌋` or `⌈S/M⌉` slots. Below that it
 //!    runs an election for free slots (no Lease, released, or held by a replica no longer alive — whose Lease the
 //!    election takes over only after it expired); above it, or above `⌊S/M⌋` while a member holds fewer, it drains
