@@ -603,13 +603,24 @@ fn uid_of(seed: u64) -> String {
         x ^= x << 17;
         hex.push_str(&format!("{:08x}", x as u32));
     }
-    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// The Deployment (and ReplicaSet) of pod `i`: its name, the ReplicaSet's pod-template hash and uid.
 fn deployment_of(i: usize) -> (String, String, String) {
     let d = i / PODS_PER_DEPLOYMENT;
-    (format!("shop-{d:04}"), suffix(d as u64 + 7, 10), uid_of(d as u64 + 1_000_000))
+    (
+        format!("shop-{d:04}"),
+        suffix(d as u64 + 7, 10),
+        uid_of(d as u64 + 1_000_000),
+    )
 }
 
 /// The application container of the pod template: image, ports, env, resources, probes, mounts.
@@ -724,7 +735,8 @@ fn pod_status(i: usize) -> Value {
     let ip = format!("10.{}.{}.{}", 64 + i / 65536 % 64, i / 256 % 256, i % 256);
     let host = format!("192.168.{}.{}", i % 200 / 100, 10 + i % 100);
     let started = "2024-05-06T07:08:31Z";
-    let condition = |t: &str, at: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": at});
+    let condition =
+        |t: &str, at: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": at});
     let container_status = |name: &str, image: &str, k: u64| {
         json!({
             "name": name,
@@ -784,7 +796,12 @@ fn serve_pods(args: &[String]) {
     let (json_bytes, meta_bytes) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..writers)
             .map(|w| {
-                let client = Client::new(Config::from_kubeconfig_file(server.kubeconfig_path(), None).unwrap().no_rate_limit()).unwrap();
+                let client = Client::new(
+                    Config::from_kubeconfig_file(server.kubeconfig_path(), None)
+                        .unwrap()
+                        .no_rate_limit(),
+                )
+                .unwrap();
                 s.spawn(move || {
                     let api = Api::<DynamicObject>::all_with(client, &pods());
                     let (mut json_bytes, mut meta_bytes) = (0usize, 0usize);
@@ -796,7 +813,10 @@ fn serve_pods(args: &[String]) {
                         let ns = namespace(i / PODS_PER_DEPLOYMENT);
                         let api = Api::<DynamicObject>::namespaced_with(api.client().clone(), &ns, &pods());
                         let created = api
-                            .create(&manager("kube-controller-manager"), &serde_json::from_value(pod(i)).unwrap())
+                            .create(
+                                &manager("kube-controller-manager"),
+                                &serde_json::from_value(pod(i)).unwrap(),
+                            )
                             .unwrap();
                         let mut with_status = created.clone();
                         with_status.set_field("status", &pod_status(i)).unwrap();
@@ -891,18 +911,21 @@ impl PodMode {
 
 /// One informer of Pods synced in this process: its RSS per object, as `sync` measures it.
 fn pods_child(args: &[String]) {
-    let mode = PodMode::all()
-        .into_iter()
-        .find(|m| m.name() == args[0])
-        .expect("mode");
+    let mode = PodMode::all().into_iter().find(|m| m.name() == args[0]).expect("mode");
     let client = client(&args[1]);
     let n: usize = args[2].parse().unwrap();
     fn opts<K: Object>(strip: bool) -> InformerOptions<K> {
         let opts = InformerOptions::default().reflector(reflector_config(false));
-        if strip { opts.transform(strip_managed_fields) } else { opts }
+        if strip {
+            opts.transform(strip_managed_fields)
+        } else {
+            opts
+        }
     }
     match mode {
-        PodMode::Pod | PodMode::PodStripped => run_sync(Api::<Pod>::all(client), opts(mode == PodMode::PodStripped), n, false),
+        PodMode::Pod | PodMode::PodStripped => {
+            run_sync(Api::<Pod>::all(client), opts(mode == PodMode::PodStripped), n, false)
+        }
         PodMode::Dynamic => run_sync(Api::<DynamicObject>::all_with(client, &pods()), opts(false), n, false),
         PodMode::Metadata | PodMode::MetadataStripped => run_sync(
             Api::<PartialObjectMetadata<Pod>>::all(client),
@@ -931,10 +954,17 @@ struct PodRows {
 
 fn run_pods(n: usize, runs: usize, https: bool) -> PodRows {
     eprintln!("== {n} Pods: populating the server");
-    let mut server = Proc::spawn(&["serve-pods".into(), n.to_string(), if https { "https" } else { "http" }.into()]);
+    let mut server = Proc::spawn(&[
+        "serve-pods".into(),
+        n.to_string(),
+        if https { "https" } else { "http" }.into(),
+    ]);
     let ready = server.expect("READY ");
     let (json, meta) = (num(&ready, "json"), num(&ready, "meta"));
-    eprintln!("   {json:.0} bytes of JSON per Pod, {meta:.0} of its metadata, setup {:.1} s", num(&ready, "setup"));
+    eprintln!(
+        "   {json:.0} bytes of JSON per Pod, {meta:.0} of its metadata, setup {:.1} s",
+        num(&ready, "setup")
+    );
     if std::env::var_os("INFORMER_BENCH_SAMPLE").is_some() {
         server.send("sample");
         let mut line = String::new();
@@ -946,7 +976,12 @@ fn run_pods(n: usize, runs: usize, https: bool) -> PodRows {
         let mut results = Vec::new();
         for run in 0..runs {
             eprintln!("   {} run {}", mode.name(), run + 1);
-            let mut p = Proc::spawn(&["pods".into(), mode.name().into(), ready["kubeconfig"].clone(), n.to_string()]);
+            let mut p = Proc::spawn(&[
+                "pods".into(),
+                mode.name().into(),
+                ready["kubeconfig"].clone(),
+                n.to_string(),
+            ]);
             results.push(p.expect("RESULT "));
             p.finish();
         }

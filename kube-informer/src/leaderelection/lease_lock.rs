@@ -122,7 +122,7 @@ impl Lock for LeaseLock {
 
     fn create(&self, record: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         let mut lease = Lease::new(ObjectMeta::named(&self.name));
-        lease.metadata.namespace = self.api.namespace().map(str::to_owned);
+        lease.metadata.namespace = self.api.namespace().map(Into::into);
         lease.spec.set_record(record);
         let stored = self.call(deadline, |api| api.create(&PostParams::default(), &lease))?;
         *self.current.lock() = Some(stored);

@@ -40,9 +40,11 @@ mod custom_resource;
 mod dynamic;
 #[cfg(test)]
 mod in_place_tests;
+pub(crate) mod interner;
 #[cfg(feature = "k8s-openapi")]
 mod k8s_openapi_impl;
 mod list;
+mod managed_fields;
 mod meta;
 mod object_ref;
 pub(crate) mod owner;
@@ -61,6 +63,7 @@ pub use custom_resource::{
 pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
+pub use managed_fields::{ManagedFields, ManagedFieldsEntry};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, ShardInfo, TypeMeta};
 pub use object_ref::ObjectRef;
 pub use owner::{
@@ -194,7 +197,7 @@ impl MetaAccessor for ObjectMeta {
         self.name = Some(name);
     }
     fn set_namespace(&mut self, namespace: Option<String>) {
-        self.namespace = namespace;
+        self.namespace = namespace.map(std::sync::Arc::from);
     }
     fn set_resource_version(&mut self, rv: Option<String>) {
         self.resource_version = rv;

@@ -1,0 +1,389 @@
+//! `Interner`: what repeats across the objects of one cache is held once.
+//!
+//! The objects of one informer's cache repeat most of their strings: label and annotation keys, namespaces,
+//! `generateName`s, creation times written in the same second, whole label sets of the pods of one ReplicaSet, the
+//! keys of ConfigMaps made from one template, the `managedFields` entries one controller writes on every object it
+//! owns. Decoded on their own, each object holds a copy of each. Decoded through an interner, each distinct value is
+//! held once per cache, as an `Arc<str>` every object that has it shares.
+//!
+//! **Scope.** An interner belongs to one cache: the informer's reflector creates it when its thread starts and
+//! [enters](Interner::enter) it on that thread, where every list page and watch event of the cache is decoded.
+//! While entered, the `Deserialize` implementations of this crate's object model ([`ObjectMeta`](super::ObjectMeta),
+//! [`StringMap`](super::StringMap), [`ManagedFields`](super::ManagedFields)) decode straight into the shared form:
+//! a value already held is found from the borrowed text being decoded, and nothing is allocated for it. Decoded
+//! anywhere else (no interner entered), the same types decode into values of their own; what is decoded is the same
+//! either way. Nothing is process-global: when the reflector's thread ends, the interner goes with it; objects
+//! still alive keep the values they share (each is an `Arc`), and nothing else.
+//!
+//! **No lock.** Only the thread that entered an interner uses it (it lives in that thread's thread-local); the
+//! objects it produced are read by handlers and listers on other threads, which only clone and drop `Arc`s.
+//!
+//! **Bounded.** A value the table holds alone (every object that had it is gone) is garbage: the table is swept of
+//! those whenever it has doubled since the last sweep, so it never holds more than about twice the distinct values
+//! alive in the cache (plus [`SWEEP_MIN`]). Values longer than [`MAX_LEN`] are never interned.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Longest value interned, in bytes: longer ones are kept as values of their own (a `managedFields` set of a huge
+/// object, a ConfigMap's data) — they seldom repeat, and hashing them costs.
+pub(crate) const MAX_LEN: usize = 16 * 1024;
+
+/// The table is never swept below this many values.
+pub(crate) const SWEEP_MIN: usize = 4096;
+
+/// The values one cache shares (see the module docs).
+pub(crate) struct Interner {
+    /// Every value interned and not yet swept. Invariant: no two equal values; each at most `MAX_LEN` bytes.
+    strings: HashSet<Arc<str>, RandomState>,
+    /// The text the last [`SharedText`] of each family and length was coded against (see [`shared_text`]).
+    bases: HashMap<(Arc<str>, usize), Arc<str>, RandomState>,
+    /// The table is swept once it holds this many values: twice what the last sweep kept, at least `SWEEP_MIN`.
+    sweep_at: usize,
+}
+
+thread_local! {
+    /// The interner entered on this thread, if any (see [`Interner::enter`]).
+    static CURRENT: RefCell<Option<Interner>> = const { RefCell::new(None) };
+}
+
+/// While alive, decodes on this thread share values through the interner it entered; dropping it drops the
+/// interner (the values alive objects hold stay with them).
+///
+/// Not `Send`: it belongs to the thread that entered.
+#[must_use = "the interner is left when the guard is dropped"]
+pub(crate) struct InternScope {
+    /// The interner that was entered before this one on the thread (put back on drop).
+    outer: Option<Interner>,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for InternScope {
+    fn drop(&mut self) {
+        let outer = self.outer.take();
+        // `try_with`: during thread teardown the thread-local may be gone already.
+        let _ = CURRENT.try_with(|c| {
+            let mine = c.replace(outer);
+            drop(mine);
+        });
+    }
+}
+
+impl std::fmt::Debug for InternScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InternScope").finish_non_exhaustive()
+    }
+}
+
+impl Interner {
+    fn new() -> Self {
+        Interner {
+            strings: HashSet::default(),
+            bases: HashMap::default(),
+            sweep_at: SWEEP_MIN,
+        }
+    }
+
+    /// Enters a new, empty interner on this thread (a cache's reflector does this when its thread starts): until
+    /// the returned guard drops, this crate's object types decoded on this thread share their repeated values
+    /// through it. An interner entered before is put back when the guard drops.
+    pub(crate) fn enter() -> InternScope {
+        let outer = CURRENT.with(|c| c.replace(Some(Interner::new())));
+        InternScope {
+            outer,
+            _not_send: std::marker::PhantomData,
+        }
+    }
+
+    /// The shared value equal to `s`, interned now if it is new.
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(found) = self.strings.get(s) {
+            return found.clone();
+        }
+        if self.strings.len() >= self.sweep_at {
+            self.sweep();
+        }
+        let new: Arc<str> = Arc::from(s);
+        self.strings.insert(new.clone());
+        new
+    }
+
+    /// Drops the values no object holds any more, and sets the next sweep at twice what is left.
+    fn sweep(&mut self) {
+        // A count of 1 is the table's own reference: nobody else can clone it (only this thread reads the table),
+        // so it stays garbage. A count read as higher while another thread drops its reference is swept next time.
+        // A base only this map holds (and the table) is dropped with its family's key.
+        self.bases.retain(|_, base| Arc::strong_count(base) > 2);
+        self.strings.retain(|s| Arc::strong_count(s) > 1);
+        self.sweep_at = (2 * self.strings.len()).max(SWEEP_MIN);
+        if self.strings.capacity() > 4 * self.sweep_at {
+            self.strings.shrink_to(self.sweep_at);
+        }
+    }
+}
+
+/// `s` as an `Arc<str>`: the shared one when an interner is entered on this thread and `s` is short enough, else a
+/// new one.
+pub(crate) fn intern(s: &str) -> Arc<str> {
+    if s.len() <= MAX_LEN
+        && let Ok(Some(shared)) = CURRENT.try_with(|c| c.borrow_mut().as_mut().map(|i| i.intern(s)))
+    {
+        return shared;
+    }
+    Arc::from(s)
+}
+
+/// `text` coded against a text of the same `family` (and length) decoded before: sharing all but the bytes between the
+/// first and the last difference. Outside a scope, or when too much differs, `text` is whole (and interned).
+///
+/// This is for texts that recur with small, local differences — a controller's `managedFields` entry on each pod of
+/// a ReplicaSet differs by the name of the pod's token volume, the kubelet's by the pod's IP — where interning whole
+/// texts shares nothing. `family` is an interned value telling which texts are alike (the entry's manager,
+/// operation, version and subresource).
+pub(crate) fn shared_text(family: &Arc<str>, text: &str) -> SharedText {
+    let coded = CURRENT
+        .try_with(|c| c.borrow_mut().as_mut().map(|i| i.shared_text(family, text)))
+        .ok()
+        .flatten();
+    coded.unwrap_or_else(|| SharedText::whole(Arc::from(text)))
+}
+
+impl Interner {
+    fn shared_text(&mut self, family: &Arc<str>, text: &str) -> SharedText {
+        if text.len() > MAX_LEN {
+            return SharedText::whole(Arc::from(text));
+        }
+        if let Some(found) = self.strings.get(text) {
+            return SharedText::whole(found.clone());
+        }
+        let key = (family.clone(), text.len());
+        if let Some(base) = self.bases.get(&key)
+            && let Some(coded) = SharedText::against(base, text)
+        {
+            return coded;
+        }
+        let whole = self.intern(text);
+        self.bases.insert(key, whole.clone());
+        SharedText::whole(whole)
+    }
+}
+
+/// A text held as a shared base with one run of bytes of its own: `base[..prefix] + middle + base[base.len() -
+/// suffix..]` (see [`shared_text`]).
+#[derive(Clone)]
+pub(crate) struct SharedText {
+    base: Arc<str>,
+    /// Invariants: `prefix + suffix <= base.len()`; both fall on character boundaries of `base`.
+    prefix: u32,
+    suffix: u32,
+    middle: Box<str>,
+}
+
+impl SharedText {
+    /// `base` itself.
+    pub(crate) fn whole(base: Arc<str>) -> SharedText {
+        let prefix = base.len() as u32;
+        SharedText {
+            base,
+            prefix,
+            suffix: 0,
+            middle: Box::default(),
+        }
+    }
+
+    /// `text` coded against `base`, when at most a quarter of it differs.
+    fn against(base: &Arc<str>, text: &str) -> Option<SharedText> {
+        let (b, t) = (base.as_bytes(), text.as_bytes());
+        let mut prefix = b.iter().zip(t).take_while(|(x, y)| x == y).count();
+        while !text.is_char_boundary(prefix) {
+            prefix -= 1;
+        }
+        let room = b.len().min(t.len()) - prefix;
+        let mut suffix = b
+            .iter()
+            .rev()
+            .zip(t.iter().rev())
+            .take(room)
+            .take_while(|(x, y)| x == y)
+            .count();
+        while !text.is_char_boundary(t.len() - suffix) {
+            suffix -= 1;
+        }
+        let middle = &text[prefix..text.len() - suffix];
+        // Equal bytes end (and start) on the same character boundaries in both texts.
+        (middle.len() <= text.len() / 4 && u32::try_from(b.len()).is_ok()).then(|| SharedText {
+            base: base.clone(),
+            prefix: prefix as u32,
+            suffix: suffix as u32,
+            middle: middle.into(),
+        })
+    }
+
+    /// The text's three parts.
+    fn parts(&self) -> [&str; 3] {
+        let b = &*self.base;
+        [
+            &b[..self.prefix as usize],
+            &self.middle,
+            &b[b.len() - self.suffix as usize..],
+        ]
+    }
+
+    /// Length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.prefix as usize + self.middle.len() + self.suffix as usize
+    }
+
+    /// The text: borrowed when it is its base, else put together.
+    pub(crate) fn get(&self) -> Cow<'_, str> {
+        match self.parts() {
+            [whole, "", ""] => Cow::Borrowed(whole),
+            parts => Cow::Owned(parts.concat()),
+        }
+    }
+
+    /// The base this text is coded against (to tell whether two texts share one).
+    #[cfg(test)]
+    pub(crate) fn base(&self) -> &Arc<str> {
+        &self.base
+    }
+}
+
+impl PartialEq for SharedText {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .parts()
+                .iter()
+                .flat_map(|p| p.bytes())
+                .eq(other.parts().iter().flat_map(|p| p.bytes()))
+    }
+}
+
+impl Eq for SharedText {}
+
+impl std::hash::Hash for SharedText {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for p in self.parts() {
+            h.write(p.as_bytes());
+        }
+        h.write_u8(0xff);
+    }
+}
+
+/// True when an interner is entered on this thread.
+#[cfg(test)]
+pub(crate) fn active() -> bool {
+    CURRENT.try_with(|c| c.borrow().is_some()).unwrap_or(false)
+}
+
+#[cfg(test)]
+pub(crate) fn table_len() -> usize {
+    CURRENT.with(|c| c.borrow().as_ref().map_or(0, |i| i.strings.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_values_are_shared_only_inside_a_scope() {
+        let a = intern("team-07");
+        let b = intern("team-07");
+        assert!(!Arc::ptr_eq(&a, &b), "no interner entered: values of their own");
+        assert!(!active());
+        let scope = Interner::enter();
+        assert!(active());
+        let c = intern("team-07");
+        let d = intern(&String::from("team-07"));
+        assert!(Arc::ptr_eq(&c, &d));
+        assert_eq!(&*c, "team-07");
+        drop(scope);
+        assert!(!active());
+        assert_eq!(&*c, "team-07", "values outlive their interner");
+        assert_eq!(Arc::strong_count(&c), 2, "the interner's own reference went with it");
+    }
+
+    #[test]
+    fn scopes_nest_and_restore_the_outer_interner() {
+        let _outer = Interner::enter();
+        let a = intern("x");
+        {
+            let _inner = Interner::enter();
+            let b = intern("x");
+            assert!(!Arc::ptr_eq(&a, &b), "a new interner is empty");
+        }
+        assert!(Arc::ptr_eq(&a, &intern("x")), "the outer one is back");
+    }
+
+    #[test]
+    fn long_values_are_not_interned() {
+        let _scope = Interner::enter();
+        let long = "x".repeat(MAX_LEN + 1);
+        assert!(!Arc::ptr_eq(&intern(&long), &intern(&long)));
+        assert_eq!(table_len(), 0);
+    }
+
+    #[test]
+    fn the_table_is_swept_of_values_nobody_holds() {
+        let _scope = Interner::enter();
+        let kept: Vec<Arc<str>> = (0..100).map(|i| intern(&format!("kept-{i}"))).collect();
+        // Values interned and dropped at once: garbage the sweeps must bound.
+        for i in 0..10 * SWEEP_MIN {
+            drop(intern(&format!("garbage-{i}")));
+            assert!(table_len() <= 2 * (kept.len() + 1) + SWEEP_MIN, "{}", table_len());
+        }
+        for (i, k) in kept.iter().enumerate() {
+            assert!(
+                Arc::ptr_eq(k, &intern(&format!("kept-{i}"))),
+                "values alive survive sweeps"
+            );
+        }
+    }
+
+    #[test]
+    fn texts_that_differ_locally_share_their_base() {
+        let family = intern("kubelet");
+        let a = r#"{"f:status":{"f:podIPs":{"k:{\"ip\":\"10.0.0.1\"}":{}}},"f:phase":{}}"#;
+        let b = r#"{"f:status":{"f:podIPs":{"k:{\"ip\":\"10.0.0.2\"}":{}}},"f:phase":{}}"#;
+        let c = r#"{"f:spec":{}}"#;
+        let (x, y) = (shared_text(&family, a), shared_text(&family, b));
+        assert!(
+            !Arc::ptr_eq(x.base(), y.base()),
+            "outside a scope, whole texts of their own"
+        );
+        let _scope = Interner::enter();
+        let (sa, sb, sc) = (
+            shared_text(&family, a),
+            shared_text(&family, b),
+            shared_text(&family, c),
+        );
+        assert_eq!((sa.get(), sb.get(), sc.get()), (a.into(), b.into(), c.into()));
+        assert!(Arc::ptr_eq(sa.base(), sb.base()), "coded against the first");
+        assert_eq!(&*sb.middle, "2");
+        assert!(matches!(sa.get(), Cow::Borrowed(_)));
+        assert!(sa != sb && sb == shared_text(&family, b) && sb == y);
+        // Unicode: the differing run is cut on character boundaries.
+        let (u, v) = ("{\"k\":\"\u{e9}t\u{e9}\"}", "{\"k\":\"\u{e8}t\u{e9}\"}");
+        let (su, sv) = (shared_text(&family, u), shared_text(&family, v));
+        assert_eq!((su.get(), sv.get()), (u.into(), v.into()));
+        // Too different: a new base.
+        let far = r#"{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{}}},"x":1}"#;
+        assert!(!Arc::ptr_eq(shared_text(&family, far).base(), sa.base()));
+    }
+
+    #[test]
+    fn a_thread_has_its_own_interner() {
+        let _scope = Interner::enter();
+        let a = intern("ns");
+        std::thread::spawn(move || {
+            assert!(!active(), "not entered on this thread");
+            assert!(!Arc::ptr_eq(&a, &intern("ns")));
+        })
+        .join()
+        .unwrap();
+    }
+}
