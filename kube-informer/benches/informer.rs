@@ -1585,7 +1585,7 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     if !scale.is_empty() {
-        let (rows, _) = run_sizes(&scale, &[Mode::Typed, Mode::Stripped], runs, 0, https);
+        let (rows, _) = run_sizes(&scale, &[Mode::Typed], runs, 0, https);
         report_scale(&rows);
     }
 

@@ -333,7 +333,7 @@ fn decoded_in_a_scope_objects_share_what_repeats() {
     let text = |i: u32| {
         format!(
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"prod","creationTimestamp":"2024-05-06T07:08:09Z","labels":{{"app":"web","tier":"{}"}},"managedFields":[{{"manager":"helm","operation":"Update","time":"2024-05-06T07:08:{i:02}Z","fieldsV1":{{"f:data":{{"f:k":{{}}}}}}}}]}},"data":{{"k":"value {i}"}}}}"#,
-            if i % 2 == 0 { "front" } else { "back" }
+            if i.is_multiple_of(2) { "front" } else { "back" }
         )
     };
     let decode = || -> Vec<ConfigMap> { (0..4).map(|i| serde_json::from_str(&text(i)).unwrap()).collect() };

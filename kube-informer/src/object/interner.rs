@@ -28,6 +28,8 @@ use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::managed_fields::SameEntries;
+
 /// Longest value interned, in bytes: longer ones are kept as values of their own (a `managedFields` set of a huge
 /// object, a ConfigMap's data) — they seldom repeat, and hashing them costs.
 pub(crate) const MAX_LEN: usize = 16 * 1024;
@@ -41,6 +43,8 @@ pub(crate) struct Interner {
     strings: HashSet<Arc<str>, RandomState>,
     /// The text the last [`SharedText`] of each family and length was coded against (see [`shared_text`]).
     bases: HashMap<(Arc<str>, usize), Arc<str>, RandomState>,
+    /// Lists of `managedFields` entries (see [`intern_with`]).
+    entry_lists: HashSet<SameEntries, RandomState>,
     /// The table is swept once it holds this many values: twice what the last sweep kept, at least `SWEEP_MIN`.
     sweep_at: usize,
 }
@@ -83,6 +87,7 @@ impl Interner {
         Interner {
             strings: HashSet::default(),
             bases: HashMap::default(),
+            entry_lists: HashSet::default(),
             sweep_at: SWEEP_MIN,
         }
     }
@@ -118,6 +123,7 @@ impl Interner {
         // A base only this map holds (and the table) is dropped with its family's key.
         self.bases.retain(|_, base| Arc::strong_count(base) > 2);
         self.strings.retain(|s| Arc::strong_count(s) > 1);
+        self.entry_lists.retain(|l| Arc::strong_count(&l.0) > 1);
         self.sweep_at = (2 * self.strings.len()).max(SWEEP_MIN);
         if self.strings.capacity() > 4 * self.sweep_at {
             self.strings.shrink_to(self.sweep_at);
@@ -245,6 +251,21 @@ impl SharedText {
         }
     }
 
+    /// True when both are the same base with the same run of their own (equal texts, found without reading the
+    /// base).
+    pub(crate) fn same_parts(&self, other: &SharedText) -> bool {
+        Arc::ptr_eq(&self.base, &other.base)
+            && (self.prefix, self.suffix) == (other.prefix, other.suffix)
+            && self.middle == other.middle
+    }
+
+    /// Hashes what [`same_parts`](Self::same_parts) compares.
+    pub(crate) fn hash_parts<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        std::ptr::hash(Arc::as_ptr(&self.base), h);
+        (self.prefix, self.suffix, &*self.middle).hash(h);
+    }
+
     /// The base this text is coded against (to tell whether two texts share one).
     #[cfg(test)]
     pub(crate) fn base(&self) -> &Arc<str> {
@@ -271,6 +292,26 @@ impl std::hash::Hash for SharedText {
             h.write(p.as_bytes());
         }
         h.write_u8(0xff);
+    }
+}
+
+/// `value`, or the equal list of entries shared before, when an interner is entered on this thread.
+pub(crate) fn intern_with(value: SameEntries) -> SameEntries {
+    let shared = CURRENT.try_with(|c| {
+        c.borrow_mut().as_mut().map(|i| {
+            if let Some(found) = i.entry_lists.get(&value) {
+                return found.clone();
+            }
+            if i.strings.len() + i.entry_lists.len() >= i.sweep_at {
+                i.sweep();
+            }
+            i.entry_lists.insert(value.clone());
+            value.clone()
+        })
+    });
+    match shared {
+        Ok(Some(v)) => v,
+        _ => value,
     }
 }
 

@@ -9,6 +9,7 @@
 //! pod's token volume, costs each pod those few bytes; the kubelet's, which differs by the pod's IP, the same.
 
 use std::fmt;
+use std::hash::Hash;
 use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -38,8 +39,9 @@ use super::interner::{self, SharedText};
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ManagedFields {
-    /// Invariant: not empty (no entries is `None` in [`ObjectMeta`](super::ObjectMeta)).
-    entries: Box<[ManagedFieldsEntry]>,
+    /// Invariant: not empty (no entries is `None` in [`ObjectMeta`](super::ObjectMeta)). Shared by the objects of
+    /// a cache whose entries are all the same (one controller's, written in the same second).
+    entries: Arc<[ManagedFieldsEntry]>,
 }
 
 /// One entry of [`ManagedFields`]: a field manager's operation and the fields it owns.
@@ -248,7 +250,7 @@ thread_local! {
 
 /// The JSON object of `members` (found in `text`) sorted by key, so that entries of the same keys and values have the
 /// same text in whatever order they came (a later duplicate key wins, as in `serde_json::Value`).
-fn canonical(text: &str, members: &mut Vec<(usize, usize, usize)>) -> String {
+fn canonical(text: &str, members: &mut [(usize, usize, usize)]) -> String {
     let key = |m: &(usize, usize, usize)| &text[m.0..m.1];
     members.sort_by(|a, b| key(a).cmp(key(b)));
     let mut out = String::with_capacity(text.len() + members.len() + 2);
@@ -363,6 +365,44 @@ impl<'de> DeserializeSeed<'de> for RawInto<'_> {
     }
 }
 
+/// A list of entries as the interner compares them: by the identity of their shared parts, which decoding in one
+/// scope makes identical for equal entries (the bytes of a coded `fieldsV1`'s own run are compared).
+#[derive(Clone)]
+pub(crate) struct SameEntries(pub(crate) Arc<[ManagedFieldsEntry]>);
+
+impl PartialEq for SameEntries {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self.0.iter().zip(other.0.iter()).all(|(a, b)| {
+                Arc::ptr_eq(&a.rest, &b.rest)
+                    && match (&a.time, &b.time) {
+                        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+                        (None, None) => true,
+                        _ => false,
+                    }
+                    && match (&a.fields_v1, &b.fields_v1) {
+                        (Some(x), Some(y)) => x.same_parts(y),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            })
+    }
+}
+
+impl Eq for SameEntries {}
+
+impl std::hash::Hash for SameEntries {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for e in self.0.iter() {
+            std::ptr::hash(Arc::as_ptr(&e.rest), h);
+            e.time.as_ref().map(Arc::as_ptr).hash(h);
+            if let Some(f) = &e.fields_v1 {
+                f.hash_parts(h);
+            }
+        }
+    }
+}
+
 /// Reads the array of entries; `null` and `[]` are none.
 struct ListVisitor;
 
@@ -391,7 +431,7 @@ impl<'de> Visitor<'de> for ListVisitor {
             entries.push(e);
         }
         Ok((!entries.is_empty()).then(|| ManagedFields {
-            entries: entries.into_boxed_slice(),
+            entries: interner::intern_with(SameEntries(entries.into())).0,
         }))
     }
 }
@@ -480,6 +520,8 @@ mod tests {
             "a set differing by one byte, coded against the first"
         );
         assert_ne!(a, b);
+        let again: ManagedFields = serde_json::from_str(TWO).unwrap();
+        assert!(Arc::ptr_eq(&a.entries, &again.entries), "the same entries: one list");
         let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
         assert_eq!(value(&b.to_json()), value(&other));
         assert_eq!(value(&a.to_json()), value(TWO));

@@ -150,7 +150,8 @@ pub trait MetaAccessor {
     fn labels_mut(&mut self) -> &mut dyn StrMap;
     /// `metadata.annotations`, mutably (created when absent).
     fn annotations_mut(&mut self) -> &mut dyn StrMap;
-    /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object).
+    /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object's JSON; in a cache of
+    /// this crate's types, where entries are shared between objects, far less of its memory).
     fn clear_managed_fields(&mut self);
     /// Replaces `metadata.ownerReferences`.
     fn set_owner_references(&mut self, refs: Vec<OwnerReference>);
@@ -304,4 +305,13 @@ macro_rules! object {
         }
         $crate::__namespaced_marker!($ty, $namespaced);
     };
+}
+
+/// Enters a cache's interner on this thread, as an informer's reflector does on its own: until the guard drops,
+/// objects decoded on this thread share what repeats between them. For the fuzz targets only (feature `fuzzing`);
+/// not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn enter_interner() -> impl Drop {
+    interner::Interner::enter()
 }
