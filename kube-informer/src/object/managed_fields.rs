@@ -8,6 +8,7 @@
 //! subresource: a controller's entry on a ReplicaSet's pods, which differs from pod to pod only by the name of the
 //! pod's token volume, costs each pod those few bytes; the kubelet's, which differs by the pod's IP, the same.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ use super::interner::{self, SharedText};
 ///     "fieldsV1":{"f:data":{"f:a":{}}}}]}"#).unwrap();
 /// let managed = meta.managed_fields.as_ref().unwrap();
 /// let entry = managed.iter().next().unwrap();
-/// assert_eq!((entry.manager(), entry.operation()), (Some("helm"), Some("Update")));
+/// assert_eq!((entry.manager().as_deref(), entry.operation().as_deref()), (Some("helm"), Some("Update")));
 /// assert_eq!(entry.time(), Some("2024-05-06T07:08:09Z"));
 /// assert_eq!(entry.fields_v1().unwrap(), r#"{"f:data":{"f:a":{}}}"#);
 /// ```
@@ -56,20 +57,20 @@ pub struct ManagedFieldsEntry {
     fields_v1: Option<SharedText>,
 }
 
-/// The keys of an entry a reader asks for, borrowed from its text.
+/// The keys of an entry a reader asks for, read from its text.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct View<'a> {
     #[serde(borrow, default)]
-    manager: Option<&'a str>,
+    manager: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    operation: Option<&'a str>,
+    operation: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    api_version: Option<&'a str>,
+    api_version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    fields_type: Option<&'a str>,
+    fields_type: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    subresource: Option<&'a str>,
+    subresource: Option<Cow<'a, str>>,
 }
 
 impl ManagedFieldsEntry {
@@ -79,17 +80,17 @@ impl ManagedFieldsEntry {
     }
 
     /// `manager`: who made the change (`kube-controller-manager`, `kubectl`, `helm`).
-    pub fn manager(&self) -> Option<&str> {
+    pub fn manager(&self) -> Option<Cow<'_, str>> {
         self.view().manager
     }
 
     /// `operation`: `Apply` or `Update`.
-    pub fn operation(&self) -> Option<&str> {
+    pub fn operation(&self) -> Option<Cow<'_, str>> {
         self.view().operation
     }
 
     /// `apiVersion` of the fields' schema.
-    pub fn api_version(&self) -> Option<&str> {
+    pub fn api_version(&self) -> Option<Cow<'_, str>> {
         self.view().api_version
     }
 
@@ -99,17 +100,17 @@ impl ManagedFieldsEntry {
     }
 
     /// `fieldsType` (`FieldsV1`).
-    pub fn fields_type(&self) -> Option<&str> {
+    pub fn fields_type(&self) -> Option<Cow<'_, str>> {
         self.view().fields_type
     }
 
     /// `subresource` the change was made through (`status`, `scale`), when not the main resource.
-    pub fn subresource(&self) -> Option<&str> {
+    pub fn subresource(&self) -> Option<Cow<'_, str>> {
         self.view().subresource
     }
 
     /// `fieldsV1`: the set of fields owned, as its JSON text (put together from its shared parts).
-    pub fn fields_v1(&self) -> Option<std::borrow::Cow<'_, str>> {
+    pub fn fields_v1(&self) -> Option<Cow<'_, str>> {
         self.fields_v1.as_ref().map(SharedText::get)
     }
 }
@@ -234,26 +235,36 @@ impl<'de> Deserialize<'de> for OrderedMembers<'de> {
 
 /// Writes a JSON string (quoted and escaped) to `out`.
 fn push_json_str(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        // Nothing to escape (every key and value Kubernetes writes here).
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     // Writing a `str` to a `String` through serde_json cannot fail.
     let mut buf = std::mem::take(out).into_bytes();
     let _ = serde_json::to_writer(&mut buf, s);
     *out = String::from_utf8(buf).unwrap_or_default();
 }
 
-/// The members of the entry being decoded, back to back, and where each is: `(start, key end, end)`.
-type Members = (String, Vec<(usize, usize, usize)>);
+/// The members of the entry being decoded, back to back, where each is (`(start, key end, end)`), and the object
+/// they make, sorted.
+type Members = (String, Vec<(usize, usize, usize)>, String);
 
 thread_local! {
     /// The members of the entry being decoded (reused by every decode on this thread).
-    static SCRATCH: std::cell::RefCell<Members> = const { std::cell::RefCell::new((String::new(), Vec::new())) };
+    static SCRATCH: std::cell::RefCell<Members> =
+        const { std::cell::RefCell::new((String::new(), Vec::new(), String::new())) };
 }
 
-/// The JSON object of `members` (found in `text`) sorted by key, so that entries of the same keys and values have the
-/// same text in whatever order they came (a later duplicate key wins, as in `serde_json::Value`).
-fn canonical(text: &str, members: &mut [(usize, usize, usize)]) -> String {
+/// Writes into `out` the JSON object of `members` (found in `text`) sorted by key, so that entries of the same keys
+/// and values have the same text in whatever order they came (a later duplicate key wins, as in
+/// `serde_json::Value`).
+fn canonical(text: &str, members: &mut [(usize, usize, usize)], out: &mut String) {
     let key = |m: &(usize, usize, usize)| &text[m.0..m.1];
     members.sort_by(|a, b| key(a).cmp(key(b)));
-    let mut out = String::with_capacity(text.len() + members.len() + 2);
+    out.clear();
     out.push('{');
     for (i, m) in members.iter().enumerate() {
         if members.get(i + 1).is_some_and(|next| key(next) == key(m)) {
@@ -265,7 +276,6 @@ fn canonical(text: &str, members: &mut [(usize, usize, usize)]) -> String {
         out.push_str(&text[m.0..m.2]);
     }
     out.push('}');
-    out
 }
 
 /// Decodes one entry: `time` apart, the other members written back to back into one text, both shared.
@@ -279,7 +289,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ManagedFieldsEntry, A::Error> {
-        let (mut rest, mut members) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let (mut rest, mut members, mut sorted) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         rest.clear();
         members.clear();
         let (mut time, mut fields) = (None, None);
@@ -296,12 +306,22 @@ impl<'de> Visitor<'de> for EntryVisitor {
                         push_json_str(&mut rest, &key);
                         let key_end = rest.len();
                         rest.push(':');
-                        map.next_value_seed(RawInto(&mut rest))?;
+                        if matches!(
+                            &*key,
+                            "manager" | "operation" | "apiVersion" | "fieldsType" | "subresource"
+                        ) {
+                            // Strings (as Kubernetes defines them): read without an allocation.
+                            let v = map.next_value::<std::borrow::Cow<'de, str>>()?;
+                            push_json_str(&mut rest, &v);
+                        } else {
+                            map.next_value_seed(RawInto(&mut rest))?;
+                        }
                         members.push((start, key_end, rest.len()));
                     }
                 }
             }
-            let rest = interner::intern(&canonical(&rest, &mut members));
+            canonical(&rest, &mut members, &mut sorted);
+            let rest = interner::intern(&sorted);
             let fields_v1 = fields.flatten().map(|f| interner::shared_text(&rest, f.get()));
             Ok(ManagedFieldsEntry {
                 time: time.flatten(),
@@ -310,7 +330,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
             })
         })();
         if rest.capacity() <= 64 * 1024 && members.capacity() <= 1024 {
-            SCRATCH.with(|s| *s.borrow_mut() = (rest, members));
+            SCRATCH.with(|s| *s.borrow_mut() = (rest, members, sorted));
         }
         result
     }
@@ -430,8 +450,18 @@ impl<'de> Visitor<'de> for ListVisitor {
         while let Some(e) = seq.next_element_seed(EntrySeed)? {
             entries.push(e);
         }
+        // A list with a set coded against another (a pod's own token volume or IP) is the object's own: interned, it
+        // would only fill the table.
+        let shareable = entries
+            .iter()
+            .all(|e| e.fields_v1.as_ref().is_none_or(SharedText::is_whole));
+        let entries: Arc<[ManagedFieldsEntry]> = entries.into();
         Ok((!entries.is_empty()).then(|| ManagedFields {
-            entries: interner::intern_with(SameEntries(entries.into())).0,
+            entries: if shareable {
+                interner::intern_with(SameEntries(entries)).0
+            } else {
+                entries
+            },
         }))
     }
 }
@@ -483,10 +513,10 @@ mod tests {
         let m: ManagedFields = serde_json::from_str(TWO).unwrap();
         assert_eq!(m.len(), 2);
         let kubelet = m.iter().nth(1).unwrap();
-        assert_eq!(kubelet.manager(), Some("kubelet"));
-        assert_eq!(kubelet.subresource(), Some("status"));
-        assert_eq!(kubelet.api_version(), Some("v1"));
-        assert_eq!(kubelet.fields_type(), Some("FieldsV1"));
+        assert_eq!(kubelet.manager().as_deref(), Some("kubelet"));
+        assert_eq!(kubelet.subresource().as_deref(), Some("status"));
+        assert_eq!(kubelet.api_version().as_deref(), Some("v1"));
+        assert_eq!(kubelet.fields_type().as_deref(), Some("FieldsV1"));
         assert_eq!(kubelet.fields_v1().unwrap(), r#"{"f:status":{"f:phase":{}}}"#);
         let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
         assert_eq!(value(&m.to_json()), value(TWO));
@@ -522,9 +552,34 @@ mod tests {
         assert_ne!(a, b);
         let again: ManagedFields = serde_json::from_str(TWO).unwrap();
         assert!(Arc::ptr_eq(&a.entries, &again.entries), "the same entries: one list");
+        let coded: ManagedFields = serde_json::from_str(&other).unwrap();
+        assert!(
+            !Arc::ptr_eq(&b.entries, &coded.entries),
+            "a list with a coded set is not interned"
+        );
         let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
         assert_eq!(value(&b.to_json()), value(&other));
         assert_eq!(value(&a.to_json()), value(TWO));
+    }
+
+    #[test]
+    fn many_lists_alive_and_few_strings_sweep_rarely() {
+        // Lists outnumbering the strings (every object's entries differ by their time): the sweeps stay
+        // logarithmic in what is interned, never one per list.
+        let _scope = Interner::enter();
+        let n = 4 * crate::object::interner::SWEEP_MIN;
+        let alive: Vec<ManagedFields> = (0..n)
+            .map(|i| {
+                let text = format!(r#"[{{"manager":"m","time":"{i}","fieldsV1":{{"f:a":{{}}}}}}]"#);
+                serde_json::from_str(&text).unwrap()
+            })
+            .collect();
+        assert_eq!(alive.len(), n);
+        assert!(
+            crate::object::interner::sweeps() <= 5,
+            "{}",
+            crate::object::interner::sweeps()
+        );
     }
 
     #[test]
@@ -535,6 +590,12 @@ mod tests {
         assert!(serde_json::from_str::<ManagedFields>("[]").is_err());
         assert!(serde_json::from_str::<ManagedFields>("[1]").is_err());
         assert!(serde_json::from_str::<ManagedFields>(r#"[{"time":5}]"#).is_err());
+        assert!(serde_json::from_str::<ManagedFields>(r#"[{"manager":5}]"#).is_err());
+        let escaped: ManagedFields = serde_json::from_str(r#"[{"manager":"a\"b\\c\u0001"}]"#).unwrap();
+        assert_eq!(
+            escaped.iter().next().unwrap().manager().as_deref(),
+            Some("a\"b\\c\u{1}")
+        );
         assert!(serde_json::from_str::<ManagedFields>(r#"[{"time":"a","time":"b"}]"#).is_err());
         assert!(serde_json::from_str::<ManagedFields>(r#"{"manager":"x"}"#).is_err());
     }
