@@ -403,7 +403,14 @@ mod tests {
         assert_eq!(m.owner_references[0].controller, Some(true));
         assert_eq!(m.finalizers, ["example.com/f"]);
         assert_eq!(
-            m.managed_fields.as_ref().unwrap().iter().next().unwrap().manager().as_deref(),
+            m.managed_fields
+                .as_ref()
+                .unwrap()
+                .iter()
+                .next()
+                .unwrap()
+                .manager()
+                .as_deref(),
             Some("kubectl")
         );
         assert_eq!(m.extra.len(), 2);
