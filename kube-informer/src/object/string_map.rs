@@ -69,13 +69,9 @@ pub struct StringMap {
 
 fn put_field(out: &mut String, v: usize) {
     debug_assert!(v <= MAX_FIELD);
-    // One `push_str` of the four digits (a `push` per digit cost a tenth of decoding a map).
-    let mut digits = [0u8; DIGITS];
-    for (i, d) in digits.iter_mut().enumerate() {
-        *d = b'0' + ((v >> (6 * (DIGITS - 1 - i))) & 63) as u8;
+    for i in (0..DIGITS).rev() {
+        out.push(char::from(b'0' + ((v >> (6 * i)) & 63) as u8));
     }
-    // Every digit is ASCII ('0' + 0..=63 is at most 'o').
-    out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
 }
 
 fn field(bytes: &[u8], at: usize) -> usize {
@@ -329,9 +325,10 @@ impl Builder {
         if self.sorted {
             // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the entries.
             let n = self.ends.len();
-            let key_bytes: usize = (0..n).map(|i| self.ends[i].0 as usize - self.start(i)).sum();
-            keys.reserve(DIGITS * (1 + n) + key_bytes);
-            values.reserve(DIGITS * n + self.entries.len() - key_bytes);
+            // Room for both texts up front (scratch buffers: the spare room is kept for the next map), so that
+            // writing the headers a digit at a time never grows them.
+            keys.reserve(DIGITS * (1 + n) + self.entries.len());
+            values.reserve(DIGITS * n + self.entries.len());
             put_field(keys, n);
             let (mut key_len, mut value_len) = (0, 0);
             for i in 0..n {
