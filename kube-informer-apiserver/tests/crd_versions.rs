@@ -263,7 +263,7 @@ fn watches_and_informers_see_every_write_in_their_version() {
     );
     common::eventually("the v2 informer has the object", || informer.lister().len() == 1);
     let cached = informer.lister().list(&Default::default());
-    assert_eq!(cached[0].api_version, "example.com/v2");
+    assert_eq!(&*cached[0].api_version, "example.com/v2");
     server.delete_json(&widgets("v2"), Some("default"), "w").unwrap();
     let e = watch.change();
     assert_eq!(

@@ -541,7 +541,7 @@ fn the_library_client_applies_with_force() {
         .patch("c", &PatchParams::apply("second").force(), &Patch::Apply(body("2")))
         .unwrap();
     assert_eq!(&cm.data["k"], "2");
-    let managed: Value = serde_json::from_str(cm.metadata.managed_fields.as_ref().unwrap().get()).unwrap();
+    let managed: Value = serde_json::to_value(cm.metadata.managed_fields.as_ref().unwrap()).unwrap();
     assert_eq!(managed.as_array().unwrap().len(), 1);
     assert_eq!(managed[0]["manager"], "second");
     // The Rust-side calls are tracked under their own manager.

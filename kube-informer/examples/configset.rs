@@ -298,7 +298,7 @@ fn valid_key(k: &str) -> bool {
 
 fn names(cs: &ConfigSet) -> (String, String) {
     (
-        cs.metadata.namespace.clone().unwrap_or_default(),
+        cs.metadata.namespace.as_deref().unwrap_or_default().to_owned(),
         cs.metadata.name.clone().unwrap_or_default(),
     )
 }

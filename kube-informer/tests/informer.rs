@@ -582,3 +582,51 @@ fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
     );
     inf.stop();
 }
+
+#[test]
+fn a_cache_holds_once_what_its_objects_repeat() {
+    let server = ApiServer::builder().namespaces(["ns"]).start().unwrap();
+    let labelled = |name: &str, value: &str| {
+        let mut c = cm("ns", name, value);
+        c.metadata.labels = [("app", "web"), ("tier", "front")].into();
+        c
+    };
+    for i in 0..3 {
+        server
+            .create(&labelled(&format!("cm-{i}"), &format!("value {i}")))
+            .unwrap();
+    }
+    let client = server.client().unwrap();
+    let inf = informer_on(&client, quick_reflector());
+    inf.start().unwrap();
+    assert!(inf.wait_synced(WAIT));
+    // One created after the list: decoded from the watch.
+    server.create(&labelled("cm-3", "value 3")).unwrap();
+    eventually("the watched object cached", || inf.lister().get("ns/cm-3").is_some());
+    let cached: Vec<_> = (0..4)
+        .map(|i| inf.lister().get(&format!("ns/cm-{i}")).unwrap())
+        .collect();
+    let namespace = |c: &ConfigMap| c.metadata.namespace.as_deref().unwrap().as_ptr();
+    let label_key = |c: &ConfigMap| c.metadata.labels.keys().next().unwrap().as_ptr();
+    let label_value = |c: &ConfigMap| c.metadata.labels.values().next().unwrap().as_ptr();
+    let data_key = |c: &ConfigMap| c.data.keys().next().unwrap().as_ptr();
+    let data_value = |c: &ConfigMap| c.data.values().next().unwrap().as_ptr();
+    for c in &cached[1..] {
+        assert_eq!(namespace(c), namespace(&cached[0]), "{:?}", c.metadata.name);
+        assert_eq!(label_key(c), label_key(&cached[0]));
+        assert_eq!(label_value(c), label_value(&cached[0]), "the same label set, held once");
+        assert_eq!(data_key(c), data_key(&cached[0]));
+        assert_ne!(data_value(c), data_value(&cached[0]), "values of their own");
+    }
+    // Decoded outside a cache, an object holds its own.
+    let got = Api::<ConfigMap>::namespaced(client, "ns").get("cm-0").unwrap();
+    assert_eq!(got, *cached[0]);
+    assert_ne!(namespace(&got), namespace(&cached[0]));
+    inf.stop();
+    drop(inf);
+    assert_eq!(
+        cached[3].metadata.labels.get("tier"),
+        Some("front"),
+        "values outlive the cache's interner"
+    );
+}

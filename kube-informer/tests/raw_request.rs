@@ -44,7 +44,7 @@ fn any_verb_on_any_path_with_query_headers_and_body() {
         cm.metadata
             .managed_fields
             .as_ref()
-            .map(|m| m.get().contains("raw tool")),
+            .map(|m| m.iter().any(|e| e.manager().as_deref() == Some("raw tool"))),
         Some(true),
         "the query reached the server"
     );

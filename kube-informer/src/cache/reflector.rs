@@ -60,6 +60,7 @@ use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::{full_jitter, random_between};
 use crate::error::{DecodeErrorKind, Error, Result, TransportError, TransportErrorKind};
 use crate::failure_streak::{FailureStreak, human_duration};
+use crate::object::interner::Interner;
 use crate::object::{MetaAccessor, Object};
 use crate::selector::ShardSelector;
 use crate::stop::StopSignal;
@@ -357,8 +358,10 @@ impl<K: Object> Reflector<K> {
         self
     }
 
-    /// Runs until stopped.
+    /// Runs until stopped. Everything this cache lists and watches is decoded on this thread, through an interner
+    /// that lives as long as the thread: the objects share what repeats between them ([`Interner`]).
     pub(crate) fn run(mut self) {
+        let _interning = Interner::enter();
         while self.step() {}
         log::debug!("{}: reflector stopped", self.name);
     }

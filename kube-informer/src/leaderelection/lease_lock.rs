@@ -142,7 +142,7 @@ impl Lock for LeaseLock {
 
     fn create(&self, record: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         let mut lease = Lease::new(ObjectMeta::named(&self.name));
-        lease.metadata.namespace = self.api.namespace().map(str::to_owned);
+        lease.metadata.namespace = self.api.namespace().map(Into::into);
         self.label(&mut lease.metadata);
         lease.spec.set_record(record);
         let stored = self.call(deadline, |api| api.create(&PostParams::default(), &lease))?;

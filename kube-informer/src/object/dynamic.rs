@@ -1,21 +1,24 @@
 //! `DynamicObject`: any Kubernetes object, for resources known only at run time.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::managed_fields::SharedStr;
 use super::meta::InPlace;
-use super::{ApiResource, Object, ObjectMeta, RawJson};
+use super::{ApiResource, Object, ObjectMeta, RawJson, interner};
 
 /// An object of any kind: parsed metadata plus every other top-level field kept as raw JSON text.
 ///
-/// It decodes in place (`Deserialize::deserialize_in_place`), reusing the strings, metadata and field list of the
-/// object decoded over: the informer decodes watch events into the objects its cache let go of.
+/// It decodes in place (`Deserialize::deserialize_in_place`), reusing the metadata's strings of the object decoded
+/// over: the informer decodes watch events into the objects its cache let go of.
 ///
 /// Keeping `spec`, `status`, `data`… as text makes a cached `DynamicObject` about as large as its JSON instead of the
-/// ~3× a `serde_json::Value` tree costs; fields are parsed only when read ([`DynamicObject::field`]).
+/// ~3× a `serde_json::Value` tree costs; fields are parsed only when read ([`DynamicObject::field`]). `apiVersion`,
+/// `kind` and the names of the fields are shared between the objects of a cache.
 ///
 /// ```
 /// use kube_informer::object::{ApiResource, DynamicObject};
@@ -33,31 +36,31 @@ use super::{ApiResource, Object, ObjectMeta, RawJson};
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DynamicObject {
-    /// `apiVersion`.
-    pub api_version: String,
-    /// `kind`.
-    pub kind: String,
+    /// `apiVersion` (empty when absent; shared between the objects of a cache).
+    pub api_version: Arc<str>,
+    /// `kind` (empty when absent; shared).
+    pub kind: Arc<str>,
     /// `metadata`.
     pub metadata: ObjectMeta,
     /// Every other top-level field in the order received. Invariant: keys are unique.
-    fields: Vec<(String, RawJson)>,
+    fields: Box<[(Arc<str>, RawJson)]>,
 }
 
 impl DynamicObject {
     /// An empty object of the given resource with a name.
     pub fn new(name: &str, resource: &ApiResource) -> Self {
         DynamicObject {
-            api_version: resource.api_version(),
-            kind: resource.kind.clone(),
+            api_version: resource.api_version().into(),
+            kind: resource.kind.as_str().into(),
             metadata: ObjectMeta::named(name),
-            fields: Vec::new(),
+            fields: Box::default(),
         }
     }
 
     /// Sets the namespace.
     #[must_use]
     pub fn within(mut self, namespace: &str) -> Self {
-        self.metadata.namespace = Some(namespace.to_owned());
+        self.metadata.namespace = Some(namespace.into());
         self
     }
 
@@ -79,7 +82,7 @@ impl DynamicObject {
 
     /// One top-level field as raw JSON text.
     pub fn raw_field(&self, key: &str) -> Option<&RawJson> {
-        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.fields.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
     }
 
     /// Sets (or replaces) a top-level field. `apiVersion`, `kind` and `metadata` are set through their struct
@@ -89,22 +92,29 @@ impl DynamicObject {
             return Err(de::Error::custom(format!("{key} is a struct field of DynamicObject")));
         }
         let raw = RawJson::from_value(value)?;
-        match self.fields.iter_mut().find(|(k, _)| k == key) {
+        match self.fields.iter_mut().find(|(k, _)| &**k == key) {
             Some(slot) => slot.1 = raw,
-            None => self.fields.push((key.to_owned(), raw)),
+            None => {
+                let mut fields = std::mem::take(&mut self.fields).into_vec();
+                fields.push((key.into(), raw));
+                self.fields = fields.into_boxed_slice();
+            }
         }
         Ok(())
     }
 
     /// Removes a top-level field, returning it.
     pub fn remove_field(&mut self, key: &str) -> Option<RawJson> {
-        let i = self.fields.iter().position(|(k, _)| k == key)?;
-        Some(self.fields.remove(i).1)
+        let i = self.fields.iter().position(|(k, _)| &**k == key)?;
+        let mut fields = std::mem::take(&mut self.fields).into_vec();
+        let removed = fields.remove(i).1;
+        self.fields = fields.into_boxed_slice();
+        Some(removed)
     }
 
     /// The non-metadata top-level fields, in order.
     pub fn fields(&self) -> impl Iterator<Item = (&str, &RawJson)> {
-        self.fields.iter().map(|(k, v)| (k.as_str(), v))
+        self.fields.iter().map(|(k, v)| (&**k, v))
     }
 
     /// Converts the whole object into a `serde_json::Value` (allocates; for inspection, not for caches).
@@ -127,21 +137,20 @@ impl Serialize for DynamicObject {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(3 + self.fields.len()))?;
         if !self.api_version.is_empty() {
-            map.serialize_entry("apiVersion", &self.api_version)?;
+            map.serialize_entry("apiVersion", &*self.api_version)?;
         }
         if !self.kind.is_empty() {
-            map.serialize_entry("kind", &self.kind)?;
+            map.serialize_entry("kind", &*self.kind)?;
         }
         map.serialize_entry("metadata", &self.metadata)?;
-        for (k, v) in &self.fields {
-            map.serialize_entry(k, v)?;
+        for (k, v) in self.fields.iter() {
+            map.serialize_entry(&**k, v)?;
         }
         map.end()
     }
 }
 
-/// Reads a DynamicObject over `self.0` (a default one for a fresh decode), reusing its `apiVersion`, `kind`,
-/// metadata and field list allocations.
+/// Reads a DynamicObject over `self.0` (a default one for a fresh decode), reusing its metadata's allocations.
 struct DynVisitor<'a>(&'a mut DynamicObject);
 
 impl<'de> Visitor<'de> for DynVisitor<'_> {
@@ -151,39 +160,31 @@ impl<'de> Visitor<'de> for DynVisitor<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let o = self.0;
-        o.fields.clear();
-        let (mut api_version, mut kind, mut metadata) = (false, false, false);
+        let mut fields = Vec::new();
+        let (mut api_version, mut kind, mut metadata) = (None, None, false);
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
-                "apiVersion" => {
-                    api_version = true;
-                    map.next_value_seed(InPlace(&mut o.api_version))?;
-                }
-                "kind" => {
-                    kind = true;
-                    map.next_value_seed(InPlace(&mut o.kind))?;
-                }
+                // `null` reads as absent.
+                "apiVersion" => api_version = map.next_value_seed(SharedStr)?,
+                "kind" => kind = map.next_value_seed(SharedStr)?,
                 "metadata" => {
                     metadata = true;
                     map.next_value_seed(InPlace(&mut o.metadata))?;
                 }
                 _ => {
                     let v: RawJson = map.next_value()?;
-                    match o.fields.iter_mut().find(|(k, _)| *k == *key) {
+                    match fields.iter_mut().find(|(k, _): &&mut (Arc<str>, RawJson)| **k == *key) {
                         // Duplicate keys: the last one wins, as in serde_json::Value.
                         Some(slot) => slot.1 = v,
-                        None => o.fields.push((key.into_owned(), v)),
+                        None => fields.push((interner::intern(&key), v)),
                     }
                 }
             }
         }
         // What the object did not mention takes its default, as in a fresh decode.
-        if !api_version {
-            o.api_version.clear();
-        }
-        if !kind {
-            o.kind.clear();
-        }
+        o.api_version = api_version.unwrap_or_else(|| interner::intern(""));
+        o.kind = kind.unwrap_or_else(|| interner::intern(""));
+        o.fields = fields.into_boxed_slice();
         if !metadata {
             o.metadata = ObjectMeta::default();
         }
@@ -213,7 +214,7 @@ mod tests {
     fn keeps_unknown_fields_verbatim() {
         let text = r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"d"},"spec":{"containers":[{"name":"c","image":"nginx"}]},"status":{"phase":"Running"}}"#;
         let o: DynamicObject = serde_json::from_str(text).unwrap();
-        assert_eq!(o.kind, "Pod");
+        assert_eq!(&*o.kind, "Pod");
         assert_eq!(o.raw_field("status").unwrap().get(), r#"{"phase":"Running"}"#);
         let a: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(o.to_value(), a);

@@ -294,7 +294,7 @@ fn metadata_strings_read_as_optional_strings_did() {
 }
 
 #[test]
-fn decoding_over_an_object_reuses_its_strings_and_maps() {
+fn decoding_over_an_object_reuses_its_strings() {
     let a = r#"{"metadata":{"name":"web-1","namespace":"prod","resourceVersion":"41","labels":{"app":"web"}},"data":{"k":"v1"}}"#;
     let b = r#"{"metadata":{"name":"web-2","namespace":"prod","resourceVersion":"42","labels":{"app":"api"}},"data":{"k":"v2"}}"#;
     let mut cm: ConfigMap = serde_json::from_str(a).unwrap();
@@ -302,8 +302,6 @@ fn decoding_over_an_object_reuses_its_strings_and_maps() {
         (
             cm.metadata.name.as_ref().unwrap().as_ptr(),
             cm.metadata.resource_version.as_ref().unwrap().as_ptr(),
-            cm.metadata.labels.text_ptr(),
-            cm.data.text_ptr(),
         )
     };
     let before = addr(&cm);
@@ -316,4 +314,68 @@ fn decoding_over_an_object_reuses_its_strings_and_maps() {
     let name = dynamic.metadata.name.as_ref().unwrap().as_ptr();
     decode_over(b, &mut dynamic).unwrap();
     assert_eq!(dynamic.metadata.name.as_ref().unwrap().as_ptr(), name);
+}
+
+#[test]
+fn a_string_reused_keeps_no_slack() {
+    let mut cm: ConfigMap =
+        serde_json::from_str(&format!(r#"{{"metadata":{{"name":"{}"}}}}"#, "x".repeat(200))).unwrap();
+    decode_over(r#"{"metadata":{"name":"short"}}"#, &mut cm).unwrap();
+    assert_eq!(
+        cm.metadata.name.as_ref().unwrap().capacity(),
+        5,
+        "a string far too large is not kept"
+    );
+}
+
+#[test]
+fn decoded_in_a_scope_objects_share_what_repeats() {
+    let text = |i: u32| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"prod","creationTimestamp":"2024-05-06T07:08:09Z","labels":{{"app":"web","tier":"{}"}},"managedFields":[{{"manager":"helm","operation":"Update","time":"2024-05-06T07:08:{i:02}Z","fieldsV1":{{"f:data":{{"f:k":{{}}}}}}}}]}},"data":{{"k":"value {i}"}}}}"#,
+            if i.is_multiple_of(2) { "front" } else { "back" }
+        )
+    };
+    let decode = || -> Vec<ConfigMap> { (0..4).map(|i| serde_json::from_str(&text(i)).unwrap()).collect() };
+    let plain = decode();
+    let scope = super::interner::Interner::enter();
+    let shared = decode();
+    let dynamic: Vec<DynamicObject> = (0..4).map(|i| serde_json::from_str(&text(i)).unwrap()).collect();
+    drop(scope);
+    assert_eq!(plain, shared, "interning changes nothing of what is decoded");
+    let ns = |cm: &ConfigMap| cm.metadata.namespace.as_ref().unwrap().as_ptr();
+    assert_ne!(ns(&plain[0]), ns(&plain[1]), "outside a scope: values of their own");
+    assert_eq!(ns(&shared[0]), ns(&shared[3]));
+    assert_eq!(
+        shared[0].metadata.labels.keys_ptr(),
+        shared[1].metadata.labels.keys_ptr()
+    );
+    assert_eq!(
+        shared[0].metadata.labels.values_ptr(),
+        shared[2].metadata.labels.values_ptr(),
+        "same label set"
+    );
+    assert_ne!(
+        shared[0].metadata.labels.values_ptr(),
+        shared[1].metadata.labels.values_ptr()
+    );
+    assert_eq!(
+        shared[0].data.keys_ptr(),
+        shared[3].data.keys_ptr(),
+        "data keys shared, values not"
+    );
+    assert_ne!(shared[0].data.values_ptr(), shared[3].data.values_ptr());
+    let created = |cm: &ConfigMap| cm.metadata.creation_timestamp.as_ref().unwrap().as_ptr();
+    assert_eq!(created(&shared[0]), created(&shared[1]));
+    assert_eq!(
+        shared[0].metadata.managed_fields.as_ref().unwrap().to_json(),
+        plain[0].metadata.managed_fields.as_ref().unwrap().to_json()
+    );
+    assert_eq!(dynamic[0].api_version.as_ptr(), dynamic[3].api_version.as_ptr());
+    assert_eq!(dynamic[1].kind.as_ptr(), dynamic[2].kind.as_ptr());
+    assert_eq!(
+        dynamic[0].fields().next().unwrap().0.as_ptr(),
+        dynamic[1].fields().next().unwrap().0.as_ptr(),
+        "field names shared"
+    );
 }

@@ -1,19 +1,25 @@
 //! `ObjectMeta`, `OwnerReference`, `ListMeta` and `TypeMeta`.
 //!
 //! `ObjectMeta` has a hand-written `Deserialize`: it matches known keys without allocating, keeps `managedFields` as
-//! raw JSON text (it is ~40% of a typical object and nobody reads it in a cache), and preserves unknown keys in
+//! [`ManagedFields`] (entries shared between the objects of a cache), and preserves unknown keys in
 //! [`ObjectMeta::extra`] so an object read, modified and written back loses nothing. `#[serde(flatten)]` would do the
 //! last part too, but it buffers every field through serde's `Content` and halves decode speed. Labels and
-//! annotations are [`StringMap`]s: one allocation per map instead of a tree node plus two strings per entry.
+//! annotations are [`StringMap`]s: two shared texts per map instead of a tree node plus two strings per entry.
+//!
+//! What repeats across objects — namespaces, `generateName`s, timestamps, label and annotation sets, managedFields
+//! entries — is `Arc`-shared, and decoded in a cache, interned ([`interner`](super::interner)): held once per cache.
+//! What is each object's own — name, uid, resourceVersion — is a `String` of exactly its length.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::{RawJson, StringMap};
+use super::StringMap;
+use super::managed_fields::{ManagedFields, OptionalManagedFields, SharedStr};
 
 /// Standard object metadata (`metadata` of every Kubernetes object).
 ///
@@ -26,6 +32,7 @@ use super::{RawJson, StringMap};
 ///     r#"{"name":"web","namespace":"prod","labels":{"app":"web"},"futureField":{"x":1}}"#,
 /// ).unwrap();
 /// assert_eq!(meta.name.as_deref(), Some("web"));
+/// assert_eq!(meta.namespace.as_deref(), Some("prod"));
 /// assert_eq!(meta.labels.get("app"), Some("web"));
 /// // Unknown fields survive a round trip.
 /// assert!(serde_json::to_string(&meta).unwrap().contains(r#""futureField":{"x":1}"#));
@@ -34,20 +41,22 @@ use super::{RawJson, StringMap};
 pub struct ObjectMeta {
     /// `name`: unique within a namespace (or the cluster for cluster-scoped objects).
     pub name: Option<String>,
-    /// `generateName`: prefix the server uses to generate a unique name when `name` is empty.
-    pub generate_name: Option<String>,
-    /// `namespace`: empty for cluster-scoped objects.
-    pub namespace: Option<String>,
+    /// `generateName`: prefix the server uses to generate a unique name when `name` is empty (shared: the pods of
+    /// one ReplicaSet have the same).
+    pub generate_name: Option<Arc<str>>,
+    /// `namespace`: empty for cluster-scoped objects (shared between the objects of a cache).
+    pub namespace: Option<Arc<str>>,
     /// `uid`: unique in time and space; set by the server.
     pub uid: Option<String>,
     /// `resourceVersion`: opaque version string used for optimistic concurrency and watches.
     pub resource_version: Option<String>,
     /// `generation`: incremented by the server when the desired state (spec) changes.
     pub generation: Option<i64>,
-    /// `creationTimestamp`, RFC 3339 (see [`crate::object::time`]).
-    pub creation_timestamp: Option<String>,
-    /// `deletionTimestamp`, RFC 3339: set when deletion was requested and finalizers are pending.
-    pub deletion_timestamp: Option<String>,
+    /// `creationTimestamp`, RFC 3339 (see [`crate::object::time`]; shared: objects created in the same second have
+    /// the same).
+    pub creation_timestamp: Option<Arc<str>>,
+    /// `deletionTimestamp`, RFC 3339: set when deletion was requested and finalizers are pending (shared).
+    pub deletion_timestamp: Option<Arc<str>>,
     /// `deletionGracePeriodSeconds`.
     pub deletion_grace_period_seconds: Option<i64>,
     /// `labels`.
@@ -58,8 +67,9 @@ pub struct ObjectMeta {
     pub owner_references: Vec<OwnerReference>,
     /// `finalizers`.
     pub finalizers: Vec<String>,
-    /// `managedFields`, kept as the raw JSON the server sent (`None` when absent or stripped).
-    pub managed_fields: Option<RawJson>,
+    /// `managedFields` (`None` when absent, empty or stripped): each entry shared with the objects of the cache that
+    /// have the same.
+    pub managed_fields: Option<ManagedFields>,
     /// Keys this version of the crate does not know, preserved for round trips.
     pub extra: BTreeMap<String, serde_json::Value>,
 }
@@ -133,10 +143,10 @@ impl ObjectMeta {
     }
 
     /// Metadata with a namespace and a name.
-    pub fn namespaced(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+    pub fn namespaced(namespace: impl AsRef<str>, name: impl Into<String>) -> Self {
         ObjectMeta {
             name: Some(name.into()),
-            namespace: Some(namespace.into()),
+            namespace: Some(Arc::from(namespace.as_ref())),
             ..Default::default()
         }
     }
@@ -193,6 +203,10 @@ impl<'de> Deserialize<'de> for Field {
     }
 }
 
+/// Spare capacity a reused string may keep: less than one step of the allocator's size classes (16 bytes for
+/// glibc's malloc), so that it costs no more memory than an exact one.
+const REUSE_SLACK: usize = 16;
+
 /// Reads an optional string into the allocation of `self.0` (the value of the field being decoded over) when one is
 /// given: what `Option<String>` reads, with the same errors.
 struct ReuseStr(Option<String>);
@@ -225,13 +239,19 @@ impl<'de> Visitor<'de> for ReuseStr {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
-        let mut s = self.0.unwrap_or_default();
-        s.clear();
-        s.push_str(v);
-        Ok(Some(s))
+        // The old allocation only when it fits with little to spare (a cached string carries no slack).
+        match self.0 {
+            Some(mut s) if s.capacity() >= v.len() && s.capacity() - v.len() < REUSE_SLACK => {
+                s.clear();
+                s.push_str(v);
+                Ok(Some(s))
+            }
+            _ => Ok(Some(v.to_owned())),
+        }
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Option<String>, E> {
+    fn visit_string<E: de::Error>(self, mut v: String) -> Result<Option<String>, E> {
+        v.shrink_to_fit();
         Ok(Some(v))
     }
 
@@ -263,36 +283,30 @@ impl<'de> Visitor<'de> for MetaVisitor {
         while let Some(key) = map.next_key::<Field>()? {
             match key {
                 Field::Name => m.name = map.next_value_seed(ReuseStr(old.name.take()))?,
-                Field::GenerateName => m.generate_name = map.next_value_seed(ReuseStr(old.generate_name.take()))?,
-                Field::Namespace => m.namespace = map.next_value_seed(ReuseStr(old.namespace.take()))?,
+                Field::GenerateName => m.generate_name = map.next_value_seed(SharedStr)?,
+                Field::Namespace => m.namespace = map.next_value_seed(SharedStr)?,
                 Field::Uid => m.uid = map.next_value_seed(ReuseStr(old.uid.take()))?,
                 Field::ResourceVersion => {
                     m.resource_version = map.next_value_seed(ReuseStr(old.resource_version.take()))?
                 }
                 Field::Generation => m.generation = map.next_value()?,
-                Field::CreationTimestamp => {
-                    m.creation_timestamp = map.next_value_seed(ReuseStr(old.creation_timestamp.take()))?
-                }
-                Field::DeletionTimestamp => {
-                    m.deletion_timestamp = map.next_value_seed(ReuseStr(old.deletion_timestamp.take()))?
-                }
+                Field::CreationTimestamp => m.creation_timestamp = map.next_value_seed(SharedStr)?,
+                Field::DeletionTimestamp => m.deletion_timestamp = map.next_value_seed(SharedStr)?,
                 Field::DeletionGracePeriodSeconds => m.deletion_grace_period_seconds = map.next_value()?,
                 // `null` reads as an empty map.
-                Field::Labels => {
-                    m.labels = std::mem::take(&mut old.labels);
-                    map.next_value_seed(InPlace(&mut m.labels))?;
+                Field::Labels => m.labels = map.next_value()?,
+                Field::Annotations => m.annotations = map.next_value()?,
+                // Vectors grown element by element have spare capacity: cut to their length.
+                Field::OwnerReferences => {
+                    m.owner_references = map.next_value::<Option<Vec<_>>>()?.unwrap_or_default();
+                    m.owner_references.shrink_to_fit();
                 }
-                Field::Annotations => {
-                    m.annotations = std::mem::take(&mut old.annotations);
-                    map.next_value_seed(InPlace(&mut m.annotations))?;
+                Field::Finalizers => {
+                    m.finalizers = map.next_value::<Option<Vec<_>>>()?.unwrap_or_default();
+                    m.finalizers.shrink_to_fit();
                 }
-                Field::OwnerReferences => m.owner_references = map.next_value::<Option<_>>()?.unwrap_or_default(),
-                Field::Finalizers => m.finalizers = map.next_value::<Option<_>>()?.unwrap_or_default(),
-                Field::ManagedFields => {
-                    // `null` and `[]` both mean "none"; anything else is kept verbatim.
-                    let raw: Option<RawJson> = map.next_value()?;
-                    m.managed_fields = raw.filter(|r| r.get() != "[]");
-                }
+                // `null` and `[]` both mean "none".
+                Field::ManagedFields => m.managed_fields = map.next_value_seed(OptionalManagedFields)?,
                 Field::Other(k) => {
                     let v: serde_json::Value = map.next_value()?;
                     m.extra.insert(k, v);
@@ -340,6 +354,13 @@ impl Serialize for ObjectMeta {
                 }
             };
         }
+        macro_rules! shared {
+            ($key:literal, $field:expr) => {
+                if let Some(v) = &$field {
+                    map.serialize_entry($key, &**v)?;
+                }
+            };
+        }
         macro_rules! nonempty {
             ($key:literal, $field:expr) => {
                 if !$field.is_empty() {
@@ -348,13 +369,13 @@ impl Serialize for ObjectMeta {
             };
         }
         opt!("name", self.name);
-        opt!("generateName", self.generate_name);
-        opt!("namespace", self.namespace);
+        shared!("generateName", self.generate_name);
+        shared!("namespace", self.namespace);
         opt!("uid", self.uid);
         opt!("resourceVersion", self.resource_version);
         opt!("generation", self.generation);
-        opt!("creationTimestamp", self.creation_timestamp);
-        opt!("deletionTimestamp", self.deletion_timestamp);
+        shared!("creationTimestamp", self.creation_timestamp);
+        shared!("deletionTimestamp", self.deletion_timestamp);
         opt!("deletionGracePeriodSeconds", self.deletion_grace_period_seconds);
         nonempty!("labels", self.labels);
         nonempty!("annotations", self.annotations);
@@ -381,7 +402,17 @@ mod tests {
         assert_eq!(m.generation, Some(3));
         assert_eq!(m.owner_references[0].controller, Some(true));
         assert_eq!(m.finalizers, ["example.com/f"]);
-        assert!(m.managed_fields.as_ref().unwrap().get().contains("kubectl"));
+        assert_eq!(
+            m.managed_fields
+                .as_ref()
+                .unwrap()
+                .iter()
+                .next()
+                .unwrap()
+                .manager()
+                .as_deref(),
+            Some("kubectl")
+        );
         assert_eq!(m.extra.len(), 2);
         let back = serde_json::to_string(&m).unwrap();
         let a: serde_json::Value = serde_json::from_str(FULL).unwrap();

@@ -40,9 +40,11 @@ mod custom_resource;
 mod dynamic;
 #[cfg(test)]
 mod in_place_tests;
+pub(crate) mod interner;
 #[cfg(feature = "k8s-openapi")]
 mod k8s_openapi_impl;
 mod list;
+mod managed_fields;
 mod meta;
 mod object_ref;
 pub(crate) mod owner;
@@ -61,6 +63,7 @@ pub use custom_resource::{
 pub use custom_resource::{deserialize_root as __deserialize_root, serialize_root as __serialize_root};
 pub use dynamic::DynamicObject;
 pub use list::ObjectList;
+pub use managed_fields::{ManagedFields, ManagedFieldsEntry};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, ShardInfo, TypeMeta};
 pub use object_ref::ObjectRef;
 pub use owner::{
@@ -147,7 +150,8 @@ pub trait MetaAccessor {
     fn labels_mut(&mut self) -> &mut dyn StrMap;
     /// `metadata.annotations`, mutably (created when absent).
     fn annotations_mut(&mut self) -> &mut dyn StrMap;
-    /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object).
+    /// Drops `metadata.managedFields` (server-side-apply bookkeeping, ~40% of a typical object's JSON; in a cache of
+    /// this crate's types, where entries are shared between objects, far less of its memory).
     fn clear_managed_fields(&mut self);
     /// Replaces `metadata.ownerReferences`.
     fn set_owner_references(&mut self, refs: Vec<OwnerReference>);
@@ -194,7 +198,7 @@ impl MetaAccessor for ObjectMeta {
         self.name = Some(name);
     }
     fn set_namespace(&mut self, namespace: Option<String>) {
-        self.namespace = namespace;
+        self.namespace = namespace.map(std::sync::Arc::from);
     }
     fn set_resource_version(&mut self, rv: Option<String>) {
         self.resource_version = rv;
@@ -301,4 +305,13 @@ macro_rules! object {
         }
         $crate::__namespaced_marker!($ty, $namespaced);
     };
+}
+
+/// Enters a cache's interner on this thread, as an informer's reflector does on its own: until the guard drops,
+/// objects decoded on this thread share what repeats between them. For the fuzz targets only (feature `fuzzing`);
+/// not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn enter_interner() -> impl Drop {
+    interner::Interner::enter()
 }

@@ -379,7 +379,7 @@ mod tests {
 
     fn stored(ns: Option<&str>, name: &str, uid: &str) -> ConfigMap {
         let mut meta = ObjectMeta::named(name);
-        meta.namespace = ns.map(str::to_owned);
+        meta.namespace = ns.map(Into::into);
         meta.uid = Some(uid.into());
         ConfigMap::new(meta)
     }
@@ -387,7 +387,7 @@ mod tests {
     /// A dependent about to be created: no uid yet.
     fn fresh(ns: Option<&str>, name: &str) -> ConfigMap {
         let mut meta = ObjectMeta::named(name);
-        meta.namespace = ns.map(str::to_owned);
+        meta.namespace = ns.map(Into::into);
         ConfigMap::new(meta)
     }
 

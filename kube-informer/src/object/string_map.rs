@@ -1,32 +1,41 @@
-//! `StringMap`: a map of strings to strings in one allocation (labels, annotations, ConfigMap data).
+//! `StringMap`: a map of strings to strings in two shared texts (labels, annotations, ConfigMap data).
 //!
 //! A `BTreeMap<String, String>` costs a 544-byte node per 11 entries plus two allocations per entry: a ConfigMap's
 //! labels, annotations and data took about 1.6 KB of tree nodes and 32 small allocations, more than the JSON they came
-//! from. A `StringMap` holds the same entries sorted by key in one `Box<str>`, so a cache of 100,000 objects spends
-//! its memory on the strings themselves, and decoding one allocates once per map instead of twice per entry.
+//! from. A `StringMap` holds the same entries sorted by key in two texts: its keys (with their offsets), and its values
+//! (with theirs). Objects of one kind repeat their keys (the labels of one application, the files of ConfigMaps made
+//! from one template) and often their whole label sets: decoded in a cache, both texts are interned
+//! ([`interner`](super::interner)), so a map whose keys repeat costs only its values, and one that repeats whole
+//! costs nothing but two pointers.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::{Index, Range};
+use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-/// Width of one number of the header, in characters (base 64, six bits each).
-const DIGITS: usize = 4;
-/// Largest number a header field holds: the entry count, and every offset into the entries.
-const MAX_FIELD: usize = (1 << (6 * DIGITS)) - 1;
+use super::interner;
 
-/// A map of strings to strings, sorted by key, stored in a single allocation; what this crate uses for labels,
-/// annotations and ConfigMap data.
+/// Width of one number of the headers, in characters (base 64, six bits each).
+const DIGITS: usize = 4;
+/// Largest number a header field holds: the entry count, and every offset into the keys or the values.
+const MAX_FIELD: usize = (1 << (6 * DIGITS)) - 1;
+/// Longest values text interned (the values of label and annotation sets, which repeat whole); longer ones (a
+/// ConfigMap's data) are kept as texts of their own.
+const SHARED_VALUES_MAX: usize = 512;
+
+/// A map of strings to strings, sorted by key, stored in two texts shared between the objects of a cache; what this
+/// crate uses for labels, annotations and ConfigMap data.
 ///
 /// It reads like a `BTreeMap<String, String>` (`get`, `iter` in key order, `insert`, `remove`, indexing, equality with
 /// a `BTreeMap`), except that lookups return `&str`. Reading is cheap (a binary search over the keys); each change
-/// rebuilds the map, which suits objects that are decoded once and then read. The keys and values together hold at
-/// most 16 MiB of text (the API server limits a whole object to about 1.5 MiB); decoding more is an error, and
-/// building more panics.
+/// rebuilds the map, which suits objects that are decoded once and then read. The keys together, and the values
+/// together, hold at most 16 MiB of text each (the API server limits a whole object to about 1.5 MiB); decoding more
+/// is an error, and building more panics. Cloning a map clones two `Arc`s.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -47,13 +56,15 @@ const MAX_FIELD: usize = (1 << (6 * DIGITS)) - 1;
 /// ```
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct StringMap {
-    /// `""` when empty; otherwise a header then the entries. Header: the entry count `n`, then for each entry the
-    /// end of its key and the end of its value, as offsets into the entries; every number written in `DIGITS`
-    /// base-64 ASCII characters. Entries: key 0, value 0, key 1, value 1, …
+    /// `None` when empty; otherwise the entry count `n`, the end of each key as an offset into the keys, then the
+    /// keys: key 0, key 1, … Every number is written in `DIGITS` base-64 ASCII characters.
     ///
-    /// Invariants: keys are strictly increasing (so the text of a map is canonical and equality is text equality);
-    /// offsets are non-decreasing, fall on character boundaries, and the last one is the length of the entries.
-    text: Box<str>,
+    /// Invariants: keys are strictly increasing (so the texts of a map are canonical and equality is text equality);
+    /// offsets are non-decreasing, fall on character boundaries, and the last one is the length of the keys.
+    keys: Option<Arc<str>>,
+    /// `None` exactly when `keys` is; otherwise the end of each value (offsets into the values), then the values in
+    /// the order of their keys. Same invariants on the offsets.
+    values: Option<Arc<str>>,
 }
 
 fn put_field(out: &mut String, v: usize) {
@@ -72,45 +83,49 @@ fn field(bytes: &[u8], at: usize) -> usize {
 impl StringMap {
     /// An empty map (allocates nothing).
     pub fn new() -> Self {
-        StringMap { text: Box::default() }
+        StringMap {
+            keys: None,
+            values: None,
+        }
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        if self.text.is_empty() {
-            0
-        } else {
-            field(self.text.as_bytes(), 0)
-        }
+        self.keys.as_deref().map_or(0, |k| field(k.as_bytes(), 0))
     }
 
     /// True when the map has no entry.
     pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
+        self.keys.is_none()
     }
 
-    /// Offset of the entries in `text`.
-    fn base(&self) -> usize {
-        DIGITS * (1 + 2 * self.len())
+    fn key_text(&self) -> &str {
+        self.keys.as_deref().unwrap_or_default()
     }
 
-    /// The byte ranges of entry `i`'s key and value in `text`.
-    fn ranges(&self, i: usize) -> (Range<usize>, Range<usize>) {
-        let b = self.text.as_bytes();
-        let base = self.base();
-        let start = if i == 0 { 0 } else { field(b, DIGITS * (2 * i)) };
-        let key_end = field(b, DIGITS * (1 + 2 * i));
-        let value_end = field(b, DIGITS * (2 + 2 * i));
-        (base + start..base + key_end, base + key_end..base + value_end)
+    fn value_text(&self) -> &str {
+        self.values.as_deref().unwrap_or_default()
+    }
+
+    /// The byte range of item `i` in `text`, whose offsets start at `header` and whose items start at `base`.
+    fn range(text: &str, header: usize, base: usize, i: usize) -> Range<usize> {
+        let b = text.as_bytes();
+        let start = if i == 0 { 0 } else { field(b, header + DIGITS * (i - 1)) };
+        base + start..base + field(b, header + DIGITS * i)
     }
 
     fn key_at(&self, i: usize) -> &str {
-        &self.text[self.ranges(i).0]
+        let (k, n) = (self.key_text(), self.len());
+        &k[Self::range(k, DIGITS, DIGITS * (1 + n), i)]
+    }
+
+    fn value_at(&self, i: usize) -> &str {
+        let (v, n) = (self.value_text(), self.len());
+        &v[Self::range(v, 0, DIGITS * n, i)]
     }
 
     fn entry_at(&self, i: usize) -> (&str, &str) {
-        let (k, v) = self.ranges(i);
-        (&self.text[k], &self.text[v])
+        (self.key_at(i), self.value_at(i))
     }
 
     /// Index of `key`, or where it would go.
@@ -166,7 +181,7 @@ impl StringMap {
     /// # Panics
     /// When the map would hold more than 16 MiB of text.
     pub fn insert(&mut self, key: String, value: String) -> Option<String> {
-        let mut b = Builder::with_capacity(self.text.len() + key.len() + value.len(), self.len() + 1);
+        let mut b = Builder::with_capacity(self.heap_size() + key.len() + value.len(), self.len() + 1);
         let mut old = None;
         let mut pending = Some((key, value));
         for (k, v) in self.iter() {
@@ -196,7 +211,7 @@ impl StringMap {
 
     /// Keeps only the entries for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &str) -> bool) {
-        let mut b = Builder::with_capacity(self.text.len(), self.len());
+        let mut b = Builder::with_capacity(self.heap_size(), self.len());
         for (k, v) in self.iter() {
             if keep(k, v) {
                 b.push(k, v);
@@ -215,9 +230,10 @@ impl StringMap {
         self.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
     }
 
-    /// Bytes of heap memory this map uses (its text; the header costs 4 + 8 bytes per entry).
+    /// Bytes of text this map refers to (its keys and values, each with 4 bytes of offsets per entry; shared with
+    /// the other maps of a cache that have the same keys or the same values).
     pub fn heap_size(&self) -> usize {
-        self.text.len()
+        self.key_text().len() + self.value_text().len()
     }
 }
 
@@ -286,13 +302,15 @@ impl Builder {
         self.close_entry(key_end);
     }
 
-    /// The map: its header, then the entries in key order (already so when `sorted`).
+    /// The map: its keys and its values, in key order (already so when `sorted`).
     fn finish(&self) -> Result<StringMap, String> {
-        self.finish_into(String::new())
+        let (mut keys, mut values) = (String::new(), String::new());
+        self.finish_with(&mut keys, &mut values)
     }
 
-    /// [`finish`](Self::finish), writing the map's text into `buf`'s allocation (reused when it is large enough).
-    fn finish_into(&self, buf: String) -> Result<StringMap, String> {
+    /// [`finish`](Self::finish), writing the two texts into `keys` and `values` first (scratch buffers, reused):
+    /// the map then shares them through the interner entered on this thread, or copies them.
+    fn finish_with(&self, keys: &mut String, values: &mut String) -> Result<StringMap, String> {
         if self.overflow || self.ends.len() > MAX_FIELD {
             return Err(format!(
                 "a string map holds at most {MAX_FIELD} bytes of keys and values (got {} or more)",
@@ -302,53 +320,65 @@ impl Builder {
         if self.ends.is_empty() {
             return Ok(StringMap::new());
         }
+        keys.clear();
+        values.clear();
         if self.sorted {
-            // The common case (Kubernetes sorts map keys): the header straight from `ends`, then the entries.
+            // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the entries.
             let n = self.ends.len();
-            let mut text = buf;
-            text.clear();
-            text.reserve(DIGITS * (1 + 2 * n) + self.entries.len());
-            put_field(&mut text, n);
-            for &(k, e) in &self.ends {
-                put_field(&mut text, k as usize);
-                put_field(&mut text, e as usize);
+            // Room for both texts up front (scratch buffers: the spare room is kept for the next map), so that
+            // writing the headers a digit at a time never grows them.
+            keys.reserve(DIGITS * (1 + n) + self.entries.len());
+            values.reserve(DIGITS * n + self.entries.len());
+            put_field(keys, n);
+            let (mut key_len, mut value_len) = (0, 0);
+            for i in 0..n {
+                let (start, (k, e)) = (self.start(i), self.ends[i]);
+                key_len += k as usize - start;
+                value_len += e as usize - k as usize;
+                put_field(keys, key_len);
+                put_field(values, value_len);
             }
-            text.push_str(&self.entries);
-            return Ok(StringMap {
-                text: text.into_boxed_str(),
-            });
-        }
-        // (start, key_end, value_end) of each entry to keep, in key order: a stable sort, then the last of each
-        // run of equal keys wins.
-        let mut order: Vec<(usize, usize, usize)> = (0..self.ends.len())
-            .map(|i| (self.start(i), self.ends[i].0 as usize, self.ends[i].1 as usize))
-            .collect();
-        let key = |e: &(usize, usize, usize)| &self.entries[e.0..e.1];
-        order.sort_by(|a, b| key(a).cmp(key(b)));
-        let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
-        for e in order {
-            match kept.last_mut() {
-                Some(last) if key(last) == key(&e) => *last = e,
-                _ => kept.push(e),
+            for i in 0..n {
+                let (start, (k, e)) = (self.start(i), self.ends[i]);
+                keys.push_str(&self.entries[start..k as usize]);
+                values.push_str(&self.entries[k as usize..e as usize]);
+            }
+        } else {
+            // (start, key_end, value_end) of each entry to keep, in key order: a stable sort, then the last of each
+            // run of equal keys wins.
+            let mut order: Vec<(usize, usize, usize)> = (0..self.ends.len())
+                .map(|i| (self.start(i), self.ends[i].0 as usize, self.ends[i].1 as usize))
+                .collect();
+            let key = |e: &(usize, usize, usize)| &self.entries[e.0..e.1];
+            order.sort_by(|a, b| key(a).cmp(key(b)));
+            let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
+            for e in order {
+                match kept.last_mut() {
+                    Some(last) if key(last) == key(&e) => *last = e,
+                    _ => kept.push(e),
+                }
+            }
+            put_field(keys, kept.len());
+            let (mut key_len, mut value_len) = (0, 0);
+            for &(s, k, e) in &kept {
+                key_len += k - s;
+                value_len += e - k;
+                put_field(keys, key_len);
+                put_field(values, value_len);
+            }
+            for &(s, k, e) in &kept {
+                keys.push_str(&self.entries[s..k]);
+                values.push_str(&self.entries[k..e]);
             }
         }
-        let n = kept.len();
-        let text_len: usize = kept.iter().map(|e| e.2 - e.0).sum();
-        let mut text = buf;
-        text.clear();
-        text.reserve(DIGITS * (1 + 2 * n) + text_len);
-        put_field(&mut text, n);
-        let mut at = 0;
-        for &(s, k, e) in &kept {
-            put_field(&mut text, at + (k - s));
-            at += e - s;
-            put_field(&mut text, at);
-        }
-        for &(s, _, e) in &kept {
-            text.push_str(&self.entries[s..e]);
-        }
+        let values = if values.len() <= SHARED_VALUES_MAX {
+            interner::intern(values)
+        } else {
+            Arc::from(values.as_str())
+        };
         Ok(StringMap {
-            text: text.into_boxed_str(),
+            keys: Some(interner::intern(keys)),
+            values: Some(values),
         })
     }
 }
@@ -428,7 +458,7 @@ impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StringMap {
 
 impl<K: AsRef<str>, V: AsRef<str>> Extend<(K, V)> for StringMap {
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
-        let mut b = Builder::with_capacity(self.text.len(), self.len());
+        let mut b = Builder::with_capacity(self.heap_size(), self.len());
         for (k, v) in self.iter() {
             b.push(k, v);
         }
@@ -511,15 +541,29 @@ impl Serialize for StringMap {
 
 #[cfg(test)]
 impl StringMap {
-    /// Address of the map's text, to tell whether a decode reused the allocation.
-    pub(crate) fn text_ptr(&self) -> *const u8 {
-        self.text.as_ptr()
+    /// Address of the map's keys, to tell whether two maps share them.
+    pub(crate) fn keys_ptr(&self) -> *const u8 {
+        self.key_text().as_ptr()
+    }
+
+    /// Address of the map's values, to tell whether two maps share them.
+    pub(crate) fn values_ptr(&self) -> *const u8 {
+        self.value_text().as_ptr()
     }
 }
 
+/// Scratch of the decodes on one thread: the entries as they arrive, and the two texts of the map being built.
+#[derive(Default)]
+struct Scratch {
+    builder: Builder,
+    keys: String,
+    values: String,
+}
+
 thread_local! {
-    /// Reused by every decode on this thread, so decoding a map allocates only the result.
-    static SCRATCH: RefCell<Builder> = RefCell::new(Builder::default());
+    /// Reused by every decode on this thread, so decoding a map allocates at most its two texts (and nothing when
+    /// an interner entered on this thread holds them already).
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Scratch capacity kept between decodes; a larger one (after a huge map) is given back.
@@ -549,10 +593,8 @@ impl Visitor<'_> for Append<'_> {
     }
 }
 
-/// Reads a map; `old` is the text of a map being decoded over, whose allocation the result reuses when it fits.
-struct MapVisitor {
-    old: Box<str>,
-}
+/// Reads a map.
+struct MapVisitor;
 
 impl<'de> Visitor<'de> for MapVisitor {
     type Value = StringMap;
@@ -575,37 +617,34 @@ impl<'de> Visitor<'de> for MapVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
         // Taken out of the thread-local for the duration (a nested decode would simply find an empty one).
-        let mut b = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        b.clear();
+        let mut sc = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        sc.builder.clear();
         let result = (|| {
+            let b = &mut sc.builder;
             while map.next_key_seed(Append(&mut b.entries))?.is_some() {
                 let key_end = b.entries.len();
                 map.next_value_seed(Append(&mut b.entries))?;
                 b.close_entry(key_end);
             }
-            b.finish_into(self.old.into_string()).map_err(de::Error::custom)
+            b.finish_with(&mut sc.keys, &mut sc.values).map_err(de::Error::custom)
         })();
-        if b.entries.capacity() > SCRATCH_KEEP || b.ends.capacity() > SCRATCH_KEEP / 8 {
-            b = Builder::default();
+        if sc.builder.entries.capacity() > SCRATCH_KEEP
+            || sc.builder.ends.capacity() > SCRATCH_KEEP / 8
+            || sc.keys.capacity() > SCRATCH_KEEP
+            || sc.values.capacity() > SCRATCH_KEEP
+        {
+            sc = Scratch::default();
         }
-        SCRATCH.with(|s| *s.borrow_mut() = b);
+        SCRATCH.with(|s| *s.borrow_mut() = sc);
         result
     }
 }
 
 impl<'de> Deserialize<'de> for StringMap {
-    /// Reads a JSON object of strings; `null` is an empty map.
+    /// Reads a JSON object of strings; `null` is an empty map. Decoded where an interner is entered (an informer's
+    /// reflector thread), the keys, and values that repeat, are shared with the cache's other maps.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_option(MapVisitor { old: Box::default() })
-    }
-
-    /// Decodes into `place`, reusing its allocation when the new text fits in it (the informer decodes watch events
-    /// into the objects its cache let go of). The result is the same as [`deserialize`](Self::deserialize)'s; on
-    /// an error `place` is left empty.
-    fn deserialize_in_place<D: Deserializer<'de>>(d: D, place: &mut Self) -> Result<(), D::Error> {
-        let old = std::mem::take(&mut place.text);
-        *place = d.deserialize_option(MapVisitor { old })?;
-        Ok(())
+        d.deserialize_option(MapVisitor)
     }
 }
 
