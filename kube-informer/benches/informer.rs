@@ -1627,7 +1627,7 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     if !scale.is_empty() {
-        let (rows, _) = run_sizes(&scale, &[Mode::Typed], runs, 0, https);
+        let (rows, _) = run_sizes(&scale, &[Mode::Typed], runs, 0, https, &[Fifo::Real]);
         report_scale(&rows);
     }
 
