@@ -930,15 +930,26 @@ fn pods_child(args: &[String]) {
         }
     }
     match mode {
-        PodMode::Pod | PodMode::PodStripped => {
-            run_sync(Api::<Pod>::all(client), opts(mode == PodMode::PodStripped), n, false)
-        }
-        PodMode::Dynamic => run_sync(Api::<DynamicObject>::all_with(client, &pods()), opts(false), n, false),
+        PodMode::Pod | PodMode::PodStripped => run_sync(
+            Api::<Pod>::all(client),
+            opts(mode == PodMode::PodStripped),
+            n,
+            false,
+            Fifo::default(),
+        ),
+        PodMode::Dynamic => run_sync(
+            Api::<DynamicObject>::all_with(client, &pods()),
+            opts(false),
+            n,
+            false,
+            Fifo::default(),
+        ),
         PodMode::Metadata | PodMode::MetadataStripped => run_sync(
             Api::<PartialObjectMetadata<Pod>>::all(client),
             opts(mode == PodMode::MetadataStripped),
             n,
             false,
+            Fifo::default(),
         ),
         #[cfg(feature = "k8s-openapi")]
         PodMode::OpenApi | PodMode::OpenApiStripped => run_sync(
@@ -946,6 +957,7 @@ fn pods_child(args: &[String]) {
             opts(mode == PodMode::OpenApiStripped),
             n,
             false,
+            Fifo::default(),
         ),
         #[cfg(not(feature = "k8s-openapi"))]
         PodMode::OpenApi | PodMode::OpenApiStripped => unreachable!("k8s-openapi's Pod needs the k8s-openapi feature"),
