@@ -130,9 +130,9 @@ fn check_policy(obj: &Value, errs: &mut Vec<FieldError>) {
     compile_check(obj, errs);
 }
 
-/// Built with the `cel` feature: expressions that do not parse (syntax errors, cel-go's size and nesting limits) are
-/// refused (kube-apiserver compiles them when a policy is written); without it, every policy is refused: none could
-/// be evaluated.
+/// Built with the `cel` feature: expressions that do not compile (syntax errors, cel-go's size and nesting limits,
+/// type errors against the variables typed `dyn`) are refused, as kube-apiserver's `validateCELCondition` compiles
+/// them when a policy is written; without it, every policy is refused: none could be evaluated.
 #[cfg(feature = "cel")]
 fn compile_check(obj: &Value, errs: &mut Vec<FieldError>) {
     let env = environment(obj);
@@ -140,9 +140,7 @@ fn compile_check(obj: &Value, errs: &mut Vec<FieldError>) {
         if expr.trim().is_empty() {
             continue;
         }
-        if let Err(e) = crate::cel::compile(&expr, &env)
-            && crate::cel::is_parse_error(&e)
-        {
+        if let Err(e) = crate::cel::compile(&expr, &env) {
             errs.push(FieldError::invalid(&field, &expr, &format!("compilation failed: {e}")));
         }
     }

@@ -319,7 +319,7 @@ mod with_cel {
         let cause = &st.details.unwrap().causes[0];
         assert_eq!(
             cause.field,
-            "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].rule"
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule"
         );
         assert!(
             cause

@@ -6,8 +6,10 @@
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, SourceInfo};
 
+use super::environment;
 use super::library::{self, NAMESPACES};
 use super::types::Type;
+use super::value::Value;
 
 /// One checking error: its source offset and message.
 pub(crate) struct Issue {
@@ -22,6 +24,9 @@ pub(crate) struct Checked {
     /// The declared variables the expression references.
     pub(crate) references: Vec<String>,
     pub(crate) issues: Vec<Issue>,
+    /// The `sum()` calls over typed lists, by node id, with the zero an empty list sums to (cel-go's overload of
+    /// the element type: `0u`, `0.0`, `duration('0')`).
+    pub(crate) zeros: Vec<(u64, Value)>,
 }
 
 struct Checker<'a> {
@@ -30,6 +35,7 @@ struct Checker<'a> {
     info: &'a SourceInfo,
     references: Vec<String>,
     issues: Vec<Issue>,
+    zeros: Vec<(u64, Value)>,
 }
 
 /// Checks `expr` with the variables `declared`.
@@ -40,6 +46,7 @@ pub(crate) fn check(expr: &IdedExpr, info: &SourceInfo, declared: &[(String, Typ
         info,
         references: Vec::new(),
         issues: Vec::new(),
+        zeros: Vec::new(),
     };
     let (result, max_cost) = c.node(expr);
     Checked {
@@ -47,6 +54,7 @@ pub(crate) fn check(expr: &IdedExpr, info: &SourceInfo, declared: &[(String, Typ
         max_cost,
         references: c.references,
         issues: c.issues,
+        zeros: c.zeros,
     }
 }
 
@@ -98,6 +106,11 @@ impl Checker<'_> {
                     (Type::Dyn, 1)
                 }
             },
+            Expr::Select(s)
+                if super::interpreter::qualified_type(&s.operand, &s.field, |n| self.is_variable(n)).is_some() =>
+            {
+                (Type::Kind, 1)
+            }
             Expr::Select(s) => {
                 let (t, c) = self.node(&s.operand);
                 let field = match &t {
@@ -131,8 +144,13 @@ impl Checker<'_> {
                     cost = sat(cost, c);
                     elem = Some(match elem {
                         None => t,
-                        Some(prev) if prev.fits(&t) && t.fits(&prev) => prev,
-                        Some(_) => Type::Dyn,
+                        Some(prev) => {
+                            // HomogeneousAggregateLiterals: every element of the first one's type.
+                            if !(prev.fits(&t) && t.fits(&prev)) {
+                                self.mismatch(el, &prev, &t);
+                            }
+                            if prev.is_dyn() || t.is_dyn() { Type::Dyn } else { prev }
+                        }
                     });
                 }
                 let n = l.elements.len() as u64;
@@ -150,10 +168,32 @@ impl Checker<'_> {
                 for entry in &m.entries {
                     if let EntryExpr::MapEntry(me) = &entry.expr {
                         let (k, c1) = self.node(&me.key);
-                        let (v, c2) = self.node(&me.value);
+                        let (mut v, c2) = self.node(&me.value);
+                        if me.optional
+                            && let Type::Optional(inner) = v
+                        {
+                            v = *inner;
+                        }
                         cost = sat(sat(cost, c1), c2);
-                        kt = Some(kt.map_or(k.clone(), |p| if p.fits(&k) { p } else { Type::Dyn }));
-                        vt = Some(vt.map_or(v.clone(), |p| if p.fits(&v) && v.fits(&p) { p } else { Type::Dyn }));
+                        // HomogeneousAggregateLiterals: keys of one type, values of one type.
+                        kt = Some(match kt {
+                            None => k,
+                            Some(p) => {
+                                if !(p.fits(&k) && k.fits(&p)) {
+                                    self.mismatch(&me.key, &p, &k);
+                                }
+                                if p.is_dyn() || k.is_dyn() { Type::Dyn } else { p }
+                            }
+                        });
+                        vt = Some(match vt {
+                            None => v,
+                            Some(p) => {
+                                if !(p.fits(&v) && v.fits(&p)) {
+                                    self.mismatch(&me.value, &p, &v);
+                                }
+                                if p.is_dyn() || v.is_dyn() { Type::Dyn } else { p }
+                            }
+                        });
                     }
                 }
                 (
@@ -204,6 +244,11 @@ impl Checker<'_> {
                 self.scope[base].1 = match (&accu, &step) {
                     (Type::List { elem, .. }, Type::List { elem: se, .. }) if elem.is_dyn() => Type::List {
                         elem: se.clone(),
+                        max: iterations,
+                    },
+                    (Type::Map { value, .. }, Type::Map { key: sk, value: sv, .. }) if value.is_dyn() => Type::Map {
+                        key: sk.clone(),
+                        value: sv.clone(),
                         max: iterations,
                     },
                     _ => accu,
@@ -273,18 +318,68 @@ impl Checker<'_> {
         }
         cost = arg_costs.iter().fold(cost, |a, b| sat(a, *b));
         let call_cost = estimate_call(&name, target.as_ref(), &args);
+        if !environment::declares(&name) {
+            self.issue(e, format!("undeclared reference to '{name}' (in container '')"));
+            return (Type::Dyn, sat(cost, call_cost));
+        }
+        self.literal_arguments(&name, call);
+        if name == "sum"
+            && let Some(Type::List { elem, .. }) = &target
+        {
+            let zero = match **elem {
+                Type::Uint => Some(Value::Uint(0)),
+                Type::Double => Some(Value::Double(0.0)),
+                Type::Duration => Some(Value::Duration(0)),
+                _ => None,
+            };
+            if let Some(z) = zero {
+                self.zeros.push((e.id, z));
+            }
+        }
         let t = match library::result_type(&name, target.as_ref(), &args) {
             Ok(t) => t,
             Err(()) => {
-                if known_function(&name) {
-                    self.no_overload(e, &name, target.as_ref(), &args);
-                } else {
-                    self.issue(e, format!("undeclared reference to '{name}' (in container '')"));
-                }
+                self.no_overload(e, &name, target.as_ref(), &args);
                 Type::Dyn
             }
         };
         (t, sat(cost, call_cost))
+    }
+
+    fn mismatch(&mut self, e: &IdedExpr, want: &Type, found: &Type) {
+        self.issue(
+            e,
+            format!("expected type '{}' but found '{}'", want.name(), found.name()),
+        );
+    }
+
+    /// cel-go's literal validators (1.29): a constant regular expression, duration or timestamp that does not
+    /// parse is a compile error.
+    fn literal_arguments(&mut self, name: &str, call: &cel::common::ast::CallExpr) {
+        let literal = |i: usize| match call.args.get(i).map(|a| &a.expr) {
+            Some(Expr::Literal(LiteralValue::String(s))) => Some(s.inner().to_string()),
+            _ => None,
+        };
+        let (arg, check): (usize, &str) = match (name, call.target.is_some()) {
+            ("matches", true) | ("find" | "findAll", true) => (0, "regex"),
+            ("matches", false) => (1, "regex"),
+            ("duration" | "timestamp", false) => (0, name),
+            _ => return,
+        };
+        let Some(text) = literal(arg) else { return };
+        let problem = match check {
+            "regex" => super::kubernetes::regex(&text).err(),
+            "duration" => library::parse_duration(&text)
+                .is_none()
+                .then(|| format!("invalid duration: {text:?}")),
+            _ => library::parse_timestamp(&text)
+                .is_none()
+                .then(|| format!("timestamp parsing error: {text:?}")),
+        };
+        if let Some(p) = problem {
+            let what = if check == "regex" { "matches" } else { check };
+            self.issue(&call.args[arg], format!("invalid {what} argument: {p}"));
+        }
     }
 
     fn is_variable(&self, name: &str) -> bool {
@@ -302,126 +397,6 @@ impl Checker<'_> {
             format!("found no matching overload for '{name}' applied to '{applied}'"),
         );
     }
-}
-
-/// Functions the environment declares (to tell a mismatched call from an unknown function).
-fn known_function(name: &str) -> bool {
-    const KNOWN: &[&str] = &[
-        "_==_",
-        "_!=_",
-        "_<_",
-        "_<=_",
-        "_>_",
-        "_>=_",
-        "@in",
-        "_+_",
-        "_-_",
-        "_*_",
-        "_/_",
-        "_%_",
-        "-_",
-        "!_",
-        "size",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bytes",
-        "bool",
-        "dyn",
-        "type",
-        "duration",
-        "timestamp",
-        "contains",
-        "startsWith",
-        "endsWith",
-        "matches",
-        "getFullYear",
-        "getMonth",
-        "getDayOfMonth",
-        "getDate",
-        "getDayOfYear",
-        "getDayOfWeek",
-        "getHours",
-        "getMinutes",
-        "getSeconds",
-        "getMilliseconds",
-        "charAt",
-        "indexOf",
-        "lastIndexOf",
-        "lowerAscii",
-        "upperAscii",
-        "trim",
-        "reverse",
-        "replace",
-        "split",
-        "substring",
-        "join",
-        "strings.quote",
-        "sets.contains",
-        "sets.equivalent",
-        "sets.intersects",
-        "base64.encode",
-        "base64.decode",
-        "optional.of",
-        "optional.ofNonZeroValue",
-        "optional.none",
-        "hasValue",
-        "value",
-        "orValue",
-        "or",
-        "_[_]",
-        "_[?_]",
-        "_?._",
-        "isSorted",
-        "sum",
-        "min",
-        "max",
-        "find",
-        "findAll",
-        "url",
-        "isURL",
-        "getScheme",
-        "getHost",
-        "getHostname",
-        "getPort",
-        "getEscapedPath",
-        "getQuery",
-        "quantity",
-        "isQuantity",
-        "sign",
-        "isInteger",
-        "asInteger",
-        "asApproximateFloat",
-        "isGreaterThan",
-        "isLessThan",
-        "compareTo",
-        "add",
-        "sub",
-        "ip",
-        "isIP",
-        "ip.isCanonical",
-        "family",
-        "isUnspecified",
-        "isLoopback",
-        "isLinkLocalMulticast",
-        "isLinkLocalUnicast",
-        "isGlobalUnicast",
-        "cidr",
-        "isCIDR",
-        "containsIP",
-        "containsCIDR",
-        "masked",
-        "prefixLength",
-        "semver",
-        "isSemver",
-        "major",
-        "minor",
-        "patch",
-        "format.named",
-        "validate",
-    ];
-    KNOWN.contains(&name) || name.starts_with("format.")
 }
 
 /// A call's worst-case cost from its arguments' largest sizes (cel-go's estimates, and kube's library costs).

@@ -35,15 +35,24 @@ type Res = Result<Value, Error>;
 
 struct Eval<'a> {
     globals: &'a [(&'a str, Value)],
+    /// The zero of each typed `sum()` call, by node id ([`checker::Checked::zeros`](super::checker::Checked)).
+    zeros: &'a [(u64, Value)],
     scope: Vec<(String, Res)>,
     cost: u64,
     limit: u64,
 }
 
 /// Evaluates `expr` with the variables `globals`, stopping past `limit`; returns the result and the cost spent.
+#[cfg(test)]
 pub(crate) fn eval(expr: &IdedExpr, globals: &[(&str, Value)], limit: u64) -> (Res, u64) {
+    eval_with(expr, globals, limit, &[])
+}
+
+/// [`eval`] with the zeros the checker found for typed `sum()` calls.
+pub(crate) fn eval_with(expr: &IdedExpr, globals: &[(&str, Value)], limit: u64, zeros: &[(u64, Value)]) -> (Res, u64) {
     let mut e = Eval {
         globals,
+        zeros,
         scope: Vec::new(),
         cost: 0,
         limit,
@@ -87,6 +96,10 @@ impl Eval<'_> {
                 }
             }
             Expr::Select(s) => {
+                if let Some(t) = qualified_type(&s.operand, &s.field, |n| self.lookup(n).is_some()) {
+                    self.charge(1)?;
+                    return Ok(t);
+                }
                 let operand = self.eval(&s.operand)?;
                 self.charge(1)?;
                 match operand {
@@ -103,7 +116,7 @@ impl Eval<'_> {
                     _ => Err(fail(NO_OVERLOAD)),
                 }
             }
-            Expr::Call(c) => self.call(c),
+            Expr::Call(c) => self.call(e.id, c),
             Expr::List(l) => {
                 self.charge(10)?;
                 let mut out = Vec::with_capacity(l.elements.len());
@@ -205,7 +218,7 @@ impl Eval<'_> {
         }
     }
 
-    fn call(&mut self, c: &cel::common::ast::CallExpr) -> Res {
+    fn call(&mut self, id: u64, c: &cel::common::ast::CallExpr) -> Res {
         let name = c.func_name.as_str();
         match (name, c.args.as_slice()) {
             ("_&&_" | "_||_", [a, b]) => {
@@ -249,6 +262,12 @@ impl Eval<'_> {
                     args.push(self.eval(a)?);
                 }
                 self.charge(library::runtime_cost(&name, target.as_ref(), &args))?;
+                if name == "sum"
+                    && matches!(&target, Some(Value::List(l)) if l.is_empty())
+                    && let Some((_, zero)) = self.zeros.iter().find(|(z, _)| *z == id)
+                {
+                    return Ok(zero.clone());
+                }
                 library::call(&name, target, args).map_err(Error::Eval)
             }
         }
@@ -274,4 +293,14 @@ pub(crate) fn type_value(name: &str) -> Option<Value> {
         "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map" | "null_type" | "type"
     )
     .then(|| Value::Type(Arc::from(name)))
+}
+
+/// The library types CEL names with a qualified name (`net.IP`, `net.CIDR`), unless `net` is a variable.
+pub(crate) fn qualified_type(operand: &IdedExpr, field: &str, is_variable: impl Fn(&str) -> bool) -> Option<Value> {
+    match &operand.expr {
+        Expr::Ident(ns) if ns == "net" && matches!(field, "IP" | "CIDR") && !is_variable(ns) => {
+            Some(Value::Type(Arc::from(format!("net.{field}").as_str())))
+        }
+        _ => None,
+    }
 }

@@ -40,8 +40,14 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
     let is = |t: Option<&Type>, n: &str| matches!(t, Some(T::Opaque(x)) if *x == n) || matches!(t, Some(T::Dyn));
     let string_arg = matches!(args, [T::String { .. } | T::Dyn]);
     Ok(match (name, target, args) {
-        ("isSorted", Some(T::List { .. }), []) => T::Bool,
-        ("sum" | "min" | "max", Some(T::List { elem, .. }), []) => (**elem).clone(),
+        // The lists library's overloads: sums of numbers and durations, orders of comparable types.
+        ("isSorted", Some(T::List { elem, .. }), []) if comparable(elem) => T::Bool,
+        ("sum", Some(T::List { elem, .. }), [])
+            if matches!(**elem, T::Int | T::Uint | T::Double | T::Duration | T::Dyn) =>
+        {
+            (**elem).clone()
+        }
+        ("min" | "max", Some(T::List { elem, .. }), []) if comparable(elem) => (**elem).clone(),
         ("indexOf" | "lastIndexOf", Some(T::List { .. }), [_]) => T::Int,
         ("find", Some(T::String { .. }), [T::String { .. } | T::Dyn]) => T::string(),
         ("findAll", Some(T::String { .. }), [T::String { .. } | T::Dyn] | [T::String { .. } | T::Dyn, T::Int]) => {
@@ -81,6 +87,22 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         ("validate", t, [T::String { .. } | T::Dyn]) if is(t, FORMAT) => T::Optional(Box::new(T::list(T::string()))),
         _ => return Err(()),
     })
+}
+
+/// The element types the lists library orders (`isSorted`, `min`, `max`).
+fn comparable(t: &Type) -> bool {
+    matches!(
+        t,
+        Type::Int
+            | Type::Uint
+            | Type::Double
+            | Type::Bool
+            | Type::String { .. }
+            | Type::Bytes { .. }
+            | Type::Duration
+            | Type::Timestamp
+            | Type::Dyn
+    )
 }
 
 pub(crate) fn runtime_cost(name: &str, target: Option<&Value>, args: &[Value]) -> u64 {
@@ -181,8 +203,8 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             })
         }
         ("url", None, [V::String(s)]) => {
-            V::Url(Arc::new(parse_url(s).ok_or_else(|| {
-                format!("URL parse error during conversion from string: parse {s:?}: invalid URL")
+            V::Url(Arc::new(super::go_url::parse_request_uri(s).map_err(|e| {
+                format!("URL parse error during conversion from string: parse {s:?}: {e}")
             })?))
         }
         ("isURL", None, [V::String(s)]) => V::Bool(parse_url(s).is_some()),
@@ -310,43 +332,9 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
     })
 }
 
-/// A URL the URL library accepts (Go's `url.ParseRequestURI`: absolute, or an absolute path).
+/// A URL the URL library accepts (Go's `url.ParseRequestURI`, [`go_url`](super::go_url)).
 fn parse_url(s: &str) -> Option<Url> {
-    if s.is_empty() || s.contains(char::is_whitespace) {
-        return None;
-    }
-    let (scheme, rest) = match s.split_once("://") {
-        Some((sc, rest)) if !sc.is_empty() && sc.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) => {
-            (sc.to_owned(), rest)
-        }
-        Some(_) => return None,
-        None => {
-            if !s.starts_with('/') {
-                return None;
-            }
-            let (path, query) = s.split_once('?').unwrap_or((s, ""));
-            return Some(Url {
-                text: s.into(),
-                scheme: String::new(),
-                host: String::new(),
-                path: path.into(),
-                query: query.into(),
-            });
-        }
-    };
-    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let (host, path) = match before_query.find('/') {
-        Some(i) => (&before_query[..i], &before_query[i..]),
-        None => (before_query, ""),
-    };
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    Some(Url {
-        text: s.into(),
-        scheme,
-        host: host.into(),
-        path: path.into(),
-        query: query.split('#').next().unwrap_or("").into(),
-    })
+    super::go_url::parse_request_uri(s).ok()
 }
 
 /// A host's name and port (`[::1]:80` → `::1`, `80`).
@@ -488,8 +476,16 @@ fn validate_format(f: &str, s: &str) -> Vec<String> {
         Some(n) => (n, true),
         None => (f, false),
     };
-    // A prefix may end where a generated suffix continues it: a trailing '-' is allowed.
-    let subject = if prefix { s.strip_suffix('-').unwrap_or(s) } else { s };
+    // A prefix may end where a generated suffix continues it: apimachinery's `maskTrailingDash` reads a trailing
+    // '-' as an 'a'.
+    let masked;
+    let subject = match s.strip_suffix('-') {
+        Some(head) if prefix && s.len() > 1 => {
+            masked = format!("{head}a");
+            masked.as_str()
+        }
+        _ => s,
+    };
     match name {
         "dns1123Label" => {
             if s.len() > 63 {

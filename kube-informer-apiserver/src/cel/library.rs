@@ -1,6 +1,6 @@
 //! The functions a Kubernetes CEL environment declares: CEL's standard ones (operators, conversions, `size`,
 //! string tests, `matches`, durations and timestamps), cel-go's extension libraries Kubernetes enables (strings,
-//! sets, optionals, base64) and k8s.io/apiserver's libraries ([`kubernetes`](super::kubernetes): lists, regex, URLs,
+//! sets, optionals) and k8s.io/apiserver's libraries ([`kubernetes`](super::kubernetes): lists, regex, URLs,
 //! quantity, IP, CIDR, format, semver). Each function has a type rule (for the checker), an implementation and a
 //! cost (cel-go's: 1 per call, a tenth of the characters traversed by string functions, the items traversed by list
 //! functions).
@@ -18,7 +18,7 @@ pub(crate) type Fail = String;
 pub(crate) const NO_OVERLOAD: &str = "no such overload";
 
 /// Namespaces whose functions are called as `ns.f(…)`.
-pub(crate) const NAMESPACES: [&str; 6] = ["optional", "format", "sets", "strings", "base64", "ip"];
+pub(crate) const NAMESPACES: [&str; 5] = ["optional", "format", "sets", "strings", "ip"];
 
 /// The result type of `name` applied to `target` and `args`, or `Err` when no overload matches.
 pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> Result<Type, ()> {
@@ -42,8 +42,10 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
             (T::Double, T::Double) => T::Double,
             (T::String { max: x }, T::String { max: y }) => T::String { max: x + y },
             (T::Bytes { max: x }, T::Bytes { max: y }) => T::Bytes { max: x + y },
-            (T::List { elem, max: x }, T::List { max: y, .. }) => T::List {
-                elem: elem.clone(),
+            // An accumulator's `[]` takes the element type of what is added to it (cel-go unifies its type
+            // parameter).
+            (T::List { elem, max: x }, T::List { elem: e2, max: y }) => T::List {
+                elem: if elem.is_dyn() { e2.clone() } else { elem.clone() },
                 max: x + y,
             },
             (T::Duration, T::Duration) => T::Duration,
@@ -107,7 +109,7 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         ("charAt", Some(T::String { .. } | T::Dyn), [T::Int | T::Dyn]) => s,
         ("indexOf" | "lastIndexOf", Some(T::String { .. }), [T::String { .. } | T::Dyn])
         | ("indexOf" | "lastIndexOf", Some(T::String { .. }), [T::String { .. } | T::Dyn, T::Int | T::Dyn]) => T::Int,
-        ("lowerAscii" | "upperAscii" | "trim" | "reverse", Some(T::String { max }), []) => T::String { max: *max },
+        ("lowerAscii" | "upperAscii" | "trim", Some(T::String { max }), []) => T::String { max: *max },
         ("replace", Some(T::String { .. } | T::Dyn), [_, _] | [_, _, _]) => s,
         ("split", Some(T::String { .. } | T::Dyn), [_] | [_, _]) => T::list(s),
         ("substring", Some(T::String { max }), [_] | [_, _]) => T::String { max: *max },
@@ -119,8 +121,6 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
             None,
             [T::List { .. } | T::Dyn, T::List { .. } | T::Dyn],
         ) => T::Bool,
-        ("base64.encode", None, [_]) => s,
-        ("base64.decode", None, [_]) => T::Bytes { max: 0 },
         // Optionals.
         ("optional.of" | "optional.ofNonZeroValue", None, [a]) => T::Optional(Box::new(a.clone())),
         ("optional.none", None, []) => T::Optional(Box::new(T::Dyn)),
@@ -135,6 +135,8 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         },
         ("_[?_]", None, [c, _]) => T::Optional(Box::new(element_type(c))),
         ("_[_]", None, [c, _]) => element_type(c),
+        (super::macros::MAP_INSERT, None, _) => return super::macros::map_insert_type(args),
+        ("format", Some(T::String { .. } | T::Dyn), [T::List { .. } | T::Dyn]) => s,
         _ => {
             return kubernetes::result_type(name, target, args).or(if any_dyn { Ok(T::Dyn) } else { Err(()) });
         }
@@ -257,7 +259,6 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
         ("lowerAscii", Some(V::String(s)), []) => V::str(&s.to_ascii_lowercase()),
         ("upperAscii", Some(V::String(s)), []) => V::str(&s.to_ascii_uppercase()),
         ("trim", Some(V::String(s)), []) => V::str(s.trim()),
-        ("reverse", Some(V::String(s)), []) => V::str(&s.chars().rev().collect::<String>()),
         ("replace", Some(V::String(s)), [V::String(a), V::String(r), rest @ ..]) => {
             let n = match rest {
                 [] => -1,
@@ -316,16 +317,12 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             }
             V::str(&parts.join(sep))
         }
-        ("strings.quote", None, [V::String(s)]) => V::str(&format!("{s:?}")),
+        ("strings.quote", None, [V::String(s)]) => V::str(&super::strings::quote(s)),
         ("sets.contains", None, [V::List(a), V::List(c)]) => b(c.iter().all(|x| a.iter().any(|y| x.equals(y)))),
         ("sets.equivalent", None, [V::List(a), V::List(c)]) => {
             b(c.iter().all(|x| a.iter().any(|y| x.equals(y))) && a.iter().all(|x| c.iter().any(|y| x.equals(y))))
         }
         ("sets.intersects", None, [V::List(a), V::List(c)]) => b(c.iter().any(|x| a.iter().any(|y| x.equals(y)))),
-        ("base64.encode", None, [V::Bytes(x)]) => V::str(&crate::util::base64_std(x)),
-        ("base64.decode", None, [V::String(s)]) => V::Bytes(Arc::from(
-            crate::util::base64_std_decode(s).ok_or("illegal base64 data")?,
-        )),
         ("optional.of", None, [x]) => V::Optional(Some(Box::new(x.clone()))),
         ("optional.ofNonZeroValue", None, [x]) => V::Optional((!is_zero(x)).then(|| Box::new(x.clone()))),
         ("optional.none", None, []) => V::Optional(None),
@@ -337,6 +334,8 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             None => x.clone(),
         },
         ("_[_]", None, [c, i]) => index(c, i)?,
+        (super::macros::MAP_INSERT, None, _) => super::macros::map_insert(args)?,
+        ("format", Some(V::String(f)), [V::List(l)]) => V::str(&super::strings::format(f, l)?),
         ("_[?_]", None, [V::Optional(None), _]) => V::Optional(None),
         ("_[?_]", None, [V::Optional(Some(c)), i]) => optional_index(c, i)?,
         ("_[?_]", None, [c, i]) => optional_index(c, i)?,

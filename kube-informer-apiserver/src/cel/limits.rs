@@ -58,13 +58,6 @@ impl Exceeded {
     pub(crate) fn issue(&self) -> String {
         format!("ERROR: <input>:-1:0: {}", self.message())
     }
-
-    /// True when `issues` (a compile error's text) reports one of these limits.
-    pub(crate) fn reported_in(issues: &str) -> bool {
-        issues.contains("expression code point size exceeds limit")
-            || issues.contains("expression recursion limit exceeded")
-            || issues.contains("max recursion depth exceeded")
-    }
 }
 
 /// A token, as far as nesting is concerned.

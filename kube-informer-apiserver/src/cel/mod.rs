@@ -5,11 +5,15 @@
 //! ([`library`], [`kubernetes`]).
 
 pub(crate) mod checker;
+pub(crate) mod environment;
+pub(crate) mod go_url;
 pub(crate) mod interpreter;
 pub(crate) mod kubernetes;
 pub(crate) mod library;
 pub(crate) mod limits;
+pub(crate) mod macros;
 pub(crate) mod stack;
+pub(crate) mod strings;
 pub(crate) mod types;
 pub(crate) mod value;
 
@@ -36,6 +40,8 @@ pub(crate) struct Program {
     pub(crate) max_cost: u64,
     /// The declared variables it references.
     pub(crate) references: Vec<String>,
+    /// The zeros of typed `sum()` calls ([`checker::Checked::zeros`]).
+    zeros: Vec<(u64, Value)>,
 }
 
 impl std::fmt::Debug for Program {
@@ -52,9 +58,10 @@ impl Program {
             return (Err(EvalError::Eval("no expression".into())), 0);
         };
         if !self.deep {
-            return interpreter::eval(expr, vars, limit);
+            return interpreter::eval_with(expr, vars, limit, &self.zeros);
         }
-        stack::run_deep(|| interpreter::eval(expr, vars, limit)).unwrap_or_else(|e| (Err(EvalError::Eval(e)), 0))
+        stack::run_deep(|| interpreter::eval_with(expr, vars, limit, &self.zeros))
+            .unwrap_or_else(|e| (Err(EvalError::Eval(e)), 0))
     }
 
     pub(crate) fn uses(&self, var: &str) -> bool {
@@ -109,17 +116,11 @@ pub(crate) fn compile(source: &str, declared: &[(String, Type)]) -> Result<Progr
     stack::run_deep(|| compile_measured(source, declared)).and_then(|r| r)
 }
 
-/// True when a compile error is one of the parser's (a syntax error or a limit), which kube-apiserver refuses a
-/// ValidatingAdmissionPolicy for; type errors only become its status's warnings.
-pub(crate) fn is_parse_error(issues: &str) -> bool {
-    issues.contains("Syntax error") || limits::Exceeded::reported_in(issues)
-}
-
 /// [`compile`] of text within the limits.
 fn compile_measured(source: &str, declared: &[(String, Type)]) -> Result<Program, String> {
     // The limits were checked on the text: the crate's own recursion limit (96 by default) must not refuse what
     // cel-go accepts. Its listener counts `expr` rules as cel-go's does; the margin only keeps it a backstop.
-    let parsed = cel::parser::Parser::new()
+    let parsed = macros::parser()
         .enable_optional_syntax(true)
         .max_recursion_depth(limits::MAX_RECURSION_DEPTH as u16 + 8)
         .parse_with_source_info(source);
@@ -161,6 +162,7 @@ fn compile_measured(source: &str, declared: &[(String, Type)]) -> Result<Program
         result: checked.result,
         max_cost: checked.max_cost,
         references: checked.references,
+        zeros: checked.zeros,
     })
 }
 

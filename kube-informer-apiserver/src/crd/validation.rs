@@ -138,6 +138,9 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
         })
         .collect();
     let mut specs: Vec<(ResourceSpec, bool, Vec<String>)> = Vec::new();
+    // Versions of one schema are validated as kube-apiserver's internal CRD holds them: moved to
+    // `spec.validation` (`hasIdenticalPerVersionSchema`), where its rules' errors are reported, once.
+    let one_schema = schemas.len() == versions.len() && schemas.windows(2).all(|w| w[0].1 == w[1].1);
     for (i, v) in versions.iter().enumerate() {
         let path = format!("spec.versions[{i}]");
         let vname = v["name"].as_str().unwrap_or("");
@@ -159,8 +162,13 @@ pub(crate) fn definition(crd: &Value, names: &Names) -> Result<Definition, Vec<F
                 structural(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
                 super::structural::check(s, &format!("{path}.schema.openAPIV3Schema"), true, &mut errs);
                 // The rules are compiled once the schema itself is sound, as kube-apiserver does.
-                if errs.len() == before {
-                    errs.extend(crate::schema::check_rules(s, &format!("{path}.schema.openAPIV3Schema")));
+                if errs.len() == before && !(one_schema && i > 0) {
+                    let at = if one_schema {
+                        "spec.validation.openAPIV3Schema".to_owned()
+                    } else {
+                        format!("{path}.schema.openAPIV3Schema")
+                    };
+                    errs.extend(crate::schema::check_rules(s, &at));
                 }
             }
         }
