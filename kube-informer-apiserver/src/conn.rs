@@ -510,7 +510,13 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         return serve_admin(ctx, out, head, body);
     }
     let query = parse_query(&head.query);
-    let route = router::route(&head.path, &shared.store.lock());
+    // The one reading of the path that authorization and routing share; `None` names nothing (`..`, `//`, a bad
+    // escape) and is refused before authorization.
+    let info = RequestInfo::read(&head.method, &head.path, &head.query);
+    let route = match &info {
+        Some(info) => router::route(info, &shared.store.lock()),
+        None => Route::NotFound,
+    };
     let watch_param = query.iter().any(|(k, v)| k == "watch" && is_true(v));
     let mut record = RequestRecord {
         method: head.method.clone(),
@@ -621,8 +627,11 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     record.user = user.as_ref().map(|u| u.name.clone());
     // Authorization before routing, as kube-apiserver's filters run before its router: a refused request gets its 403
     // even for a resource that does not exist.
+    // A path that names nothing is refused (404) before authorization, so no authorizer reads it.
+    let Some(info) = info else {
+        return respond(ctx, out, head, record, Reply::Status(errors::no_such_path()), None);
+    };
     if let Some(u) = &user {
-        let info = RequestInfo::new(&head.method, &head.path, &head.query);
         let attrs = Attributes::of_request(u, &info);
         let decision = authorizer::authorize(&shared.auth, policy.as_deref(), &attrs);
         if !decision.allowed {

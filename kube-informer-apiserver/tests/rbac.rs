@@ -658,3 +658,119 @@ fn no_open_doors() {
     );
     assert_eq!(code, 200);
 }
+
+// ----- one reading of the path: what is authorized is what is served -----
+
+/// A user allowed `get` on the config map `cm-x` only.
+const CM_X_READER: &str = "
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: cm-x-reader, namespace: team}
+rules:
+- {apiGroups: [''], resources: [configmaps], resourceNames: [cm-x], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-reads-cm-x, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: cm-x-reader}
+subjects: [{kind: User, name: alice}]
+";
+
+#[test]
+fn an_encoded_name_is_authorized_as_the_name_it_decodes_to() {
+    let server = rbac().start().unwrap();
+    apply(&server, CM_X_READER);
+    let cms = format!("{}/api/v1/namespaces/team/configmaps", server.url());
+    let admin = admin(&server);
+    for name in ["cm-x", "cm-y"] {
+        let body = json!({"metadata": {"name": name}, "data": {"k": name}});
+        assert_eq!(call("POST", &cms, &admin, Some(&body)).0, 201);
+    }
+    // kube-apiserver reads Go's decoded `URL.Path`: `cm%2Dx` is `cm-x`, for the authorizer and the handler alike.
+    for path in ["cm-x", "cm%2Dx", "%63m-x", "cm%2dx"] {
+        let (code, cm) = call("GET", &format!("{cms}/{path}"), "alice-token", None);
+        assert_eq!((code, cm["data"]["k"].as_str()), (200, Some("cm-x")), "{path}");
+    }
+    // The other name is refused under any spelling, as the name it decodes to.
+    let (code, st) = call("GET", &format!("{cms}/cm%2Dy"), "alice-token", None);
+    assert_eq!(code, 403);
+    assert_eq!(
+        st["message"],
+        r#"configmaps "cm-y" is forbidden: User "alice" cannot get resource "configmaps" in API group "" in the namespace "team""#
+    );
+    // An encoded `/` separates segments, as in Go's `URL.Path`: the collection's segment may be written with it.
+    let (code, cm) = call(
+        "GET",
+        &format!("{}/api/v1/namespaces/team/configmaps%2Fcm-x", server.url()),
+        "alice-token",
+        None,
+    );
+    assert_eq!((code, cm["data"]["k"].as_str()), (200, Some("cm-x")));
+    // ... and never hides a second name inside one: `cm-x%2Fstatus` is a subresource config maps do not have,
+    // authorized (and refused) as such.
+    let (code, st) = call("GET", &format!("{cms}/cm-x%2Fstatus"), "alice-token", None);
+    assert_eq!(code, 403, "{st}");
+    assert_eq!(
+        st["message"],
+        r#"configmaps "cm-x" is forbidden: User "alice" cannot get resource "configmaps/status" in API group "" in the namespace "team""#
+    );
+}
+
+#[test]
+fn an_encoded_non_resource_path_is_authorized_as_the_path_it_decodes_to() {
+    let server = rbac().start().unwrap();
+    // `system:public-info-viewer` grants `/healthz` to anonymous requests: `/health%7A` is that path.
+    for path in ["/healthz", "/health%7A", "/health%7a", "/%76ersion"] {
+        let (code, body) = call("GET", &format!("{}{path}", server.url()), "", None);
+        assert_eq!(code, 200, "{path}: {body}");
+    }
+    // A path no one is granted stays refused, as the path it decodes to.
+    let (code, st) = call("GET", &format!("{}/metric%73", server.url()), "", None);
+    assert_eq!(code, 403);
+    assert_eq!(
+        st["message"],
+        r#"forbidden: User "system:anonymous" cannot get path "/metrics""#
+    );
+}
+
+#[test]
+fn dot_segments_empty_segments_and_bad_escapes_name_nothing_whoever_asks() {
+    let server = rbac().start().unwrap();
+    apply(&server, READER);
+    let url = server.url();
+    let admin = admin(&server);
+    let body = json!({"metadata": {"name": "s"}, "stringData": {"k": "v"}});
+    assert_eq!(
+        call(
+            "POST",
+            &format!("{url}/api/v1/namespaces/team/secrets"),
+            &admin,
+            Some(&body)
+        )
+        .0,
+        201
+    );
+    // alice may read config maps in `team`: no spelling of a path reaches a secret, or another namespace, through
+    // them. Each is refused before any authorizer reads it, as a path that names nothing (404), for alice and the
+    // cluster admin alike.
+    for path in [
+        "/api/v1/namespaces/team/configmaps/..",
+        "/api/v1/namespaces/team/configmaps/%2E%2E",
+        "/api/v1/namespaces/team/configmaps/.",
+        "/api/v1/namespaces/team/configmaps/..%2Fsecrets%2Fs",
+        "/api/v1/namespaces/team/configmaps%2F..%2Fsecrets/s",
+        "/api/v1/namespaces/team%2F..%2Fother/configmaps",
+        "/api/v1/namespaces//configmaps",
+        "/api/v1/namespaces/team/configmaps%2F%2Fx",
+        "//api/v1/namespaces/team/configmaps",
+        "/api/v1/namespaces/team/configmaps/%zz",
+        "/api/v1/namespaces/team/configmaps/%ff",
+    ] {
+        for token in ["alice-token", admin.as_str()] {
+            let (code, st) = call("GET", &format!("{url}{path}"), token, None);
+            assert_eq!((code, st["reason"].as_str()), (404, Some("NotFound")), "{path}: {st}");
+        }
+    }
+    // Anonymous requests get no further.
+    assert_eq!(call("GET", &format!("{url}/healthz/..%2Fmetrics"), "", None).0, 404);
+}
