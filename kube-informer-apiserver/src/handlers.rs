@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::admission::Admission;
+use super::authorizer::{self, Attributes};
 use super::certificate_approval;
 use super::component_status;
 use super::conversion;
@@ -46,6 +47,18 @@ pub(crate) fn handle(
     on_commit: OnCommit<'_>,
 ) -> Reply {
     let write = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    // A PUT that may create (create-on-update) is authorized for `create` as well, as apiserver's update handler
+    // wraps the create's validation (`withAuthorization`); the refusal is answered only if it would create.
+    let create_refused = match (user, verb, &r.subresource) {
+        (Some(u), Verb::Update, None) if r.spec.allows_create_on_update() => {
+            let (ns, name) = (r.namespace.as_deref().unwrap_or(""), r.name.as_deref().unwrap_or(""));
+            let (group, plural) = (&r.spec.api.group, &r.spec.api.plural);
+            let attrs = Attributes::resource(u, "create", ns, group, plural, "", name);
+            let decision = authorizer::authorize(&shared.auth, policy.as_deref(), &attrs);
+            (!decision.allowed).then(|| authorizer::forbidden_status(group, plural, name, &decision.reason))
+        }
+        _ => None,
+    };
     // RBAC's escalation check of a write of a role or binding (set up outside the store's lock).
     let guard = match (user, policy) {
         (Some(u), Some(p)) if write => {
@@ -74,7 +87,11 @@ pub(crate) fn handle(
         }
         _ => None,
     };
-    let reply = run(shared, verb, r, head, query, body, guard.as_ref(), on_commit).unwrap_or_else(Reply::Status);
+    let checks = WriteChecks {
+        escalation: guard.as_ref(),
+        create_refused,
+    };
+    let reply = run(shared, verb, r, head, query, body, checks, on_commit).unwrap_or_else(Reply::Status);
     // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
     if (r.spec.id() == crd::ID || r.spec.terminating) && write {
         crd::sync(&shared.store);
@@ -165,6 +182,13 @@ pub(crate) fn decode_body_as(
     }
 }
 
+/// The checks of a write set up before it: RBAC's escalation check, and the refusal of a create-on-update.
+struct WriteChecks<'g> {
+    escalation: Option<&'g Guard<'g>>,
+    /// The 403 a PUT that would create answers: its writer may not `create`.
+    create_refused: Option<Failure>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     shared: &Shared,
@@ -173,9 +197,10 @@ fn run(
     head: &RequestHead,
     query: &[(String, String)],
     body: &[u8],
-    guard: Option<&Guard<'_>>,
+    checks: WriteChecks<'_>,
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
+    let guard = checks.escalation;
     let spec = &*r.spec;
     let ns = r.namespace.as_deref();
     let name = r.name.as_deref().unwrap_or("");
@@ -270,6 +295,8 @@ fn run(
                 warnings: Vec::new(),
             };
             admission.admit(&mut v)?;
+            // As apiserver's create and update handlers: the body's namespace before anything else is asked of it.
+            strategy::ensure_namespace_matches(spec, ns, &v)?;
             if let Some(g) = guard {
                 g.check(&v)?;
             }
@@ -280,9 +307,18 @@ fn run(
                 Reply::Object(201, w.object)
             } else {
                 let dry = dry_run(query)?;
-                let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
+                let creates =
+                    !status_only && spec.allows_create_on_update() && !strategy::exists(store, spec, ns, name);
+                let w = if creates {
+                    if let Some(refusal) = checks.create_refused {
+                        return Err(refusal);
+                    }
+                    strategy::create_on_update(store, spec, ns, name, v, dry, &writer.manager, on_commit)?
+                } else {
+                    strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?
+                };
                 warnings.extend(w.warnings);
-                Reply::Object(200, w.object)
+                Reply::Object(if w.created { 201 } else { 200 }, w.object)
             };
             Ok(Reply::warned(reply, warnings))
         }

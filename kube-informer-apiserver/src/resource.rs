@@ -47,6 +47,22 @@ pub enum NameRule {
     PathSegment,
 }
 
+/// The resources whose kube-apiserver strategy allows create-on-update (`AllowCreateOnUpdate() bool { return true }`
+/// in `pkg/registry/…/strategy.go`).
+const CREATE_ON_UPDATE: [&str; 11] = [
+    "endpoints",
+    "events",
+    "events.events.k8s.io",
+    "leases.coordination.k8s.io",
+    "limitranges",
+    "runtimeclasses.node.k8s.io",
+    "services",
+    "roles.rbac.authorization.k8s.io",
+    "clusterroles.rbac.authorization.k8s.io",
+    "rolebindings.rbac.authorization.k8s.io",
+    "clusterrolebindings.rbac.authorization.k8s.io",
+];
+
 /// A resource served by [`ApiServer`](super::ApiServer): its [`ApiResource`] plus what the server needs to know
 /// to serve it like kube-apiserver does.
 ///
@@ -176,6 +192,14 @@ impl ResourceSpec {
 
     /// True when `…/{name}/{sub}` exists: a built-in resource's catalog subresources, or the `status` and `scale`
     /// subresources set.
+    /// The kind's strategy allows create-on-update (`AllowCreateOnUpdate`): a PUT of an object that does not exist
+    /// creates it (201), after the same authorization (`create` too) and escalation checks as a POST. True for the
+    /// built-in kinds whose kube-apiserver 1.34 strategy says so; never for custom resources (the CRD strategy's
+    /// `false`).
+    pub(crate) fn allows_create_on_update(&self) -> bool {
+        self.catalog.is_some() && CREATE_ON_UPDATE.contains(&self.id().as_str())
+    }
+
     pub(crate) fn has_subresource(&self, sub: &str) -> bool {
         match self.catalog {
             Some(e) => e.subresource(sub).is_some(),

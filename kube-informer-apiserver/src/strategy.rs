@@ -115,6 +115,22 @@ fn resolve_namespace(spec: &ResourceSpec, url_ns: Option<&str>, meta: &mut Objec
     Ok(ns)
 }
 
+/// The handlers' first check of a body (apiserver's `EnsureObjectNamespaceMatchesRequestNamespace`, run right after
+/// decoding, before admission, authorization of a create-on-update or any escalation check): a namespaced object's
+/// `metadata.namespace`, when set, must be the URL's (400).
+pub(crate) fn ensure_namespace_matches(spec: &ResourceSpec, url_ns: Option<&str>, obj: &Value) -> Result<(), Failure> {
+    let body_ns = obj
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str);
+    match (spec.api.namespaced, url_ns, body_ns) {
+        (true, Some(u), Some(b)) if !b.is_empty() && b != u => Err(errors::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn validate_labels(spec: &ResourceSpec, name: &str, meta: &Object) -> Result<(), Failure> {
     let mut errs = Vec::new();
     if let Some(Value::Object(labels)) = meta.get("labels") {
@@ -532,6 +548,29 @@ pub(crate) fn update_raw(
     let written = store_update(&mut g, spec, &current, Some(new), false);
     publish(store, g, spec, 200, &mut |_| {});
     Ok(written)
+}
+
+/// PUT of an object that does not exist, where the kind's strategy allows it
+/// ([`ResourceSpec::allows_create_on_update`]): the body's name must be the URL's, then it is created as by POST.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn create_on_update(
+    store: &Store,
+    spec: &ResourceSpec,
+    url_ns: Option<&str>,
+    name: &str,
+    mut body: Value,
+    dry_run: bool,
+    manager: &str,
+    on_commit: OnCommit<'_>,
+) -> Result<Written, Failure> {
+    check_name(as_object(&mut body)?, name)?;
+    create(store, spec, url_ns, body, dry_run, manager, on_commit)
+}
+
+/// Whether the object named by `url_ns`/`name` is stored.
+pub(crate) fn exists(store: &Store, spec: &ResourceSpec, url_ns: Option<&str>, name: &str) -> bool {
+    let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
+    store.lock().get(&spec.id(), &object_key(ns, name)).is_some()
 }
 
 /// PUT (`status_only`: PUT of the status subresource), for `manager`.
