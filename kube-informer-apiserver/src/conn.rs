@@ -18,7 +18,7 @@ use super::discovery;
 use super::errors;
 use super::faults::FaultAction;
 use super::field_validation::Directive;
-use super::handlers;
+use super::handlers::{self, RequestContext};
 use super::http::{self, HttpError, MAX_BODY, RequestHead};
 use super::impersonation;
 use super::list::ListOptions;
@@ -33,7 +33,7 @@ use super::serving_limits::{self, InFlightSlot};
 use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name, subject_organizations};
 use super::user::UserInfo;
-use super::watch::{self, WatchEnd};
+use super::watch::{self, WatchEnd, WatchRequest};
 use crate::util::parse_query;
 
 /// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
@@ -695,17 +695,18 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     };
     if verb != Verb::Watch {
         let mut pending = PendingRecord::new(&shared.log, record);
-        let mut reply = handlers::handle(
+        let request = RequestContext {
             shared,
-            verb,
-            &r,
             head,
-            &query,
+            query: &query,
             body,
-            user.as_ref(),
+            info: &info,
+            verb,
+            path: &r,
+            user: user.as_ref(),
             policy,
-            &mut |code| pending.commit(code),
-        );
+        };
+        let mut reply = handlers::handle(&request, &mut |code| pending.commit(code));
         // `includeObject` is read when the answer is converted: a write with a bad value still happens.
         match Converter::new(&r.spec, conversion, &query) {
             Ok(Some(mut c)) => reply = c.reply(reply),
@@ -732,17 +733,15 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                 shared.log.push(rec);
             }
         };
-        watch::serve(
-            ctx,
-            out,
-            &r.spec,
-            r.namespace.as_deref(),
-            &opts,
-            head.http10,
-            fault.map(|f| (f, ticket)),
+        let request = WatchRequest {
+            spec: &r.spec,
+            namespace: r.namespace.as_deref(),
+            opts: &opts,
+            http10: head.http10,
+            fault: fault.map(|f| (f, ticket)),
             converter,
-            &mut started,
-        )
+        };
+        watch::serve(ctx, out, request, &mut started)
     };
     match end {
         WatchEnd::Refused(st) => respond(ctx, out, head, record, Reply::Status(st), None),

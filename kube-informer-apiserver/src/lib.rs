@@ -125,6 +125,9 @@
 //! [`ApiServer::shutdown`] (or drop) joins them all within a second from any state: sockets are shut down and every
 //! wait is woken.
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 mod admin;
 mod admission;
 mod aggregated_discovery;

@@ -200,6 +200,12 @@ impl ResourceSpec {
         self.catalog.is_some() && CREATE_ON_UPDATE.contains(&self.id().as_str())
     }
 
+    /// 415 for a PATCH whose `Content-Type` the resource does not take: kube-apiserver lists the patch types it
+    /// serves ([`ResourceSpec::patch_types`]; a custom resource's omit strategic merge patch).
+    pub(crate) fn unsupported_patch_type(&self) -> super::errors::Failure {
+        super::errors::unsupported_body_type(&self.patch_types())
+    }
+
     pub(crate) fn has_subresource(&self, sub: &str) -> bool {
         match self.catalog {
             Some(e) => e.subresource(sub).is_some(),
