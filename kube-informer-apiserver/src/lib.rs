@@ -124,6 +124,20 @@
 //! OS to show them whole beside the informer's (`refl:pods`, `h1:pods`).
 //! [`ApiServer::shutdown`] (or drop) joins them all within a second from any state: sockets are shut down and every
 //! wait is woken.
+//!
+//! # Floors
+//!
+//! The modules stand on floors named as k8s.io/apiserver names its packages; a module uses modules of its own floor
+//! or lower ones, and a lower floor reaches up only through a value it is handed (`tests/layering.rs` holds this,
+//! listing the arrows and circles that still run against it):
+//!
+//! | Floor | kube-apiserver's | Modules |
+//! |---|---|---|
+//! | 4 server | `server`, `main` | `server` (`ApiServer` and its builder), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `admin`, `faults`, `manifests`, `main.rs` |
+//! | 3 endpoints | `endpoints`, `endpoints/handlers` | `handlers` (the handlers per verb, one `RequestContext` passed down per request), `router`, `watch`, `list`, `table`, `reply`, `discovery`, `aggregated_discovery`, `openapi` |
+//! | 2 registry, auth, admission | `registry`, `authentication`, `authorization`, `admission` | `resource` (`ResourceSpec`), `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `serviceaccount`, `bootstrap`, `printers`; `auth`, `authentication`, `authorizer`, `rbac`, `impersonation`, `review`; `admission`, `field_validation`, `validating_admission_policy` |
+//! | 1 storage and libraries | `storage`, apimachinery's libraries | `store` (MVCC, watch history, compaction, continue tokens), `cel`, `schema`, `patch`, `strategic_merge`, `managed_fields`, `protobuf`, `type_check`, the built-in catalog and schemas |
+//! | 0 the wire and plain values | `net/http`, `endpoints/request`, `api/errors`, `api/resource` | `http`, `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `errors`, `quantity`, `meta`, `user`, `warning`, `util` |
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -151,6 +165,7 @@ mod direct;
 mod discovery;
 mod errors;
 mod eviction;
+mod fault_action;
 mod fault_form;
 mod faults;
 mod fd_limit;
@@ -178,6 +193,7 @@ mod pod_subresources;
 mod printer_column;
 mod printers;
 mod protobuf;
+mod quantity;
 mod rbac;
 mod reply;
 mod request_info;
