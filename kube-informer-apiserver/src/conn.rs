@@ -11,10 +11,10 @@ use std::time::{Instant, SystemTime};
 use rustls::{ServerConnection, StreamOwned};
 
 use super::admin;
+use super::aggregated_discovery;
 use super::authentication::{self, CertificateUser};
 use super::authorizer::{self, Attributes};
 use super::conversion;
-use super::discovery;
 use super::errors;
 use super::faults::FaultAction;
 use super::field_validation::Directive;
@@ -669,7 +669,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                 Reply::Status(errors::method_not_allowed())
             } else {
                 let specs = shared.store.lock().specs();
-                discovery::reply(&d, &specs, shared.client_addr, head)
+                aggregated_discovery::serve(&d, &specs, shared.client_addr, head)
             };
             return respond(ctx, out, head, record, reply, fault.as_ref());
         }

@@ -133,7 +133,7 @@
 //!
 //! | Floor | kube-apiserver's | Modules |
 //! |---|---|---|
-//! | 4 server | `server`, `main` | `server` (`ApiServer` and its builder), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `admin`, `faults`, `manifests`, `main.rs` |
+//! | 4 server | `server`, `main` | `server` (`ApiServer` and its builder), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `service_account_client` (a service account's kubeconfig and client), `admin`, `faults` (the queue and its JSON form), `manifests`, `main.rs` |
 //! | 3 endpoints | `endpoints`, `endpoints/handlers` | `handlers` (the handlers per verb, one `RequestContext` passed down per request), `router`, `watch`, `list`, `table`, `reply`, `discovery`, `aggregated_discovery`, `openapi` |
 //! | 2 registry, auth, admission | `registry`, `authentication`, `authorization`, `admission` | `resource` (`ResourceSpec`), `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `serviceaccount`, `bootstrap`, `printers`; `auth`, `authentication`, `authorizer`, `rbac`, `impersonation`, `review`; `admission`, `field_validation`, `validating_admission_policy` |
 //! | 1 storage and libraries | `storage`, apimachinery's libraries | `store` (MVCC, watch history, compaction, continue tokens), `cel`, `schema`, `patch`, `strategic_merge`, `managed_fields`, `protobuf`, `type_check`, the built-in catalog and schemas |
@@ -166,7 +166,6 @@ mod discovery;
 mod errors;
 mod eviction;
 mod fault_action;
-mod fault_form;
 mod faults;
 mod fd_limit;
 mod field_validation;
@@ -203,6 +202,7 @@ mod router;
 mod scale;
 mod schema;
 mod server;
+mod service_account_client;
 mod serviceaccount;
 mod serving_limits;
 mod store;

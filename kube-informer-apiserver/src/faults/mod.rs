@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+mod form;
+
 pub use super::fault_action::FaultAction;
-use super::fault_form::FaultForm;
 use super::log::Verb;
 use super::resource::ResourceSpec;
+use form::FaultForm;
 
 /// The requests a fault applies to: a verb (or any) and a resource (or any).
 ///
