@@ -134,10 +134,10 @@
 //! | Floor | kube-apiserver's | Modules |
 //! |---|---|---|
 //! | 4 server | `server`, `main` | `server` (`ApiServer` and its builder), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `service_account_client` (a service account's kubeconfig and client), `admin`, `faults` (the queue and its JSON form), `manifests`, `main.rs` |
-//! | 3 endpoints | `endpoints`, `endpoints/handlers` | `handlers` (the handlers per verb, one `RequestContext` passed down per request), `router`, `watch`, `list`, `table`, `reply`, `discovery`, `aggregated_discovery`, `openapi` |
-//! | 2 registry, auth, admission | `registry`, `authentication`, `authorization`, `admission` | `resource` (`ResourceSpec`), `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `serviceaccount`, `bootstrap`, `printers`; `auth`, `authentication`, `authorizer`, `rbac`, `impersonation`, `review`; `admission`, `field_validation`, `validating_admission_policy` |
+//! | 3 endpoints | `endpoints`, `endpoints/handlers` | `handlers` (the handlers per verb, one `RequestContext` passed down per request), `router`, `watch`, `list`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
+//! | 2 registry, auth, admission | `registry`, `authentication`, `authorization`, `admission` | `resource` (`ResourceSpec`), `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `serviceaccount`, `bootstrap`, `printers`, `reply` (an answer as a value, which registry code returns and the endpoints write); `auth`, `authentication`, `authorizer`, `rbac`, `impersonation`, `review`; `admission`, `field_validation`, `validating_admission_policy` |
 //! | 1 storage and libraries | `storage`, apimachinery's libraries | `store` (MVCC, watch history, compaction, continue tokens), `cel`, `schema`, `patch`, `strategic_merge`, `managed_fields`, `protobuf`, `type_check`, the built-in catalog and schemas |
-//! | 0 the wire and plain values | `net/http`, `endpoints/request`, `api/errors`, `api/resource` | `http`, `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `errors`, `quantity`, `meta`, `user`, `warning`, `util` |
+//! | 0 the wire and plain values | `net/http`, `endpoints/request`, `api/errors`, `api/resource` | `http`, `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `errors`, `names`, `quantity`, `fault_action`, `meta`, `user`, `warning`, `util` |
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -184,6 +184,7 @@ mod log;
 mod managed_fields;
 mod manifests;
 mod meta;
+mod names;
 mod namespace_lifecycle;
 mod nesting;
 mod openapi;
