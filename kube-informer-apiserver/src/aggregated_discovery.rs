@@ -5,14 +5,32 @@
 //! documents; without a storage version hash, as kube-apiserver leaves it out there. Answered with an `ETag`
 //! (304 on `If-None-Match`) and `Vary: Accept`, as kube-apiserver does.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::discovery::{Catalogue, Described};
+use super::discovery::{self, Catalogue, Described};
 use super::http::RequestHead;
-use super::openapi;
 use super::reply::Reply;
+use super::resource::ResourceSpec;
+use super::router::Discovery;
+use super::util::hash_hex;
+
+/// The answer to a discovery path: aggregated for `/api` and `/apis` when the `Accept` header asks for it, else the
+/// legacy document ([`discovery::answer`]).
+pub(crate) fn serve(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr, head: &RequestHead) -> Reply {
+    if matches!(path, Discovery::Api | Discovery::Apis)
+        && let Some(version) = negotiate(head.header("accept"))
+    {
+        return reply(&Catalogue::new(specs), *path == Discovery::Api, version, head);
+    }
+    match discovery::answer(path, specs, addr) {
+        Ok(Value::String(_)) => Reply::Text(200, "ok"),
+        Ok(v) => Reply::value(200, &v),
+        Err(st) => Reply::Status(st),
+    }
+}
 
 /// The versions of `apidiscovery.k8s.io` served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,7 +170,7 @@ pub(crate) fn document(catalogue: &Catalogue, core: bool, version: Version) -> V
 pub(crate) fn reply(catalogue: &Catalogue, core: bool, version: Version, head: &RequestHead) -> Reply {
     let mut body = serde_json::to_vec(&document(catalogue, core, version)).unwrap_or_default();
     body.push(b'\n');
-    let etag = format!("\"{}\"", openapi::hash_hex(&body));
+    let etag = format!("\"{}\"", hash_hex(&body));
     let current = head
         .header("if-none-match")
         .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));

@@ -11,14 +11,14 @@ use std::time::{Instant, SystemTime};
 use rustls::{ServerConnection, StreamOwned};
 
 use super::admin;
+use super::aggregated_discovery;
 use super::authentication::{self, CertificateUser};
 use super::authorizer::{self, Attributes};
 use super::conversion;
-use super::discovery;
 use super::errors;
 use super::faults::FaultAction;
 use super::field_validation::Directive;
-use super::handlers;
+use super::handlers::{self, RequestContext};
 use super::http::{self, HttpError, MAX_BODY, RequestHead};
 use super::impersonation;
 use super::list::ListOptions;
@@ -33,7 +33,7 @@ use super::serving_limits::{self, InFlightSlot};
 use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name, subject_organizations};
 use super::user::UserInfo;
-use super::watch::{self, WatchEnd};
+use super::watch::{self, WatchEnd, WatchRequest};
 use crate::util::parse_query;
 
 /// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
@@ -510,7 +510,13 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
         return serve_admin(ctx, out, head, body);
     }
     let query = parse_query(&head.query);
-    let route = router::route(&head.path, &shared.store.lock());
+    // The one reading of the path that authorization and routing share; `None` names nothing (`..`, `//`, a bad
+    // escape) and is refused before authorization.
+    let info = RequestInfo::read(&head.method, &head.path, &head.query);
+    let route = match &info {
+        Some(info) => router::route(info, &shared.store.lock()),
+        None => Route::NotFound,
+    };
     let watch_param = query.iter().any(|(k, v)| k == "watch" && is_true(v));
     let mut record = RequestRecord {
         method: head.method.clone(),
@@ -625,8 +631,11 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     record.user = user.as_ref().map(|u| u.name.clone());
     // Authorization before routing, as kube-apiserver's filters run before its router: a refused request gets its 403
     // even for a resource that does not exist.
+    // A path that names nothing is refused (404) before authorization, so no authorizer reads it.
+    let Some(info) = info else {
+        return respond(ctx, out, head, record, Reply::Status(errors::no_such_path()), None);
+    };
     if let Some(u) = &user {
-        let info = RequestInfo::new(&head.method, &head.path, &head.query);
         let attrs = Attributes::of_request(u, &info);
         let decision = authorizer::authorize(&shared.auth, policy.as_deref(), &attrs);
         if !decision.allowed {
@@ -664,7 +673,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                 Reply::Status(errors::method_not_allowed())
             } else {
                 let specs = shared.store.lock().specs();
-                discovery::reply(&d, &specs, shared.client_addr, head)
+                aggregated_discovery::serve(&d, &specs, shared.client_addr, head)
             };
             return respond(ctx, out, head, record, reply, fault.as_ref());
         }
@@ -690,17 +699,18 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     };
     if verb != Verb::Watch {
         let mut pending = PendingRecord::new(&shared.log, record);
-        let mut reply = handlers::handle(
+        let request = RequestContext {
             shared,
-            verb,
-            &r,
             head,
-            &query,
+            query: &query,
             body,
-            user.as_ref(),
+            info: &info,
+            verb,
+            path: &r,
+            user: user.as_ref(),
             policy,
-            &mut |code| pending.commit(code),
-        );
+        };
+        let mut reply = handlers::handle(&request, &mut |code| pending.commit(code));
         // `includeObject` is read when the answer is converted: a write with a bad value still happens.
         match Converter::new(&r.spec, conversion, &query) {
             Ok(Some(mut c)) => reply = c.reply(reply),
@@ -727,17 +737,15 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                 shared.log.push(rec);
             }
         };
-        watch::serve(
-            ctx,
-            out,
-            &r.spec,
-            r.namespace.as_deref(),
-            &opts,
-            head.http10,
-            fault.map(|f| (f, ticket)),
+        let request = WatchRequest {
+            spec: &r.spec,
+            namespace: r.namespace.as_deref(),
+            opts: &opts,
+            http10: head.http10,
+            fault: fault.map(|f| (f, ticket)),
             converter,
-            &mut started,
-        )
+        };
+        watch::serve(ctx, out, request, &mut started)
     };
     match end {
         WatchEnd::Refused(st) => respond(ctx, out, head, record, Reply::Status(st), None),

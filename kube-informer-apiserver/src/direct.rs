@@ -16,7 +16,7 @@ use super::namespace_lifecycle;
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
 use super::store::StoredObject;
-use super::strategy::{self, DeleteOptions, Deleted, PatchType};
+use super::strategy::{self, DeleteOptions, Deleted, PatchType, Target};
 use kube_informer::Error;
 use kube_informer::object::{ApiResource, MetaAccessor, Resource};
 
@@ -100,12 +100,8 @@ impl ApiServer {
             .unwrap_or("")
             .to_owned();
         let w = strategy::update(
-            &self.shared().store,
-            &spec,
-            namespace,
-            &name,
+            Target::new(&self.shared().store, &spec, namespace, &name),
             obj,
-            false,
             false,
             DIRECT_FIELD_MANAGER,
             &mut |_| {},
@@ -132,13 +128,9 @@ impl ApiServer {
             .unwrap_or("")
             .to_owned();
         let w = strategy::update(
-            &self.shared().store,
-            &spec,
-            namespace,
-            &name,
+            Target::new(&self.shared().store, &spec, namespace, &name),
             obj,
             true,
-            false,
             DIRECT_FIELD_MANAGER,
             &mut |_| {},
         )
@@ -160,13 +152,9 @@ impl ApiServer {
     ) -> Result<Value, Error> {
         let spec = self.spec_of(ar)?;
         let w = strategy::patch(
-            &self.shared().store,
-            &spec,
-            namespace,
-            name,
+            Target::new(&self.shared().store, &spec, namespace, name),
             PatchType::Merge,
             patch,
-            false,
             false,
             &Writer {
                 manager: DIRECT_FIELD_MANAGER.to_owned(),

@@ -7,20 +7,14 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::aggregated_discovery;
 use super::builtin_catalog;
 use super::conversion;
 use super::errors::{self, Failure};
-use super::http::RequestHead;
-use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::router::Discovery;
 
-/// The Kubernetes version the server claims in `/version`.
-pub(crate) const MAJOR: &str = "1";
-/// Minor version.
-pub(crate) const MINOR: &str = "34";
+pub(crate) use super::util::{MAJOR, MINOR};
 
 /// A resource as discovery describes it (legacy `APIResource`, aggregated `APIResourceDiscovery`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,21 +250,6 @@ fn resource_list(group: &str, version: &str, catalogue: &Catalogue) -> Option<Va
     };
     let resources: Vec<Value> = resources.into_iter().map(|(_, r)| r).collect();
     Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
-}
-
-/// The answer to a discovery path: [`aggregated_discovery`](super::aggregated_discovery) for `/api` and `/apis`
-/// when the `Accept` header asks for it, else [`answer`].
-pub(crate) fn reply(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr, head: &RequestHead) -> Reply {
-    if matches!(path, Discovery::Api | Discovery::Apis)
-        && let Some(version) = aggregated_discovery::negotiate(head.header("accept"))
-    {
-        return aggregated_discovery::reply(&Catalogue::new(specs), *path == Discovery::Api, version, head);
-    }
-    match answer(path, specs, addr) {
-        Ok(Value::String(_)) => Reply::Text(200, "ok"),
-        Ok(v) => Reply::value(200, &v),
-        Err(st) => Reply::Status(st),
-    }
 }
 
 /// The JSON answer to a discovery path, or 404.

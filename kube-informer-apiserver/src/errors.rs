@@ -1,7 +1,5 @@
 //! The `Status` bodies kube-apiserver answers with (apimachinery's `api/errors` constructors and messages).
 
-use super::resource::ResourceSpec;
-use super::strategic_merge::StrategicMergeError;
 use kube_informer::object::{ApiResource, Status, StatusCause, StatusDetails};
 
 /// An error answer. Boxed: a `Status` is a few hundred bytes and travels in every `Result`.
@@ -238,29 +236,6 @@ pub(crate) fn unsupported_body_type(accepted: &[&str]) -> Failure {
     ))
 }
 
-/// 415 for a PATCH whose `Content-Type` the resource does not take: kube-apiserver lists the patch types it
-/// serves ([`ResourceSpec::patch_types`]; a custom resource's omit strategic merge patch).
-pub(crate) fn unsupported_patch_type(spec: &ResourceSpec) -> Failure {
-    unsupported_body_type(&spec.patch_types())
-}
-
-/// A strategic merge patch that does not apply, answered as kube-apiserver's patch handler answers: 400 with the
-/// message, 422 with a generic one, and the 500 of an error it did not classify.
-pub(crate) fn strategic_merge(e: StrategicMergeError) -> Failure {
-    match e {
-        StrategicMergeError::BadRequest(m) => bad_request(m),
-        StrategicMergeError::Invalid(_) => Box::new(
-            Status::failure(
-                422,
-                "Invalid",
-                "the server rejected our request due to an error in our request",
-            )
-            .with_details(StatusDetails::default()),
-        ),
-        other => internal(other.message()),
-    }
-}
-
 /// 401, as the authentication filter answers.
 pub(crate) fn unauthorized() -> Failure {
     Box::new(Status::failure(401, "Unauthorized", "Unauthorized"))
@@ -327,16 +302,6 @@ pub(crate) fn injected(code: u16, retry_after: Option<u32>) -> Failure {
         ..Default::default()
     });
     Box::new(st)
-}
-
-/// A JSON patch's failure: 400 when it is no patch, 413 past the operations allowed, 422 when it does not apply.
-pub(crate) fn json_patch(e: super::patch::PatchError) -> Failure {
-    use super::patch::PatchError;
-    match e {
-        PatchError::Malformed(m) => bad_request(m),
-        PatchError::TooLarge(m) => Box::new(Status::failure(413, "RequestEntityTooLarge", m)),
-        PatchError::Failed(m) => Box::new(Status::failure(422, "Invalid", m)),
-    }
 }
 
 /// 504 as kube-apiserver's request timeout answers (`errors.NewTimeoutError`): here, a body not received in time.

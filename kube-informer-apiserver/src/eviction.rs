@@ -14,7 +14,7 @@ use super::errors::{self, Failure};
 use super::managed_fields::SERVER;
 use super::reply::Reply;
 use super::store::{Store, StoredObject, object_key};
-use super::strategy::{self, DeleteOptions, OnCommit};
+use super::strategy::{self, DeleteOptions, OnCommit, Target};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 use kube_informer::selector::{LabelSelector, Selector};
@@ -184,7 +184,13 @@ fn spend(store: &Store, ns: &str, pod: &Value, budget: &Value, dry_run: bool) ->
         .lock()
         .spec(BUDGETS)
         .ok_or_else(|| errors::internal("poddisruptionbudgets are not served"))?;
-    let w = strategy::update(store, &spec, Some(ns), &name, updated, true, false, SERVER, &mut |_| {});
+    let w = strategy::update(
+        Target::new(store, &spec, Some(ns), &name),
+        updated,
+        true,
+        SERVER,
+        &mut |_| {},
+    );
     match w {
         Ok(_) => Ok(()),
         Err(st) if st.code == 409 => Err(too_many_requests(

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::errors::Failure;
 use super::store::Store;
-use super::strategy;
+use super::strategy::{self, Target};
 
 /// The group's store ids.
 const FLOW_SCHEMAS: &str = "flowschemas.flowcontrol.apiserver.k8s.io";
@@ -218,13 +218,9 @@ pub(crate) fn create(store: &Store) -> Result<(), Failure> {
             "message": format!("This FlowSchema references the PriorityLevelConfiguration object named {level:?} and it exists"),
         }]});
         strategy::update(
-            store,
-            &schemas,
-            None,
-            &name,
+            Target::new(store, &schemas, None, &name),
             created,
             true,
-            false,
             CONSUMER,
             &mut |_| {},
         )?;

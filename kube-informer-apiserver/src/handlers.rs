@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::admission::Admission;
+use super::authorizer::{self, Attributes};
 use super::certificate_approval;
 use super::component_status;
 use super::conversion;
@@ -20,32 +21,69 @@ use super::pod_subresources;
 use super::protobuf;
 use super::rbac::{self, Policy, escalation_check::Guard};
 use super::reply::Reply;
+use super::request_info::RequestInfo;
 use super::resource::ResourceSpec;
 use super::router::ResourcePath;
 use super::scale::{self, ScaleSubresource};
 use super::server::Shared;
 use super::serviceaccount::token_request;
 use super::store::{ListQuery, StoredObject, object_key};
-use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType};
+use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
 use super::user::UserInfo;
 use std::sync::Arc;
 
-/// Serves a non-watch request on a resource path by `user` (`None` when authentication is off); `policy` is the RBAC
-/// objects in the RBAC mode (writes of roles and bindings are checked against escalation). `on_commit` is called
-/// under the store's lock as its first write commits, before anything it wrote is visible.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn handle(
-    shared: &Shared,
-    verb: Verb,
-    r: &ResourcePath,
-    head: &RequestHead,
-    query: &[(String, String)],
-    body: &[u8],
-    user: Option<&UserInfo>,
-    policy: Option<Arc<Policy>>,
-    on_commit: OnCommit<'_>,
-) -> Reply {
+/// What every layer serving a request asks of it, read once by the connection and passed down: the server's shared
+/// state (the store among it), the request as sent (head, query, body), what it asks (the one reading of its path
+/// that authorization judged, and the verb and resource path the router resolved from it), and who asks.
+pub(crate) struct RequestContext<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) head: &'a RequestHead,
+    /// The query string's parameters, decoded.
+    pub(crate) query: &'a [(String, String)],
+    pub(crate) body: &'a [u8],
+    /// The request as the authorizers read it.
+    pub(crate) info: &'a RequestInfo,
+    pub(crate) verb: Verb,
+    /// The resource, namespace, name and subresource the path resolved to.
+    pub(crate) path: &'a ResourcePath,
+    /// `None` when authentication is off.
+    pub(crate) user: Option<&'a UserInfo>,
+    /// The RBAC objects in the RBAC mode (writes of roles and bindings are checked against escalation).
+    pub(crate) policy: Option<Arc<Policy>>,
+}
+
+impl RequestContext<'_> {
+    /// The object the request names, for the registry; a dry run as the query asks (400 for a bad `dryRun`).
+    fn target(&self) -> Result<Target<'_>, Failure> {
+        let r = self.path;
+        let target = Target::new(
+            &self.shared.store,
+            &r.spec,
+            r.namespace.as_deref(),
+            r.name.as_deref().unwrap_or(""),
+        );
+        Ok(target.dry_run(dry_run(self.query)?))
+    }
+}
+
+/// Serves a non-watch request on a resource path. `on_commit` is called under the store's lock as its first write
+/// commits, before anything it wrote is visible.
+pub(crate) fn handle(ctx: &RequestContext<'_>, on_commit: OnCommit<'_>) -> Reply {
+    let (shared, verb, r, user, policy) = (ctx.shared, ctx.verb, ctx.path, ctx.user, ctx.policy.clone());
     let write = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    // A PUT that may create (create-on-update) is authorized for `create` as well, as apiserver's update handler
+    // wraps the create's validation (`withAuthorization`); the refusal is answered only if it would create.
+    let create_refused = match (user, verb, &r.subresource) {
+        (Some(u), Verb::Update, None) if r.spec.allows_create_on_update() => {
+            // The request as authorization read it, asked again for `create`.
+            let mut attrs = Attributes::of_request(u, ctx.info);
+            attrs.verb = "create".to_owned();
+            let decision = authorizer::authorize(&shared.auth, policy.as_deref(), &attrs);
+            (!decision.allowed)
+                .then(|| authorizer::forbidden_status(&attrs.api_group, &attrs.resource, &attrs.name, &decision.reason))
+        }
+        _ => None,
+    };
     // RBAC's escalation check of a write of a role or binding (set up outside the store's lock).
     let guard = match (user, policy) {
         (Some(u), Some(p)) if write => {
@@ -74,7 +112,11 @@ pub(crate) fn handle(
         }
         _ => None,
     };
-    let reply = run(shared, verb, r, head, query, body, guard.as_ref(), on_commit).unwrap_or_else(Reply::Status);
+    let checks = WriteChecks {
+        escalation: guard.as_ref(),
+        create_refused,
+    };
+    let reply = run(ctx, checks, on_commit).unwrap_or_else(Reply::Status);
     // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
     if (r.spec.id() == crd::ID || r.spec.terminating) && write {
         crd::sync(&shared.store);
@@ -165,17 +207,16 @@ pub(crate) fn decode_body_as(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
-    shared: &Shared,
-    verb: Verb,
-    r: &ResourcePath,
-    head: &RequestHead,
-    query: &[(String, String)],
-    body: &[u8],
-    guard: Option<&Guard<'_>>,
-    on_commit: OnCommit<'_>,
-) -> Result<Reply, Failure> {
+/// The checks of a write set up before it: RBAC's escalation check, and the refusal of a create-on-update.
+struct WriteChecks<'g> {
+    escalation: Option<&'g Guard<'g>>,
+    /// The 403 a PUT that would create answers: its writer may not `create`.
+    create_refused: Option<Failure>,
+}
+
+fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_>) -> Result<Reply, Failure> {
+    let (shared, verb, r, head, query, body) = (ctx.shared, ctx.verb, ctx.path, ctx.head, ctx.query, ctx.body);
+    let guard = checks.escalation;
     let spec = &*r.spec;
     let ns = r.namespace.as_deref();
     let name = r.name.as_deref().unwrap_or("");
@@ -206,20 +247,10 @@ fn run(
         }
         Some("ephemeralcontainers") if pods => {
             let merge = pod_subresources::ephemeral_containers_update;
-            return partial_write(shared, verb, r, head, query, body, false, &merge, on_commit);
+            return partial_write(ctx, false, &merge, on_commit);
         }
         Some("approval") if spec.id() == "certificatesigningrequests.certificates.k8s.io" => {
-            return partial_write(
-                shared,
-                verb,
-                r,
-                head,
-                query,
-                body,
-                true,
-                &certificate_approval::update,
-                on_commit,
-            );
+            return partial_write(ctx, true, &certificate_approval::update, on_commit);
         }
         Some("finalize") if verb == Verb::Update => {
             let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
@@ -227,7 +258,7 @@ fn run(
         }
         Some("status") if spec.status_subresource => true,
         Some("scale") => match &spec.scale {
-            Some(scale) => return scale_request(shared, verb, r, scale, head, query, body, on_commit),
+            Some(scale) => return scale_request(ctx, scale, on_commit),
             None => return Err(errors::no_such_path()),
         },
         Some("token") if spec.id() == "serviceaccounts" && verb == Verb::Create => {
@@ -270,6 +301,8 @@ fn run(
                 warnings: Vec::new(),
             };
             admission.admit(&mut v)?;
+            // As apiserver's create and update handlers: the body's namespace before anything else is asked of it.
+            strategy::ensure_namespace_matches(spec, ns, &v)?;
             if let Some(g) = guard {
                 g.check(&v)?;
             }
@@ -279,10 +312,18 @@ fn run(
                 warnings.extend(w.warnings);
                 Reply::Object(201, w.object)
             } else {
-                let dry = dry_run(query)?;
-                let w = strategy::update(store, spec, ns, name, v, status_only, dry, &writer.manager, on_commit)?;
+                let target = ctx.target()?;
+                let creates = !status_only && spec.allows_create_on_update() && !strategy::exists(target);
+                let w = if creates {
+                    if let Some(refusal) = checks.create_refused {
+                        return Err(refusal);
+                    }
+                    strategy::create_on_update(target, v, &writer.manager, on_commit)?
+                } else {
+                    strategy::update(target, v, status_only, &writer.manager, on_commit)?
+                };
                 warnings.extend(w.warnings);
-                Reply::Object(200, w.object)
+                Reply::Object(if w.created { 201 } else { 200 }, w.object)
             };
             Ok(Reply::warned(reply, warnings))
         }
@@ -290,7 +331,7 @@ fn run(
             let ct = head.header("content-type").unwrap_or("");
             let kind = PatchType::from_content_type(ct)
                 .filter(|k| *k != PatchType::Strategic || spec.strategic_merge_schema().is_some())
-                .ok_or_else(|| errors::unsupported_patch_type(spec))?;
+                .ok_or_else(|| spec.unsupported_patch_type())?;
             let user_agent = head.header("user-agent").unwrap_or("");
             let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let directive = Directive::parse(query, "PatchOptions")?;
@@ -317,14 +358,10 @@ fn run(
                 warnings: Vec::new(),
             };
             let w = strategy::patch(
-                store,
-                spec,
-                ns,
-                name,
+                ctx.target()?,
                 kind,
                 &doc,
                 status_only,
-                dry_run(query)?,
                 &writer,
                 &mut |obj| {
                     admission.admit(obj)?;
@@ -356,18 +393,13 @@ fn run(
 /// A subresource that writes part of its object (`pods/ephemeralcontainers`, a CSR's `approval`): GET answers the
 /// object; PUT and PATCH give the whole object, which `merge(stored, written)` turns into what is stored (the rest
 /// kept as stored); `status_only` when that part is in the status.
-#[allow(clippy::too_many_arguments)]
 fn partial_write(
-    shared: &Shared,
-    verb: Verb,
-    r: &ResourcePath,
-    head: &RequestHead,
-    query: &[(String, String)],
-    body: &[u8],
+    ctx: &RequestContext<'_>,
     status_only: bool,
     merge: &dyn Fn(&Value, &mut Value) -> Result<(), Failure>,
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
+    let (shared, verb, r, head, query, body) = (ctx.shared, ctx.verb, ctx.path, ctx.head, ctx.query, ctx.body);
     let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
     let name = r.name.as_deref().unwrap_or("");
     if verb == Verb::Get {
@@ -386,33 +418,19 @@ fn partial_write(
             let (mut v, _) = decode_body(spec, head, body, Directive::Ignore)?;
             merge(&old, &mut v)?;
             Admission::quiet(spec).admit(&mut v)?;
-            let w = strategy::update(
-                store,
-                spec,
-                ns,
-                name,
-                v,
-                status_only,
-                dry_run(query)?,
-                &writer.manager,
-                on_commit,
-            )?;
+            let w = strategy::update(ctx.target()?, v, status_only, &writer.manager, on_commit)?;
             Ok(Reply::warned(Reply::Object(200, w.object), w.warnings))
         }
         Verb::Patch => {
             let ct = head.header("content-type").unwrap_or("");
-            let kind = PatchType::from_content_type(ct).ok_or_else(|| errors::unsupported_patch_type(spec))?;
+            let kind = PatchType::from_content_type(ct).ok_or_else(|| spec.unsupported_patch_type())?;
             let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let doc = strategy::parse_patch(kind, body)?;
             let w = strategy::patch(
-                store,
-                spec,
-                ns,
-                name,
+                ctx.target()?,
                 kind,
                 &doc,
                 status_only,
-                dry_run(query)?,
                 &writer,
                 &mut |obj| {
                     merge(&old, obj)?;
@@ -427,30 +445,21 @@ fn partial_write(
 }
 
 /// A request on `…/{name}/scale`.
-#[allow(clippy::too_many_arguments)]
 fn scale_request(
-    shared: &Shared,
-    verb: Verb,
-    r: &ResourcePath,
+    ctx: &RequestContext<'_>,
     scale: &ScaleSubresource,
-    head: &RequestHead,
-    query: &[(String, String)],
-    body: &[u8],
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
+    let (shared, verb, r, head, query, body) = (ctx.shared, ctx.verb, ctx.path, ctx.head, ctx.query, ctx.body);
     let (store, spec, ns) = (&shared.store, &*r.spec, r.namespace.as_deref());
     let name = r.name.as_deref().unwrap_or("");
     let user_agent = head.header("user-agent").unwrap_or("");
     let answer = match verb {
         Verb::Get => scale::get(store, spec, scale, ns, name)?,
         Verb::Update => scale::update(
-            store,
-            spec,
+            ctx.target()?,
             scale,
-            ns,
-            name,
             &decode_body_as("autoscaling/v1", "Scale", head, body, Directive::Ignore)?.0,
-            dry_run(query)?,
             &managed_fields::writer(query, user_agent, "UpdateOptions", None)?,
             on_commit,
         )?,
@@ -467,18 +476,7 @@ fn scale_request(
             })?;
             let writer = managed_fields::writer(query, user_agent, "PatchOptions", Some(kind == PatchType::Apply))?;
             let doc = strategy::parse_patch(kind, body)?;
-            scale::patch(
-                store,
-                spec,
-                scale,
-                ns,
-                name,
-                kind,
-                &doc,
-                dry_run(query)?,
-                &writer,
-                on_commit,
-            )?
+            scale::patch(ctx.target()?, scale, kind, &doc, &writer, on_commit)?
         }
         _ => return Err(errors::method_not_allowed()),
     };

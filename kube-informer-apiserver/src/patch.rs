@@ -6,13 +6,25 @@ use std::io;
 
 use serde_json::{Map, Value};
 
+use super::errors::{self, Failure};
 use super::nesting::{MAX_NESTING, nesting};
+use kube_informer::object::Status;
 
 /// kube-apiserver's `maxJSONPatchOperations`.
 pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 /// kube-apiserver's `JSONPatchMaxCopyBytes` (json-patch's `AccumulatedCopySizeLimit`): what the `copy` operations of
 /// one patch may add, measured as the copied values' JSON.
 pub(crate) const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// A JSON patch's failure as answered: 400 when it is no patch, 413 past the operations allowed, 422 when it does not
+/// apply.
+pub(crate) fn failure(e: PatchError) -> Failure {
+    match e {
+        PatchError::Malformed(m) => errors::bad_request(m),
+        PatchError::TooLarge(m) => Box::new(Status::failure(413, "RequestEntityTooLarge", m)),
+        PatchError::Failed(m) => Box::new(Status::failure(422, "Invalid", m)),
+    }
+}
 
 /// Why a patch failed. kube-apiserver answers an undecodable patch with 400, one with too many operations with 413,
 /// and a patch that does not apply with 422.

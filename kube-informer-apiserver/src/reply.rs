@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::errors::Failure;
-use super::faults::FaultAction;
+use super::fault_action::FaultAction;
 use super::http::{self, ResponseBody};
 use super::store::StoredObject;
 

@@ -1,12 +1,17 @@
 //! What a request asks to do, read from its method, path and query alone (apiserver's `RequestInfoFactory`): the
 //! attributes the authorizers judge, before the router knows whether the resource exists — so a user without the
 //! permission gets kube-apiserver's 403, not a 404, for a resource that is not there.
+//!
+//! The path is read once: [`RequestInfo::read`] percent-decodes it as Go's `net/http` decodes `URL.Path` (an
+//! encoded `/` becomes a separator, as in kube-apiserver), and both the authorizers and the router read that one
+//! decoded path — the request that is authorized is the request that is served.
 
 /// A request's verb, resource, namespace and name, or its non-resource path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RequestInfo {
     pub(crate) resource_request: bool,
-    /// The URL path as sent (non-resource requests are judged by it).
+    /// The URL path, percent-decoded (as Go's `URL.Path`): non-resource requests are judged by it and the router
+    /// resolves it.
     pub(crate) path: String,
     /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`, `proxy`; for a
     /// non-resource request the method in lower case.
@@ -23,7 +28,23 @@ pub(crate) struct RequestInfo {
 const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 
 impl RequestInfo {
-    /// Reads a request. `query` is the raw query string.
+    /// Reads a request as sent: `path` percent-encoded, `query` the raw query string. `None` for a path that
+    /// names nothing whoever asks, refused before authorization ([`decode_path`]).
+    pub(crate) fn read(method: &str, path: &str, query: &str) -> Option<RequestInfo> {
+        decode_path(path).map(|decoded| RequestInfo::new(method, &decoded, query))
+    }
+
+    /// The decoded path's segments, without the leading and trailing slashes.
+    pub(crate) fn segments(&self) -> Vec<&str> {
+        let trimmed = self.path.strip_prefix('/').unwrap_or(&self.path).trim_end_matches('/');
+        if trimmed.is_empty() {
+            Vec::new()
+        } else {
+            trimmed.split('/').collect()
+        }
+    }
+
+    /// Reads a request whose `path` is already decoded. `query` is the raw query string.
     pub(crate) fn new(method: &str, path: &str, query: &str) -> RequestInfo {
         let mut info = RequestInfo {
             path: path.to_owned(),
@@ -147,6 +168,38 @@ fn unescape(s: &str) -> String {
         }
     }
     out
+}
+
+/// Decodes a request path once, as Go's `url.PathUnescape` fills `URL.Path` (`%XX` of two hex digits; `+` stays a
+/// plus; `%2F` becomes a `/` that separates segments, as kube-apiserver reads it). `None` — the path names nothing —
+/// when an escape is malformed, the result is not UTF-8, or a segment of the decoded path (trailing slashes aside,
+/// which go-restful trims) is empty (`//`), `.` or `..`: kube-apiserver routes no such path to an object (its
+/// `path.IsValidPathSegmentName` refuses `.` and `..` as names, its router matches no empty segment), and this
+/// server refuses it before authorization rather than let any layer resolve it.
+pub(crate) fn decode_path(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone would take "+f").
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    let decoded = String::from_utf8(out).ok()?;
+    let trimmed = decoded.strip_prefix('/').unwrap_or(&decoded).trim_end_matches('/');
+    if !trimmed.is_empty() && trimmed.split('/').any(|s| matches!(s, "" | "." | "..")) {
+        return None;
+    }
+    Some(decoded)
 }
 
 /// `path.IsValidPathSegmentName`.
@@ -287,6 +340,42 @@ mod tests {
             info("GET", "/api/v1/proxy/namespaces/n/pods/p/x/y", ""),
             res("proxy", "", "n", "pods", "", "p")
         );
+    }
+
+    #[test]
+    fn the_path_is_decoded_once_as_go_decodes_url_path() {
+        assert_eq!(decode_path("/a%2Eb%2e").as_deref(), Some("/a.b."));
+        assert_eq!(decode_path("/a+b").as_deref(), Some("/a+b"));
+        assert_eq!(decode_path("/health%7A").as_deref(), Some("/healthz"));
+        for bad in ["/%+f", "/%-1", "/% f", "/%g0", "/%2", "/%", "/%ff"] {
+            assert_eq!(decode_path(bad), None, "{bad}");
+        }
+        // An encoded slash separates segments, as in Go's `URL.Path`.
+        assert_eq!(
+            RequestInfo::read("GET", "/api/v1/namespaces/n/configmaps%2Fcm%2Dx", ""),
+            Some(RequestInfo::new("GET", "/api/v1/namespaces/n/configmaps/cm-x", ""))
+        );
+        let read = RequestInfo::read("GET", "/api/v1/namespaces/n/configmaps/cm%2Dx", "").unwrap();
+        assert_eq!(
+            (read.name.as_str(), read.path.as_str()),
+            ("cm-x", "/api/v1/namespaces/n/configmaps/cm-x")
+        );
+        assert_eq!(read.segments(), ["api", "v1", "namespaces", "n", "configmaps", "cm-x"]);
+        // Trailing slashes are no empty segment; `/` alone names nothing but is no refusal.
+        assert!(decode_path("/api/v1/namespaces/n/configmaps/a//").is_some());
+        assert!(decode_path("/").is_some());
+        for refused in [
+            "/api/v1/namespaces//configmaps",
+            "//api/v1/configmaps",
+            "/api/v1/namespaces/n/configmaps/..",
+            "/api/v1/namespaces/n/configmaps/%2E%2E",
+            "/api/v1/namespaces/n/configmaps/.",
+            "/api/v1/namespaces/a%2F..%2Fb/configmaps",
+            "/api/v1/namespaces/n/configmaps/a%2F%2Fb",
+            "/healthz/../version",
+        ] {
+            assert_eq!(RequestInfo::read("GET", refused, ""), None, "{refused}");
+        }
     }
 
     #[test]

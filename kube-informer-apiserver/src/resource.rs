@@ -14,6 +14,9 @@ use super::scale::ScaleSubresource;
 use super::{builtin_catalog, builtin_kinds, crd, strategic_merge};
 use kube_informer::object::ApiResource;
 
+pub use super::names::NameRule;
+pub(crate) use super::names::validate_name;
+
 /// An object's schema: none, one given, or a built-in kind's, which Kubernetes publishes and the
 /// [`builtin_catalog`] entry reads from the generated data the first time it is needed (starting a server inlines
 /// none of them).
@@ -36,16 +39,21 @@ impl SchemaSlot {
     }
 }
 
-/// Which names a resource accepts (apimachinery's name validation functions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NameRule {
-    /// A DNS-1123 subdomain: ≤ 253 characters, lowercase alphanumerics, `-` and `.` (most resources).
-    Subdomain,
-    /// A DNS-1123 label: ≤ 63 characters, lowercase alphanumerics and `-` (namespaces, nodes' labels, …).
-    Label,
-    /// Any valid path segment: not `.` or `..`, without `/` or `%` (RBAC roles and bindings: `system:basic-user`).
-    PathSegment,
-}
+/// The resources whose kube-apiserver strategy allows create-on-update (`AllowCreateOnUpdate() bool { return true }`
+/// in `pkg/registry/…/strategy.go`).
+const CREATE_ON_UPDATE: [&str; 11] = [
+    "endpoints",
+    "events",
+    "events.events.k8s.io",
+    "leases.coordination.k8s.io",
+    "limitranges",
+    "runtimeclasses.node.k8s.io",
+    "services",
+    "roles.rbac.authorization.k8s.io",
+    "clusterroles.rbac.authorization.k8s.io",
+    "rolebindings.rbac.authorization.k8s.io",
+    "clusterrolebindings.rbac.authorization.k8s.io",
+];
 
 /// A resource served by [`ApiServer`](super::ApiServer): its [`ApiResource`] plus what the server needs to know
 /// to serve it like kube-apiserver does.
@@ -176,6 +184,20 @@ impl ResourceSpec {
 
     /// True when `…/{name}/{sub}` exists: a built-in resource's catalog subresources, or the `status` and `scale`
     /// subresources set.
+    /// The kind's strategy allows create-on-update (`AllowCreateOnUpdate`): a PUT of an object that does not exist
+    /// creates it (201), after the same authorization (`create` too) and escalation checks as a POST. True for the
+    /// built-in kinds whose kube-apiserver 1.34 strategy says so; never for custom resources (the CRD strategy's
+    /// `false`).
+    pub(crate) fn allows_create_on_update(&self) -> bool {
+        self.catalog.is_some() && CREATE_ON_UPDATE.contains(&self.id().as_str())
+    }
+
+    /// 415 for a PATCH whose `Content-Type` the resource does not take: kube-apiserver lists the patch types it
+    /// serves ([`ResourceSpec::patch_types`]; a custom resource's omit strategic merge patch).
+    pub(crate) fn unsupported_patch_type(&self) -> super::errors::Failure {
+        super::errors::unsupported_body_type(&self.patch_types())
+    }
+
     pub(crate) fn has_subresource(&self, sub: &str) -> bool {
         match self.catalog {
             Some(e) => e.subresource(sub).is_some(),
@@ -439,44 +461,6 @@ impl From<ApiResource> for ResourceSpec {
     fn from(api: ApiResource) -> Self {
         ResourceSpec::new(api)
     }
-}
-
-/// Checks a name against a rule; the message is apimachinery's.
-pub(crate) fn validate_name(rule: NameRule, name: &str) -> Result<(), String> {
-    const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-    const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-    let (max, ok) = match rule {
-        NameRule::Subdomain => (253, name.split('.').all(is_label)),
-        NameRule::Label => (63, is_label(name)),
-        NameRule::PathSegment => {
-            return match name {
-                "." | ".." => Err(format!("may not be '{name}'")),
-                _ => match ['/', '%'].into_iter().find(|c| name.contains(*c)) {
-                    Some(c) => Err(format!("may not contain '{c}'")),
-                    None => Ok(()),
-                },
-            };
-        }
-    };
-    if name.len() > max {
-        return Err(format!("must be no more than {max} characters"));
-    }
-    if !ok {
-        return Err(match rule {
-            NameRule::Subdomain => SUBDOMAIN.to_owned(),
-            NameRule::Label | NameRule::PathSegment => LABEL.to_owned(),
-        });
-    }
-    Ok(())
-}
-
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
 }
 
 #[cfg(test)]

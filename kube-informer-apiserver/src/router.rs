@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::log::Verb;
+use super::request_info::RequestInfo;
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::store::StoreInner;
@@ -49,48 +50,15 @@ pub(crate) enum Route {
     NotFound,
 }
 
-/// Decodes `%XX` in one path segment (`+` stays a plus). `None` on a bad escape or non-UTF-8.
-fn decode_segment(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = b.get(i + 1..i + 3)?;
-            // Two hex digits exactly (`from_str_radix` alone would take "+f").
-            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                return None;
-            }
-            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Resolves a path against the registered resources.
+/// Resolves a request's path, as [`RequestInfo::read`] decoded it, against the registered resources.
 ///
 /// Trailing slashes are ignored: kube-apiserver routes these paths through go-restful, whose router (v3.11+, with
 /// its default `TrimRightSlashEnabled = true`) trims the slashes at the end of a request path before matching, and
 /// whose request-info parser (`splitPath`) does too; `/apis/` and `/apis/{group}/` are registered with the trailing
 /// slash by the aggregator. So `/version/`, `/api/`, `/apis/apps/v1/`, `…/configmaps/` (the list) and
 /// `…/configmaps/name/` (the object) are answered as without the slash.
-pub(crate) fn route(path: &str, store: &StoreInner) -> Route {
-    let trimmed = path.strip_prefix('/').unwrap_or(path).trim_end_matches('/');
-    if trimmed.is_empty() {
-        return Route::NotFound;
-    }
-    let Some(segs) = trimmed.split('/').map(decode_segment).collect::<Option<Vec<String>>>() else {
-        return Route::NotFound;
-    };
-    // A decoded segment holding '/' (from %2F) or an empty segment names nothing.
-    if segs.iter().any(|s| s.contains('/')) {
-        return Route::NotFound;
-    }
-    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+pub(crate) fn route(info: &RequestInfo, store: &StoreInner) -> Route {
+    let segs = info.segments();
     match segs.as_slice() {
         ["api"] => Route::Discovery(Discovery::Api),
         ["apis"] => Route::Discovery(Discovery::Apis),
@@ -220,20 +188,16 @@ mod tests {
     /// (resource id, namespace, name, subresource, watch prefix)
     type Resolved = (String, Option<String>, Option<String>, Option<String>, bool);
 
-    fn resource(path: &str) -> Option<Resolved> {
-        let s = store();
-        match route(path, &s.lock()) {
-            Route::Resource(r) => Some((r.spec.id(), r.namespace, r.name, r.subresource, r.watch_prefix)),
-            _ => None,
-        }
+    /// A path as sent, read as a request reads it.
+    fn at(path: &str) -> RequestInfo {
+        RequestInfo::read("GET", path, "").expect(path)
     }
 
-    #[test]
-    fn path_segments_decode_percent_escapes_of_two_hex_digits_only() {
-        assert_eq!(decode_segment("a%2Eb%2e").as_deref(), Some("a.b."));
-        assert_eq!(decode_segment("a+b").as_deref(), Some("a+b"));
-        for bad in ["%+f", "%-1", "% f", "%g0", "%2", "%"] {
-            assert_eq!(decode_segment(bad), None, "{bad}");
+    fn resource(path: &str) -> Option<Resolved> {
+        let s = store();
+        match route(&RequestInfo::read("GET", path, "")?, &s.lock()) {
+            Route::Resource(r) => Some((r.spec.id(), r.namespace, r.name, r.subresource, r.watch_prefix)),
+            _ => None,
         }
     }
 
@@ -297,19 +261,22 @@ mod tests {
         );
         let st = store();
         let g = st.lock();
-        assert!(matches!(route("/version/", &g), Route::Discovery(Discovery::Version)));
-        assert!(matches!(route("/api/", &g), Route::Discovery(Discovery::Api)));
-        assert!(matches!(route("/apis/", &g), Route::Discovery(Discovery::Apis)));
         assert!(matches!(
-            route("/apis/apps/", &g),
+            route(&at("/version/"), &g),
+            Route::Discovery(Discovery::Version)
+        ));
+        assert!(matches!(route(&at("/api/"), &g), Route::Discovery(Discovery::Api)));
+        assert!(matches!(route(&at("/apis/"), &g), Route::Discovery(Discovery::Apis)));
+        assert!(matches!(
+            route(&at("/apis/apps/"), &g),
             Route::Discovery(Discovery::Group(_))
         ));
         assert!(matches!(
-            route("/apis/apps/v1/", &g),
+            route(&at("/apis/apps/v1/"), &g),
             Route::Discovery(Discovery::GroupVersion(..))
         ));
         assert!(matches!(
-            route("/api/v1/", &g),
+            route(&at("/api/v1/"), &g),
             Route::Discovery(Discovery::GroupVersion(..))
         ));
     }
@@ -331,8 +298,13 @@ mod tests {
             assert!(resource(p).is_none(), "{p}");
         }
         let s = store();
-        assert!(matches!(route("/apis", &s.lock()), Route::Discovery(Discovery::Apis)));
-        assert!(matches!(route("/api/v1", &s.lock()), Route::Discovery(Discovery::GroupVersion(g, _)) if g.is_empty()));
-        assert!(matches!(route("/nope", &s.lock()), Route::NotFound));
+        assert!(matches!(
+            route(&at("/apis"), &s.lock()),
+            Route::Discovery(Discovery::Apis)
+        ));
+        assert!(
+            matches!(route(&at("/api/v1"), &s.lock()), Route::Discovery(Discovery::GroupVersion(g, _)) if g.is_empty())
+        );
+        assert!(matches!(route(&at("/nope"), &s.lock()), Route::NotFound));
     }
 }

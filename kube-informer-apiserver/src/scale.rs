@@ -11,7 +11,7 @@ use super::managed_fields::{Requested, Writer};
 use super::patch;
 use super::resource::ResourceSpec;
 use super::store::{Store, StoredObject, object_key};
-use super::strategy::{self, OnCommit, PatchType, Written};
+use super::strategy::{self, OnCommit, PatchType, Target, Written};
 use kube_informer::selector::{LabelSelector, Selector};
 
 /// The `scale` subresource of a resource: where the desired and observed replica counts and the label selector
@@ -279,18 +279,20 @@ fn set_entries(obj: &mut Value, entries: Vec<Value>) {
 /// resource's schema: 422 naming the object's kind), as the deployment and custom resource scale storages do. The
 /// write is tracked on the Scale, whose managed fields are the parent's owners of the replicas ([`ScaleHandler`]),
 /// and moved back to the parent.
-#[allow(clippy::too_many_arguments)]
 fn write_scale(
-    store: &Store,
-    spec: &ResourceSpec,
+    target: Target<'_>,
     scale: &ScaleSubresource,
-    ns: Option<&str>,
-    name: &str,
     request: ScaleWrite<'_>,
-    dry_run: bool,
     writer: &Writer,
     on_commit: OnCommit<'_>,
 ) -> Result<Value, Failure> {
+    let Target {
+        store,
+        spec,
+        namespace: ns,
+        name,
+        dry_run,
+    } = target;
     let checked = match request {
         ScaleWrite::Replace(body) => Some(check_scale(body, name)?),
         ScaleWrite::Apply(_) => None,
@@ -341,43 +343,23 @@ fn write_scale(
 }
 
 /// PUT `…/{name}/scale` by `writer`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn update(
-    store: &Store,
-    spec: &ResourceSpec,
+    target: Target<'_>,
     scale: &ScaleSubresource,
-    ns: Option<&str>,
-    name: &str,
     body: &Value,
-    dry_run: bool,
     writer: &Writer,
     on_commit: OnCommit<'_>,
 ) -> Result<Value, Failure> {
-    write_scale(
-        store,
-        spec,
-        scale,
-        ns,
-        name,
-        ScaleWrite::Replace(body),
-        dry_run,
-        writer,
-        on_commit,
-    )
+    write_scale(target, scale, ScaleWrite::Replace(body), writer, on_commit)
 }
 
 /// PATCH `…/{name}/scale` by `writer`: the patch applies to the current `Scale` (strategic merge as a merge patch:
 /// a `Scale` has no lists), then it is written as by PUT; an apply patch is server-side apply to the `Scale`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
-    store: &Store,
-    spec: &ResourceSpec,
+    target: Target<'_>,
     scale: &ScaleSubresource,
-    ns: Option<&str>,
-    name: &str,
     kind: PatchType,
     patch_doc: &Value,
-    dry_run: bool,
     writer: &Writer,
     on_commit: OnCommit<'_>,
 ) -> Result<Value, Failure> {
@@ -385,12 +367,11 @@ pub(crate) fn patch(
         if !patch_doc.is_object() {
             return Err(errors::bad_request("a merge patch must be a JSON object"));
         }
-        let write = ScaleWrite::Apply(patch_doc);
-        return write_scale(store, spec, scale, ns, name, write, dry_run, writer, on_commit);
+        return write_scale(target, scale, ScaleWrite::Apply(patch_doc), writer, on_commit);
     }
-    let mut doc = get(store, spec, scale, ns, name)?;
+    let mut doc = get(target.store, target.spec, scale, target.namespace, target.name)?;
     match kind {
-        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(errors::json_patch)?,
+        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(patch::failure)?,
         PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
             if !patch_doc.is_object() {
                 return Err(errors::bad_request("a merge patch must be a JSON object"));
@@ -398,17 +379,7 @@ pub(crate) fn patch(
             patch::merge_patch(&mut doc, patch_doc);
         }
     }
-    write_scale(
-        store,
-        spec,
-        scale,
-        ns,
-        name,
-        ScaleWrite::Replace(&doc),
-        dry_run,
-        writer,
-        on_commit,
-    )
+    write_scale(target, scale, ScaleWrite::Replace(&doc), writer, on_commit)
 }
 
 #[cfg(test)]

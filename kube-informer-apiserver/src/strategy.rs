@@ -19,6 +19,7 @@ use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_k
 use super::strategic_merge;
 use super::util;
 use kube_informer::object::time::format_rfc3339;
+use kube_informer::object::{Status, StatusDetails};
 use kube_informer::selector::{Operator, Requirement};
 
 type Object = Map<String, Value>;
@@ -31,6 +32,37 @@ pub(crate) fn parse_object(body: &[u8]) -> Result<Value, Failure> {
         return Err(errors::bad_request("the body of the request must be a JSON object"));
     }
     Ok(v)
+}
+
+/// The object a write is aimed at, and how it is done: the store, the resource, the URL's namespace and name, and
+/// whether it is a dry run — the registry's part of a request's context (the handlers build it from theirs; the
+/// server's own writers from what they write).
+#[derive(Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) spec: &'a ResourceSpec,
+    /// The URL's namespace (`None` for a cluster-scoped resource, or a namespaced one named without it).
+    pub(crate) namespace: Option<&'a str>,
+    pub(crate) name: &'a str,
+    pub(crate) dry_run: bool,
+}
+
+impl<'a> Target<'a> {
+    /// A write by the server itself (not a dry run).
+    pub(crate) fn new(store: &'a Store, spec: &'a ResourceSpec, namespace: Option<&'a str>, name: &'a str) -> Self {
+        Target {
+            store,
+            spec,
+            namespace,
+            name,
+            dry_run: false,
+        }
+    }
+
+    /// The same target, as a dry run when `dry_run`.
+    pub(crate) fn dry_run(self, dry_run: bool) -> Self {
+        Target { dry_run, ..self }
+    }
 }
 
 fn as_object(v: &mut Value) -> Result<&mut Object, Failure> {
@@ -113,6 +145,22 @@ fn resolve_namespace(spec: &ResourceSpec, url_ns: Option<&str>, meta: &mut Objec
     };
     meta.insert("namespace".into(), Value::String(ns.clone()));
     Ok(ns)
+}
+
+/// The handlers' first check of a body (apiserver's `EnsureObjectNamespaceMatchesRequestNamespace`, run right after
+/// decoding, before admission, authorization of a create-on-update or any escalation check): a namespaced object's
+/// `metadata.namespace`, when set, must be the URL's (400).
+pub(crate) fn ensure_namespace_matches(spec: &ResourceSpec, url_ns: Option<&str>, obj: &Value) -> Result<(), Failure> {
+    let body_ns = obj
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str);
+    match (spec.api.namespaced, url_ns, body_ns) {
+        (true, Some(u), Some(b)) if !b.is_empty() && b != u => Err(errors::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn validate_labels(spec: &ResourceSpec, name: &str, meta: &Object) -> Result<(), Failure> {
@@ -534,19 +582,57 @@ pub(crate) fn update_raw(
     Ok(written)
 }
 
-/// PUT (`status_only`: PUT of the status subresource), for `manager`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn update(
-    store: &Store,
-    spec: &ResourceSpec,
-    url_ns: Option<&str>,
-    name: &str,
+/// PUT of an object that does not exist, where the kind's strategy allows it
+/// ([`ResourceSpec::allows_create_on_update`]): the body's name must be the URL's, then it is created as by POST.
+pub(crate) fn create_on_update(
+    target: Target<'_>,
     mut body: Value,
-    status_only: bool,
-    dry_run: bool,
     manager: &str,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
+    let Target {
+        store,
+        spec,
+        namespace,
+        name,
+        dry_run,
+    } = target;
+    check_name(as_object(&mut body)?, name)?;
+    create(store, spec, namespace, body, dry_run, manager, on_commit)
+}
+
+/// Whether the target object is stored.
+pub(crate) fn exists(target: Target<'_>) -> bool {
+    let Target {
+        store,
+        spec,
+        namespace,
+        name,
+        ..
+    } = target;
+    let ns = if spec.api.namespaced {
+        namespace.unwrap_or("")
+    } else {
+        ""
+    };
+    store.lock().get(&spec.id(), &object_key(ns, name)).is_some()
+}
+
+/// PUT (`status_only`: PUT of the status subresource), for `manager`.
+pub(crate) fn update(
+    target: Target<'_>,
+    mut body: Value,
+    status_only: bool,
+    manager: &str,
+    on_commit: OnCommit<'_>,
+) -> Result<Written, Failure> {
+    let Target {
+        store,
+        spec,
+        namespace: url_ns,
+        name,
+        dry_run,
+    } = target;
     let obj = as_object(&mut body)?;
     check_type(spec, obj)?;
     check_name(obj, name)?;
@@ -592,6 +678,23 @@ pub(crate) fn update_current(
     })
 }
 
+/// A strategic merge patch that does not apply, answered as kube-apiserver's patch handler answers: 400 with the
+/// message, 422 with a generic one, and the 500 of an error it did not classify.
+fn strategic_merge_failure(e: strategic_merge::StrategicMergeError) -> Failure {
+    match e {
+        strategic_merge::StrategicMergeError::BadRequest(m) => errors::bad_request(m),
+        strategic_merge::StrategicMergeError::Invalid(_) => Box::new(
+            Status::failure(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+            )
+            .with_details(StatusDetails::default()),
+        ),
+        other => errors::internal(other.message()),
+    }
+}
+
 /// The patch formats kube-apiserver accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PatchType {
@@ -635,20 +738,22 @@ pub(crate) fn parse_patch(kind: PatchType, body: &[u8]) -> Result<Value, Failure
 
 /// PATCH (`status_only`: PATCH of the status subresource) by `writer`. An apply patch of a missing object creates
 /// it.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
-    store: &Store,
-    spec: &ResourceSpec,
-    url_ns: Option<&str>,
-    name: &str,
+    target: Target<'_>,
     kind: PatchType,
     patch_doc: &Value,
     status_only: bool,
-    dry_run: bool,
     writer: &Writer,
     admit: Admit<'_>,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
+    let Target {
+        store,
+        spec,
+        namespace: url_ns,
+        name,
+        dry_run,
+    } = target;
     if matches!(kind, PatchType::Merge | PatchType::Apply) && !patch_doc.is_object() {
         return Err(errors::bad_request("a merge patch must be a JSON object"));
     }
@@ -690,12 +795,12 @@ pub(crate) fn patch(
     conversion::read(spec, &mut doc);
     let mut ownership = Ownership::Track(&writer.manager);
     match kind {
-        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(errors::json_patch)?,
+        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(patch::failure)?,
         PatchType::Strategic => {
             let schema = spec
                 .strategic_merge_schema()
-                .ok_or_else(|| errors::unsupported_patch_type(spec))?;
-            doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(errors::strategic_merge)?;
+                .ok_or_else(|| spec.unsupported_patch_type())?;
+            doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(strategic_merge_failure)?;
         }
         PatchType::Merge => patch::merge_patch(&mut doc, patch_doc),
         PatchType::Apply => {

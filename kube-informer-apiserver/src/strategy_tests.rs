@@ -15,14 +15,10 @@ fn patch_ns(
     status_only: bool,
 ) -> Result<Written, Failure> {
     patch(
-        store,
-        spec,
-        Some("ns"),
-        name,
+        Target::new(store, spec, Some("ns"), name),
         kind,
         doc,
         status_only,
-        false,
         &tester(),
         &mut |_| Ok(()),
         &mut |_| {},
@@ -126,12 +122,8 @@ fn update_checks_versions_and_counts_generations() {
     // A label change keeps the generation.
     v["metadata"]["labels"] = json!({"a":"b"});
     let u1 = update(
-        &store,
-        &spec,
-        Some("ns"),
-        "d",
+        Target::new(&store, &spec, Some("ns"), "d"),
         v.clone(),
-        false,
         false,
         "test",
         &mut |_| {},
@@ -140,12 +132,8 @@ fn update_checks_versions_and_counts_generations() {
     assert_eq!(value(&u1.object)["metadata"]["generation"], 1);
     // The same body again carries a stale resourceVersion.
     let stale = update(
-        &store,
-        &spec,
-        Some("ns"),
-        "d",
+        Target::new(&store, &spec, Some("ns"), "d"),
         v.clone(),
-        false,
         false,
         "test",
         &mut |_| {},
@@ -156,14 +144,28 @@ fn update_checks_versions_and_counts_generations() {
     let mut v = value(&u1.object);
     v["spec"]["r"] = json!(2);
     v["status"] = json!({"ready": true});
-    let u2 = update(&store, &spec, Some("ns"), "d", v, false, false, "test", &mut |_| {}).unwrap();
+    let u2 = update(
+        Target::new(&store, &spec, Some("ns"), "d"),
+        v,
+        false,
+        "test",
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(value(&u2.object)["metadata"]["generation"], 2);
     assert!(value(&u2.object).get("status").is_none());
     // Status writes touch only the status.
     let mut v = value(&u2.object);
     v["status"] = json!({"ready": true});
     v["spec"]["r"] = json!(99);
-    let u3 = update(&store, &spec, Some("ns"), "d", v, true, false, "test", &mut |_| {}).unwrap();
+    let u3 = update(
+        Target::new(&store, &spec, Some("ns"), "d"),
+        v,
+        true,
+        "test",
+        &mut |_| {},
+    )
+    .unwrap();
     let got = value(&u3.object);
     assert_eq!(
         (got["status"]["ready"].clone(), got["spec"]["r"].clone()),
@@ -172,12 +174,8 @@ fn update_checks_versions_and_counts_generations() {
     // A write that changes nothing makes no new revision.
     let before = store.lock().rev();
     let same = update(
-        &store,
-        &spec,
-        Some("ns"),
-        "d",
+        Target::new(&store, &spec, Some("ns"), "d"),
         value(&u3.object),
-        false,
         false,
         "test",
         &mut |_| {},
@@ -187,12 +185,8 @@ fn update_checks_versions_and_counts_generations() {
     // Name mismatch and missing object.
     assert_eq!(
         update(
-            &store,
-            &spec,
-            Some("ns"),
-            "x",
+            Target::new(&store, &spec, Some("ns"), "x"),
             value(&u3.object),
-            false,
             false,
             "test",
             &mut |_| {}
@@ -205,12 +199,8 @@ fn update_checks_versions_and_counts_generations() {
     ghost["metadata"]["name"] = json!("ghost");
     assert_eq!(
         update(
-            &store,
-            &spec,
-            Some("ns"),
-            "ghost",
+            Target::new(&store, &spec, Some("ns"), "ghost"),
             ghost,
-            false,
             false,
             "test",
             &mut |_| {}
@@ -247,12 +237,8 @@ fn finalizers_hold_deletion_until_removed() {
     v["metadata"]["finalizers"] = json!(["x/y", "new"]);
     assert_eq!(
         update(
-            &store,
-            &spec,
-            Some("ns"),
-            "d",
+            Target::new(&store, &spec, Some("ns"), "d"),
             v.clone(),
-            false,
             false,
             "test",
             &mut |_| {}
@@ -262,7 +248,14 @@ fn finalizers_hold_deletion_until_removed() {
         422
     );
     v["metadata"]["finalizers"] = json!([]);
-    update(&store, &spec, Some("ns"), "d", v, false, false, "test", &mut |_| {}).unwrap();
+    update(
+        Target::new(&store, &spec, Some("ns"), "d"),
+        v,
+        false,
+        "test",
+        &mut |_| {},
+    )
+    .unwrap();
     assert!(store.lock().get("deployments.apps", "ns/d").is_none());
 }
 

@@ -21,8 +21,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::defaults::quantity::Quantity;
 use super::go_literals::{RFC3339, RFC3339_MICRO, check_base64, check_time};
+use super::quantity::Quantity;
 use super::schema::FieldPath;
 
 /// Which of kube-apiserver's decoders reads the object, and so how a problem is worded.

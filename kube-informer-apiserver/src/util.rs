@@ -1,7 +1,7 @@
 //! Small helpers the server needs and the crate has no dependency for: random identifiers; and base64 as Go's
 //! encodings write and read it (the `base64` crate, in the tree through ureq).
 
-use std::hash::{BuildHasher, Hasher};
+use std::hash::{BuildHasher, DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -172,6 +172,23 @@ pub(crate) fn format_duration(d: Duration) -> String {
         format!("{nanos}ns")
     }
 }
+
+/// A 128-bit content hash in upper-case hex (kube-apiserver uses SHA-512; clients only compare the values).
+pub(crate) fn hash_hex(data: &[u8]) -> String {
+    let mut out = String::with_capacity(32);
+    for seed in [0x6b75_6265u64, 0x6f70_656e] {
+        let mut h = DefaultHasher::new();
+        seed.hash(&mut h);
+        data.hash(&mut h);
+        out.push_str(&format!("{:016X}", h.finish()));
+    }
+    out
+}
+
+/// The Kubernetes version the server claims (`/version`, the OpenAPI documents' `info.version`).
+pub(crate) const MAJOR: &str = "1";
+/// Minor version.
+pub(crate) const MINOR: &str = "34";
 
 #[cfg(test)]
 mod tests {

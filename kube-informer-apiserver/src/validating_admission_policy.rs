@@ -467,13 +467,9 @@ pub(crate) fn sync(store: &super::store::Store) {
         let name = text(&p, "/metadata/name").to_owned();
         // A concurrent write wins; the sync after it catches up.
         let _ = super::strategy::update(
-            store,
-            &spec,
-            None,
-            &name,
+            super::strategy::Target::new(store, &spec, None, &name),
             with_status,
             true,
-            false,
             super::managed_fields::SERVER,
             &mut |_| {},
         );

@@ -24,7 +24,7 @@ use serde_json::json;
 use super::conn::{ConnCtx, Stream};
 use super::conversion;
 use super::errors::{self, Failure, FieldError};
-use super::faults::FaultAction;
+use super::fault_action::FaultAction;
 use super::http::{self, ResponseBody};
 use super::list::ListOptions;
 use super::reply::Limit;
@@ -222,16 +222,34 @@ impl Streamer<'_> {
 /// Where the stream starts.
 enum Start {
     /// 410: the requested resourceVersion is older than the history.
-    Expired { requested: u64, floor: u64 },
-    Stream {
-        initial: Vec<Arc<StoredObject>>,
-        /// History sequence number of the first event to read.
-        seq: u64,
-        /// Events at or below this revision are already reflected (skip them).
-        min_rv: u64,
-        /// Send the initial-events-end bookmark at this revision.
-        end_bookmark: Option<u64>,
+    Expired {
+        requested: u64,
+        floor: u64,
     },
+    Stream(Resume),
+}
+
+/// Where a stream that starts begins: its initial events, then the history from a point.
+struct Resume {
+    initial: Vec<Arc<StoredObject>>,
+    /// History sequence number of the first event to read.
+    seq: u64,
+    /// Events at or below this revision are already reflected (skip them).
+    min_rv: u64,
+    /// Send the initial-events-end bookmark at this revision.
+    end_bookmark: Option<u64>,
+}
+
+/// A WATCH request as the connection hands it over: the version watched, the namespace (none for all), the list
+/// options, the fault that shapes the stream (with its stall ticket), and the conversion of each event's object.
+pub(crate) struct WatchRequest<'a> {
+    pub(crate) spec: &'a Arc<ResourceSpec>,
+    pub(crate) namespace: Option<&'a str>,
+    pub(crate) opts: &'a ListOptions,
+    /// The client speaks HTTP/1.0: the stream ends with the connection, not in chunks.
+    pub(crate) http10: bool,
+    pub(crate) fault: Option<(FaultAction, u64)>,
+    pub(crate) converter: Option<Converter<'a>>,
 }
 
 /// Counts the watcher while it streams.
@@ -248,18 +266,20 @@ impl Drop for Registration<'_> {
 }
 
 /// Serves a WATCH request; `started(200)` is called, under the store's lock, once the stream is sure to begin.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn serve(
     ctx: &ConnCtx,
     out: &mut Stream,
-    spec: &Arc<ResourceSpec>,
-    namespace: Option<&str>,
-    opts: &ListOptions,
-    http10: bool,
-    fault: Option<(FaultAction, u64)>,
-    converter: Option<Converter<'_>>,
+    request: WatchRequest<'_>,
     started: &mut dyn FnMut(u16),
 ) -> WatchEnd {
+    let WatchRequest {
+        spec,
+        namespace,
+        opts,
+        http10,
+        fault,
+        converter,
+    } = request;
     let (fault, ticket) = match fault {
         Some((f, t)) => (Some(f), t),
         None => (None, 0),
@@ -318,12 +338,12 @@ pub(crate) fn serve(
                 };
                 g.track_watcher(&id, true);
                 registration = Some(Registration { ctx, id: id.clone() });
-                Start::Stream {
+                Start::Stream(Resume {
                     initial,
                     seq,
                     min_rv,
                     end_bookmark: (opts.send_initial_events == Some(true) && opts.allow_bookmarks).then_some(current),
-                }
+                })
             }
         }
     };
@@ -365,12 +385,7 @@ pub(crate) fn serve(
             let json = serde_json::to_vec(&st).unwrap_or_default();
             s.checkpoint(ctx).and_then(|()| s.event(ctx, "ERROR", &json))
         }
-        Start::Stream {
-            initial,
-            seq,
-            min_rv,
-            end_bookmark,
-        } => stream(ctx, &mut s, spec, opts, &filter, initial, seq, min_rv, end_bookmark),
+        Start::Stream(resume) => stream(ctx, &mut s, opts, &filter, resume),
     };
     drop(registration);
     match result {
@@ -400,18 +415,20 @@ enum Step {
 /// How often an idle watcher checks that its client is still there.
 const LIVENESS_INTERVAL: Duration = Duration::from_millis(500);
 
-#[allow(clippy::too_many_arguments)]
 fn stream(
     ctx: &ConnCtx,
     s: &mut Streamer<'_>,
-    spec: &ResourceSpec,
     opts: &ListOptions,
     filter: &dyn Fn(&StoredObject) -> bool,
-    initial: Vec<Arc<StoredObject>>,
-    mut seq: u64,
-    min_rv: u64,
-    end_bookmark: Option<u64>,
+    resume: Resume,
 ) -> Result<(), Stop> {
+    let Resume {
+        initial,
+        mut seq,
+        min_rv,
+        end_bookmark,
+    } = resume;
+    let spec = s.spec;
     let store = &ctx.shared.store;
     let id = spec.id();
     // Writes to this resource wake this condition variable; everything else (restart, shutdown, bookmark

@@ -658,3 +658,278 @@ fn no_open_doors() {
     );
     assert_eq!(code, 200);
 }
+
+// ----- one reading of the path: what is authorized is what is served -----
+
+/// A user allowed `get` on the config map `cm-x` only.
+const CM_X_READER: &str = "
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: cm-x-reader, namespace: team}
+rules:
+- {apiGroups: [''], resources: [configmaps], resourceNames: [cm-x], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-reads-cm-x, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: cm-x-reader}
+subjects: [{kind: User, name: alice}]
+";
+
+#[test]
+fn an_encoded_name_is_authorized_as_the_name_it_decodes_to() {
+    let server = rbac().start().unwrap();
+    apply(&server, CM_X_READER);
+    let cms = format!("{}/api/v1/namespaces/team/configmaps", server.url());
+    let admin = admin(&server);
+    for name in ["cm-x", "cm-y"] {
+        let body = json!({"metadata": {"name": name}, "data": {"k": name}});
+        assert_eq!(call("POST", &cms, &admin, Some(&body)).0, 201);
+    }
+    // kube-apiserver reads Go's decoded `URL.Path`: `cm%2Dx` is `cm-x`, for the authorizer and the handler alike.
+    for path in ["cm-x", "cm%2Dx", "%63m-x", "cm%2dx"] {
+        let (code, cm) = call("GET", &format!("{cms}/{path}"), "alice-token", None);
+        assert_eq!((code, cm["data"]["k"].as_str()), (200, Some("cm-x")), "{path}");
+    }
+    // The other name is refused under any spelling, as the name it decodes to.
+    let (code, st) = call("GET", &format!("{cms}/cm%2Dy"), "alice-token", None);
+    assert_eq!(code, 403);
+    assert_eq!(
+        st["message"],
+        r#"configmaps "cm-y" is forbidden: User "alice" cannot get resource "configmaps" in API group "" in the namespace "team""#
+    );
+    // An encoded `/` separates segments, as in Go's `URL.Path`: the collection's segment may be written with it.
+    let (code, cm) = call(
+        "GET",
+        &format!("{}/api/v1/namespaces/team/configmaps%2Fcm-x", server.url()),
+        "alice-token",
+        None,
+    );
+    assert_eq!((code, cm["data"]["k"].as_str()), (200, Some("cm-x")));
+    // ... and never hides a second name inside one: `cm-x%2Fstatus` is a subresource config maps do not have,
+    // authorized (and refused) as such.
+    let (code, st) = call("GET", &format!("{cms}/cm-x%2Fstatus"), "alice-token", None);
+    assert_eq!(code, 403, "{st}");
+    assert_eq!(
+        st["message"],
+        r#"configmaps "cm-x" is forbidden: User "alice" cannot get resource "configmaps/status" in API group "" in the namespace "team""#
+    );
+}
+
+#[test]
+fn an_encoded_non_resource_path_is_authorized_as_the_path_it_decodes_to() {
+    let server = rbac().start().unwrap();
+    // `system:public-info-viewer` grants `/healthz` to anonymous requests: `/health%7A` is that path.
+    for path in ["/healthz", "/health%7A", "/health%7a", "/%76ersion"] {
+        let (code, body) = call("GET", &format!("{}{path}", server.url()), "", None);
+        assert_eq!(code, 200, "{path}: {body}");
+    }
+    // A path no one is granted stays refused, as the path it decodes to.
+    let (code, st) = call("GET", &format!("{}/metric%73", server.url()), "", None);
+    assert_eq!(code, 403);
+    assert_eq!(
+        st["message"],
+        r#"forbidden: User "system:anonymous" cannot get path "/metrics""#
+    );
+}
+
+#[test]
+fn dot_segments_empty_segments_and_bad_escapes_name_nothing_whoever_asks() {
+    let server = rbac().start().unwrap();
+    apply(&server, READER);
+    let url = server.url();
+    let admin = admin(&server);
+    let body = json!({"metadata": {"name": "s"}, "stringData": {"k": "v"}});
+    assert_eq!(
+        call(
+            "POST",
+            &format!("{url}/api/v1/namespaces/team/secrets"),
+            &admin,
+            Some(&body)
+        )
+        .0,
+        201
+    );
+    // alice may read config maps in `team`: no spelling of a path reaches a secret, or another namespace, through
+    // them. Each is refused before any authorizer reads it, as a path that names nothing (404), for alice and the
+    // cluster admin alike.
+    for path in [
+        "/api/v1/namespaces/team/configmaps/..",
+        "/api/v1/namespaces/team/configmaps/%2E%2E",
+        "/api/v1/namespaces/team/configmaps/.",
+        "/api/v1/namespaces/team/configmaps/..%2Fsecrets%2Fs",
+        "/api/v1/namespaces/team/configmaps%2F..%2Fsecrets/s",
+        "/api/v1/namespaces/team%2F..%2Fother/configmaps",
+        "/api/v1/namespaces//configmaps",
+        "/api/v1/namespaces/team/configmaps%2F%2Fx",
+        "//api/v1/namespaces/team/configmaps",
+        "/api/v1/namespaces/team/configmaps/%zz",
+        "/api/v1/namespaces/team/configmaps/%ff",
+    ] {
+        for token in ["alice-token", admin.as_str()] {
+            let (code, st) = call("GET", &format!("{url}{path}"), token, None);
+            assert_eq!((code, st["reason"].as_str()), (404, Some("NotFound")), "{path}: {st}");
+        }
+    }
+    // Anonymous requests get no further.
+    assert_eq!(call("GET", &format!("{url}/healthz/..%2Fmetrics"), "", None).0, 404);
+}
+
+// ----- order of checks, create-on-update -----
+
+/// alice may create, update and get roles and role bindings in `team`, and get config maps there.
+const RBAC_WRITER: &str = "
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: rbac-writer, namespace: team}
+rules:
+- {apiGroups: [rbac.authorization.k8s.io], resources: [roles, rolebindings], verbs: [create, update, get]}
+- {apiGroups: [''], resources: [configmaps], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-writes-rbac, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: rbac-writer}
+subjects: [{kind: User, name: alice}]
+";
+
+fn rbac_url(server: &ApiServer, ns: &str, plural: &str) -> String {
+    format!(
+        "{}/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/{plural}",
+        server.url()
+    )
+}
+
+#[test]
+fn a_body_in_another_namespace_is_a_400_before_any_escalation_check() {
+    let server = rbac().namespace("other").start().unwrap();
+    apply(&server, RBAC_WRITER);
+    // A binding of cluster-admin, which alice could never grant (403 if it were judged): its body names another
+    // namespace, which apiserver's create handler refuses right after decoding.
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                         "metadata": {"name": "b", "namespace": "other"},
+                         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                         "subjects": [{"kind": "User", "name": "bob"}]});
+    let bindings = rbac_url(&server, "team", "rolebindings");
+    for token in ["alice-token", admin(&server).as_str()] {
+        let (code, st) = call("POST", &bindings, token, Some(&binding));
+        assert_eq!(code, 400, "{st}");
+        assert_eq!(st["reason"], "BadRequest");
+        assert_eq!(
+            st["message"],
+            "the namespace of the provided object does not match the namespace sent on the request"
+        );
+        // PUT alike, to an existing binding and to a missing one.
+        for name in ["alice-writes-rbac", "b"] {
+            let mut named = binding.clone();
+            named["metadata"]["name"] = json!(name);
+            let (code, st) = call("PUT", &format!("{bindings}/{name}"), token, Some(&named));
+            assert_eq!((code, &st["reason"]), (400, &json!("BadRequest")), "{name}: {st}");
+        }
+    }
+    // Without the foreign namespace the same binding is the escalation it is.
+    let mut same = binding.clone();
+    same["metadata"]["namespace"] = json!("team");
+    let (code, st) = call("POST", &bindings, "alice-token", Some(&same));
+    assert_eq!(code, 403, "{st}");
+    // Nothing was stored in either namespace.
+    let admin = admin(&server);
+    for ns in ["team", "other"] {
+        let url = format!("{}/b", rbac_url(&server, ns, "rolebindings"));
+        assert_eq!(call("GET", &url, &admin, None).0, 404, "{ns}");
+    }
+}
+
+#[test]
+fn a_put_to_a_missing_role_creates_it_when_the_writer_may() {
+    let server = rbac().start().unwrap();
+    apply(&server, RBAC_WRITER);
+    let roles = rbac_url(&server, "team", "roles");
+    let role = |name: &str, verbs: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": "team"},
+               "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]})
+    };
+    // Rules alice holds: created (201), as kube-apiserver's RBAC strategies allow create-on-update.
+    let (code, created) = call(
+        "PUT",
+        &format!("{roles}/reader"),
+        "alice-token",
+        Some(&role("reader", json!(["get"]))),
+    );
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["metadata"]["namespace"], "team");
+    assert_eq!(created["rules"][0]["verbs"], json!(["get"]));
+    assert!(created["metadata"]["uid"].is_string());
+    assert_eq!(created["metadata"]["managedFields"][0]["operation"], "Update");
+    // The next PUT updates it (200).
+    let (code, updated) = call(
+        "PUT",
+        &format!("{roles}/reader"),
+        "alice-token",
+        Some(&role("reader", json!(["get"]))),
+    );
+    assert_eq!((code, &updated["metadata"]["uid"]), (200, &created["metadata"]["uid"]));
+    // Rules alice does not hold: kube's escalation 403, nothing created.
+    let (code, st) = call(
+        "PUT",
+        &format!("{roles}/deleter"),
+        "alice-token",
+        Some(&role("deleter", json!(["get", "delete"]))),
+    );
+    assert_eq!(code, 403, "{st}");
+    assert_eq!(
+        st["message"],
+        "roles.rbac.authorization.k8s.io \"deleter\" is forbidden: user \"alice\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}"
+    );
+    assert_eq!(call("GET", &format!("{roles}/deleter"), "alice-token", None).0, 404);
+    // The name in the body must be the URL's.
+    let (code, st) = call(
+        "PUT",
+        &format!("{roles}/x"),
+        "alice-token",
+        Some(&role("y", json!(["get"]))),
+    );
+    assert_eq!(code, 400, "{st}");
+    assert_eq!(
+        st["message"],
+        "the name of the object (y) does not match the name on the URL (x)"
+    );
+}
+
+#[test]
+fn a_put_that_would_create_needs_create_as_well_as_update() {
+    let server = rbac().start().unwrap();
+    apply(
+        &server,
+        "
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: role-updater, namespace: team}
+rules:
+- {apiGroups: [rbac.authorization.k8s.io], resources: [roles], verbs: [update, get]}
+- {apiGroups: [''], resources: [configmaps], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-updates-roles, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-updater}
+subjects: [{kind: User, name: alice}]
+",
+    );
+    let roles = rbac_url(&server, "team", "roles");
+    let role = json!({"metadata": {"name": "new"}, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]});
+    let (code, st) = call("PUT", &format!("{roles}/new"), "alice-token", Some(&role));
+    assert_eq!(code, 403, "{st}");
+    assert!(
+        st["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"roles.rbac.authorization.k8s.io "new" is forbidden"#),
+        "{st}"
+    );
+    assert_eq!(call("GET", &format!("{roles}/new"), "alice-token", None).0, 404);
+    // A kind whose strategy does not allow it is not created by anyone: 404.
+    let cm = json!({"metadata": {"name": "c"}, "data": {"k": "v"}});
+    let url = format!("{}/api/v1/namespaces/team/configmaps/c", server.url());
+    assert_eq!(call("PUT", &url, &admin(&server), Some(&cm)).0, 404);
+}

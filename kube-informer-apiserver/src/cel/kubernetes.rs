@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::library::{Fail, NO_OVERLOAD};
 use super::types::Type;
 use super::value::{Semver, Url, Value};
-use crate::defaults::quantity::Quantity;
+use crate::quantity::Quantity;
 
 const QUANTITY: &str = "kubernetes.Quantity";
 const IP: &str = "net.IP";

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::types::Type;
-use crate::defaults::quantity::Quantity;
+use crate::quantity::Quantity;
 
 /// A map key: CEL allows bool, int, uint and string keys.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -20,7 +20,7 @@ use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
 use super::resource::ResourceSpec;
 use super::store::Store;
-use super::strategy;
+use super::strategy::{self, Target};
 use kube_informer::object::ApiResource;
 
 pub(crate) use finalizer::FINALIZER;
@@ -180,13 +180,9 @@ pub(crate) fn sync(store: &Store) {
         with_status["status"] = new;
         // A concurrent write wins; the sync after it catches up.
         if let Ok(w) = strategy::update(
-            store,
-            &crd_spec,
-            None,
-            &name,
+            Target::new(store, &crd_spec, None, &name),
             with_status,
             true,
-            false,
             SERVER,
             &mut |_| {},
         ) {
@@ -262,12 +258,8 @@ pub(crate) fn install(store: &Store, crd: Value) -> Result<String, Failure> {
             m.remove("resourceVersion");
         }
         strategy::update(
-            store,
-            &spec,
-            None,
-            &name,
+            Target::new(store, &spec, None, &name),
             crd,
-            false,
             false,
             DIRECT_FIELD_MANAGER,
             &mut |_| {},

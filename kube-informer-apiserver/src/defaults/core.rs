@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use super::quantity;
 use super::{Cluster, Object, absent, child, child_or_empty, default_str};
 use crate::errors::Failure;
+use crate::quantity;
 
 /// The label every namespace carries with its own name (`v1.LabelMetadataName`).
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";

@@ -28,7 +28,6 @@ mod core;
 mod image;
 mod pod;
 mod qos;
-pub(crate) mod quantity;
 mod service;
 mod service_alloc;
 

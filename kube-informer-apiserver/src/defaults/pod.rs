@@ -7,12 +7,12 @@
 use serde_json::{Value, json};
 
 use super::image::default_pull_policy;
-use super::quantity::{canonical_field, default_resource_list};
 use super::{
     Cluster, Object, absent, child, child_or_empty, default_num, default_ptr, default_str, items, qos, text, zero_num,
 };
 use crate::errors::Failure;
 use crate::meta;
+use crate::quantity::{canonical_field, default_resource_list};
 use kube_informer::object::time::format_rfc3339;
 
 /// The three lists of containers a pod spec has.

@@ -8,7 +8,7 @@ use crate::admission::Admission;
 use crate::managed_fields::Writer;
 use crate::resource::ResourceSpec;
 use crate::store::Store;
-use crate::strategy::{self, DeleteOptions, PatchType};
+use crate::strategy::{self, DeleteOptions, PatchType, Target};
 use kube_informer::object::Status;
 
 struct Fixture {
@@ -65,13 +65,9 @@ impl Fixture {
         Admission::quiet(&spec).admit(&mut body)?;
         let name = body["metadata"]["name"].as_str().unwrap().to_owned();
         strategy::update(
-            &self.store,
-            &spec,
-            self.ns(plural),
-            &name,
+            Target::new(&self.store, &spec, self.ns(plural), &name),
             body,
             status_only,
-            false,
             "test",
             &mut |_| {},
         )
@@ -81,13 +77,9 @@ impl Fixture {
     fn patch(&self, plural: &str, name: &str, kind: PatchType, doc: Value) -> Result<Value, Box<Status>> {
         let spec = self.spec(plural);
         strategy::patch(
-            &self.store,
-            &spec,
-            self.ns(plural),
-            name,
+            Target::new(&self.store, &spec, self.ns(plural), name),
             kind,
             &doc,
-            false,
             false,
             &Writer {
                 manager: "test".into(),

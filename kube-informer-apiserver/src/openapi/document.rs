@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::convert::{self, definition_name, gvk};
 use super::meta::{self, Flavor};
-use crate::discovery;
 use crate::resource::ResourceSpec;
+use crate::util;
 
 /// A query parameter: (name, type, description).
 type Param = (&'static str, &'static str, &'static str);
@@ -570,7 +570,7 @@ fn add_definitions(spec: &ResourceSpec, flavor: Flavor, defs: &mut Map<String, V
 }
 
 fn info() -> Value {
-    json!({"title": "Kubernetes", "version": format!("v{}.{}.0", discovery::MAJOR, discovery::MINOR)})
+    json!({"title": "Kubernetes", "version": format!("v{}.{}.0", util::MAJOR, util::MINOR)})
 }
 
 fn group_versions(specs: &[Arc<ResourceSpec>]) -> Vec<(String, String)> {

@@ -18,7 +18,6 @@ mod gnostic;
 mod meta;
 
 use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -30,6 +29,7 @@ use super::errors;
 use super::http::RequestHead;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
+use super::util::hash_hex;
 
 /// The protobuf media type of the v2 document (the `@` form is the deprecated one kubectl still sends; the answer
 /// always names the dotted one, as kube-apiserver's does).
@@ -109,18 +109,6 @@ fn build(generation: u64, specs: &[Arc<ResourceSpec>]) -> Documents {
         v3_index,
         v3,
     }
-}
-
-/// A 128-bit content hash in upper-case hex (kube-apiserver uses SHA-512; clients only compare the values).
-pub(crate) fn hash_hex(data: &[u8]) -> String {
-    let mut out = String::with_capacity(32);
-    for seed in [0x6b75_6265u64, 0x6f70_656e] {
-        let mut h = DefaultHasher::new();
-        seed.hash(&mut h);
-        data.hash(&mut h);
-        out.push_str(&format!("{:016X}", h.finish()));
-    }
-    out
 }
 
 /// The media types of an `Accept` header, best first (by `q`, then order); `*/*` when absent.

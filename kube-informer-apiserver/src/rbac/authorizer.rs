@@ -78,8 +78,9 @@ mod tests {
         json!([{"kind": "User", "apiGroup": GROUP, "name": name}])
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn can(p: &Policy, u: &UserInfo, verb: &str, ns: &str, group: &str, resource: &str, sub: &str, name: &str) -> bool {
+    /// `[verb, namespace, group, resource, subresource, name]`.
+    fn can(p: &Policy, u: &UserInfo, request: [&str; 6]) -> bool {
+        let [verb, ns, group, resource, sub, name] = request;
         authorize(p, &Attributes::resource(u, verb, ns, group, resource, sub, name)).allowed
     }
 
@@ -95,11 +96,18 @@ mod tests {
             binding("admin", "ns1", "ClusterRole", "admin", user("admin")),
         ]);
         let admin = UserInfo::new("admin", &[]);
-        assert!(can(&p, &admin, "get", "ns1", "", "pods", "", ""));
-        assert!(can(&p, &admin, "watch", "ns1", "apps", "deployments", "", ""));
-        assert!(!can(&p, &admin, "get", "ns2", "", "pods", "", ""), "another namespace");
-        assert!(!can(&p, &admin, "get", "", "", "nodes", "", ""), "cluster-scoped");
-        assert!(!can(&p, &UserInfo::new("other", &[]), "get", "ns1", "", "pods", "", ""));
+        assert!(can(&p, &admin, ["get", "ns1", "", "pods", "", ""]));
+        assert!(can(&p, &admin, ["watch", "ns1", "apps", "deployments", "", ""]));
+        assert!(
+            !can(&p, &admin, ["get", "ns2", "", "pods", "", ""]),
+            "another namespace"
+        );
+        assert!(!can(&p, &admin, ["get", "", "", "nodes", "", ""]), "cluster-scoped");
+        assert!(!can(
+            &p,
+            &UserInfo::new("other", &[]),
+            ["get", "ns1", "", "pods", "", ""]
+        ));
     }
 
     #[test]
@@ -126,12 +134,12 @@ mod tests {
             binding("cross", "ns2", "Role", "writer", user("bob")),
         ]);
         let bob = UserInfo::new("bob", &["devs"]);
-        assert!(can(&p, &bob, "list", "", "", "nodes", "", ""));
-        assert!(can(&p, &bob, "list", "ns9", "", "pods", "", ""));
-        assert!(!can(&p, &bob, "list", "ns9", "apps", "deployments", "", ""));
-        assert!(can(&p, &bob, "create", "ns1", "", "configmaps", "", ""));
+        assert!(can(&p, &bob, ["list", "", "", "nodes", "", ""]));
+        assert!(can(&p, &bob, ["list", "ns9", "", "pods", "", ""]));
+        assert!(!can(&p, &bob, ["list", "ns9", "apps", "deployments", "", ""]));
+        assert!(can(&p, &bob, ["create", "ns1", "", "configmaps", "", ""]));
         assert!(
-            !can(&p, &bob, "create", "ns2", "", "configmaps", "", ""),
+            !can(&p, &bob, ["create", "ns2", "", "configmaps", "", ""]),
             "ns2 has no Role writer"
         );
         let d = authorize(
@@ -164,13 +172,13 @@ mod tests {
             binding("b", "", "ClusterRole", "r", user("ctl")),
         ]);
         let ctl = UserInfo::new("ctl", &[]);
-        assert!(can(&p, &ctl, "get", "ns", "", "configmaps", "", "leader"));
-        assert!(!can(&p, &ctl, "get", "ns", "", "configmaps", "", "other"));
-        assert!(!can(&p, &ctl, "list", "ns", "", "configmaps", "", ""));
-        assert!(can(&p, &ctl, "update", "ns", "apps", "deployments", "scale", "d"));
-        assert!(!can(&p, &ctl, "update", "ns", "apps", "deployments", "", "d"));
-        assert!(can(&p, &ctl, "get", "ns", "", "pods", "status", "p"));
-        assert!(!can(&p, &ctl, "get", "ns", "", "pods", "log", "p"));
+        assert!(can(&p, &ctl, ["get", "ns", "", "configmaps", "", "leader"]));
+        assert!(!can(&p, &ctl, ["get", "ns", "", "configmaps", "", "other"]));
+        assert!(!can(&p, &ctl, ["list", "ns", "", "configmaps", "", ""]));
+        assert!(can(&p, &ctl, ["update", "ns", "apps", "deployments", "scale", "d"]));
+        assert!(!can(&p, &ctl, ["update", "ns", "apps", "deployments", "", "d"]));
+        assert!(can(&p, &ctl, ["get", "ns", "", "pods", "status", "p"]));
+        assert!(!can(&p, &ctl, ["get", "ns", "", "pods", "log", "p"]));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::types::{ClusterRole, GROUP, PolicyRule};
 use crate::admission::Admission;
 use crate::managed_fields::Writer;
 use crate::store::Store;
-use crate::strategy::{self, PatchType};
+use crate::strategy::{self, PatchType, Target};
 
 /// The field manager of the aggregated rules.
 pub(crate) const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";
@@ -88,13 +88,9 @@ pub(crate) fn sync(store: &Store) {
             force: true,
         };
         let result = strategy::patch(
-            store,
-            &spec,
-            None,
-            &name,
+            Target::new(store, &spec, None, &name),
             PatchType::Apply,
             &config,
-            false,
             false,
             &writer,
             &mut |obj| Admission::quiet(&spec).admit(obj),

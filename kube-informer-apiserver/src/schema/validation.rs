@@ -417,8 +417,8 @@ pub(super) fn format_ok(format: &str, v: &str) -> bool {
                         && !l.ends_with('-')
                 })
         }
-        "k8sshortname" => crate::resource::validate_name(crate::resource::NameRule::Label, v).is_ok(),
-        "k8slongname" => crate::resource::validate_name(crate::resource::NameRule::Subdomain, v).is_ok(),
+        "k8sshortname" => crate::names::validate_name(crate::names::NameRule::Label, v).is_ok(),
+        "k8slongname" => crate::names::validate_name(crate::names::NameRule::Subdomain, v).is_ok(),
         "mac" => {
             let parts: Vec<&str> = v.split([':', '-']).collect();
             matches!(parts.len(), 6 | 8 | 20) && parts.iter().all(|p| p.len() == 2 && hex(p))

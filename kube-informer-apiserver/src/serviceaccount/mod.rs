@@ -4,7 +4,6 @@
 //! `system:serviceaccounts` and `system:serviceaccounts:<ns>`, and `tokenreviews` answers for it.
 
 pub(crate) mod claims;
-mod client;
 pub(crate) mod jwt;
 pub(crate) mod token_request;
 

@@ -66,8 +66,8 @@ impl Walk<'_> {
         if x.is_null() || self.budget < 0 {
             return;
         }
-        if let Some((compiled, ty)) = self.rules.of(s) {
-            self.expressions(compiled, ty, x, s, old, unchanged, path);
+        if let Some(rules) = self.rules.of(s) {
+            self.expressions((&rules.0, &rules.1), x, s, old, unchanged, path);
             if self.budget < 0 {
                 return;
             }
@@ -114,11 +114,9 @@ impl Walk<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn expressions(
         &mut self,
-        compiled: &[CompiledRule],
-        ty: &Type,
+        (compiled, ty): (&[CompiledRule], &Type),
         x: &Value,
         s: &Value,
         old: Option<&Value>,

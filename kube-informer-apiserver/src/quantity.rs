@@ -5,9 +5,9 @@
 
 use std::cmp::Ordering;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::Object;
+type Object = Map<String, Value>;
 
 /// How a quantity is written: kept from its suffix when parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,16 +16,16 @@
 //! | `.close_mid_object_after_events(1)` | `"closeMidObjectAfterEvents": 1` |
 //! | `.times(3)` | `"times": 3` |
 //!
-//! Durations are written as Go writes them ([`parse_duration`](super::parse_duration)). Unknown fields, two actions,
+//! Durations are written as Go writes them ([`parse_duration`](crate::parse_duration)). Unknown fields, two actions,
 //! or a modifier without its action are refused with a message saying which.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::faults::{Fault, FaultAction};
-use super::log::Verb;
-use super::util;
+use super::{Fault, FaultAction};
+use crate::log::Verb;
+use crate::util;
 
 const VERBS: [Verb; 8] = [
     Verb::Get,
