@@ -592,8 +592,12 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
             return respond(ctx, out, head, record, Reply::Status(st), None);
         }
         Some(FaultAction::Stall { after_events, duration }) if after_events.is_none() || verb != Verb::Watch => {
-            shared.faults.stall(*duration, ticket, || ctx.stopping());
-            if ctx.stopping() {
+            // A client that hangs up meanwhile ends the stall, and its request is dropped, not served late: as
+            // kube-apiserver cancels a request's context when its client goes away.
+            shared
+                .faults
+                .stall(*duration, ticket, || ctx.stopping() || ctx.peer_closed());
+            if ctx.stopping() || ctx.peer_closed() {
                 shared.log.push(record);
                 return Next::Close;
             }

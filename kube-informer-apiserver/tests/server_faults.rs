@@ -328,6 +328,40 @@ fn stalls_last_until_cleared() {
     assert_eq!(summary(&w.event()), ev("ADDED", "b"));
 }
 
+#[test]
+fn a_stalled_write_whose_client_hangs_up_is_dropped_not_served_late() {
+    // As kube-apiserver cancels a request's context when its client goes away: a write aborted by its client while
+    // the server held it is never applied.
+    let server = ApiServer::start().unwrap();
+    server.inject(Fault::on(Some(Verb::Create), Some("configmaps")).stall());
+    let mark = server.requests().mark();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "late"}}).to_string();
+    let mut conn = TcpStream::connect(server.addr()).unwrap();
+    write!(
+        conn,
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    eventually("the server holds the write", || server.pending_faults() == 0);
+    drop(conn); // the client gives up
+    assert!(
+        server.requests().wait_for(mark, WAIT, |records| records
+            .iter()
+            .any(|r| r.is(Verb::Create, "configmaps"))),
+        "the dropped write is logged"
+    );
+    let logged = server.requests().since(mark);
+    assert_eq!((logged.len(), logged[0].code), (1, 0), "{logged:?}");
+    server.clear_faults();
+    assert_eq!(
+        get(&format!("{}/late", cms(&server, "default"))).0,
+        404,
+        "never applied"
+    );
+}
+
 // ----- connections, restart, shutdown -----
 
 #[test]

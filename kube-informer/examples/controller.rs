@@ -115,9 +115,8 @@ fn parse_args() -> Args {
     args
 }
 
-/// What every reconcile needs.
+/// What every reconcile needs (its client comes from the context: fenced by the leader's term).
 struct App {
-    client: Client,
     selector: Selector,
     name: String,
     data: BTreeMap<String, String>,
@@ -125,9 +124,8 @@ struct App {
 }
 
 impl App {
-    fn new(client: Client, args: &Args, recorder: EventRecorder) -> Result<App> {
+    fn new(args: &Args, recorder: EventRecorder) -> Result<App> {
         Ok(App {
-            client,
             selector: args.selector.parse()?,
             name: args.name.clone(),
             data: args.data.clone(),
@@ -162,7 +160,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     manager.add_informer(&configmaps)?;
     let recorder = EventRecorder::new(ApiEventSink::new(client.clone()), RecorderOptions::new(NAME))?;
     manager.add_event_recorder(&recorder);
-    let app = App::new(client, &args, recorder)?;
+    let app = App::new(&args, recorder)?;
     let controller = Controller::builder(namespaces, app)
         .options(ControllerOptions::default().name(NAME).workers(args.workers))
         .owns(configmaps) // a ConfigMap edited or deleted re-triggers its Namespace
@@ -185,7 +183,9 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
     let app = ctx.data();
     let ns_name = ctx.name();
-    let api: Api<ConfigMap> = Api::namespaced(app.client.clone(), ns_name);
+    // Under leader election, fenced by the leader's term: nothing written here lands once another replica leads.
+    let client = ctx.client()?;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns_name);
     let existing = ctx
         .lister_of::<ConfigMap>()
         .and_then(|l| l.namespace(ns_name).get(&app.name));
@@ -213,7 +213,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
             say(ns_name, format!("label removed: deleted ConfigMap {}", app.name));
             app.recorder
                 .normal(&**ns, "Deleted", format!("deleted ConfigMap {}", app.name));
-            set_synced(app, ns, None)?;
+            set_synced(&client, ns, None)?;
         }
         return Ok(Action::await_change());
     };
@@ -260,7 +260,7 @@ fn reconcile(_key: &str, ctx: &Context<'_, Namespace, App>) -> Result<Action> {
         }
         Some(cm) => cm.metadata.resource_version.clone(),
     };
-    set_synced(app, ns, synced_rv.as_deref())?;
+    set_synced(&client, ns, synced_rv.as_deref())?;
     Ok(Action::await_change())
 }
 
@@ -275,11 +275,11 @@ fn desired(app: &App, ns: &Namespace) -> Result<ConfigMap> {
 }
 
 /// Writes the result back to the Namespace (only when it changed, so the controller converges).
-fn set_synced(app: &App, ns: &Namespace, rv: Option<&str>) -> Result<()> {
+fn set_synced(client: &Client, ns: &Namespace, rv: Option<&str>) -> Result<()> {
     if ns.metadata.annotations.get(SYNCED) == rv {
         return Ok(());
     }
-    let api: Api<Namespace> = Api::all(app.client.clone());
+    let api: Api<Namespace> = Api::all(client.clone());
     let patch = json!({"metadata": {"annotations": {SYNCED: rv}}});
     api.patch(
         ns.metadata.name.as_deref().unwrap_or_default(),

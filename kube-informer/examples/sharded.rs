@@ -14,7 +14,10 @@
 //!
 //! The reconcile only records its work (`--journal FILE` appends `begin`/`end` lines per reconcile, which the
 //! tests read to check that no key is ever reconciled by two replicas at once); a real controller writes to the
-//! cluster there. RBAC: list/watch configmaps in `--namespace`; get/list/watch/create/update/delete leases in
+//! cluster there, through `ctx.client()` — fenced by the term of the key's slot, so that nothing it sends lands
+//! once the slot may be another replica's. Each replica also prints (and journals, as `handover <slot> <ms> <id>`)
+//! the outage of every slot handed over to it: from the previous owner's last renewal it saw to its first reconcile
+//! of the slot. RBAC: list/watch configmaps in `--namespace`; get/list/watch/create/update/delete leases in
 //! `--lease-namespace`.
 
 use std::io::Write;
@@ -142,14 +145,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             stop.stop();
         })?;
     }
-    // Prints the slots held whenever they change.
+    // Prints the slots held whenever they change, and each hand-over's outage once measured.
     let done = Arc::new(AtomicBool::new(false));
     let printer = {
         let (controller, done) = (controller.clone(), done.clone());
         std::thread::Builder::new().name("slots".into()).spawn(move || {
             let mut last = None;
+            let mut handovers = std::collections::BTreeMap::new();
             while !done.load(Ordering::Relaxed) {
                 let m = controller.sharding_metrics().expect("sharded");
+                for (slot, outage) in &m.handovers {
+                    if handovers.insert(*slot, *outage) != Some(*outage) {
+                        println!("{} took slot {slot} over: {outage:?} without reconciles", m.identity);
+                        controller
+                            .data()
+                            .note(format!("handover {slot} {} {}", outage.as_millis(), m.identity));
+                    }
+                }
                 if last.as_ref() != Some(&m.owned) {
                     println!("{} holds {} slots: {:?}", m.identity, m.owned.len(), m.owned);
                     last = Some(m.owned);

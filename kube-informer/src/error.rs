@@ -62,6 +62,11 @@ pub enum Error {
     OwnerReference(Box<OwnerReferenceError>),
     /// The operation was stopped because its owner is shutting down.
     Stopped,
+    /// A request of a client fenced by a Lease's term ([`Client::fenced`](crate::client::Client::fenced), every
+    /// client a reconcile gets from its [`Context`](crate::controller::Context)) was refused, or aborted in flight,
+    /// because the term was over: this replica no longer owns the work, another one may. Not worth retrying here —
+    /// a controller requeues the key for whoever owns it next.
+    OwnershipLost(Box<OwnershipLost>),
 }
 
 impl Error {
@@ -162,6 +167,11 @@ impl Error {
         }
     }
 
+    /// [`Error::OwnershipLost`]: a fenced request refused or aborted because its Lease's term was over.
+    pub fn is_ownership_lost(&self) -> bool {
+        matches!(self, Error::OwnershipLost(_))
+    }
+
     /// Wraps a configuration error.
     pub(crate) fn config(err: ConfigError) -> Error {
         Error::Config(Box::new(err))
@@ -181,6 +191,7 @@ impl fmt::Display for Error {
             Error::Serialize(m) => write!(f, "cannot serialise request body: {m}"),
             Error::OwnerReference(e) => write!(f, "owner reference: {e}"),
             Error::Stopped => f.write_str("stopped"),
+            Error::OwnershipLost(e) => write!(f, "{e}"),
         }
     }
 }
@@ -192,6 +203,7 @@ impl std::error::Error for Error {
             Error::Decode(e) => Some(&**e),
             Error::Config(e) => Some(&**e),
             Error::OwnerReference(e) => Some(&**e),
+            Error::OwnershipLost(e) => Some(&**e),
             _ => None,
         }
     }
@@ -233,6 +245,73 @@ impl From<DecodeError> for Error {
 impl From<OwnerReferenceError> for Error {
     fn from(e: OwnerReferenceError) -> Self {
         Error::OwnerReference(Box::new(e))
+    }
+}
+
+/// A request a Lease's term no longer covered ([`Error::OwnershipLost`]).
+///
+/// ```
+/// use kube_informer::{Error, OwnershipLost};
+///
+/// let e = Error::from(OwnershipLost::new("leases/my-controller", "PATCH /api/v1/namespaces/a/configmaps/b", true));
+/// assert!(e.is_ownership_lost() && !e.is_retriable());
+/// assert_eq!(
+///     e.to_string(),
+///     "ownership lost: PATCH /api/v1/namespaces/a/configmaps/b aborted in flight: the term of Lease \
+///      leases/my-controller ended (the server may have applied it before the abort reached it)"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OwnershipLost {
+    /// The Lease whose term ended, `namespace/name`.
+    pub lease: String,
+    /// The request, `METHOD /path` (`PATCH /api/v1/namespaces/default/configmaps/settings`).
+    pub request: String,
+    /// `true`: the request was on the wire when the term ended and was aborted there — a server that read it before
+    /// the abort reached it may have applied it (kube-apiserver drops a request whose client went away, unless its
+    /// write had reached storage). `false`: it was never sent.
+    pub in_flight: bool,
+    /// Why it was not sent, when that was not simply the term being over.
+    pub(crate) detail: Option<&'static str>,
+}
+
+impl OwnershipLost {
+    /// The request `request` (`METHOD /path`), refused (`in_flight: false`) or aborted (`true`) because the term of
+    /// the Lease `lease` ended.
+    pub fn new(lease: impl Into<String>, request: impl Into<String>, in_flight: bool) -> Self {
+        OwnershipLost {
+            lease: lease.into(),
+            request: request.into(),
+            in_flight,
+            detail: None,
+        }
+    }
+}
+
+impl fmt::Display for OwnershipLost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (request, lease) = (&self.request, &self.lease);
+        if self.in_flight {
+            return write!(
+                f,
+                "ownership lost: {request} aborted in flight: the term of Lease {lease} ended (the server may have \
+                 applied it before the abort reached it)"
+            );
+        }
+        write!(f, "ownership lost: {request} not sent: ")?;
+        match self.detail {
+            Some(detail) => write!(f, "{detail} (Lease {lease})"),
+            None => write!(f, "the term of Lease {lease} is over"),
+        }
+    }
+}
+
+impl std::error::Error for OwnershipLost {}
+
+impl From<OwnershipLost> for Error {
+    fn from(e: OwnershipLost) -> Self {
+        Error::OwnershipLost(Box::new(e))
     }
 }
 

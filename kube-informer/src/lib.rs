@@ -165,5 +165,6 @@ pub mod __private {
 struct ReadmeDoctests;
 
 pub use error::{
-    ConfigError, DecodeError, DecodeErrorKind, Error, MAX_RETRY_AFTER, Result, TransportError, TransportErrorKind,
+    ConfigError, DecodeError, DecodeErrorKind, Error, MAX_RETRY_AFTER, OwnershipLost, Result, TransportError,
+    TransportErrorKind,
 };

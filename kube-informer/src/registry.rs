@@ -84,6 +84,11 @@ pub(crate) enum Observed {
         leading: bool,
         /// The holder last observed.
         leader: Option<String>,
+        /// The outage of the last hand-over to this candidate, and how many were measured.
+        #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+        last_handover: Option<std::time::Duration>,
+        #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+        handovers: u64,
     },
     EventRecorder {
         component: String,
@@ -273,6 +278,8 @@ impl Component for WeakElector {
                 health: s.health,
                 leading: s.leading,
                 leader: s.leader,
+                last_handover: s.last_handover,
+                handovers: s.handovers,
             },
         });
         true
@@ -350,6 +357,7 @@ impl Check {
                 health,
                 leading,
                 leader,
+                ..
             } => Check {
                 name: format!("leader-election:{name}"),
                 ready: !health.is_halted(),

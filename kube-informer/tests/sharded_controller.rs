@@ -224,6 +224,7 @@ fn replicas_share_the_objects(gate: bool) {
         format!("kube_informer_shard_slots_owned{{controller=\"{name}\"}} {owned}"),
         format!("kube_informer_shard_members{{controller=\"{name}\"}} 3"),
         format!("kube_informer_shard_objects{{controller=\"{name}\",slot="),
+        format!("kube_informer_shard_cached_objects{{controller=\"{name}\"}} "),
     ] {
         assert!(text.contains(&line), "{line} in {text}");
     }
@@ -251,6 +252,28 @@ fn replicas_share_the_objects(gate: bool) {
         })
         .sum();
     assert_eq!(total, OBJECTS, "the replicas' caches partition the objects");
+    // The cache's size beside the per-slot counts: once every narrowing is through, a cache holds its slots'
+    // objects and nothing else, and says so.
+    converge(
+        "each cache holds only its slots' objects",
+        Duration::from_secs(60),
+        || {
+            replicas.values().find_map(|r| {
+                let m = r.controller.sharding_metrics().unwrap();
+                let per_slot: usize = m.objects_per_slot.values().sum();
+                (m.cached_objects != per_slot)
+                    .then(|| format!("{}: {} cached, {per_slot} in its slots", m.identity, m.cached_objects))
+            })
+        },
+    );
+    let cached = replicas["r0"].controller.sharding_metrics().unwrap().cached_objects;
+    assert!(cached > 0 && cached < OBJECTS, "r0 caches {cached} objects");
+    let text = kube_informer::metrics::encode(&registry);
+    let prefix = format!("kube_informer_shard_cached_objects{{controller=\"{name}\"}} ");
+    let exposed = text
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str())?.parse::<f64>().ok());
+    assert_eq!(exposed, Some(cached as f64), "r0's cache size in {text}");
 
     // A deleted object's key is reconciled once, by the replica whose slot held it.
     let gone: Vec<String> = (0..10).map(|i| format!("cm-{}", OBJECTS + i)).collect();

@@ -1,9 +1,11 @@
 //! The sharded example (`examples/sharded.rs`) as separate processes against the embedded server: 2,000
 //! ConfigMaps, three replicas, one killed with SIGKILL, one added, one stopped with SIGTERM — every object is
-//! reconciled after each change, every slot is held by a live replica again, and no key is ever reconciled by two
-//! replicas at once. The replicas write every reconcile's `begin` and `end` to one journal (appends of whole lines,
-//! so the file orders them as they happened); the test writes `killed <id>` once a killed replica is reaped, which
-//! ends what it had begun. Run with the `ShardedListAndWatch` gate on and off.
+//! reconciled after each change, every slot is held by a live replica again, no key is ever reconciled by two
+//! replicas at once, and the hand-over of each slot of the killed replica reports the outage it caused (its Lease's
+//! duration, give or take a retry period). The replicas write every reconcile's `begin` and `end` to one journal,
+//! and each hand-over measured (appends of whole lines, so the file orders them as they happened); the test writes
+//! `killed <id>` once a killed replica is reaped, which ends what it had begun. Run with the `ShardedListAndWatch`
+//! gate on and off. And ten replicas at steady state: each watches the Leases once and never lists them.
 
 mod common;
 
@@ -18,10 +20,13 @@ use kube_informer::client::Api;
 use kube_informer::client::params::{Patch, PatchParams};
 use kube_informer::leaderelection::Lease;
 use kube_informer::object::core::ConfigMap;
-use kube_informer_apiserver::ApiServer;
+use kube_informer_apiserver::{ApiServer, Verb};
 
 const OBJECTS: usize = 2000;
 const SLOTS: u32 = 32;
+/// The replicas' `--lease-seconds`: a lease of 2 s, renewed every 266 ms (2/15 of it).
+const LEASE: Duration = Duration::from_secs(2);
+const RETRY: Duration = Duration::from_millis(266);
 
 /// A replica process, killed when dropped.
 struct Replica {
@@ -47,11 +52,19 @@ struct Cluster {
     /// Key → the last round reconciled.
     rounds: HashMap<String, String>,
     overlaps: Vec<String>,
+    /// Hand-overs journaled: `(journal line, slot, outage, replica)`.
+    handovers: Vec<(usize, u32, Duration, String)>,
+    /// The journal line of each `killed <id>`.
+    killed: HashMap<String, usize>,
 }
 
 impl Cluster {
     fn start(gate: bool, dir: &Path) -> Cluster {
-        let server = common::sharded_server(gate, OBJECTS);
+        Cluster::with_objects(gate, dir, OBJECTS)
+    }
+
+    fn with_objects(gate: bool, dir: &Path, objects: usize) -> Cluster {
+        let server = common::sharded_server(gate, objects);
         Cluster {
             server,
             journal: dir.join("journal"),
@@ -60,6 +73,8 @@ impl Cluster {
             running: HashMap::new(),
             rounds: HashMap::new(),
             overlaps: Vec::new(),
+            handovers: Vec::new(),
+            killed: HashMap::new(),
         }
     }
 
@@ -110,7 +125,7 @@ impl Cluster {
         } else {
             lines.len().saturating_sub(1)
         };
-        for line in &lines[self.read..complete] {
+        for (at, line) in lines.iter().enumerate().take(complete).skip(self.read) {
             let words: Vec<&str> = line.split(' ').collect();
             match words.as_slice() {
                 ["begin", key, id] => {
@@ -124,26 +139,46 @@ impl Cluster {
                     }
                     self.rounds.insert((*key).into(), (*round).into());
                 }
-                ["killed", id] => self.running.retain(|_, r| r != id),
+                ["killed", id] => {
+                    self.running.retain(|_, r| r != id);
+                    self.killed.insert((*id).to_owned(), at);
+                }
+                ["handover", slot, millis, id] => {
+                    let (slot, millis) = (slot.parse().unwrap(), millis.parse().unwrap());
+                    self.handovers
+                        .push((at, slot, Duration::from_millis(millis), (*id).to_owned()));
+                }
                 _ => panic!("journal line {line:?}"),
             }
         }
         self.read = complete;
     }
 
+    /// The holder of each Lease, by name.
+    fn holders(&self) -> HashMap<String, String> {
+        self.server
+            .list::<Lease>(Some("leases"))
+            .unwrap()
+            .into_iter()
+            .filter_map(|l| Some((l.metadata.name?, l.spec.holder_identity?)))
+            .collect()
+    }
+
+    /// The slots `id` holds.
+    fn slots_of(&self, id: &str) -> BTreeSet<u32> {
+        self.holders()
+            .into_iter()
+            .filter(|(_, h)| h == id)
+            .filter_map(|(name, _)| name.strip_prefix("sharded-slot-")?.parse().ok())
+            .collect()
+    }
+
     /// Waits until every slot's Lease is held by one of the live replicas; returns how long that took.
     fn settle(&mut self, what: &str) -> Duration {
         let started = Instant::now();
         let live: BTreeSet<String> = self.replicas.iter().map(|r| r.id.clone()).collect();
-        let leases: Api<Lease> = Api::namespaced(self.server.client().unwrap(), "leases");
         converge(what, || {
-            let held: HashMap<String, String> = leases
-                .list_all(&Default::default())
-                .unwrap()
-                .items
-                .into_iter()
-                .filter_map(|l| Some((l.metadata.name?, l.spec.holder_identity?)))
-                .collect();
+            let held = self.holders();
             let unowned: Vec<u32> = (0..SLOTS)
                 .filter(|i| held.get(&format!("sharded-slot-{i}")).is_none_or(|h| !live.contains(h)))
                 .collect();
@@ -155,6 +190,23 @@ impl Cluster {
                 .then(|| format!("slots without a live owner {unowned:?}; replicas without a slot {idle:?}"))
         });
         started.elapsed()
+    }
+
+    /// Waits until the live replicas hold their shares — ⌊slots/n⌋ or ⌈slots/n⌉ each, every slot held —, when none
+    /// gives a slot up any more.
+    fn balance(&mut self, what: &str) {
+        let live: Vec<String> = self.replicas.iter().map(|r| r.id.clone()).collect();
+        let n = u32::try_from(live.len()).unwrap();
+        let (low, high) = (SLOTS / n, SLOTS.div_ceil(n));
+        converge(what, || {
+            let counts: Vec<(String, u32)> = live
+                .iter()
+                .map(|id| (id.clone(), u32::try_from(self.slots_of(id).len()).unwrap()))
+                .collect();
+            let held: u32 = counts.iter().map(|(_, c)| c).sum();
+            (held != SLOTS || counts.iter().any(|(_, c)| *c < low || *c > high))
+                .then(|| format!("slots held {counts:?}, share {low}..={high}"))
+        });
     }
 
     /// Sets `round` on every object; waits until the journal shows each reconciled at that round.
@@ -194,9 +246,43 @@ fn replicas_share_the_objects_through_kill_add_and_stop(gate: bool) {
     }
     let start = cluster.settle("three replicas own every slot");
     cluster.round("1");
+    cluster.balance("three replicas hold their shares");
     cluster.kill("r1");
+    // The Leases still naming r1 right after its death: what it held then (it released none), each to be taken over
+    // only once expired — at least 1.7 s away (a held slot was renewed within a retry period).
+    let orphaned = cluster.slots_of("r1");
     let after_kill = cluster.settle("the killed replica's slots taken over");
     cluster.round("2");
+    // Each slot of r1's was handed over once its Lease expired: the outage counts that wait, and is never shorter
+    // (the new owner takes a slot only once it has seen its Lease unchanged for the lease duration).
+    let killed_at = cluster.killed["r1"];
+    converge("the hand-over of each of r1's slots measured", || {
+        cluster.read_journal();
+        let measured: BTreeSet<u32> = cluster
+            .handovers
+            .iter()
+            .filter(|(at, ..)| *at > killed_at)
+            .map(|(_, slot, ..)| *slot)
+            .collect();
+        let missing: Vec<&u32> = orphaned.difference(&measured).collect();
+        (!missing.is_empty()).then(|| format!("slots {missing:?} of r1's have no hand-over measured"))
+    });
+    let outages: Vec<Duration> = orphaned
+        .iter()
+        .map(|slot| {
+            let (.., outage, _) = cluster
+                .handovers
+                .iter()
+                .find(|(at, s, ..)| *at > killed_at && s == slot)
+                .unwrap();
+            *outage
+        })
+        .collect();
+    assert!(
+        outages.iter().all(|o| *o >= LEASE),
+        "every hand-over counts the Lease's expiry: {outages:?} (slots {orphaned:?})"
+    );
+    let (shortest, longest) = (outages.iter().min().unwrap(), outages.iter().max().unwrap());
     cluster.add("r3");
     let after_add = cluster.settle("the added replica owns slots");
     cluster.round("3");
@@ -215,7 +301,9 @@ fn replicas_share_the_objects_through_kill_add_and_stop(gate: bool) {
     // Figures (lease 2 s, retry period 266 ms), not assertions.
     println!(
         "gate {gate}: every slot owned {start:?} after the start, {after_kill:?} after SIGKILL, {after_add:?} after \
-         a replica joined, {after_stop:?} after SIGTERM"
+         a replica joined, {after_stop:?} after SIGTERM; the {} slots of the killed replica handed over after \
+         {shortest:?} to {longest:?} without reconciles (lease {LEASE:?} ± retry period {RETRY:?})",
+        orphaned.len()
     );
 }
 
@@ -229,4 +317,58 @@ fn replicas_share_the_objects_through_kill_add_and_stop_with_the_server_filterin
 #[test]
 fn replicas_share_the_objects_through_kill_add_and_stop_filtering_themselves() {
     replicas_share_the_objects_through_kill_add_and_stop(false);
+}
+
+/// Ten replicas, settled: none lists the Leases — over five renewals of every replica's membership, as many rounds
+/// of its coordinator (each listed them before they were watched) — and each opened one watch of its group's Leases
+/// since it started.
+#[cfg(unix)]
+#[test]
+fn ten_replicas_at_steady_state_watch_the_leases_once_each_and_never_list_them() {
+    let dir = TempDir::new("sharded-ten");
+    let mut cluster = Cluster::with_objects(true, &dir.0, 200);
+    let started = cluster.server.requests().mark();
+    let ids: Vec<String> = (0..10).map(|i| format!("r{i}")).collect();
+    for id in &ids {
+        cluster.add(id);
+    }
+    cluster.settle("ten replicas own every slot");
+    let mark = cluster.server.requests().mark();
+    let renewed = |id: &str, records: &[kube_informer_apiserver::RequestRecord]| {
+        let lease = format!("sharded-member-{id}");
+        records
+            .iter()
+            .filter(|r| r.is(Verb::Update, "leases") && r.name.as_deref() == Some(lease.as_str()))
+            .count()
+    };
+    assert!(
+        cluster
+            .server
+            .requests()
+            .wait_for(mark, Duration::from_secs(60), |records| ids
+                .iter()
+                .all(|id| renewed(id, records) >= 5)),
+        "every replica renews its membership"
+    );
+    let window = cluster.server.requests().since(mark);
+    let lists: Vec<_> = window.iter().filter(|r| r.is(Verb::List, "leases")).collect();
+    assert!(lists.is_empty(), "Leases listed at steady state: {lists:?}");
+    // The coordinators' watches select by the group's label (a candidate's watch of one Lease, by its name).
+    let group_watches = cluster
+        .server
+        .requests()
+        .since(started)
+        .into_iter()
+        .filter(|r| r.is(Verb::Watch, "leases") && r.query.contains("labelSelector="))
+        .count();
+    assert_eq!(group_watches, ids.len(), "one watch of the Leases per replica");
+    println!(
+        "ten replicas at steady state: {} requests in the window ({:.0} per replica), none a LIST of Leases; one \
+         watch of the Leases per replica since the start",
+        window.len(),
+        window.len() as f64 / ids.len() as f64
+    );
+    for id in &ids {
+        cluster.terminate(id);
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::client::params::{ListParams, WatchParams, and_selector};
-use crate::client::{Api, StreamStopper, WatchStream};
+use crate::client::{Api, Client, StreamStopper, WatchStream};
 use crate::error::Result;
 use crate::object::{ListMeta, Object};
 use crate::watch::{SpareObjects, WatchEvent};
@@ -110,6 +110,13 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// that a reflector blocked on a quiet watch relists with the new shard. The default does nothing: the
     /// reflector then sees the change at the watch's next event or end.
     fn end_watch(&self) {}
+
+    /// The client this lister-watcher reads through, if it has one: a
+    /// [`Controller`](crate::controller::Controller) over an informer of it hands its reconciles a copy
+    /// ([`Context::client`](crate::controller::Context::client)). The default: none.
+    fn client(&self) -> Option<&Client> {
+        None
+    }
 }
 
 /// Lists and watches one resource through its own isolated client, so that
@@ -208,6 +215,10 @@ impl<K: Object> ListerWatcher<K> for ListWatch<K> {
         if let Some(stopper) = self.last_watch.lock().take() {
             stopper.stop();
         }
+    }
+
+    fn client(&self) -> Option<&Client> {
+        Some(self.api.client())
     }
 }
 

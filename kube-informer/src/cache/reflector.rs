@@ -710,6 +710,7 @@ impl<K: Object> Reflector<K> {
         self.stats.watches.fetch_add(1, Ordering::Relaxed);
         let fifo = self.fifo.clone();
         let mut session = fifo.begin_replace();
+        let mut streamed = shard::StreamedShard::default();
         loop {
             let event = match stream.next() {
                 Some(Ok(ev)) => ev,
@@ -733,7 +734,9 @@ impl<K: Object> Reflector<K> {
             };
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    if self.in_shard(&obj) {
+                    let kept = self.in_shard(&obj);
+                    streamed.saw(self.shard.as_ref(), &obj, kept);
+                    if kept {
                         session.add_waking(self.prepare(obj), wake);
                     } else if matches!(wake, Wake::Now) {
                         fifo.wake();
@@ -751,6 +754,7 @@ impl<K: Object> Reflector<K> {
                     self.stats.last_event.set(now);
                     self.healthy();
                     session.finish();
+                    self.judge_streamed(&streamed);
                     self.stats.set_rv(&b.resource_version);
                     self.rv_unavailable = false;
                     return Ok(stream);

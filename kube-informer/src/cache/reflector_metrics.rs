@@ -70,8 +70,10 @@ pub struct ReflectorMetrics {
     /// (a server without the `ShardedListAndWatch` gate ignores `shardSelector`).
     pub shard_filtered_client_side: u64,
     /// For a sharded informer: whether the server filtered its last list (`Some(true)`: the list answered
-    /// `metadata.shardInfo`; `Some(false)`: it did not, and the reflector filters). `None`: no shard, or not known
-    /// yet (a streaming list does not say).
+    /// `metadata.shardInfo`; `Some(false)`: it did not, and the reflector filters). A streaming list has no
+    /// `shardInfo`: one object of another shard among its initial events says `false`; enough distinct values of the
+    /// shard's field, all in the shard, say `true` (a coincidence's chance below one in a million). `None`: no
+    /// shard, or not known yet (a streaming list of too few objects to tell).
     pub shard_server_side: Option<bool>,
     /// Relists because the informer's shard changed while it ran (a [sharded
     /// controller](crate::controller::ControllerBuilder::sharded)'s replica gained or lost slots).

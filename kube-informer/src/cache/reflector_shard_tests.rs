@@ -153,3 +153,34 @@ fn a_new_shard_ends_the_quiet_watch_and_relists_with_it_and_nothing_empties_the_
     assert_eq!(replaced(&t.fifo), ["ns/a"]);
     assert!(matches!(&t.script.take_calls()[..], [Call::List(p)] if p.shard_selector == Some(half(0))));
 }
+
+#[test]
+fn a_streaming_list_tells_whether_the_server_filtered_by_what_arrives() {
+    let half = ShardSelector::split(ShardField::Uid, 2, 0).unwrap();
+    // What a streaming list of `objects` in the half (and `foreign` of the other half) leaves the metric at.
+    let judged = |objects: usize, foreign: usize| {
+        let mut t = rig(true);
+        t.r = std::mem::replace(&mut t.r, rig(true).r).with_shard(Some(fixed(&half)));
+        let events = t.script.open_watch();
+        for i in 0..objects {
+            events
+                .send(Ok(WatchEvent::Added(cm_in_half(&format!("in-{i}"), "3", 0))))
+                .unwrap();
+        }
+        for i in 0..foreign {
+            events
+                .send(Ok(WatchEvent::Added(cm_in_half(&format!("out-{i}"), "3", 1))))
+                .unwrap();
+        }
+        events.send(Ok(initial_events_end("20"))).unwrap();
+        assert!(t.r.step());
+        assert_eq!(t.r.stats.last_sync_resource_version(), "20");
+        t.r.stats.snapshot().shard_server_side
+    };
+    // One of the other half: the server did not filter.
+    assert_eq!(judged(30, 1), Some(false));
+    // Thirty of the half alone: a chance of 2⁻³⁰ were the server not filtering — it did.
+    assert_eq!(judged(30, 0), Some(true));
+    // Three: as likely a coincidence (1 in 8) — nothing to tell.
+    assert_eq!(judged(3, 0), None);
+}

@@ -243,7 +243,7 @@ impl<K: Object> Api<K> {
         loop {
             hand_over_buffered(&mut decoder, &mut ahead, &mut f)?;
             if cancel.is_cancelled() {
-                return Err(Error::Stopped);
+                return Err(self.client.stopped(&what));
             }
             match decoder.read_from(&mut reader) {
                 Ok(0) => break,

@@ -8,6 +8,8 @@
 //!   pods, [`Api::logs`] / [`Api::log_stream`] and [`Api::evict`].
 //! * [`Client::request`]: any other path, with the same credentials, TLS, rate limit and errors.
 //! * [`RateLimit`]: client-go's client-side token bucket (5 requests per second, bursts of 10), on by default.
+//! * [`Client::fenced`]: a client whose requests end with a Lease's [`LeaseTerm`] — what a controller's reconciles
+//!   write through under leader election or sharding.
 //! * [`retry_on_conflict`]: a read-modify-write retried when another writer got there first.
 //!
 //! ```no_run
@@ -48,6 +50,7 @@ mod request;
 mod retry;
 mod sealed;
 mod secret;
+mod term;
 #[cfg(test)]
 mod test_peer;
 mod tls;
@@ -56,6 +59,7 @@ mod watch_stream;
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use log::debug;
@@ -79,6 +83,8 @@ pub use raw_request::{RawRequest, RawResponse, ResponseStream};
 pub use request::Method;
 pub use retry::{RetryBackoff, on_error, retry_on_conflict};
 pub use secret::Secret;
+pub(crate) use term::HandoverLog;
+pub use term::LeaseTerm;
 pub use watch_stream::WatchStream;
 
 use abort::{CancelSignal, Canceller};
@@ -92,7 +98,7 @@ use transport::FailureContext;
 
 use crate::clock::deadline::{FAR_FUTURE, deadline_after};
 use crate::object::ApiResource;
-use crate::{ConfigError, Error, Result};
+use crate::{ConfigError, Error, OwnershipLost, Result};
 
 /// The `User-Agent` of every request.
 const USER_AGENT: &str = concat!("kube-informer/", env!("CARGO_PKG_VERSION"));
@@ -129,6 +135,17 @@ pub struct Client {
     deadline: Option<Instant>,
     /// The client-side rate limit; `None`: requests go out unthrottled.
     throttle: Option<Arc<Throttle>>,
+    /// The Lease terms every request of this handle is fenced by ([`Client::fenced`]); `None`: none.
+    fence: Option<Arc<Fence>>,
+}
+
+/// A Lease term a client's requests are fenced by, and those of the client it was fenced from.
+struct Fence {
+    term: LeaseTerm,
+    /// Counts the writes this fence refused or aborted, for a controller's figures (the term counts every request).
+    writes_refused: Option<Arc<AtomicU64>>,
+    /// The fence of the client this one was made from: its term bounds these requests too.
+    outer: Option<Arc<Fence>>,
 }
 
 /// What every clone and isolated copy of a client shares.
@@ -287,6 +304,7 @@ impl Client {
             shared,
             deadline: None,
             throttle: config.rate_limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
+            fence: None,
         })
     }
 
@@ -304,12 +322,103 @@ impl Client {
     /// bucket), but its own connection pool and its own [`AbortHandle`]: aborting one never disturbs the other.
     /// Informers use one each.
     pub fn isolated(&self) -> Client {
-        Client {
+        let client = Client {
             transport: Arc::new(Transport::new(&self.shared)),
             shared: Arc::clone(&self.shared),
             deadline: self.deadline,
             throttle: self.throttle.clone(),
+            fence: self.fence.clone(),
+        };
+        client.register_with_fences();
+        client
+    }
+
+    /// A copy whose every request is **fenced** by `term`: it is not sent once the term is over, nor when its
+    /// client-side rate-limit token would come after the term's end; one still on the wire when the term ends — at
+    /// its end, or earlier on a release or a stop — is aborted, its connection closed (and, should the term's elector
+    /// be late, halfway through `lease_duration − renew_deadline` after the end the term had when it was sent). Each
+    /// such request fails with [`Error::OwnershipLost`], without being retried. A renewal extends the term, for the
+    /// requests in flight too.
+    ///
+    /// What a controller's reconciles write through ([`Context::client`](crate::controller::Context::client)) under
+    /// leader election or sharding. The copy has connections of its own (aborted with this client's
+    /// [`AbortHandle`] too) and the same rate limit, in the same bucket. Fencing again by another term keeps the
+    /// first: a request needs both.
+    ///
+    /// What fencing cannot cover: a request the server received before the abort may still be applied after the
+    /// term ended — a window bounded by how long a server holds a request it has read, within the
+    /// `lease_duration − renew_deadline` that separate this term's end from anyone else's takeover (see
+    /// [`LeaseTerm`]).
+    #[must_use]
+    pub fn fenced(&self, term: &LeaseTerm) -> Client {
+        self.fenced_counting(term, None)
+    }
+
+    /// [`fenced`](Self::fenced), counting the writes refused or aborted in `writes_refused` too.
+    pub(crate) fn fenced_counting(&self, term: &LeaseTerm, writes_refused: Option<Arc<AtomicU64>>) -> Client {
+        let canceller = self.transport.canceller.child();
+        let client = Client {
+            transport: Arc::new(Transport::with_canceller(&self.shared, canceller)),
+            shared: Arc::clone(&self.shared),
+            deadline: self.deadline,
+            throttle: self.throttle.clone(),
+            fence: Some(Arc::new(Fence {
+                term: term.clone(),
+                writes_refused,
+                outer: self.fence.clone(),
+            })),
+        };
+        client.register_with_fences();
+        client
+    }
+
+    /// The terms this handle's requests are fenced by, innermost first.
+    fn fences(&self) -> impl Iterator<Item = &Fence> {
+        std::iter::successors(self.fence.as_deref(), |f| f.outer.as_deref())
+    }
+
+    /// The terms of this handle's fences abort its connections when they end.
+    fn register_with_fences(&self) {
+        for fence in self.fences() {
+            fence.term.register(&self.transport.canceller);
         }
+    }
+
+    /// Where the nearest of this handle's terms ends (an instant of the real clock), with its fence; `Err` with
+    /// the fence of a term that is over.
+    fn fence_end(&self) -> std::result::Result<Option<(Instant, &Fence)>, &Fence> {
+        let mut nearest: Option<(Instant, &Fence)> = None;
+        for fence in self.fences() {
+            let end = fence.term.ends_at().ok_or(fence)?;
+            if nearest.is_none_or(|(n, _)| end < n) {
+                nearest = Some((end, fence));
+            }
+        }
+        Ok(nearest)
+    }
+
+    /// When a request sent now is aborted at the latest, should the terms' electors not end them first
+    /// ([`LeaseTerm`]'s backstop); `Err` with the fence of a term that is over.
+    fn fence_abort_at(&self) -> std::result::Result<Option<Instant>, &Fence> {
+        let mut earliest_abort = None;
+        for fence in self.fences() {
+            let at = fence.term.abort_at().ok_or(fence)?;
+            earliest_abort = earliest(earliest_abort, Some(at));
+        }
+        Ok(earliest_abort)
+    }
+
+    /// The error of the request `what` that a term over (or `fence`'s) did not let through, counted; `None` while
+    /// every term lasts.
+    fn ownership_lost(&self, what: &str, in_flight: bool) -> Option<Error> {
+        let fence = self.fence_end().err()?;
+        Some(refused_by(fence, what, in_flight, None))
+    }
+
+    /// The error of the request (or stream) `what` whose connection was aborted: [`Error::OwnershipLost`] when a
+    /// term it was fenced by is over (the term's end aborted it), else [`Error::Stopped`].
+    pub(crate) fn stopped(&self, what: &str) -> Error {
+        self.ownership_lost(what, true).unwrap_or(Error::Stopped)
     }
 
     /// A copy of this handle (same connections, same [`AbortHandle`]) whose every request ends by `deadline`: each
@@ -346,6 +455,11 @@ impl Client {
         }
     }
 
+    /// The Lease terms this handle's requests are fenced by ([`fenced`](Self::fenced)), innermost first.
+    pub fn terms(&self) -> Vec<LeaseTerm> {
+        self.fences().map(|f| f.term.clone()).collect()
+    }
+
     /// The deadline of this handle's requests ([`with_deadline`](Self::with_deadline)), if any.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
@@ -372,17 +486,14 @@ impl Client {
     /// handle's in a bucket of its own.
     pub(crate) fn isolated_child(&self) -> Client {
         let canceller = self.transport.canceller.child();
-        let agent = transport::build_agent(&self.shared, &canceller.signal());
-        canceller.set_agent(agent.clone());
         Client {
-            transport: Arc::new(Transport {
-                canceller,
-                agent: Mutex::new((agent, self.shared.tls.identity.version())),
-            }),
+            transport: Arc::new(Transport::with_canceller(&self.shared, canceller)),
             shared: Arc::clone(&self.shared),
             deadline: self.deadline,
             // The same limit in a bucket of its own: a lease renewal never waits behind a controller's requests.
             throttle: self.throttle.as_ref().map(|t| Arc::new(t.fresh())),
+            // A child's connections are aborted with this handle's, by its terms too.
+            fence: self.fence.clone(),
         }
     }
 
@@ -413,6 +524,7 @@ impl Client {
             shared: Arc::clone(&self.shared),
             deadline: self.deadline,
             throttle: limit.as_ref().map(|l| Arc::new(Throttle::new(l))),
+            fence: self.fence.clone(),
         })
     }
 
@@ -519,6 +631,9 @@ impl Client {
 
     /// Maps an I/O error from reading a response body.
     pub(crate) fn map_io(&self, e: std::io::Error, cancel: &CancelSignal, what: &str, idle: Option<Duration>) -> Error {
+        if let Some(lost) = self.ownership_lost(what, true) {
+            return lost;
+        }
         if !cancel.is_cancelled() && self.deadline_passed() && is_timeout_io(&e) {
             return self.deadline_error(what);
         }
@@ -531,6 +646,40 @@ impl Client {
             idle_limit: idle,
         };
         transport::map_error(ureq::Error::from(e), cancel, &ctx)
+    }
+
+    /// [`throttle`](Self::throttle) for a request that must also be sent before its terms end: a token that would
+    /// come after the nearest term's end fails the request at once ([`Error::OwnershipLost`], not sent), as one
+    /// after its deadline does.
+    fn throttle_fenced(
+        &self,
+        req: &Request,
+        what: &str,
+        cancel: &CancelSignal,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        let nearest = match self.fence_end() {
+            Ok(nearest) => nearest,
+            Err(fence) => return Err(refused_by(fence, what, false, None)),
+        };
+        let limit = earliest(deadline, nearest.map(|(end, _)| end));
+        let Err(e) = self.throttle(req, what, cancel, limit) else {
+            return Ok(());
+        };
+        if let Some(lost) = self.ownership_lost(what, false) {
+            return Err(lost);
+        }
+        // Too late for the nearest term, not for the request's own deadline: the term is why it is not sent.
+        let too_late = matches!(&e, Error::Transport(t) if t.kind == crate::TransportErrorKind::Timeout);
+        match nearest {
+            Some((end, fence)) if too_late && deadline.is_none_or(|d| end <= d) => Err(refused_by(
+                fence,
+                what,
+                false,
+                Some("its client-side rate-limit token would come after the term's end"),
+            )),
+            _ => Err(e),
+        }
     }
 
     /// Waits for a token of the client-side rate limit for `req` (see [`RateLimit`]), and counts the wait.
@@ -571,10 +720,7 @@ impl Client {
             Reading::Whole => self.shared.timeouts.request.map(|t| deadline_after(Instant::now(), t)),
             _ => None,
         };
-        let deadline = match (timeout, self.deadline) {
-            (Some(t), Some(d)) => Some(t.min(d)),
-            (t, d) => t.or(d),
-        };
+        let deadline = earliest(timeout, self.deadline);
         let ctx = FailureContext {
             what: &what,
             server_name: &self.shared.server_name,
@@ -584,22 +730,43 @@ impl Client {
         };
         let url = format!("{}{}", self.shared.base_url, req.path_and_query());
         for attempt in 0..2 {
+            // A fenced request goes no further once its term is over (its connections are aborted then, so the
+            // cancellation below would say `Stopped`).
+            if let Some(lost) = self.ownership_lost(&what, false) {
+                return Err(lost);
+            }
             if cancel.is_cancelled() {
                 return Err(Error::Stopped);
             }
-            self.throttle(req, &what, cancel, deadline)?;
+            self.throttle_fenced(req, &what, cancel, deadline)?;
             if self.deadline_passed() {
                 return Err(self.deadline_error(&what));
             }
-            let authz = match self.shared.auth.authorize(cancel, self.deadline) {
-                Ok(authz) => authz,
-                Err(_) if !cancel.is_cancelled() && self.deadline_passed() => return Err(self.deadline_error(&what)),
-                Err(e) => return Err(e),
+            let fence_end = match self.fence_end() {
+                Ok(end) => end.map(|(end, _)| end),
+                Err(fence) => return Err(refused_by(fence, &what, false, None)),
             };
-            // What remains of the deadline bounds the whole exchange; none left after the credential: give up.
+            let authz = match self.shared.auth.authorize(cancel, earliest(self.deadline, fence_end)) {
+                Ok(authz) => authz,
+                Err(e) => {
+                    return Err(match self.ownership_lost(&what, false) {
+                        Some(lost) => lost,
+                        None if !cancel.is_cancelled() && self.deadline_passed() => self.deadline_error(&what),
+                        None => e,
+                    });
+                }
+            };
+            // What remains of the deadline bounds the whole exchange; none left after the credential: give up. A
+            // fenced request is aborted when its term ends (by the term's elector), and at the latest at the
+            // term's backstop.
             if self.deadline_passed() {
                 return Err(self.deadline_error(&what));
             }
+            let abort_at = match self.fence_abort_at() {
+                Ok(at) => at,
+                Err(fence) => return Err(refused_by(fence, &what, false, None)),
+            };
+            let deadline = earliest(deadline, abort_at);
             // Chosen after authorizing: an exec plugin may just have issued a new client certificate, which retires
             // the pooled connections opened with the old one.
             let agent = match dedicated {
@@ -657,7 +824,20 @@ impl Client {
                     .observe(req.method.as_str(), code, started.elapsed());
             }
             let response = result.map_err(|e| {
-                if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
+                if let Some(lost) = self.ownership_lost(&what, true) {
+                    lost
+                } else if abort_at.is_some_and(|at| Instant::now() >= at) && is_timeout(&e) {
+                    // The term was extended since: the request outlived the end it had when sent by half the
+                    // takeover margin, by which its elector should have ended (or extended) the term.
+                    Error::from(crate::TransportError::new(
+                        crate::TransportErrorKind::Timeout,
+                        format!(
+                            "{what} on {}: still running well past the end its Lease term had when it was sent; \
+                             aborted",
+                            self.shared.endpoint
+                        ),
+                    ))
+                } else if !cancel.is_cancelled() && self.deadline_passed() && is_timeout(&e) {
                     self.deadline_error(&what)
                 } else {
                     transport::map_error(e, cancel, &ctx)
@@ -697,6 +877,28 @@ impl Client {
             "{what}: still unauthorized after refreshing the credential"
         )))
     }
+}
+
+/// The earlier of two optional deadlines (`None`: no deadline).
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The error of the request `what` that `fence`'s term did not let through, counted by the term (and, for a write,
+/// by the fence's counter).
+fn refused_by(fence: &Fence, what: &str, in_flight: bool, detail: Option<&'static str>) -> Error {
+    fence.term.count_refused();
+    if !what.starts_with("GET ")
+        && let Some(counter) = &fence.writes_refused
+    {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut lost = OwnershipLost::new(fence.term.lease(), what, in_flight);
+    lost.detail = detail;
+    Error::from(lost)
 }
 
 /// A timeout as ureq takes it: `None` (no limit) for one that would reach past [`FAR_FUTURE`] (`Duration::MAX`
@@ -769,7 +971,11 @@ fn is_timeout_io(e: &std::io::Error) -> bool {
 
 impl Transport {
     fn new(shared: &Shared) -> Transport {
-        let canceller = Canceller::new();
+        Transport::with_canceller(shared, Canceller::new())
+    }
+
+    /// A pool whose connections `canceller` aborts.
+    fn with_canceller(shared: &Shared, canceller: Arc<Canceller>) -> Transport {
         let agent = transport::build_agent(shared, &canceller.signal());
         canceller.set_agent(agent.clone());
         Transport {
@@ -865,6 +1071,131 @@ mod tests {
             (waits[0].verb, waits[0].histogram.count, waits[0].histogram.sum),
             ("GET", 2, Duration::from_secs(1))
         );
+    }
+
+    /// A term of `lasting` on `clock`.
+    fn term_on(clock: &crate::clock::FakeClock, lasting: Duration) -> LeaseTerm {
+        let until = clock.now() + lasting;
+        LeaseTerm::begin(
+            "leases/owner",
+            Arc::new(clock.clone()),
+            (until, Duration::ZERO),
+            None,
+            None,
+        )
+    }
+
+    fn lost(e: &Error) -> &OwnershipLost {
+        match e {
+            Error::OwnershipLost(lost) => lost,
+            other => panic!("not an ownership loss: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_fenced_request_is_not_sent_once_its_term_is_over() {
+        // 192.0.2.0/24 is TEST-NET-1: never routed, so a request sent would hang in its connect.
+        let c = Client::new(Config::new("https://192.0.2.1:6443").proxy(None)).unwrap();
+        let clock = crate::clock::FakeClock::new();
+        let (past, ended) = (
+            term_on(&clock, Duration::from_secs(10)),
+            term_on(&clock, Duration::from_secs(3600)),
+        );
+        let counter = Arc::new(AtomicU64::new(0));
+        let (late, early) = (c.fenced_counting(&past, Some(counter.clone())), c.fenced(&ended));
+        // Past its end on the elector's clock, though nobody ended it; and one ended early (a release).
+        clock.step(Duration::from_secs(10));
+        ended.end();
+        for (client, term) in [(&late, &past), (&early, &ended)] {
+            let e = client.request_bytes(&Request::get_path("/version")).unwrap_err();
+            assert_eq!(
+                (lost(&e).lease.as_str(), lost(&e).request.as_str(), lost(&e).in_flight),
+                ("leases/owner", "GET /version", false)
+            );
+            assert!(!e.is_retriable() && e.to_string().contains("not sent"), "{e}");
+            assert_eq!(term.refused_requests(), 1);
+        }
+        assert_eq!(counter.load(Ordering::Relaxed), 0, "a GET is no write");
+        let write = Request {
+            method: Method::Post,
+            ..Request::get_path("/api/v1/namespaces/a/configmaps")
+        };
+        assert!(late.request_bytes(&write).unwrap_err().is_ownership_lost());
+        assert_eq!(counter.load(Ordering::Relaxed), 1, "the write is counted");
+        // The client it was fenced from, and its other copies, are not fenced.
+        assert!(late.isolated().terms().len() == 1 && c.terms().is_empty());
+    }
+
+    #[test]
+    fn a_request_whose_rate_limit_token_comes_after_its_term_fails_at_once() {
+        let peer = test_peer::answering(1, r#"{"major":"1"}"#.to_owned());
+        let tokens = crate::clock::FakeClock::new();
+        // One token every 100 s; the term has an hour left on a clock that stands still, so only the token decides.
+        let client = peer
+            .client
+            .with_rate_limit(Some(RateLimit::new(0.01, 1).clock(tokens.clone())))
+            .unwrap();
+        let elector_clock = crate::clock::FakeClock::new();
+        let term = term_on(&elector_clock, Duration::from_secs(3600));
+        let fenced = client.fenced(&term);
+        fenced.get_bytes("/version").unwrap();
+        peer.thread.join().unwrap();
+        let term_short = term_on(&elector_clock, Duration::from_secs(60));
+        let e = client.fenced(&term_short).get_bytes("/version").unwrap_err();
+        assert!(!lost(&e).in_flight, "{e}");
+        assert!(
+            e.to_string()
+                .contains("rate-limit token would come after the term's end"),
+            "{e}"
+        );
+        assert_eq!(tokens.watchers(), 0, "it never waited for the token");
+    }
+
+    #[test]
+    fn a_fenced_request_in_flight_is_aborted_when_its_term_ends() {
+        // Ended by its elector (a release, a stop) while the server holds the request.
+        let (client, peer, thread) = test_peer::stalling();
+        let clock = crate::clock::FakeClock::new();
+        let term = term_on(&clock, Duration::from_secs(3600));
+        let fenced = client.fenced(&term);
+        let request = std::thread::Builder::new()
+            .name("test:request".into())
+            .spawn(move || fenced.get_bytes("/version"))
+            .unwrap();
+        assert_eq!(peer.recv_timeout(Duration::from_secs(30)), Ok("received"));
+        term.end();
+        let e = request.join().unwrap().unwrap_err();
+        assert!(lost(&e).in_flight, "{e}");
+        assert_eq!(
+            peer.recv_timeout(Duration::from_secs(30)),
+            Ok("closed"),
+            "the connection was closed"
+        );
+        thread.join().unwrap();
+        // The client it was fenced from keeps its connections.
+        assert!(!client.abort_handle().is_aborted());
+    }
+
+    #[test]
+    fn a_fenced_request_still_in_flight_at_the_end_of_its_term_is_aborted_there() {
+        // Nobody ends the term (an elector late, say): it runs out while the server holds the request, which is
+        // aborted at the backstop, halfway through the takeover margin after its end.
+        let (client, peer, thread) = test_peer::stalling();
+        let until = Instant::now() + Duration::from_millis(300);
+        let margin = Duration::from_millis(400);
+        let term = LeaseTerm::begin(
+            "leases/owner",
+            Arc::new(crate::clock::RealClock),
+            (until, margin),
+            None,
+            None,
+        );
+        let e = client.fenced(&term).get_bytes("/version").unwrap_err();
+        assert!(lost(&e).in_flight, "{e}");
+        assert!(term.is_over());
+        assert_eq!(peer.recv_timeout(Duration::from_secs(30)), Ok("received"));
+        assert_eq!(peer.recv_timeout(Duration::from_secs(30)), Ok("closed"));
+        thread.join().unwrap();
     }
 
     #[test]

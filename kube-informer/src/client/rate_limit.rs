@@ -14,7 +14,9 @@
 //! A request waiting for a token is never stuck: the client's [`AbortHandle`](super::AbortHandle) wakes it at once
 //! (it fails with [`Error::Stopped`]), and a request with a deadline ([`Timeouts::request`](super::Timeouts::request))
 //! fails at once with a timeout when its token would come after the deadline, as client-go's `rate.Limiter.Wait` does
-//! against a context's deadline — the token is not taken then.
+//! against a context's deadline — the token is not taken then. A request fenced by a Lease term
+//! ([`Client::fenced`](super::Client::fenced)) fails so too, with [`Error::OwnershipLost`], when its token would come
+//! after the term's end: work that cannot be sent while this replica owns it is never sent.
 
 use std::fmt;
 use std::sync::{Arc, Weak};

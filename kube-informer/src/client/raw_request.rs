@@ -326,7 +326,7 @@ impl Read for ResponseStream {
         let signal = self.canceller.signal();
         if signal.is_cancelled() {
             self.ended = true;
-            return Err(into_io(Error::Stopped));
+            return Err(into_io(self.client.stopped(&self.what)));
         }
         if self.ended || buf.is_empty() {
             return Ok(0);

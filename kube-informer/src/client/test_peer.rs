@@ -41,3 +41,29 @@ pub(crate) fn answering(requests: usize, body: String) -> Peer {
     let client = Client::new(Config::new(url).proxy(None)).unwrap();
     Peer { client, thread }
 }
+
+/// A peer that reads one request and never answers: it says `"received"` once the request's head arrived, then
+/// `"closed"` once the client closed the connection.
+pub(crate) fn stalling() -> (Client, crossbeam_channel::Receiver<&'static str>, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let thread = std::thread::Builder::new()
+        .name("test:stall".into())
+        .spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(conn);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            tx.send("received").unwrap();
+            // Nothing more comes from a client waiting for its answer: the read ends when it hangs up.
+            let mut rest = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut reader, &mut rest);
+            tx.send("closed").unwrap();
+        })
+        .unwrap();
+    let client = Client::new(Config::new(url).proxy(None)).unwrap();
+    (client, rx, thread)
+}

@@ -141,7 +141,7 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
         // A stopped watch reports it, even when the shutdown read looked like a clean end of stream.
         if self.canceller.is_cancelled() && !(self.finished && self.ahead.is_empty()) {
             self.ahead.clear();
-            return self.fail(Error::Stopped);
+            return self.fail(self.client.stopped(&self.what));
         }
         loop {
             if let Some(item) = self.ahead.pop_front() {
@@ -157,14 +157,14 @@ impl<K: DeserializeOwned> Iterator for WatchStream<K> {
             match self.decoder.read_from(&mut self.reader) {
                 Ok(0) => {
                     if self.canceller.is_cancelled() {
-                        return self.fail(Error::Stopped);
+                        return self.fail(self.client.stopped(&self.what));
                     }
                     self.finished = true;
                     return self.decoder.finish().err().map(|e| Err(e.into()));
                 }
                 Ok(_) => {
                     if self.canceller.is_cancelled() {
-                        return self.fail(Error::Stopped);
+                        return self.fail(self.client.stopped(&self.what));
                     }
                     self.look_ahead();
                 }

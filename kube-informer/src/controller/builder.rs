@@ -18,7 +18,7 @@ use super::shard_coordinator::CoordinatorStats;
 use super::sharding::ShardingConfig;
 use super::{Action, Controller};
 use crate::cache::{CONTROLLER_INDEX, Indexers};
-use crate::client::Client;
+use crate::client::{Client, LeaseTerm};
 use crate::error::Result;
 use crate::health::HealthCell;
 use crate::informer::{HandlerOptions, Notification, SharedIndexInformer};
@@ -200,10 +200,12 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
     ///
     /// A key is reconciled by at most one replica at a time: a worker takes a key only while its slot is owned, a
     /// slot given up for balance is released only once its reconciles finished, and a lost slot (its renewal
-    /// failed) stops being owned at the renew deadline, before any other replica may take it — a reconcile that
-    /// was running then is not interrupted, so keep reconciles shorter than `lease_duration − renew_deadline`
-    /// (5 s by default). Unlike an unsharded controller, a key whose object is not in the cache is reconciled
-    /// only when this replica saw the object deleted in one of its slots (another replica's key otherwise).
+    /// failed) stops being owned at the renew deadline, before any other replica may take it. A reconcile still
+    /// running then cannot write on: its [`Context::client`] is fenced by the slot's Lease term, so what it would
+    /// send is refused and what it has in flight aborted ([`Error::OwnershipLost`](crate::Error::OwnershipLost)),
+    /// and the key goes to the slot's next owner. Unlike an unsharded controller, a key whose object is not in the
+    /// cache is reconciled only when this replica saw the object deleted in one of its slots (another replica's key
+    /// otherwise).
     ///
     /// Other handlers of a sharded informer see what the cache sees: the objects of a slot given up leave it as
     /// deletions of their last known state ([`DeletedObject::FinalStateUnknown`](crate::cache::DeletedObject)),
@@ -330,6 +332,11 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             sharding,
         } = self;
         let name = options.name.clone().unwrap_or_else(|| primary.name().to_owned());
+        // The reconciles' client: the primary informer's, else the sharding's; connections of its own.
+        let client = primary
+            .client()
+            .or_else(|| sharding.as_ref().map(|(c, _)| c.clone()))
+            .map(|c| c.isolated());
         let sharding = match sharding {
             Some((client, config)) => {
                 config.validate()?;
@@ -405,9 +412,17 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 sources,
                 reconcile: Box::new(move |key, ctx| {
                     reconcile(key, ctx).map_err(|e| {
+                        // A failure once the term is over is the ownership's end, whatever the error says: no
+                        // policy decides a retry here.
+                        if ctx.term().is_some_and(LeaseTerm::is_over) {
+                            return Failed {
+                                action: None,
+                                message: e.to_string(),
+                            };
+                        }
                         let obj = ctx.object();
                         Failed {
-                            action: error_policy(obj.as_deref(), &e, ctx),
+                            action: Some(error_policy(obj.as_deref(), &e, ctx)),
                             message: e.to_string(),
                         }
                     })
@@ -420,6 +435,8 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
                 live_workers: Arc::new(AtomicUsize::new(0)),
                 health: HealthCell::default(),
                 sharding,
+                client,
+                handed_over: Mutex::new(Default::default()),
             }),
             state: Mutex::new(State::Idle),
             registrations: Mutex::new(registrations),

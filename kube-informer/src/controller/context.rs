@@ -1,15 +1,25 @@
 //! `Context`: what a reconcile gets besides its key.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use super::runner::Shared;
 use crate::cache::Lister;
-use crate::client::{Api, Committed};
+use crate::client::{Api, Client, Committed, LeaseTerm};
 use crate::error::{Error, Result};
 use crate::object::{NamespacedResource, Object, ObjectRef, split_key};
 use crate::stop::StopSignal;
 
-/// What a reconcile sees: the key it reconciles, the caches, the user data and the controller's state.
+/// What a reconcile sees: the key it reconciles, the caches, the user data, the client to write with and the
+/// controller's state.
+///
+/// **Write through [`client`](Context::client).** Under leader election (a [`Manager`](crate::manager::Manager)'s,
+/// or [`Controller::leader_callbacks`](super::Controller::leader_callbacks)) and in a
+/// [sharded](super::ControllerBuilder::sharded) controller, it is fenced by the term of the Lease the reconcile works
+/// under — the leader's, or the key's slot's: once the term is over, its requests are refused, or aborted in
+/// flight, with [`Error::OwnershipLost`], and the key is left to whoever owns it next. A client of your own (in the
+/// user data, say) is not: its writes may land after another replica took over. Reads of the caches
+/// ([`object`](Context::object), [`lister`](Context::lister)) are never fenced.
 ///
 /// The primary object is read from the cache ([`object`](Context::object)): `None` means it was deleted — a
 /// deleted primary still gets a reconcile for its key, so that the controller can clean up what it does not own
@@ -42,6 +52,29 @@ pub struct Context<'a, K: Object, D> {
     pub(super) retries: u32,
     /// Set when the controller's current term is ending (pause, stop or lost leadership).
     pub(super) halt: &'a StopSignal,
+    /// The client of this reconcile: fenced by `term` when there is one; `None` when the controller has none.
+    pub(super) client: Option<&'a Client>,
+    /// The Lease term this reconcile works under (the leader's, or its slot's); `None`: no ownership to lose.
+    pub(super) term: Option<&'a LeaseTerm>,
+}
+
+/// A Lease term and the controller's client fenced by it: what the reconciles of a leader's term, or of an owned
+/// slot, write through.
+#[derive(Clone)]
+pub(crate) struct Fenced {
+    pub(crate) term: LeaseTerm,
+    /// `None` when the controller has no client.
+    pub(crate) client: Option<Client>,
+}
+
+impl Fenced {
+    /// `base` fenced by `term`, counting the writes it refuses in `writes_refused`.
+    pub(crate) fn new(term: &LeaseTerm, base: Option<&Client>, writes_refused: &Arc<AtomicU64>) -> Fenced {
+        Fenced {
+            term: term.clone(),
+            client: base.map(|c| c.fenced_counting(term, Some(writes_refused.clone()))),
+        }
+    }
 }
 
 impl<K: Object, D> Context<'_, K, D> {
@@ -142,6 +175,37 @@ impl<K: Object, D> Context<'_, K, D> {
         super::create_or_update(api, &lister, name, mutate)
     }
 
+    /// The client to write with: a copy of the client the primary informer reads through (or, for a sharded
+    /// controller over an informer without one, of the client given to
+    /// [`sharded`](super::ControllerBuilder::sharded)), with its own connections and the same rate limit.
+    ///
+    /// Under leader election or sharding it is **fenced** by the Lease term this reconcile works under
+    /// ([`Client::fenced`]): a request that cannot be sent before the term ends — the term over, or its client-side
+    /// rate-limit token due after the end — is not sent, one in flight at the end is aborted, and either fails with
+    /// [`Error::OwnershipLost`]. The reconcile then fails, the error policy is not asked, and the key goes to whoever
+    /// owns it next. There is no setting to turn this off.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the controller has no client: its primary informer reads through a
+    /// [`ListerWatcher`](crate::cache::ListerWatcher) of your own that names none
+    /// ([`ListerWatcher::client`](crate::cache::ListerWatcher::client)).
+    pub fn client(&self) -> Result<Client> {
+        self.client.cloned().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "controller {} has no client: its primary informer's ListerWatcher names none \
+                 (ListerWatcher::client); write through a client of your own, fenced by Context::term",
+                self.shared.name
+            ))
+        })
+    }
+
+    /// The Lease term this reconcile works under — the leader's, or the key's slot's — or `None` when the
+    /// controller runs without ownership (neither elected nor sharded). To fence a client of your own:
+    /// [`Client::fenced`].
+    pub fn term(&self) -> Option<&LeaseTerm> {
+        self.term
+    }
+
     /// The user data given to the builder (a client, settings, an event recorder...).
     pub fn data(&self) -> &D {
         &self.shared.data
@@ -158,10 +222,11 @@ impl<K: Object, D> Context<'_, K, D> {
         self.retries
     }
 
-    /// True once the controller is stopping, pausing, or lost its leadership: a long reconcile should wrap up and
-    /// return (its key is not lost — it is reconciled again in the next term).
+    /// True once the controller is stopping, pausing, or lost its leadership — or the Lease term this reconcile
+    /// works under is over: a long reconcile should wrap up and return (its key is not lost — it is reconciled
+    /// again in the next term, or by the next owner).
     pub fn is_stopping(&self) -> bool {
-        self.halt.is_stopped()
+        self.halt.is_stopped() || self.term.is_some_and(LeaseTerm::is_over)
     }
 
     /// The controller's name.

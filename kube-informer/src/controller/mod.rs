@@ -9,7 +9,9 @@
 //! handled — caches synced before the first reconcile, panics caught, retries backed off, bounded shutdown.
 //!
 //! Under [leader election](crate::leaderelection) the workers run only while this replica leads:
-//! [`Controller::leader_callbacks`] starts them on `on_started_leading` and pauses them on `on_stopped_leading`.
+//! [`Controller::leader_callbacks`] starts them on `on_started_leading` and pauses them on `on_stopped_leading`; the
+//! client every reconcile writes through ([`Context::client`]) is fenced by the leader's Lease term, so a reconcile
+//! that outlives the leadership writes nothing more.
 //!
 //! To scale out instead, [`ControllerBuilder::sharded`] makes every replica work, each on its share of the objects:
 //! slots owned through a Lease each, balanced between the replicas, the informers caching only the owned slots.
@@ -85,4 +87,10 @@ pub struct ControllerMetrics {
     /// Events that queued nothing because a [`Predicate`] stopped them (or, for a primary informer over a set of
     /// namespaces, because they were mapped to a key outside it), over every term.
     pub filtered: u64,
+    /// Reconciles that failed because the Lease term they worked under was over (the leader's, or their slot's):
+    /// their keys went to the next owner; counted in `reconciles`, not in `errors`.
+    pub ownership_lost: u64,
+    /// Writes through the reconciles' [`Context::client`] that fencing refused, or aborted in flight, because their
+    /// Lease term was over.
+    pub fenced_writes: u64,
 }

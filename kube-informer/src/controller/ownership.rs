@@ -2,8 +2,8 @@
 //! shard its informers follow.
 //!
 //! The rules that keep a key from being reconciled by two replicas at once:
-//! * a worker reconciles a key only when its object's slot is `Owned` here, and counts itself in that slot while it
-//!   runs ([`SlotGuard`]);
+//! * a worker reconciles a key only when its object's slot is `Owned` here and the slot's Lease term is not over,
+//!   and counts itself in that slot while it runs ([`SlotGuard`]); it writes through a client fenced by that term;
 //! * a slot given up for balance is first `Draining` — no new key of it is taken — and its Lease is released only
 //!   once its count is back to 0 ([`Ownership::is_drained`]);
 //! * the informers' shard widens only after a slot became `Owned`, and narrows only after it stopped being: so a
@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::context::Fenced;
 use super::options::QueueKey;
 use crate::cache::{ShardCell, ShardScope};
 use crate::object::{MetaAccessor, split_key};
@@ -45,6 +46,9 @@ struct State {
     /// Reconciles running, per slot. Invariant: non-zero only for a slot `Owned` or `Draining` (or one lost while
     /// they ran: a lost slot cannot wait).
     running: Vec<u32>,
+    /// Per slot: the Lease term it is held in and the client fenced by it (`None` for a slot not held, or held
+    /// without a term — in tests). Invariant: `None` for a slot `Unowned`.
+    fenced: Vec<Option<Fenced>>,
     /// Deleted objects of owned slots whose keys still need a reconcile (the cache no longer tells their slot).
     /// Invariant: every slot here is owned; a slot's entries go when it is given up.
     tombstones: HashMap<QueueKey, u32>,
@@ -62,6 +66,7 @@ impl Ownership {
             state: Mutex::new(State {
                 slots: vec![SlotState::Unowned; n],
                 running: vec![0; n],
+                fenced: vec![None; n],
                 tombstones: HashMap::new(),
                 skipped: 0,
             }),
@@ -87,9 +92,12 @@ impl Ownership {
         (self.field == ShardField::Namespace).then(|| self.slot_of_value(split_key(key).0.unwrap_or("")))
     }
 
-    /// The slot became this replica's (its Lease is held): its keys are taken from now on, then the informers
-    /// widen to its objects.
-    pub(crate) fn acquired(&self, slot: u32) {
+    /// The slot became this replica's (its Lease is held, in the term `fenced` names): its keys are taken from now
+    /// on, written through `fenced`'s client, then the informers widen to its objects.
+    pub(crate) fn acquired(&self, slot: u32, fenced: Option<Fenced>) {
+        if let Some(f) = self.state.lock().fenced.get_mut(index(slot)) {
+            *f = fenced;
+        }
         self.set(slot, SlotState::Owned);
     }
 
@@ -167,11 +175,15 @@ impl Ownership {
             None => by_key.or_else(|| state.tombstones.get(key).copied()),
         };
         match slot {
-            Some(slot) if state.slots[index(slot)] == SlotState::Owned => {
+            Some(slot)
+                if state.slots[index(slot)] == SlotState::Owned
+                    && state.fenced[index(slot)].as_ref().is_none_or(|f| !f.term.is_over()) =>
+            {
                 state.running[index(slot)] += 1;
                 Some(SlotGuard {
                     ownership: self.clone(),
                     slot,
+                    fenced: state.fenced[index(slot)].clone(),
                 })
             }
             _ => {
@@ -214,6 +226,7 @@ impl Ownership {
             *s = to;
             if to == SlotState::Unowned {
                 state.tombstones.retain(|_, s| *s != slot);
+                state.fenced[index(slot)] = None;
             }
             let held = (0..self.slots).filter(|s| state.slots[index(*s)] != SlotState::Unowned);
             match ShardSelector::slots(self.field, self.slots, held) {
@@ -231,10 +244,23 @@ fn index(slot: u32) -> usize {
     usize::try_from(slot).unwrap_or(usize::MAX)
 }
 
-/// A reconcile counted in its slot (see [`Ownership::admit`]).
+/// A reconcile counted in its slot (see [`Ownership::admit`]), with the slot's term and fenced client.
 pub(crate) struct SlotGuard {
     ownership: Arc<Ownership>,
     slot: u32,
+    fenced: Option<Fenced>,
+}
+
+impl SlotGuard {
+    /// The slot.
+    pub(crate) fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The term the slot was held in when the reconcile was admitted, and the client fenced by it.
+    pub(crate) fn fenced(&self) -> Option<&Fenced> {
+        self.fenced.as_ref()
+    }
 }
 
 impl Drop for SlotGuard {
@@ -267,7 +293,7 @@ mod tests {
         let (a, b) = (object_in(&o, 1), object_in(&o, 2));
         assert!(o.admit("default/a", Some(&a)).is_none(), "nothing owned yet");
         assert_eq!(o.cell().get().1, ShardScope::Nothing);
-        o.acquired(1);
+        o.acquired(1, None);
         assert_eq!(
             o.cell().get().1,
             ShardScope::Shard(ShardSelector::split(ShardField::Uid, 4, 1).unwrap())
@@ -295,7 +321,7 @@ mod tests {
     fn a_deleted_objects_key_is_reconciled_only_where_its_slot_was_owned() {
         let o = Ownership::new(4, ShardField::Uid);
         let (a, b) = (object_in(&o, 0), object_in(&o, 3));
-        o.acquired(0);
+        o.acquired(0, None);
         o.deleted("default/a", &a);
         o.deleted("default/b", &b);
         assert!(o.admit("default/a", None).is_some(), "deleted in an owned slot");
@@ -306,8 +332,37 @@ mod tests {
         // A slot given up forgets its deleted keys.
         o.deleted("default/a", &a);
         o.lost(0);
-        o.acquired(0);
+        o.acquired(0, None);
         assert!(o.admit("default/a", None).is_none());
+    }
+
+    #[test]
+    fn a_slot_whose_term_is_over_takes_no_key_though_not_yet_marked_lost() {
+        use crate::client::LeaseTerm;
+        use crate::clock::FakeClock;
+        use std::time::Duration;
+
+        let o = Ownership::new(2, ShardField::Uid);
+        let a = object_in(&o, 1);
+        let clock = FakeClock::new();
+        let until = clock.now() + Duration::from_secs(10);
+        let term = LeaseTerm::begin(
+            "ns/x-slot-1",
+            Arc::new(clock.clone()),
+            (until, Duration::ZERO),
+            None,
+            None,
+        );
+        o.acquired(1, Some(Fenced { term, client: None }));
+        let guard = o.admit("default/a", Some(&a)).expect("owned, within its term");
+        assert!(guard.fenced().is_some_and(|f| f.term.lease() == "ns/x-slot-1"));
+        drop(guard);
+        // The renewals failed: the term ran out before the elector noticed.
+        clock.step(Duration::from_secs(10));
+        assert!(o.admit("default/a", Some(&a)).is_none(), "another replica's soon");
+        o.lost(1);
+        o.acquired(1, None);
+        assert!(o.admit("default/a", Some(&a)).is_some_and(|g| g.fenced().is_none()));
     }
 
     #[test]
@@ -315,7 +370,7 @@ mod tests {
         let o = Ownership::new(8, ShardField::Namespace);
         let meta = ObjectMeta::namespaced("team-a", "x");
         let slot = o.slot_of(&meta);
-        o.acquired(slot);
+        o.acquired(slot, None);
         assert!(o.admit("team-a/gone", None).is_some());
         assert_eq!(
             o.objects_per_slot([&meta, &ObjectMeta::namespaced("team-a", "y")]),

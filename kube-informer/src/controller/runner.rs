@@ -1,7 +1,7 @@
 //! `Controller`: informers + a rate-limited work queue + worker threads calling a reconcile function.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use log::{debug, info, warn};
 use parking_lot::Mutex;
 
-use super::context::Context;
+use super::context::{Context, Fenced};
 use super::options::{ControllerOptions, QueueKey};
 use super::ownership::Ownership;
 use super::queue_slot::QueueSlot;
@@ -20,7 +20,7 @@ use super::sharding::{ShardingConfig, ShardingMetrics};
 use super::stopping::{StoppingController, join_workers};
 use super::{Action, ControllerMetrics};
 use crate::cache::{Lister, ShardCell};
-use crate::client::Client;
+use crate::client::{Client, LeaseTerm};
 use crate::clock::deadline::deadline_after;
 use crate::error::{Error, Result};
 use crate::failure_streak::{FailureStreak, human_duration};
@@ -38,10 +38,11 @@ pub(super) type Queue = RateLimitingQueue<QueueKey>;
 pub(super) type ReconcileFn<K, D> =
     Box<dyn Fn(&str, &Context<'_, K, D>) -> std::result::Result<Action, Failed> + Send + Sync>;
 
-/// A failed reconcile: its error's text, and what the error policy chose to do about it.
+/// A failed reconcile: its error's text, and what the error policy chose to do about it — `None` when the Lease term
+/// it worked under was over (the policy is not asked: the key goes to whoever owns it next).
 pub(super) struct Failed {
     pub(super) message: String,
-    pub(super) action: Action,
+    pub(super) action: Option<Action>,
 }
 
 /// How long workers wait for the caches between checks of the stop flag.
@@ -107,6 +108,11 @@ pub(super) struct Stats {
     panics: AtomicU64,
     in_flight: AtomicUsize,
     terms: AtomicU64,
+    /// Reconciles that failed after the Lease term they worked under was over (counted in `reconciles`, not in
+    /// `errors`).
+    ownership_lost: AtomicU64,
+    /// Writes of the reconciles' fenced clients refused or aborted because their term was over.
+    pub(super) fenced_writes: Arc<AtomicU64>,
 }
 
 /// What the worker threads share with the controller.
@@ -132,6 +138,12 @@ pub(crate) struct Shared<K: Object, D> {
     pub(super) health: HealthCell,
     /// A sharded controller's slots (`None`: every key is this replica's).
     pub(super) sharding: Option<Sharding>,
+    /// The reconciles' client (see [`Context::client`]), unfenced: fenced copies are made of it for each Lease
+    /// term. `None` when neither the primary informer nor the sharding names one.
+    pub(super) client: Option<Client>,
+    /// Keys whose reconcile a term's end cut short, outside a sharded controller: queued again when the next term
+    /// starts here (with every cached key; these may be deleted objects' keys, which the cache no longer lists).
+    pub(super) handed_over: Mutex<HashSet<QueueKey>>,
 }
 
 /// What a sharded controller keeps ([`ControllerBuilder::sharded`]).
@@ -148,6 +160,9 @@ pub(super) struct Term {
     workers: Vec<Worker>,
     /// Tells the workers to finish: set before the queue shuts down.
     halt: Arc<StopSignal>,
+    /// Under leader election: the leader's term and the client fenced by it, which every reconcile of this run
+    /// writes through.
+    fence: Option<Fenced>,
 }
 
 pub(super) enum State {
@@ -185,7 +200,7 @@ pub(super) enum State {
 /// them: they may be shared).
 ///
 /// ```
-/// use kube_informer::client::{Api, Client};
+/// use kube_informer::client::Api;
 /// use kube_informer::client::params::{Patch, PatchParams};
 /// use kube_informer::controller::{Action, Context, Controller, ControllerOptions};
 /// use kube_informer::informer::{FactoryOptions, SharedInformerFactory};
@@ -196,11 +211,12 @@ pub(super) enum State {
 /// server.create(&ConfigMap::new(ObjectMeta::namespaced("default", "settings")))?;
 ///
 /// // Stamp every ConfigMap with the annotation `example.com/seen: "yes"`.
-/// fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> kube_informer::Result<Action> {
+/// fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, ()>) -> kube_informer::Result<Action> {
 ///     let Some(cm) = ctx.object() else { return Ok(Action::await_change()) }; // deleted
 ///     if cm.metadata.annotations.get("example.com/seen").is_none() {
 ///         let patch = serde_json::json!({"metadata": {"annotations": {"example.com/seen": "yes"}}});
-///         Api::<ConfigMap>::namespaced(ctx.data().clone(), ctx.namespace())
+///         // The informer's client, fenced by the Lease term under leader election or sharding.
+///         Api::<ConfigMap>::namespaced(ctx.client()?, ctx.namespace())
 ///             .patch(ctx.name(), &PatchParams::default(), &Patch::Merge(&patch))?;
 ///     }
 ///     Ok(Action::await_change())
@@ -208,7 +224,7 @@ pub(super) enum State {
 ///
 /// let client = server.client()?;
 /// let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
-/// let controller = Controller::builder(factory.informer::<ConfigMap>(), client)
+/// let controller = Controller::builder(factory.informer::<ConfigMap>(), ())
 ///     .options(ControllerOptions::default().workers(2))
 ///     .build(reconcile)?;
 /// controller.start()?;
@@ -245,10 +261,21 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
     /// primary key, and the worker threads, which begin reconciling once every cache and handler has synced. Returns
     /// at once; does nothing when already running.
     ///
+    /// Started this way, outside leader election, the reconciles own no Lease: their [`Context::client`] is not
+    /// fenced (a [sharded](super::ControllerBuilder::sharded) controller's is, by each slot's term). Under leader
+    /// election, let [`leader_callbacks`](Controller::leader_callbacks) or a [`Manager`](crate::manager::Manager)
+    /// start it: they fence it by the leader's term.
+    ///
     /// # Errors
     /// [`Error::Stopped`] after [`stop`](Controller::stop) or when an informer was stopped; an error when a thread
     /// cannot be spawned.
     pub fn start(&self) -> Result<()> {
+        self.start_in(None)
+    }
+
+    /// [`start`](Controller::start), every reconcile of the run working under the Lease term `term` (a leader's):
+    /// their [`Context::client`] is fenced by it.
+    pub(crate) fn start_in(&self, term: Option<&LeaseTerm>) -> Result<()> {
         let mut state = self.state.lock();
         match *state {
             State::Running(_) => return Ok(()),
@@ -266,14 +293,17 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
         // slot was set is in the cache already, so nothing is missed.
         *s.slot.current.write() = Some(queue.clone());
         s.slot.add_all(s.primary_lister.keys());
+        s.slot.add_all(std::mem::take(&mut *s.handed_over.lock()));
         let halt = Arc::new(StopSignal::new());
         let mut term = Term {
             queue,
             workers: Vec::with_capacity(s.options.workers),
             halt,
+            fence: term.map(|t| Fenced::new(t, s.client.as_ref(), &s.stats.fenced_writes)),
         };
         for i in 0..s.options.workers {
             let (shared, queue, halt) = (s.clone(), term.queue.clone(), term.halt.clone());
+            let fence = term.fence.clone();
             let spawned = Worker::spawn(
                 ThreadName::new(
                     &format!("w{i}"),
@@ -281,7 +311,7 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
                     format!("kube-informer/controller/{}/worker-{i}", s.name),
                 ),
                 &s.live_workers,
-                move || shared.run_worker(&queue, &halt),
+                move || shared.run_worker(&queue, &halt, fence.as_ref()),
             );
             match spawned {
                 Ok(w) => term.workers.push(w),
@@ -314,6 +344,7 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
                 sh.ownership.clone(),
                 sh.stats.clone(),
                 requeue,
+                (s.client.clone(), s.stats.fenced_writes.clone()),
             );
             match coordinator {
                 Ok(c) => *self.coordinator.lock() = Some(c),
@@ -331,17 +362,19 @@ impl<K: Object, D: Send + Sync + 'static> Controller<K, D> {
 
     /// Callbacks that run this controller only while leading: `on_started_leading` starts a term,
     /// `on_stopped_leading` pauses it — returning only once the workers have stopped (or the grace period passed),
-    /// so the controller stops writing before the lock is released or expires. The callbacks hold the controller
-    /// weakly: once it is dropped they do nothing.
+    /// so the controller stops writing before the lock is released or expires. The reconciles' client
+    /// ([`Context::client`]) is fenced by the leader's term: a reconcile still writing when the term ends — a renewal
+    /// failing, a stuck reconcile past the grace period — has its requests refused or aborted. The callbacks hold
+    /// the controller weakly: once it is dropped they do nothing.
     ///
     /// Start the informers beforehand ([`start_informers`](Controller::start_informers)) for a hot standby: a
     /// replica that takes over then starts from filled caches.
     pub fn leader_callbacks(self: &Arc<Self>) -> LeaderCallbacks {
         let (started, stopped) = (Arc::downgrade(self), Arc::downgrade(self));
         LeaderCallbacks::new()
-            .on_started_leading(move || {
+            .on_started_leading_with_term(move |term| {
                 if let Some(c) = started.upgrade()
-                    && let Err(e) = c.start()
+                    && let Err(e) = c.start_in(Some(term))
                 {
                     warn!("controller {}: cannot start after acquiring leadership: {e}", c.name());
                 }
@@ -510,10 +543,16 @@ impl<K: Object, D> Shared<K, D> {
     fn sharding_metrics(&self) -> Option<ShardingMetrics> {
         let s = self.sharding.as_ref()?;
         let objects = self.primary_lister.list_all();
+        let owned = s.ownership.owned();
+        let handovers = s.stats.handovers.lock().clone();
         Some(ShardingMetrics {
             identity: s.config.identity.clone(),
             slots: s.config.slots,
-            owned: s.ownership.owned(),
+            handovers: owned
+                .iter()
+                .filter_map(|slot| Some((*slot, *handovers.get(slot)?)))
+                .collect(),
+            owned,
             members: s.stats.members.load(Ordering::Relaxed),
             acquired: s.stats.acquired.load(Ordering::Relaxed),
             rebalanced: s.stats.rebalanced.load(Ordering::Relaxed),
@@ -521,6 +560,7 @@ impl<K: Object, D> Shared<K, D> {
             last_handover: *s.stats.last_handover.lock(),
             skipped: s.ownership.skipped(),
             objects_per_slot: s.ownership.objects_per_slot(objects.iter().map(|o| o.meta())),
+            cached_objects: objects.len(),
         })
     }
 
@@ -537,6 +577,8 @@ impl<K: Object, D> Shared<K, D> {
             terms: self.stats.terms.load(Ordering::Relaxed),
             workers: self.live_workers.load(Ordering::SeqCst),
             filtered: self.slot.filtered.load(Ordering::Relaxed),
+            ownership_lost: self.stats.ownership_lost.load(Ordering::Relaxed),
+            fenced_writes: self.stats.fenced_writes.load(Ordering::Relaxed),
         }
     }
 
@@ -560,8 +602,9 @@ impl<K: Object, D> Shared<K, D> {
         Health::worst(informers.chain(sharding))
     }
 
-    /// A worker: waits for the caches, then reconciles keys until its term ends.
-    fn run_worker(&self, queue: &Queue, halt: &StopSignal) {
+    /// A worker: waits for the caches, then reconciles keys until its term ends. `fence`: the leader's term and
+    /// client, under leader election.
+    fn run_worker(&self, queue: &Queue, halt: &StopSignal, fence: Option<&Fenced>) {
         if !self.wait_for_caches(halt) {
             return;
         }
@@ -569,7 +612,7 @@ impl<K: Object, D> Shared<K, D> {
             if halt.is_stopped() {
                 break; // the guard marks the key done; the next term queues every key again
             }
-            self.reconcile_key(queue, &key, halt);
+            self.reconcile_key(queue, &key, halt, fence);
         }
     }
 
@@ -594,9 +637,10 @@ impl<K: Object, D> Shared<K, D> {
         !halt.is_stopped()
     }
 
-    fn reconcile_key(&self, queue: &Queue, key: &QueueKey, halt: &StopSignal) {
-        // A sharded controller's key is reconciled here only while its slot is owned here, counted in the slot.
-        let _slot = match &self.sharding {
+    fn reconcile_key(&self, queue: &Queue, key: &QueueKey, halt: &StopSignal, leader: Option<&Fenced>) {
+        // A sharded controller's key is reconciled here only while its slot is owned here (its term not over),
+        // counted in the slot.
+        let slot = match &self.sharding {
             Some(s) => {
                 let object = self.primary_lister.get(key);
                 match s
@@ -612,12 +656,35 @@ impl<K: Object, D> Shared<K, D> {
             }
             None => None,
         };
+        // The Lease term this reconcile works under: its slot's, or the leader's.
+        let fence = match &slot {
+            Some(guard) => guard.fenced(),
+            None => leader,
+        };
+        if let Some(f) = fence {
+            if f.term.is_over() {
+                // Ended before the reconcile could begin: the next owner's.
+                self.hand_over(queue, key, None);
+                return;
+            }
+            if let Some(outage) = f.term.begin_work()
+                && let (Some(s), Some(guard)) = (&self.sharding, &slot)
+            {
+                s.stats.handed_over(guard.slot(), outage);
+            }
+        }
         let retries = queue.num_requeues(key);
         let ctx = Context {
             key,
             shared: self,
             retries,
             halt,
+            // Under a term, only its fenced client: never the unfenced one.
+            client: match fence {
+                Some(f) => f.client.as_ref(),
+                None => self.client.as_ref(),
+            },
+            term: fence.map(|f| &f.term),
         };
         self.stats.in_flight.fetch_add(1, Ordering::Relaxed);
         let outcome = catch_unwind(AssertUnwindSafe(|| (self.reconcile)(key, &ctx)));
@@ -638,7 +705,11 @@ impl<K: Object, D> Shared<K, D> {
                     }
                 }
             }
-            Ok(Err(Failed { message, action })) => {
+            Ok(Err(Failed { message, action: None })) => self.hand_over(queue, key, Some(&message)),
+            Ok(Err(Failed {
+                message,
+                action: Some(action),
+            })) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
                 let next = if action.is_rate_limited() {
                     "retrying with back-off"
@@ -664,6 +735,30 @@ impl<K: Object, D> Shared<K, D> {
                 self.key_failed(key, &what, "retrying with back-off", true);
                 queue.add_rate_limited(key.clone());
             }
+        }
+    }
+
+    /// The Lease term a reconcile of `key` works under is over (`failure`: the reconcile's error, when it ran): the
+    /// key is left to whoever owns it next — not retried here, not counted as a failure. A sharded controller's
+    /// next owner of the slot queues its keys when it acquires it (this replica too); under leader election, the
+    /// next term here queues it again (every cached key is queued then; this one may be a deleted object's).
+    fn hand_over(&self, queue: &Queue, key: &QueueKey, failure: Option<&str>) {
+        queue.forget(key);
+        if failure.is_some() {
+            self.stats.ownership_lost.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.sharding.is_none() {
+            self.handed_over.lock().insert(key.clone());
+        }
+        match failure {
+            Some(e) => debug!(
+                "controller {}: reconcile of {key} ended with its Lease term over ({e}); left to the next owner",
+                self.name
+            ),
+            None => debug!(
+                "controller {}: {key} not reconciled: its Lease term is over; left to the next owner",
+                self.name
+            ),
         }
     }
 

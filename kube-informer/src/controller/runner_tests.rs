@@ -650,3 +650,60 @@ fn predicates_stop_events_before_they_queue_a_key() {
     c.stop();
     sec.stop();
 }
+
+#[test]
+fn a_reconcile_failing_once_its_term_is_over_goes_to_the_next_term_without_the_error_policy() {
+    use crate::client::LeaseTerm;
+    use crate::clock::FakeClock;
+
+    let lw = Arc::new(MemoryLw::default());
+    lw.put("a", "1");
+    let inf = informer(&lw, "cms");
+    let clock = FakeClock::new();
+    let term = |lease: &str| {
+        let until = clock.now() + Duration::from_secs(10);
+        LeaseTerm::begin(lease, Arc::new(clock.clone()), (until, Duration::ZERO), None, None)
+    };
+    let first = term("ns/first");
+    let (tx, rx) = unbounded();
+    let policy = Arc::new(AtomicU32::new(0));
+    let (ending, asked) = (first.clone(), policy.clone());
+    let c = Controller::builder(inf.clone(), ())
+        .options(fast())
+        .build_with_error_policy(
+            move |key: &str, ctx: &Context<'_, ConfigMap, ()>| {
+                let lease = ctx.term().map(|t| t.lease().to_owned()).unwrap_or_default();
+                let _ = tx.send((key.to_owned(), lease.clone(), ctx.object().is_some()));
+                if lease != "ns/first" {
+                    return Ok(Action::await_change());
+                }
+                // The renewals failed while this reconcile ran: the term ended, and its write with it.
+                ending.end();
+                assert!(ctx.is_stopping());
+                Err("PATCH refused: ownership lost".to_owned())
+            },
+            move |_, _: &String, _: &Context<'_, ConfigMap, ()>| {
+                asked.fetch_add(1, Ordering::SeqCst);
+                Action::requeue_rate_limited()
+            },
+        )
+        .unwrap();
+    c.start_in(Some(&first)).unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), ("ns/a".into(), "ns/first".into(), true));
+    eventually("the key handed over", || c.metrics().ownership_lost == 1);
+    // Leadership lost: the workers pause. The key was neither retried in the ended term nor counted as an error.
+    c.pause();
+    let m = c.metrics();
+    assert_eq!((m.errors, policy.load(Ordering::SeqCst)), (0, 0), "{m:?}");
+    assert!(rx.try_recv().is_err(), "not reconciled again in the ended term");
+
+    // The object goes while nobody leads; the next term here reconciles its key all the same.
+    lw.delete("a");
+    eventually("the cache without a", || inf.lister().is_empty());
+    c.start_in(Some(&term("ns/second"))).unwrap();
+    assert_eq!(
+        rx.recv_timeout(WAIT).unwrap(),
+        ("ns/a".into(), "ns/second".into(), false)
+    );
+    c.stop();
+}

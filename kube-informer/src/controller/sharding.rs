@@ -141,12 +141,18 @@ pub struct ShardingMetrics {
     pub rebalanced: u64,
     /// Slots lost without a release (a renewal failed past the renew deadline).
     pub lost: u64,
-    /// How long the last slot acquired took, from the first attempt to holding it (a dead owner's slot waits for
-    /// its Lease to expire).
+    /// The outage of the last hand-over of a slot to this replica: from the previous owner's last renewal of the
+    /// slot's Lease that this replica observed, to the first reconcile of one of the slot's keys here — what users
+    /// saw. After a replica dies, about the lease duration (give or take a retry period); after a graceful release,
+    /// a fraction of a second. Slots never held before, and slots without objects, report none.
     pub last_handover: Option<Duration>,
+    /// The same for each slot owned now whose hand-over was measured, by slot.
+    pub handovers: BTreeMap<u32, Duration>,
     /// Keys not reconciled here because their object's slot was not owned (another replica's key, or a slot being
     /// handed over).
     pub skipped: u64,
     /// The objects of the primary cache per owned slot.
     pub objects_per_slot: BTreeMap<u32, usize>,
+    /// The objects of the primary cache, all slots together (those of slots being given up included).
+    pub cached_objects: usize,
 }

@@ -383,6 +383,11 @@ impl<K: Object> SharedIndexInformer<K> {
         &self.name
     }
 
+    /// The client its (first) lister-watcher reads through, if it has one ([`ListerWatcher::client`]).
+    pub(crate) fn client(&self) -> Option<crate::client::Client> {
+        self.parts.first().and_then(|p| p.lw.client().cloned())
+    }
+
     /// The namespaces of an informer over a set of them (sorted); `None` for an informer over one namespace or
     /// all.
     pub fn namespaces(&self) -> Option<&[String]> {

@@ -28,6 +28,10 @@ pub(crate) struct Candidate {
     /// Why the last attempt could not reach the lock (an error other than losing a race to another candidate);
     /// `None` when it reached it.
     failure: Option<String>,
+    /// When the record that the last attempt's write replaced was first observed here (`observed_time` just before
+    /// the write); `None` when the attempt created the lock or wrote nothing. At an acquisition: the previous
+    /// holder's last change of the lock, as seen here — where the outage of a hand-over begins.
+    replaced_since: Option<Instant>,
 }
 
 impl Candidate {
@@ -39,12 +43,18 @@ impl Candidate {
             observed_time: None,
             reported: String::new(),
             failure: None,
+            replaced_since: None,
         }
     }
 
     /// True when the observed holder is this candidate.
     pub(crate) fn is_leader(&self) -> bool {
         !self.identity.is_empty() && self.observed.holder_identity == self.identity
+    }
+
+    /// When the record the last attempt replaced was first observed here (see the field).
+    pub(crate) fn replaced_since(&self) -> Option<Instant> {
+        self.replaced_since
     }
 
     /// Why the last attempt could not reach the lock, if it could not.
@@ -62,6 +72,16 @@ impl Candidate {
             .is_some_and(|t| deadline_after(t, self.observed.lease_duration()) > now)
     }
 
+    /// When the lease another candidate holds expires by the local clock (`None`: held by nobody, by this
+    /// candidate, or not observed yet).
+    pub(crate) fn expires_at(&self) -> Option<Instant> {
+        if self.observed.holder_identity.is_empty() || self.is_leader() {
+            return None;
+        }
+        self.observed_time
+            .map(|t| deadline_after(t, self.observed.lease_duration()))
+    }
+
     pub(crate) fn set_observed(&mut self, record: LeaderElectionRecord, now: Instant) {
         self.observed = record;
         self.observed_time = Some(now);
@@ -77,6 +97,7 @@ impl Candidate {
         deadline: Instant,
     ) -> bool {
         self.failure = None;
+        self.replaced_since = None;
         let wall = micro_time(wall);
         let mut desired = LeaderElectionRecord {
             holder_identity: self.identity.clone(),
@@ -91,6 +112,7 @@ impl Candidate {
         if self.is_leader() && self.is_lease_valid(now) {
             desired.acquire_time = self.observed.acquire_time;
             desired.leader_transitions = self.observed.leader_transitions;
+            self.replaced_since = self.observed_time;
             match lock.update(&desired, deadline) {
                 Ok(()) => {
                     self.set_observed(desired, now);
@@ -146,6 +168,7 @@ impl Candidate {
         } else {
             desired.leader_transitions = current.leader_transitions.saturating_add(1);
         }
+        self.replaced_since = self.observed_time;
         match lock.update(&desired, deadline) {
             Ok(()) => {
                 self.set_observed(desired, now);

@@ -5,6 +5,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::client::LeaseTerm;
 use crate::clock::jitter::mul_saturating;
 use crate::clock::{Clock, RealClock};
 use crate::error::{Error, Result};
@@ -152,13 +153,19 @@ impl fmt::Debug for LeaderElectionConfig {
 }
 
 pub(crate) type Callback = Box<dyn FnMut() + Send>;
-pub(crate) type LeaderCallback = Box<dyn FnMut(&str) + Send>;
+/// A callback given what changed.
+pub(crate) type CallbackWith<T> = Box<dyn FnMut(&T) + Send>;
+pub(crate) type StartedCallback = CallbackWith<LeaseTerm>;
+pub(crate) type LeaderCallback = CallbackWith<str>;
 
 /// What the elector calls as leadership changes — on its own thread, one at a time, in order. A panicking callback
 /// is caught and logged.
 ///
 /// * `on_started_leading`: this candidate acquired the lock. Start the guarded work and **return promptly**: the
 ///   lease is renewed by the same thread once the callback returns (client-go runs it on its own goroutine).
+///   [`on_started_leading_with_term`](Self::on_started_leading_with_term) is given the term that began: fence the
+///   work's client with it ([`Client::fenced`](crate::client::Client::fenced)), so that its writes end with the
+///   term.
 /// * `on_stopped_leading`: this candidate lost the lock (a renewal failed for `renew_deadline`) or is stopping while
 ///   leading. Stop the guarded work **before returning**: on a graceful stop the lock is released only after
 ///   this returns, and after a loss another candidate may take over `lease_duration − renew_deadline` later. Called
@@ -170,7 +177,7 @@ pub(crate) type LeaderCallback = Box<dyn FnMut(&str) + Send>;
 /// term begins with another `on_started_leading`.
 #[derive(Default)]
 pub struct LeaderCallbacks {
-    pub(crate) started: Option<Callback>,
+    pub(crate) started: Option<StartedCallback>,
     pub(crate) stopped: Option<Callback>,
     pub(crate) new_leader: Option<LeaderCallback>,
 }
@@ -184,7 +191,16 @@ impl LeaderCallbacks {
     /// Adds an `on_started_leading` callback, run after those set before (a controller's
     /// [`leader_callbacks`](crate::controller::Controller::leader_callbacks) keep starting it).
     #[must_use]
-    pub fn on_started_leading(self, f: impl FnMut() + Send + 'static) -> Self {
+    pub fn on_started_leading(self, mut f: impl FnMut() + Send + 'static) -> Self {
+        self.on_started_leading_with_term(move |_| f())
+    }
+
+    /// Adds an `on_started_leading` callback given the [`LeaseTerm`] that began, run after those set before. Work
+    /// that writes through [`client.fenced(term)`](crate::client::Client::fenced) stops writing when the term ends,
+    /// whatever it is doing then: its requests are refused, or aborted in flight, with
+    /// [`Error::OwnershipLost`](crate::Error::OwnershipLost).
+    #[must_use]
+    pub fn on_started_leading_with_term(self, f: impl FnMut(&LeaseTerm) + Send + 'static) -> Self {
         self.then(LeaderCallbacks {
             started: Some(Box::new(f)),
             ..LeaderCallbacks::default()
@@ -225,18 +241,24 @@ impl LeaderCallbacks {
                 (None, b) => b,
             }
         }
-        let new_leader: Option<LeaderCallback> = match (self.new_leader, next.new_leader) {
-            (Some(mut a), Some(mut b)) => Some(Box::new(move |id: &str| {
-                a(id);
-                b(id);
-            })),
-            (a, None) => a,
-            (None, b) => b,
-        };
+        /// `chain` for callbacks given what changed (the term that began, the new leader).
+        fn chain_with<T: ?Sized + 'static>(
+            a: Option<CallbackWith<T>>,
+            b: Option<CallbackWith<T>>,
+        ) -> Option<CallbackWith<T>> {
+            match (a, b) {
+                (Some(mut a), Some(mut b)) => Some(Box::new(move |what: &T| {
+                    a(what);
+                    b(what);
+                })),
+                (a, None) => a,
+                (None, b) => b,
+            }
+        }
         LeaderCallbacks {
-            started: chain(self.started, next.started),
+            started: chain_with(self.started, next.started),
             stopped: chain(self.stopped, next.stopped),
-            new_leader,
+            new_leader: chain_with(self.new_leader, next.new_leader),
         }
     }
 }
@@ -289,7 +311,14 @@ mod tests {
             .on_started_leading(say("log start"))
             .on_stopped_leading(say("log stop"))
             .on_new_leader(leader("log leader"));
-        callbacks.started.as_mut().unwrap()();
+        let term = LeaseTerm::begin(
+            "ns/lease",
+            Arc::new(crate::clock::RealClock),
+            (std::time::Instant::now(), std::time::Duration::ZERO),
+            None,
+            None,
+        );
+        callbacks.started.as_mut().unwrap()(&term);
         callbacks.new_leader.as_mut().unwrap()("me");
         callbacks.stopped.as_mut().unwrap()();
         assert_eq!(

@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use super::candidate::Candidate;
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
 use super::{LeaderElectionRecord, Lock};
+use crate::client::{HandoverLog, LeaseTerm};
 use crate::clock::deadline::deadline_after;
 use crate::clock::jitter::jitter;
 use crate::clock::{Clock, ClockWatcher};
@@ -53,6 +54,16 @@ pub(crate) struct Machine {
     phase: Phase,
     renew_deadline: Duration,
     retry_period: Duration,
+    /// The elector's clock, which its terms read: `step` is given this clock.
+    clock: Arc<dyn Clock>,
+    /// The current term: set when leadership starts, extended by each renewal (its end is `Phase::Leading`'s
+    /// `until`), ended — its fenced requests aborted — when leadership is lost, or by [`end_term`](Self::end_term)
+    /// once a stopping elector's callbacks returned.
+    term: Option<LeaseTerm>,
+    /// The hand-overs the terms measured.
+    handovers: Arc<HandoverLog>,
+    /// `lease_duration − renew_deadline`: between a term's end and anyone else's takeover.
+    margin: Duration,
 }
 
 impl Machine {
@@ -62,6 +73,27 @@ impl Machine {
             phase: Phase::Candidate,
             renew_deadline: config.renew_deadline,
             retry_period: config.retry_period,
+            clock: config.clock.clone(),
+            term: None,
+            handovers: Arc::default(),
+            margin: config.lease_duration.saturating_sub(config.renew_deadline),
+        }
+    }
+
+    /// The current term, while leading (and, once leadership stopped gracefully, until [`end_term`](Self::end_term)).
+    pub(crate) fn term(&self) -> Option<&LeaseTerm> {
+        self.term.as_ref()
+    }
+
+    /// Where this machine's terms record their hand-overs.
+    pub(crate) fn handovers(&self) -> &Arc<HandoverLog> {
+        &self.handovers
+    }
+
+    /// Ends the current term, if any: its fenced requests in flight are aborted (before the lock is released).
+    pub(crate) fn end_term(&mut self) {
+        if let Some(term) = self.term.take() {
+            term.end();
         }
     }
 
@@ -110,13 +142,27 @@ impl Machine {
                 if ok && now < term_end {
                     info!("{}: acquired the lock as {}", lock.describe(), lock.identity());
                     self.phase = Phase::Leading { until: term_end };
+                    self.end_term();
+                    self.term = Some(LeaseTerm::begin(
+                        lock.describe(),
+                        self.clock.clone(),
+                        (term_end, self.margin),
+                        self.candidate.replaced_since(),
+                        Some(self.handovers.clone()),
+                    ));
                     out.push(Transition::StartedLeading);
                     deadline_after(now, self.retry_period).min(term_end)
                 } else {
                     if ok {
                         debug!("{}: acquired the lock too late to lead; trying again", lock.describe());
                     }
-                    deadline_after(now, self.jittered_retry())
+                    // Held by another: the next attempt comes when its lease expires, if that is sooner — a dead
+                    // holder's lease is taken at its expiry, not up to a retry period later.
+                    let retry = deadline_after(now, self.jittered_retry());
+                    match self.candidate.expires_at() {
+                        Some(expiry) if expiry > now => retry.min(expiry),
+                        _ => retry,
+                    }
                 }
             }
             Phase::Leading { until } => {
@@ -134,6 +180,9 @@ impl Machine {
                 }
                 if ok {
                     self.phase = Phase::Leading { until: term_end };
+                    if let Some(term) = &self.term {
+                        term.extend(term_end);
+                    }
                     deadline_after(now, self.retry_period).min(term_end)
                 } else {
                     deadline_after(now, self.retry_period).min(until)
@@ -149,12 +198,15 @@ impl Machine {
             self.renew_deadline
         );
         self.phase = Phase::Candidate;
+        // Past its end already: what the term fenced and is still in flight is aborted before anyone is told.
+        self.end_term();
         out.push(Transition::StoppedLeading);
         deadline_after(now, self.jittered_retry())
     }
 
-    /// Stopping: reports the end of leadership, if leading. The lock is released afterwards by
-    /// [`release`](Machine::release), once the guarded work has stopped.
+    /// Stopping: reports the end of leadership, if leading. The term goes on until [`end_term`](Self::end_term) —
+    /// the work it guards finishes what it can within it — and the lock is released afterwards by
+    /// [`release`](Machine::release).
     pub(crate) fn stop_leading(&mut self, out: &mut Vec<Transition>) {
         if self.is_leading() {
             self.phase = Phase::Candidate;
@@ -206,6 +258,10 @@ struct ElectorShared {
     health: HealthCell,
     /// Times this candidate started leading.
     terms: AtomicU64,
+    /// The current term: set just before `on_started_leading`, cleared just before `on_stopped_leading`.
+    term: Mutex<Option<LeaseTerm>>,
+    /// The hand-overs this candidate's terms measured.
+    handovers: Arc<HandoverLog>,
     /// The lock, also held by the thread: `stop` interrupts its call in flight.
     lock: Arc<dyn Lock>,
     /// When a stopping elector must be done: set by `stop` before it signals the thread, which bounds the release
@@ -297,6 +353,10 @@ impl LeaderElector {
         let sleeper = Arc::new(StopSignal::new());
         let watcher: Weak<dyn ClockWatcher> = Arc::downgrade(&sleeper) as Weak<dyn ClockWatcher>;
         config.clock.watch(watcher);
+        let mut machine = Machine::new(lock.identity(), &config);
+        if let Some((record, at)) = observed {
+            machine.observed_since(record, at);
+        }
         let shared = Arc::new(ElectorShared {
             name: name.clone(),
             identity: lock.identity().to_owned(),
@@ -304,6 +364,8 @@ impl LeaderElector {
             leading: AtomicBool::new(false),
             leader: Mutex::new(None),
             terms: AtomicU64::new(0),
+            term: Mutex::new(None),
+            handovers: machine.handovers().clone(),
             health: HealthCell::default(),
             lock: lock.clone(),
             stop_deadline: Mutex::new(None),
@@ -311,10 +373,6 @@ impl LeaderElector {
             stopping: Mutex::new(()),
         });
         let live = Arc::new(AtomicUsize::new(0));
-        let mut machine = Machine::new(lock.identity(), &config);
-        if let Some((record, at)) = observed {
-            machine.observed_since(record, at);
-        }
         let thread_shared = shared.clone();
         let thread = ThreadName::new("le", &name, format!("kube-informer/leaderelection/{name}"));
         let worker = Worker::spawn(thread, &live, move || {
@@ -352,6 +410,19 @@ impl LeaderElector {
     /// How many times this candidate started leading.
     pub fn terms(&self) -> u64 {
         self.shared.terms.load(Ordering::SeqCst)
+    }
+
+    /// The current term while leading (`None` otherwise): a client fenced by it
+    /// ([`Client::fenced`](crate::client::Client::fenced)) stops writing when this candidate stops leading.
+    pub fn term(&self) -> Option<LeaseTerm> {
+        self.shared.term.lock().clone()
+    }
+
+    /// The outage of the last hand-over to this candidate: from the previous holder's last change of the Lease it
+    /// observed to the first work done under its term (a controller's first reconcile,
+    /// [`LeaseTerm::handover`]). `None` before any.
+    pub fn last_handover(&self) -> Option<Duration> {
+        *self.shared.handovers.last.lock()
     }
 
     /// The elector's health: `Degraded` while the lock cannot be read or written (the API server unreachable, RBAC
@@ -435,6 +506,9 @@ pub(crate) struct ElectorSnapshot {
     pub(crate) leading: bool,
     /// The holder last observed.
     pub(crate) leader: Option<String>,
+    /// The outage of the last hand-over to this candidate, and how many were measured.
+    pub(crate) last_handover: Option<Duration>,
+    pub(crate) handovers: u64,
 }
 
 impl WeakElector {
@@ -447,6 +521,8 @@ impl WeakElector {
             health: shared.health.get(),
             leading: shared.leading.load(Ordering::SeqCst),
             leader: shared.leader.lock().clone(),
+            last_handover: *shared.handovers.last.lock(),
+            handovers: shared.handovers.count.load(Ordering::Relaxed),
         })
     }
 }
@@ -505,7 +581,7 @@ fn run(
             // A call interrupted by `stop` is no failure to report.
             track(shared, &mut streak, machine.candidate().failure());
         }
-        deliver(shared, &mut callbacks, &mut out);
+        deliver(shared, &mut callbacks, &mut out, machine.term());
         // A candidate on the real clock watches the lock while it waits: a released lock is taken at once, not a
         // retry period later (a fake clock's tests step through the attempts instead). Only after an attempt that
         // reached the lock: the watch starts from the version it read, so an old release is never seen again.
@@ -525,7 +601,10 @@ fn run(
     // The stopping thread is done interrupting the call in flight before anything else is asked of the lock.
     drop(shared.stopping.lock());
     machine.stop_leading(&mut out);
-    deliver(shared, &mut callbacks, &mut out);
+    deliver(shared, &mut callbacks, &mut out, machine.term());
+    // The guarded work has stopped (or was given up on): what it still has in flight is aborted before the lock is
+    // released, so that nothing it sent can land once another candidate leads.
+    machine.end_term();
     if config.release_on_cancel && machine.candidate().is_leader() {
         let deadline = shared
             .stop_deadline
@@ -545,8 +624,14 @@ fn run(
     *shared.leader.lock() = Some(machine.candidate().observed().holder_identity.clone()).filter(|h| !h.is_empty());
 }
 
-/// Updates the shared state and calls the callbacks for each transition, in order.
-fn deliver(shared: &ElectorShared, callbacks: &mut LeaderCallbacks, out: &mut Vec<Transition>) {
+/// Updates the shared state and calls the callbacks for each transition, in order; `term` is the machine's current
+/// term (the one a `StartedLeading` began).
+fn deliver(
+    shared: &ElectorShared,
+    callbacks: &mut LeaderCallbacks,
+    out: &mut Vec<Transition>,
+    term: Option<&LeaseTerm>,
+) {
     for t in out.drain(..) {
         match t {
             Transition::NewLeader(leader) if leader.is_empty() => *shared.leader.lock() = None,
@@ -559,12 +644,22 @@ fn deliver(shared: &ElectorShared, callbacks: &mut LeaderCallbacks, out: &mut Ve
                 );
             }
             Transition::StartedLeading => {
+                let Some(term) = term else {
+                    debug_assert!(false, "leadership without a term");
+                    continue;
+                };
+                *shared.term.lock() = Some(term.clone());
                 shared.leading.store(true, Ordering::SeqCst);
                 shared.terms.fetch_add(1, Ordering::SeqCst);
-                call(&shared.name, "on_started_leading", callbacks.started.as_mut());
+                call(
+                    &shared.name,
+                    "on_started_leading",
+                    callbacks.started.as_mut().map(|f| move || f(term)),
+                );
             }
             Transition::StoppedLeading => {
                 shared.leading.store(false, Ordering::SeqCst);
+                *shared.term.lock() = None;
                 call(&shared.name, "on_stopped_leading", callbacks.stopped.as_mut());
             }
         }

@@ -708,6 +708,110 @@ fn each_attempt_is_bounded_by_the_end_of_the_term() {
 }
 
 #[test]
+fn a_term_begins_with_leadership_is_extended_by_each_renewal_and_ends_when_leadership_is_lost() {
+    let clock = FakeClock::new();
+    let server = Arc::new(Mutex::new(Server::default()));
+    let lock = MemLock::new(&server, "a");
+    let cfg = config().clock(clock.clone());
+    let mut m = Machine::new("a", &cfg);
+    let mut out = Vec::new();
+    let acquired = clock.now();
+    let mut next = m.step(&lock, &clock, &mut out);
+    let term = m.term().expect("leading in a term").clone();
+    assert_eq!(
+        (term.lease(), term.until()),
+        ("ns/lease", acquired + cfg.renew_deadline)
+    );
+    // A client fenced by the term: its connections are aborted when the term ends.
+    let fenced = crate::client::Client::new(crate::client::Config::new("https://192.0.2.1:6443"))
+        .unwrap()
+        .fenced(&term);
+    // Each renewal moves the end to its own start plus the renew deadline.
+    for _ in 0..3 {
+        clock.step(next.saturating_duration_since(clock.now()));
+        let renewal = clock.now();
+        next = m.step(&lock, &clock, &mut out);
+        assert_eq!(term.until(), renewal + cfg.renew_deadline);
+    }
+    // The renewals fail: the term runs out at its end, and leadership with it.
+    let end = term.until();
+    server.lock().down = true;
+    while m.is_leading() {
+        assert!(!term.is_over() && !fenced.abort_handle().is_aborted());
+        clock.step(next.saturating_duration_since(clock.now()));
+        next = m.step(&lock, &clock, &mut out);
+    }
+    assert_eq!(clock.now(), end);
+    assert!(term.is_over() && m.term().is_none());
+    assert!(
+        fenced.abort_handle().is_aborted(),
+        "ended: its requests in flight aborted"
+    );
+    assert_eq!(out.last(), Some(&Transition::StoppedLeading));
+    // Leading again is another term.
+    server.lock().down = false;
+    while !m.is_leading() {
+        clock.step(next.saturating_duration_since(clock.now()));
+        next = m.step(&lock, &clock, &mut out);
+    }
+    assert!(!m.term().unwrap().is_over() && term.is_over());
+}
+
+/// Candidate `a`'s lock on a Lease held by `b` for 15 s (`b` renews it no more).
+fn held_by_b_for_15_s() -> MemLock {
+    let server = Arc::new(Mutex::new(Server::default()));
+    let held = LeaderElectionRecord {
+        lease_duration_seconds: 15,
+        ..held_by("b")
+    };
+    server.lock().object = Some((held, 1));
+    MemLock::new(&server, "a")
+}
+
+#[test]
+fn a_term_taken_over_measures_the_outage_from_the_previous_holders_last_renewal_seen() {
+    let clock = FakeClock::new();
+    let lock = held_by_b_for_15_s();
+    let cfg = config().clock(clock.clone());
+    let mut m = Machine::new("a", &cfg);
+    // b's last renewal, seen by a's first attempt; b renews no more.
+    let seen = clock.now();
+    let mut next = m.step(&lock, &clock, &mut Vec::new());
+    while !m.is_leading() {
+        clock.step(next.saturating_duration_since(clock.now()));
+        next = m.step(&lock, &clock, &mut Vec::new());
+    }
+    let term = m.term().unwrap().clone();
+    assert!(clock.now() >= seen + 15 * S, "taken over once expired");
+    assert_eq!(term.handover(), None, "no work yet");
+    clock.step(Duration::from_millis(250)); // the first reconcile comes a little later
+    let outage = term.begin_work().expect("measured by the first work");
+    assert_eq!(outage, clock.now() - seen);
+    assert_eq!((term.handover(), term.begin_work()), (Some(outage), None), "once");
+
+    // A Lease this candidate creates has no previous holder: no hand-over to measure.
+    let fresh = Arc::new(Mutex::new(Server::default()));
+    let mut m = Machine::new("a", &cfg);
+    m.step(&MemLock::new(&fresh, "a"), &clock, &mut Vec::new());
+    assert_eq!(m.term().unwrap().begin_work(), None);
+}
+
+#[test]
+fn a_candidate_takes_a_dead_holders_lease_at_its_expiry_not_a_retry_period_later() {
+    let clock = FakeClock::new();
+    let lock = held_by_b_for_15_s();
+    let mut m = Machine::new("a", &config().clock(clock.clone()));
+    let seen = clock.now(); // b renews no more
+    let mut next = m.step(&lock, &clock, &mut Vec::new());
+    while !m.is_leading() {
+        assert!(next <= seen + 15 * S, "no attempt scheduled past the expiry");
+        clock.step(next.saturating_duration_since(clock.now()));
+        next = m.step(&lock, &clock, &mut Vec::new());
+    }
+    assert_eq!(clock.now(), seen + 15 * S);
+}
+
+#[test]
 fn a_renewal_failure_shorter_than_the_deadline_keeps_leadership() {
     let clock = FakeClock::new();
     let server = Arc::new(Mutex::new(Server::default()));

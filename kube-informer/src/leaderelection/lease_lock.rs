@@ -11,7 +11,7 @@ use super::{LeaderElectionRecord, Lease, Lock};
 use crate::client::params::{PostParams, WatchParams};
 use crate::client::{Api, Client};
 use crate::error::{Error, Result};
-use crate::object::ObjectMeta;
+use crate::object::{ObjectMeta, StringMap};
 use crate::watch::WatchEvent;
 
 /// A [`Lock`] stored in a Lease object. Updates replace the Lease carrying the resourceVersion of the last read or
@@ -48,6 +48,8 @@ pub struct LeaseLock {
     interrupted: AtomicBool,
     /// The Lease cannot be watched (RBAC grants no `watch` on leases, say): candidates only poll.
     no_watch: AtomicBool,
+    /// Labels the Lease carries: set when this lock creates it, added when it writes a Lease without them.
+    labels: StringMap,
 }
 
 impl LeaseLock {
@@ -67,6 +69,24 @@ impl LeaseLock {
             connection: Mutex::new((own, 0)),
             interrupted: AtomicBool::new(false),
             no_watch: AtomicBool::new(false),
+            labels: StringMap::default(),
+        }
+    }
+
+    /// Puts `labels` on the Lease: when this lock creates it, and on any write of a Lease that lacks them (a
+    /// sharded controller's coordinator watches its Leases by label).
+    #[must_use]
+    pub fn with_labels<K: AsRef<str>, V: AsRef<str>>(mut self, labels: impl IntoIterator<Item = (K, V)>) -> Self {
+        self.labels.extend(labels);
+        self
+    }
+
+    /// Sets this lock's labels on `meta` where they are missing or differ.
+    fn label(&self, meta: &mut ObjectMeta) {
+        for (k, v) in &self.labels {
+            if meta.labels.get(k) != Some(v) {
+                meta.labels.insert(k.to_owned(), v.to_owned());
+            }
         }
     }
 
@@ -123,6 +143,7 @@ impl Lock for LeaseLock {
     fn create(&self, record: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         let mut lease = Lease::new(ObjectMeta::named(&self.name));
         lease.metadata.namespace = self.api.namespace().map(str::to_owned);
+        self.label(&mut lease.metadata);
         lease.spec.set_record(record);
         let stored = self.call(deadline, |api| api.create(&PostParams::default(), &lease))?;
         *self.current.lock() = Some(stored);
@@ -136,6 +157,7 @@ impl Lock for LeaseLock {
             ));
         };
         lease.spec.set_record(record);
+        self.label(&mut lease.metadata);
         let stored = self.call(deadline, |api| api.replace(&self.name, &PostParams::default(), &lease))?;
         *self.current.lock() = Some(stored);
         Ok(())

@@ -16,7 +16,10 @@
 //!
 //! Under leader election, the informers run on every replica (a hot standby), the controllers only while this
 //! replica leads: they start on `on_started_leading` and pause on `on_stopped_leading`; a replica that loses the
-//! Lease keeps running as a candidate.
+//! Lease keeps running as a candidate. Every reconcile writes through a client fenced by the leader's term
+//! ([`Context::client`](crate::controller::Context::client)): when the term ends — renewals failing past the renew
+//! deadline — requests still to be sent are refused and those in flight aborted, before any other replica may take
+//! over. [`Manager::last_handover`] says how long the work stood still at the last hand-over.
 //!
 //! ```no_run
 //! use kube_informer::client::Client;
@@ -57,7 +60,7 @@ use parking_lot::{Condvar, Mutex};
 pub use options::{DEFAULT_GRACE_PERIOD, ElectionOptions, ManagerOptions};
 pub use report::{ShutdownReport, StopCause};
 
-use crate::client::Client;
+use crate::client::{Client, LeaseTerm};
 use crate::clock::deadline::deadline_after;
 use crate::controller::{Controller, StoppingController};
 use crate::error::{Error, Result};
@@ -72,6 +75,7 @@ use crate::worker::STOP_BUDGET;
 trait ManagedController: Send + Sync {
     fn name(&self) -> &str;
     fn start(&self) -> Result<()>;
+    fn start_in(&self, term: &LeaseTerm) -> Result<()>;
     fn start_informers(&self) -> Result<()>;
     fn pause(&self);
     fn begin_stop(&self) -> StoppingController;
@@ -83,6 +87,9 @@ impl<K: Object, D: Send + Sync + 'static> ManagedController for Controller<K, D>
     }
     fn start(&self) -> Result<()> {
         Controller::start(self)
+    }
+    fn start_in(&self, term: &LeaseTerm) -> Result<()> {
+        Controller::start_in(self, Some(term))
     }
     fn start_informers(&self) -> Result<()> {
         Controller::start_informers(self)
@@ -301,6 +308,16 @@ impl Manager {
         self.electors.lock().push(elector);
     }
 
+    /// The outage of the last hand-over of the manager's leadership to this replica: from the previous leader's last
+    /// renewal of the Lease observed here to the first reconcile of any controller under this replica's term.
+    /// `None` without leader election, or before it was measured.
+    pub fn last_handover(&self) -> Option<std::time::Duration> {
+        match &*self.phase.lock() {
+            Phase::Running(r) => r.elector.as_ref().and_then(LeaderElector::last_handover),
+            _ => None,
+        }
+    }
+
     /// True while this replica leads the manager's election (always, without one, once started).
     pub fn is_leader(&self) -> bool {
         match &*self.phase.lock() {
@@ -396,13 +413,14 @@ impl Manager {
         let (on, off) = (controllers.clone(), controllers);
         let stopping = self.stopping.clone();
         LeaderCallbacks::new()
-            .on_started_leading(move || {
+            .on_started_leading_with_term(move |term| {
                 info!("manager: leading; starting the controllers");
                 for c in &on {
                     if stopping.load(Ordering::SeqCst) {
                         return;
                     }
-                    if let Err(e) = c.start() {
+                    // Their reconciles write through clients fenced by this term.
+                    if let Err(e) = c.start_in(term) {
                         warn!("manager: controller {} cannot start: {e}", c.name());
                     }
                 }

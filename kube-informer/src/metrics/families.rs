@@ -69,13 +69,38 @@ impl Families {
                         f.sharding(&metrics.name, sharding);
                     }
                 }
-                Observed::LeaderElector { name, leading, .. } => f.gauge(
-                    "leader_election_master_status",
-                    "1 while this replica holds the leader election lock, 0 otherwise.",
-                    None,
-                    vec![("name", name.clone())],
-                    f64::from(u8::from(*leading)),
-                ),
+                Observed::LeaderElector {
+                    name,
+                    leading,
+                    last_handover,
+                    handovers,
+                    ..
+                } => {
+                    let name = || vec![("name", name.clone())];
+                    f.gauge(
+                        "leader_election_master_status",
+                        "1 while this replica holds the leader election lock, 0 otherwise.",
+                        None,
+                        name(),
+                        f64::from(u8::from(*leading)),
+                    );
+                    f.counter(
+                        "kube_informer_leader_election_handovers",
+                        "Hand-overs of the lock to this replica whose outage was measured.",
+                        name(),
+                        *handovers,
+                    );
+                    if let Some(outage) = last_handover {
+                        f.gauge(
+                            "kube_informer_leader_election_last_handover",
+                            "The outage of the last hand-over to this replica: from the previous holder's last \
+                             renewal observed here to the first work under this replica's term.",
+                            Some(Unit::Seconds),
+                            name(),
+                            outage.as_secs_f64(),
+                        );
+                    }
+                }
                 Observed::EventRecorder { component, metrics, .. } => f.recorder(component, metrics),
                 Observed::Check { .. } => {}
             }
@@ -358,12 +383,31 @@ impl Families {
         if let Some(handover) = m.last_handover {
             self.gauge(
                 "kube_informer_shard_last_handover",
-                "How long the last slot acquired took, from the first attempt to holding it.",
+                "The outage of the last slot hand-over here: from the previous owner's last renewal observed here to \
+                 the first reconcile of the slot's keys here.",
                 Some(Unit::Seconds),
                 controller(),
                 handover.as_secs_f64(),
             );
         }
+        for (slot, outage) in &m.handovers {
+            let mut labels = controller();
+            labels.push(("slot", slot.to_string()));
+            self.gauge(
+                "kube_informer_shard_handover",
+                "The outage of each owned slot's hand-over here, as kube_informer_shard_last_handover_seconds.",
+                Some(Unit::Seconds),
+                labels,
+                outage.as_secs_f64(),
+            );
+        }
+        self.gauge(
+            "kube_informer_shard_cached_objects",
+            "Objects of the primary cache, every slot together.",
+            None,
+            controller(),
+            m.cached_objects as f64,
+        );
         for (slot, objects) in &m.objects_per_slot {
             let mut labels = controller();
             labels.push(("slot", slot.to_string()));
@@ -380,7 +424,12 @@ impl Families {
     fn controller(&mut self, m: &ControllerMetrics) {
         let controller = || vec![("controller", m.name.clone())];
         let failed = m.errors.saturating_add(m.panics);
-        for (result, n) in [("success", m.reconciles.saturating_sub(failed)), ("error", failed)] {
+        let succeeded = m.reconciles.saturating_sub(failed).saturating_sub(m.ownership_lost);
+        for (result, n) in [
+            ("success", succeeded),
+            ("error", failed),
+            ("ownership_lost", m.ownership_lost),
+        ] {
             let mut labels = controller();
             labels.push(("result", result.to_owned()));
             self.counter(
@@ -407,6 +456,18 @@ impl Families {
             "Informer events a predicate kept from queueing a key.",
             controller(),
             m.filtered,
+        );
+        self.counter(
+            "kube_informer_controller_ownership_lost",
+            "Reconciles that failed because the Lease term they worked under was over (not counted as errors).",
+            controller(),
+            m.ownership_lost,
+        );
+        self.counter(
+            "kube_informer_controller_fenced_writes",
+            "Writes of reconciles refused, or aborted in flight, because their Lease term was over.",
+            controller(),
+            m.fenced_writes,
         );
         self.gauge(
             "controller_runtime_active_workers",

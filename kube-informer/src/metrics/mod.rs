@@ -15,7 +15,7 @@
 //! | `workqueue_retries_total` | counter | `name` | delayed re-adds (rate-limited retries, requeue-after) |
 //! | `workqueue_unfinished_work_seconds` | gauge | `name` | summed age of the reconciles in flight |
 //! | `workqueue_longest_running_processor_seconds` | gauge | `name` | age of the oldest reconcile in flight |
-//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`) | reconciles finished |
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `ownership_lost`) | reconciles finished |
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` | reconciles that failed (panics included) |
 //! | `controller_runtime_reconcile_panics_total` | counter | `controller` | reconciles that panicked |
 //! | `controller_runtime_active_workers` | gauge | `controller` | reconciles running now |
@@ -23,6 +23,8 @@
 //! | `rest_client_request_duration_seconds` | histogram | `verb`, `host` | time to the response headers |
 //! | `rest_client_rate_limiter_duration_seconds` | histogram | `verb`, `host` | time waited for the client-side rate limit |
 //! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads |
+//! | `kube_informer_leader_election_last_handover_seconds` | gauge | `name` | outage of the last hand-over to this replica: the previous leader's last renewal seen → the first reconcile under this term |
+//! | `kube_informer_leader_election_handovers_total` | counter | `name` | hand-overs to this replica measured |
 //! | `reflector_lists_total` | counter | `name` | lists started (client-go's name) |
 //! | `reflector_watches_total` | counter | `name` | watches opened (client-go's name) |
 //! | `reflector_last_resource_version` | gauge | `name` | resource version last seen, when numeric (client-go's name) |
@@ -44,6 +46,8 @@
 //! | `kube_informer_handler_panics_total` | counter | `name`, `handler` | handler calls that panicked |
 //! | `kube_informer_handler_coalesced_total` | counter | `name`, `handler` | events merged by a coalescing queue |
 //! | `kube_informer_controller_filtered_total` | counter | `controller` | informer events a predicate kept from queueing a key |
+//! | `kube_informer_controller_ownership_lost_total` | counter | `controller` | reconciles that failed with their Lease term over (the key went to the next owner) |
+//! | `kube_informer_controller_fenced_writes_total` | counter | `controller` | writes refused, or aborted in flight, because their Lease term was over |
 //! | `kube_informer_shard_slots` | gauge | `controller` | a sharded controller's slot count |
 //! | `kube_informer_shard_slots_owned` | gauge | `controller` | slots this replica owns |
 //! | `kube_informer_shard_members` | gauge | `controller` | replicas seen alive |
@@ -51,8 +55,10 @@
 //! | `kube_informer_shard_rebalanced_total` | counter | `controller` | slots released to balance the replicas |
 //! | `kube_informer_shard_lost_total` | counter | `controller` | slots lost: their Lease could not be renewed |
 //! | `kube_informer_shard_skipped_keys_total` | counter | `controller` | keys not reconciled here: another replica's slot |
-//! | `kube_informer_shard_last_handover_seconds` | gauge | `controller` | first attempt → holding, for the last slot acquired |
+//! | `kube_informer_shard_last_handover_seconds` | gauge | `controller` | outage of the last slot hand-over here: the previous owner's last renewal seen → the first reconcile of the slot here |
+//! | `kube_informer_shard_handover_seconds` | gauge | `controller`, `slot` | the same, per owned slot |
 //! | `kube_informer_shard_objects` | gauge | `controller`, `slot` | objects of the primary cache per owned slot |
+//! | `kube_informer_shard_cached_objects` | gauge | `controller` | objects of the primary cache, every slot together |
 //! | `kube_informer_events_total` | counter | `component`, `result` (`created`, `patched`, `dropped`, `failed`) | Events recorded |
 //! | `kube_informer_events_retries_total` | counter | `component` | Event writes retried |
 //! | `kube_informer_events_queued` | gauge | `component` | Events waiting to be written |
