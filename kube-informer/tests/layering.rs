@@ -27,6 +27,8 @@ const FLOORS: &[(&str, u32)] = &[
     ("leaderelection", 5),
     ("events", 5),
     ("controller", 6),
+    // Waits on an informer's cache or on an object of the server.
+    ("wait", 6),
     ("registry", 7),
     ("metrics", 8),
     ("probe", 9),

@@ -272,3 +272,40 @@ fn delete_preconditions_by_builder_spare_a_re_created_object() {
     .unwrap();
     assert!(api.get_opt("a").unwrap().is_none());
 }
+
+#[test]
+fn waits_return_when_the_condition_holds_and_time_out_when_it_does_not() {
+    use kube_informer::wait::{self, WaitError};
+    let server = ApiServer::start().unwrap();
+    let client = server.client().unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let factory = SharedInformerFactory::new(client, Default::default());
+    let configmaps = factory.informer::<ConfigMap>();
+    factory.start().unwrap();
+    // Not there: the cache wait and the object wait give up at their deadline.
+    let short = std::time::Duration::from_millis(200);
+    let e = wait::until_timeout(&configmaps, short, |c| c.get("default/a").is_some()).unwrap_err();
+    assert!(matches!(e, WaitError::Timeout), "{e}");
+    let e = wait::object_timeout(&api, "a", short, |cm| cm.is_some()).unwrap_err();
+    assert!(matches!(e, WaitError::Timeout), "{e}");
+    // Created from another thread while both wait: each returns with it.
+    let creator = {
+        let api = api.clone();
+        std::thread::spawn(move || api.create(&PostParams::default(), &common::cm("default", "a", "1")))
+    };
+    let got = wait::object_timeout(&api, "a", common::WAIT, |cm| cm.is_some()).unwrap();
+    assert_eq!(got.unwrap().data.get("v"), Some("1"));
+    wait::until_timeout(&configmaps, common::WAIT, |c| c.get("default/a").is_some()).unwrap();
+    creator.join().unwrap().unwrap();
+    // A deletion, awaited as the object's absence.
+    api.delete("a", &DeleteParams::default()).unwrap();
+    assert_eq!(
+        wait::object_timeout(&api, "a", common::WAIT, |cm| cm.is_none()).unwrap(),
+        None
+    );
+    wait::until_timeout(&configmaps, common::WAIT, |c| c.is_empty()).unwrap();
+    // A stopped informer ends a wait without a deadline.
+    factory.shutdown();
+    let e = wait::until(&configmaps, |c| c.get("default/never").is_some()).unwrap_err();
+    assert!(matches!(e, WaitError::Stopped), "{e}");
+}
