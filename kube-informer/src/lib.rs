@@ -35,6 +35,7 @@
 //! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
 //! * [`registry`]: the components a program runs, gathered for probes and metrics.
 //! * [`wait`]: waiting for a condition on a cache or an object, with a deadline.
+//! * [`prelude`]: what a controller binary uses, in one `use`.
 //! * [`manager`]: runs a program's controllers, leader election and probes until SIGTERM, then stops them
 //!   gracefully — a controller binary's `main`.
 //! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
@@ -142,6 +143,7 @@ pub mod manager;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 pub mod object;
+pub mod prelude;
 #[cfg(feature = "probe")]
 pub mod probe;
 pub mod registry;

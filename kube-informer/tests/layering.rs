@@ -35,6 +35,8 @@ const FLOORS: &[(&str, u32)] = &[
     // The manager owns the probe endpoint: above it.
     ("manager", 10),
     ("lib", 11),
+    // Re-exports from every floor, the manager's included.
+    ("prelude", 11),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
