@@ -309,3 +309,52 @@ fn waits_return_when_the_condition_holds_and_time_out_when_it_does_not() {
     let e = wait::until(&configmaps, |c| c.get("default/never").is_some()).unwrap_err();
     assert!(matches!(e, WaitError::Stopped), "{e}");
 }
+
+/// What the reconcile of `p` deletes, and where it reports.
+struct Deletions {
+    targets: Vec<ConfigMap>,
+    report: crossbeam_channel::Sender<Vec<bool>>,
+}
+
+#[test]
+fn context_delete_takes_that_very_object_and_counts_gone_or_replaced_as_done() {
+    let server = ApiServer::start().unwrap();
+    let client = server.client().unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let pp = PostParams::default();
+    // Replaced: deleted and made again under its name since it was read.
+    let replaced = api.create(&pp, &common::cm("default", "replaced", "old")).unwrap();
+    api.delete("replaced", &DeleteParams::default()).unwrap();
+    api.create(&pp, &common::cm("default", "replaced", "new")).unwrap();
+    // Gone already.
+    let gone = api.create(&pp, &common::cm("default", "gone", "")).unwrap();
+    api.delete("gone", &DeleteParams::default()).unwrap();
+    // Live: this one goes.
+    let live = api.create(&pp, &common::cm("default", "live", "")).unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let factory = SharedInformerFactory::new(client, Default::default());
+    let data = Deletions {
+        targets: vec![replaced, gone, live],
+        report: tx,
+    };
+    let controller = Controller::builder(factory.informer::<ConfigMap>(), data)
+        .build(|_key, ctx: &Context<'_, ConfigMap, Deletions>| {
+            if ctx.name() == "p" {
+                let done: Result<Vec<bool>> = ctx.data().targets.iter().map(|cm| ctx.delete(cm)).collect();
+                let _ = ctx.data().report.send(done?);
+            }
+            Ok::<_, Error>(Action::await_change())
+        })
+        .unwrap();
+    controller.start().unwrap();
+    api.create(&pp, &common::cm("default", "p", "")).unwrap();
+    assert_eq!(rx.recv_timeout(common::WAIT).unwrap(), [false, false, true]);
+    assert_eq!(
+        api.get("replaced").unwrap().data.get("v"),
+        Some("new"),
+        "the new one is left alone"
+    );
+    assert!(api.get_opt("live").unwrap().is_none());
+    controller.stop();
+    factory.shutdown();
+}
