@@ -11,6 +11,6 @@ use kube_informer::crd::CustomResourceExt;
 mod fleet;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    print!("{}", serde_saphyr::to_string(&fleet::Fleet::crd()?)?);
+    print!("{}", fleet::Fleet::crd_yaml()?);
     Ok(())
 }

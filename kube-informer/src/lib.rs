@@ -34,6 +34,8 @@
 //! * [`events`]: an event recorder writing core/v1 Events in the background, repeats aggregated.
 //! * [`health`]: whether each component works, and why not — for people and for liveness/readiness probes.
 //! * [`registry`]: the components a program runs, gathered for probes and metrics.
+//! * [`wait`]: waiting for a condition on a cache or an object, with a deadline.
+//! * [`prelude`]: what a controller binary uses, in one `use`.
 //! * [`manager`]: runs a program's controllers, leader election and probes until SIGTERM, then stops them
 //!   gracefully — a controller binary's `main`.
 //! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
@@ -141,6 +143,7 @@ pub mod manager;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 pub mod object;
+pub mod prelude;
 #[cfg(feature = "probe")]
 pub mod probe;
 pub mod registry;
@@ -149,6 +152,7 @@ mod stop;
 #[cfg(test)]
 mod test_log;
 mod thread_name;
+pub mod wait;
 pub mod watch;
 mod worker;
 pub mod workqueue;

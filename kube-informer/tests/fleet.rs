@@ -1,7 +1,8 @@
 //! The fleet example's controller (`examples/fleet.rs`, included as it is) against the embedded API server with the
 //! CRD its Rust types generate: installed unchanged, checked by kubectl (`apply --dry-run=server`), objects
 //! round-tripping into the Rust type; then the controller's life — create, scale up and down (spec and scale
-//! subresource), an invalid spec parked, an orphan it refuses to adopt, delete with cleanup.
+//! subresource), an invalid spec parked, an orphan it refuses to adopt, delete with cleanup; a squatter under a
+//! wanted name blocking a Fleet until it goes.
 
 mod common;
 
@@ -15,10 +16,11 @@ use kube_informer::crd::CustomResourceExt;
 use kube_informer::informer::SharedInformerFactory;
 use kube_informer::object::core::ConfigMap;
 use kube_informer::object::{ObjectMeta, Resource, is_controlled_by};
-use kube_informer_apiserver::ApiServer;
+use kube_informer_apiserver::{ApiServer, Verb};
 use serde_json::json;
 
-use common::eventually;
+use common::WAIT;
+use kube_informer::wait;
 
 #[allow(dead_code)]
 #[path = "../examples/fleet.rs"]
@@ -28,7 +30,9 @@ use fleet::{FLEET_LABEL, Fleet, FleetSpec, FleetStatus};
 
 /// The CRD as `cargo run --example crdgen` prints it.
 fn crd_yaml() -> String {
-    serde_saphyr::to_string(&Fleet::crd().unwrap()).unwrap()
+    let yaml = Fleet::crd_yaml().unwrap();
+    assert_eq!(yaml, serde_saphyr::to_string(&Fleet::crd().unwrap()).unwrap());
+    yaml
 }
 
 fn server() -> ApiServer {
@@ -163,14 +167,14 @@ fn kubectl_applies_the_crdgen_output_with_a_server_dry_run() {
 struct Running {
     client: Client,
     factory: SharedInformerFactory,
-    controller: kube_informer::controller::Controller<Fleet, Client>,
+    controller: kube_informer::controller::Controller<Fleet, ()>,
 }
 
 impl Running {
     fn start(server: &ApiServer) -> Running {
         let client = server.client().unwrap();
         let factory = SharedInformerFactory::new(client.clone(), Default::default());
-        let controller = fleet::controller(&factory, client.clone()).unwrap();
+        let controller = fleet::controller(&factory).unwrap();
         controller.start().unwrap();
         Running {
             client,
@@ -205,21 +209,36 @@ impl Running {
         names
     }
 
-    fn status(&self, name: &str) -> Option<FleetStatus> {
-        self.fleets().get_opt(name).unwrap().and_then(|f| f.status)
+    /// Waits, on a watch of the Fleet `name`, until `condition` holds for it (`None`: it does not exist).
+    fn until(&self, name: &str, what: &str, condition: impl FnMut(Option<&Fleet>) -> bool) -> Option<Fleet> {
+        wait::object_timeout(&self.fleets(), name, WAIT, condition).unwrap_or_else(|e| panic!("{what}: {e}"))
+    }
+
+    /// Waits until the Fleet's status holds an error `cond` accepts.
+    fn until_error(&self, name: &str, what: &str, cond: impl Fn(&str) -> bool) {
+        self.until(name, what, |f| {
+            f.and_then(|f| f.status.as_ref()?.error.as_deref().map(&cond))
+                .unwrap_or(false)
+        });
     }
 
     /// Waits until the Fleet reports `replicas` ready at its current generation, without error, and owns exactly
-    /// `<name>-0` … on the server.
+    /// `<name>-0` … on the server. (The status is written after its ConfigMaps, but a prune reads the cache: one
+    /// the cache did not hold yet goes in a later reconcile, which its arrival in the cache queues.)
     fn converged(&self, name: &str, replicas: u32) {
-        let want: Vec<String> = (0..replicas).map(|i| format!("{name}-{i}")).collect();
-        eventually(&format!("{name} converged at {replicas}"), || {
-            let f = self.fleets().get(name).unwrap();
-            let status_ok = f.status.as_ref().is_some_and(|s| {
-                s.replicas == replicas && s.observed_generation == f.metadata.generation && s.error.is_none()
-            });
-            status_ok && self.owned(name) == want
+        self.until(name, &format!("{name} converged at {replicas}"), |f| {
+            f.is_some_and(|f| {
+                f.status.as_ref().is_some_and(|s| {
+                    s.replicas == replicas && s.observed_generation == f.metadata.generation && s.error.is_none()
+                })
+            })
         });
+        let want: Vec<String> = (0..replicas).map(|i| format!("{name}-{i}")).collect();
+        let gone = |cm: Option<&ConfigMap>| cm.is_none();
+        for surplus in self.owned(name).iter().filter(|n| !want.contains(n)) {
+            wait::object_timeout(&self.configmaps(), surplus, WAIT, gone).unwrap();
+        }
+        assert_eq!(self.owned(name), want);
     }
 }
 
@@ -253,9 +272,10 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
         .patch("web", &PatchParams::default(), &Patch::Merge(patch))
         .unwrap();
     run.converged("web", 5);
-    eventually("every ConfigMap green", || {
-        (0..5).all(|i| run.configmaps().get(&format!("web-{i}")).unwrap().data.get("color") == Some("green"))
-    });
+    for i in 0..5 {
+        let cm = run.configmaps().get(&format!("web-{i}")).unwrap();
+        assert_eq!(cm.data.get("color"), Some("green"), "web-{i}");
+    }
 
     // Scale down through the scale subresource, as `kubectl scale` does.
     let scale = json!({"spec": {"replicas": 1}});
@@ -271,10 +291,8 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
     fleets
         .patch("web", &PatchParams::default(), &Patch::Merge(bad))
         .unwrap();
-    eventually("the invalid spec reported", || {
-        run.status("web")
-            .and_then(|s| s.error)
-            .is_some_and(|e| e.contains("\"not valid!\" is not a valid"))
+    run.until_error("web", "the invalid spec reported", |e| {
+        e.contains("\"not valid!\" is not a valid")
     });
     // Another Fleet converging takes many times the first back-off (5 ms): a key sent back to the rate limiter
     // would have been retried by then. (Its ConfigMaps' deletions still reconcile it, and fail: no retry.)
@@ -296,11 +314,7 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
     let theirs = ConfigMap::new(ObjectMeta::namespaced("default", "mine-0")).with("owner", "someone");
     run.configmaps().create(&pp, &theirs).unwrap();
     fleets.create(&pp, &fleet("mine", 1, &[("color", "blue")])).unwrap();
-    eventually("the adoption refused", || {
-        run.status("mine")
-            .and_then(|s| s.error)
-            .is_some_and(|e| e.contains("refusing to adopt"))
-    });
+    run.until_error("mine", "the adoption refused", |e| e.contains("refusing to adopt"));
     let still = run.configmaps().get("mine-0").unwrap();
     assert_eq!(
         (still.data.get("owner"), still.data.get("color")),
@@ -312,9 +326,9 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
     for name in ["web", "other", "mine"] {
         fleets.delete(name, &DeleteParams::default()).unwrap();
     }
-    eventually("the fleets gone", || {
-        fleets.list(&Default::default()).unwrap().items.is_empty()
-    });
+    for name in ["web", "other", "mine"] {
+        run.until(name, "the fleets gone", |f| f.is_none());
+    }
     let left: Vec<String> = run
         .configmaps()
         .list(&Default::default())
@@ -324,4 +338,85 @@ fn the_fleet_controller_creates_scales_parks_and_cleans_up() {
         .filter_map(|cm| cm.metadata.name)
         .collect();
     assert_eq!(left, ["mine-0"]);
+}
+
+#[test]
+fn a_squatter_blocks_its_fleet_until_it_goes() {
+    let server = server();
+    let run = Running::start(&server);
+    let pp = PostParams::default();
+    // Someone's ConfigMap under the second name the Fleet wants.
+    let theirs = ConfigMap::new(ObjectMeta::namespaced("default", "blocked-1")).with("owner", "someone");
+    run.configmaps().create(&pp, &theirs).unwrap();
+    run.fleets()
+        .create(&pp, &fleet("blocked", 2, &[("color", "blue")]))
+        .unwrap();
+    run.until_error("blocked", "the Fleet blocked by the squatter", |e| {
+        e.contains("\"blocked-1\"") && e.contains("refusing to adopt")
+    });
+    // What it could make, it made; the squatter is untouched and not adopted.
+    assert_eq!(run.owned("blocked"), ["blocked-0"]);
+    let still = run.configmaps().get("blocked-1").unwrap();
+    assert_eq!(
+        (still.data.get("owner"), still.data.get("color")),
+        (Some("someone"), None)
+    );
+    assert!(still.metadata.owner_references.is_empty());
+    // The squatter goes: nothing about the Fleet changed, yet it resumes — the refused name was remembered.
+    run.configmaps().delete("blocked-1", &DeleteParams::default()).unwrap();
+    run.converged("blocked", 2);
+    let cm = run.configmaps().get("blocked-1").unwrap();
+    assert_eq!(cm.data.get("color"), Some("blue"));
+}
+
+#[test]
+fn a_steady_state_reconcile_writes_no_status() {
+    let server = server();
+    let run = Running::start(&server);
+    run.fleets()
+        .create(&PostParams::default(), &fleet("calm", 2, &[("color", "blue")]))
+        .unwrap();
+    run.converged("calm", 2);
+    // Quiet first: the controller's cache holds the Fleet as the server does (a reconcile still running on an
+    // older copy would write the status again, rightly), and nothing is queued or running.
+    let live = run.fleets().get("calm").unwrap();
+    wait::until_timeout(&run.factory.informer::<Fleet>(), WAIT, |cache| {
+        cache
+            .get("default/calm")
+            .is_some_and(|f| f.metadata.resource_version == live.metadata.resource_version)
+    })
+    .unwrap();
+    common::eventually("the controller idle", || {
+        let m = run.controller.metrics();
+        m.in_flight == 0 && m.queue.is_some_and(|q| q.depth == 0 && q.processing == 0)
+    });
+    let reconciles = || run.controller.metrics().reconciles;
+    let before = reconciles();
+    let mark = server.requests().mark();
+    // An owned ConfigMap edited by hand: the Fleet is reconciled and puts it back; its status, unchanged, is not
+    // written.
+    let edit = json!({"data": {"color": "red"}});
+    run.configmaps()
+        .patch("calm-0", &PatchParams::default(), &Patch::Merge(edit))
+        .unwrap();
+    wait::object_timeout(&run.configmaps(), "calm-0", WAIT, |cm| {
+        cm.is_some_and(|cm| cm.data.get("color") == Some("blue"))
+    })
+    .unwrap();
+    // The reconcile that put it back has returned (its status write, had there been one, is in the log).
+    common::eventually("the reconcile returned", || reconciles() > before);
+    let status_writes = server
+        .requests()
+        .since(mark)
+        .into_iter()
+        .filter(|r| r.is(Verb::Patch, "fleets") && r.subresource.as_deref() == Some("status"))
+        .count();
+    assert_eq!(status_writes, 0);
+    let patches: Vec<_> = server
+        .requests()
+        .since(mark)
+        .into_iter()
+        .filter(|r| r.is(Verb::Patch, "configmaps") && r.code == 200)
+        .collect();
+    assert_eq!(patches.len(), 2, "the hand edit and the controller's: {patches:#?}");
 }

@@ -27,12 +27,16 @@ const FLOORS: &[(&str, u32)] = &[
     ("leaderelection", 5),
     ("events", 5),
     ("controller", 6),
+    // Waits on an informer's cache or on an object of the server.
+    ("wait", 6),
     ("registry", 7),
     ("metrics", 8),
     ("probe", 9),
     // The manager owns the probe endpoint: above it.
     ("manager", 10),
     ("lib", 11),
+    // Re-exports from every floor, the manager's included.
+    ("prelude", 11),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

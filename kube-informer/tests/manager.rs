@@ -246,3 +246,31 @@ fn under_leader_election_only_the_leader_reconciles_and_its_shutdown_hands_the_l
         "the stopped replica reconciled nothing more"
     );
 }
+
+#[test]
+fn a_controller_over_the_managers_own_informers_runs_and_its_report_is_the_exit_status() {
+    let server = ApiServer::start().unwrap();
+    server.create(&cm("default", "a", "1")).unwrap();
+    let manager = Manager::new(server.client().unwrap(), options()).unwrap();
+    let (tx, rx) = unbounded();
+    // The primary's informer is the manager's own (its factory's), as is the client its reconciles write through.
+    let controller = manager
+        .controller::<ConfigMap, _>(tx)
+        .build(|_key, ctx: &Context<'_, ConfigMap, Sender<String>>| {
+            let written = ctx.client().is_ok();
+            let _ = ctx.data().send(format!("{} {written}", ctx.name()));
+            Ok::<_, kube_informer::Error>(Action::await_change())
+        })
+        .unwrap();
+    assert!(Arc::ptr_eq(
+        &manager.informer::<ConfigMap>(),
+        &manager.factory().informer::<ConfigMap>()
+    ));
+    manager.add_controller(controller).unwrap();
+    let stop = manager.stop_handle();
+    let run = std::thread::spawn(move || manager.run().unwrap());
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "a true");
+    stop.stop();
+    let report = run.join().unwrap();
+    assert_eq!(report.exit_code(), std::process::ExitCode::SUCCESS, "{report}");
+}

@@ -187,10 +187,9 @@ fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Api<ConfigMap>>) -> Result
     }
     let n: usize = owner.data.get("n").and_then(|n| n.parse().ok()).unwrap_or(0);
     for i in 0..n {
-        ctx.create_or_update(ctx.data(), &format!("{}-copy-{i}", ctx.name()), |cm: &mut ConfigMap| {
-            set_controller_reference(&*owner, cm)?;
-            Ok::<_, Error>(())
-        })?;
+        // The controller reference is the context's to set.
+        let done = ctx.create_or_update(ctx.data(), &format!("{}-copy-{i}", ctx.name()), |_| {})?;
+        assert!(!done.is_refused());
     }
     // What the cache holds of them so far (the writes above come back through the watch), and nothing else.
     let owned = ctx.owned::<ConfigMap>()?;
@@ -272,4 +271,90 @@ fn delete_preconditions_by_builder_spare_a_re_created_object() {
     )
     .unwrap();
     assert!(api.get_opt("a").unwrap().is_none());
+}
+
+#[test]
+fn waits_return_when_the_condition_holds_and_time_out_when_it_does_not() {
+    use kube_informer::wait::{self, WaitError};
+    let server = ApiServer::start().unwrap();
+    let client = server.client().unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let factory = SharedInformerFactory::new(client, Default::default());
+    let configmaps = factory.informer::<ConfigMap>();
+    factory.start().unwrap();
+    // Not there: the cache wait and the object wait give up at their deadline.
+    let short = std::time::Duration::from_millis(200);
+    let e = wait::until_timeout(&configmaps, short, |c| c.get("default/a").is_some()).unwrap_err();
+    assert!(matches!(e, WaitError::Timeout), "{e}");
+    let e = wait::object_timeout(&api, "a", short, |cm| cm.is_some()).unwrap_err();
+    assert!(matches!(e, WaitError::Timeout), "{e}");
+    // Created from another thread while both wait: each returns with it.
+    let creator = {
+        let api = api.clone();
+        std::thread::spawn(move || api.create(&PostParams::default(), &common::cm("default", "a", "1")))
+    };
+    let got = wait::object_timeout(&api, "a", common::WAIT, |cm| cm.is_some()).unwrap();
+    assert_eq!(got.unwrap().data.get("v"), Some("1"));
+    wait::until_timeout(&configmaps, common::WAIT, |c| c.get("default/a").is_some()).unwrap();
+    creator.join().unwrap().unwrap();
+    // A deletion, awaited as the object's absence.
+    api.delete("a", &DeleteParams::default()).unwrap();
+    assert_eq!(
+        wait::object_timeout(&api, "a", common::WAIT, |cm| cm.is_none()).unwrap(),
+        None
+    );
+    wait::until_timeout(&configmaps, common::WAIT, |c| c.is_empty()).unwrap();
+    // A stopped informer ends a wait without a deadline.
+    factory.shutdown();
+    let e = wait::until(&configmaps, |c| c.get("default/never").is_some()).unwrap_err();
+    assert!(matches!(e, WaitError::Stopped), "{e}");
+}
+
+/// What the reconcile of `p` deletes, and where it reports.
+struct Deletions {
+    targets: Vec<ConfigMap>,
+    report: crossbeam_channel::Sender<Vec<bool>>,
+}
+
+#[test]
+fn context_delete_takes_that_very_object_and_counts_gone_or_replaced_as_done() {
+    let server = ApiServer::start().unwrap();
+    let client = server.client().unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let pp = PostParams::default();
+    // Replaced: deleted and made again under its name since it was read.
+    let replaced = api.create(&pp, &common::cm("default", "replaced", "old")).unwrap();
+    api.delete("replaced", &DeleteParams::default()).unwrap();
+    api.create(&pp, &common::cm("default", "replaced", "new")).unwrap();
+    // Gone already.
+    let gone = api.create(&pp, &common::cm("default", "gone", "")).unwrap();
+    api.delete("gone", &DeleteParams::default()).unwrap();
+    // Live: this one goes.
+    let live = api.create(&pp, &common::cm("default", "live", "")).unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let factory = SharedInformerFactory::new(client, Default::default());
+    let data = Deletions {
+        targets: vec![replaced, gone, live],
+        report: tx,
+    };
+    let controller = Controller::builder(factory.informer::<ConfigMap>(), data)
+        .build(|_key, ctx: &Context<'_, ConfigMap, Deletions>| {
+            if ctx.name() == "p" {
+                let done: Result<Vec<bool>> = ctx.data().targets.iter().map(|cm| ctx.delete(cm)).collect();
+                let _ = ctx.data().report.send(done?);
+            }
+            Ok::<_, Error>(Action::await_change())
+        })
+        .unwrap();
+    controller.start().unwrap();
+    api.create(&pp, &common::cm("default", "p", "")).unwrap();
+    assert_eq!(rx.recv_timeout(common::WAIT).unwrap(), [false, false, true]);
+    assert_eq!(
+        api.get("replaced").unwrap().data.get("v"),
+        Some("new"),
+        "the new one is left alone"
+    );
+    assert!(api.get_opt("live").unwrap().is_none());
+    controller.stop();
+    factory.shutdown();
 }

@@ -1,6 +1,7 @@
 //! `ControllerBuilder`: a controller's informers, how their objects map to primary keys, options, sharding, and
 //! the reconcile function.
 
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -164,19 +165,34 @@ impl<K: Object, D: Send + Sync + 'static> ControllerBuilder<K, D> {
             .push(Box::new(move |name: &str, slot: &Arc<QueueSlot>| {
                 let slot = slot.clone();
                 let handler = move |ev: &Notification<S>| {
+                    // Someone else's object a reconcile was refused (Context::create_or_update): its change may
+                    // unblock the primary, and it names no controller of ours for the mapper to find. Past any
+                    // predicate: a primary left blocked is worse than one reconcile too many.
+                    for key in slot.refused.primaries_of(TypeId::of::<S>(), &key_of(&**ev.object())) {
+                        slot.add_mapped(key);
+                    }
                     if let Some(p) = &predicate
                         && !admits(&**p, ev)
                     {
                         slot.filtered();
                         return;
                     }
+                    // An update's old and new states mostly map to the same primaries: each is queued once (a
+                    // second add while the first is being reconciled would reconcile it again, on a cache that
+                    // may not hold that reconcile's writes yet).
+                    let mut queued: Vec<String> = Vec::new();
                     if let Notification::Update { old, .. } = ev {
                         for r in mapper(old) {
-                            slot.add_mapped(r.key().into());
+                            let key = r.key();
+                            slot.add_mapped(key.as_str().into());
+                            queued.push(key);
                         }
                     }
                     for r in mapper(ev.object()) {
-                        slot.add_mapped(r.key().into());
+                        let key = r.key();
+                        if !queued.contains(&key) {
+                            slot.add_mapped(key.into());
+                        }
                     }
                 };
                 let registration = informer.add_event_handler_with(handler, handler_options(name))?;

@@ -1,13 +1,24 @@
 //! `Context`: what a reconcile gets besides its key.
 
+use std::any::TypeId;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use super::runner::Shared;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::create_or_update::OperationResult;
+use super::options::QueueKey;
+use super::{Action, FinalizerError, FinalizerEvent};
 use crate::cache::Lister;
+use crate::client::params::{DeleteParams, Patch, PatchParams};
 use crate::client::{Api, Client, Committed, LeaseTerm};
 use crate::error::{Error, Result};
-use crate::object::{NamespacedResource, Object, ObjectRef, split_key};
+use crate::object::{
+    CustomResource, MetaAccessor, NamespacedResource, Object, ObjectRef, OwnerReferenceError, Resource, make_key,
+    set_controller_reference, split_key,
+};
 use crate::stop::StopSignal;
 
 /// What a reconcile sees: the key it reconciles, the caches, the user data, the client to write with and the
@@ -129,9 +140,9 @@ impl<K: Object, D> Context<'_, K, D> {
 
     /// The objects of type `S` the primary controls, read from the cache of the informer given to
     /// [`owns`](super::ControllerBuilder::owns) through its index by controller (by the primary's uid: a
-    /// re-created primary of the same name does not find its predecessor's objects). Empty once the primary is
-    /// deleted (its uid is gone with it: the garbage collector deletes what it controlled; clean up before with a
-    /// [`finalizer`](super::finalizer)).
+    /// re-created primary of the same name does not find its predecessor's objects). Works during a finalizer's
+    /// [`Cleanup`](super::FinalizerEvent::Cleanup): the primary being deleted is still cached while its finalizer
+    /// holds it. Empty once the primary is gone from the cache (the garbage collector deletes what it controlled).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] when the builder was given no informer of `S`.
@@ -149,21 +160,44 @@ impl<K: Object, D> Context<'_, K, D> {
         })
     }
 
-    /// [`create_or_update`](super::create_or_update) reading the cache of the builder's informer of `S` (given to
-    /// [`owns`](super::ControllerBuilder::owns) or [`watches`](super::ControllerBuilder::watches)).
+    /// Makes the object `name` of `api` what `mutate` says, **controlled by the primary**: controller-runtime's
+    /// `CreateOrUpdate` with `SetControllerReference`, reading the cache of the builder's informer of `S` (given to
+    /// [`owns`](super::ControllerBuilder::owns)) as [`create_or_update`](super::create_or_update) does — nothing
+    /// sent when nothing changed, conflicts retried on the server's copy.
+    ///
+    /// The controller reference is set here, before `mutate` runs (and again after, should `mutate` drop it).
+    /// An object of that name that is someone else's — it exists with no controller (taking it over would
+    /// overwrite what its author put there), or another object controls it — is **refused**: nothing is written,
+    /// `mutate` does not run, and the outcome is [`OperationResult::Refused`] (not an error: retrying cannot fix
+    /// it). The name is remembered: when that object changes or is deleted, the primary is queued again, so that a
+    /// reconcile blocked by a squatter resumes when the squatter goes. To take orphans over on purpose, use
+    /// [`create_or_update`](super::create_or_update) with [`adopt`](crate::object::adopt) in `mutate`.
+    ///
+    /// ```no_run
+    /// # use kube_informer::controller::{Context, OperationResult};
+    /// # use kube_informer::object::core::ConfigMap;
+    /// # fn demo(ctx: &Context<'_, ConfigMap, ()>) -> kube_informer::Result<()> {
+    /// let copy = format!("{}-copy", ctx.name());
+    /// match ctx.create_or_update(&ctx.api::<ConfigMap>()?, &copy, |cm| cm.data = ctx.object().unwrap().data.clone())? {
+    ///     OperationResult::Refused(why) => log::warn!("{copy}: {why}"), // queued again when it changes
+    ///     _ => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] when the builder was given no informer of `S`; otherwise as
-    /// [`create_or_update`](super::create_or_update).
-    pub fn create_or_update<S, E>(
+    /// [`Error::InvalidInput`] when the builder was given no informer of `S`, or the primary is not in the cache
+    /// (deleted: there is nothing to own it); [`Error::OwnerReference`] for a reference that cannot be made (a
+    /// primary in another namespace than `api`'s); otherwise as [`create_or_update`](super::create_or_update).
+    pub fn create_or_update<S>(
         &self,
         api: &Api<S>,
         name: &str,
-        mutate: impl FnMut(&mut S) -> std::result::Result<(), E>,
-    ) -> std::result::Result<Committed, E>
+        mut mutate: impl FnMut(&mut S),
+    ) -> Result<OperationResult>
     where
         S: Object + Default + Clone,
-        E: From<Error>,
+        K: Resource,
     {
         let lister = self.lister_of::<S>().ok_or_else(|| {
             Error::InvalidInput(format!(
@@ -172,7 +206,162 @@ impl<K: Object, D> Context<'_, K, D> {
                 std::any::type_name::<S>()
             ))
         })?;
-        super::create_or_update(api, &lister, name, mutate)
+        let owner = self.object().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "create_or_update of {name}: the primary {} is not in the cache (deleted)",
+                self.key
+            ))
+        })?;
+        // Watched before the cache is read, forgotten once written (then it is ours, mapped by its reference):
+        // see Refusals for why this order loses no change.
+        let (ty, key, primary) = (
+            TypeId::of::<S>(),
+            make_key(api.namespace(), name),
+            QueueKey::from(self.key),
+        );
+        let refusals = &self.shared.slot.refused;
+        refusals.watch(ty, key.clone(), &primary);
+        let mut refused = None;
+        let written = super::create_or_update::write(api, &lister, name, |obj: &mut S| {
+            match set_controller_reference(&*owner, obj) {
+                Ok(()) => {}
+                Err(e @ (OwnerReferenceError::WouldAdopt { .. } | OwnerReferenceError::AlreadyOwned { .. })) => {
+                    refused = Some(e);
+                    return Ok(false);
+                }
+                Err(e) => return Err(Error::from(e)),
+            }
+            mutate(obj);
+            set_controller_reference(&*owner, obj)?;
+            Ok(true)
+        });
+        match written {
+            Ok(Some(done)) => {
+                refusals.forget(ty, key, &primary);
+                Ok(done.into())
+            }
+            Ok(None) => Ok(OperationResult::Refused(refused.expect("declined only when refused"))),
+            Err(e) => {
+                refusals.forget(ty, key, &primary);
+                Err(e)
+            }
+        }
+    }
+
+    /// An [`Api`] of `S` in the primary's namespace (all namespaces for a cluster-scoped primary or `S`), through
+    /// the reconcile's [`client`](Self::client).
+    ///
+    /// # Errors
+    /// As [`client`](Self::client).
+    pub fn api<S: Resource>(&self) -> Result<Api<S>> {
+        let client = self.client()?;
+        Ok(match split_key(self.key).0 {
+            Some(ns) if S::api_resource().namespaced => Api::namespaced(client, ns),
+            _ => Api::all(client),
+        })
+    }
+
+    /// Writes the primary's status when it differs from the cached one — a JSON merge patch of the difference to
+    /// the status subresource ([`Committed::Updated`]) — and sends nothing when it is the same
+    /// ([`Committed::Unchanged`]: a steady-state reconcile makes no request). Under a
+    /// [`GenerationChanged`](super::predicate::GenerationChanged) predicate the write does not queue the primary
+    /// again.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the primary is not in the cache (deleted); the API's error.
+    pub fn update_status(&self, status: &K::Status) -> Result<Committed>
+    where
+        K: CustomResource,
+        K::Status: Serialize,
+    {
+        let cached = self.object().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "update_status: the primary {} is not in the cache (deleted)",
+                self.key
+            ))
+        })?;
+        let serialize = |e: serde_json::Error| Error::Serialize(e.to_string());
+        let mut cached = serde_json::to_value(&*cached).map_err(serialize)?;
+        let before = cached.get_mut("status").map(Value::take).unwrap_or(Value::Null);
+        let after = serde_json::to_value(status).map_err(serialize)?;
+        let diff = match before {
+            Value::Null => Some(after),
+            before => super::create_or_update::merge_diff(&before, &after),
+        };
+        let Some(diff) = diff else {
+            return Ok(Committed::Unchanged);
+        };
+        let patch = Patch::Merge(serde_json::json!({ "status": diff }));
+        self.api::<K>()?
+            .patch_status(self.name(), &PatchParams::default(), &patch)?;
+        Ok(Committed::Updated)
+    }
+
+    /// Deletes `obj` — that very object: with its uid as a precondition, so that another object made since under
+    /// its name is left alone. True when this call deleted it; false when it was already gone, or replaced (a
+    /// 404, or the precondition's 409): both are success for a controller.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an object without a name or uid (never stored); the API's other errors.
+    pub fn delete<S: Resource>(&self, obj: &S) -> Result<bool> {
+        let meta = obj.meta();
+        let (Some(name), Some(uid)) = (meta.name(), meta.uid().filter(|u| !u.is_empty())) else {
+            return Err(Error::InvalidInput(
+                "delete: the object has no name or uid (read it from the server or a cache)".into(),
+            ));
+        };
+        let client = self.client()?;
+        let api: Api<S> = match meta.namespace().filter(|ns| !ns.is_empty()) {
+            Some(ns) if S::api_resource().namespaced => Api::namespaced(client, ns),
+            _ => Api::all(client),
+        };
+        match api.delete(name, &DeleteParams::default().precondition_uid(uid)) {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() || e.is_conflict() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes each object of `S` the primary controls ([`owned`](Self::owned)) that `keep` does not keep, as
+    /// [`delete`](Self::delete) does (uid precondition, gone counts as done); returns how many this call deleted.
+    /// With `|_| false`, everything the primary owns: a finalizer's cleanup.
+    ///
+    /// # Errors
+    /// As [`owned`](Self::owned) and [`delete`](Self::delete); the objects before the failing one are deleted.
+    pub fn prune<S: Resource>(&self, keep: impl Fn(&S) -> bool) -> Result<usize> {
+        let mut deleted = 0;
+        for obj in self.owned::<S>()? {
+            if !keep(&obj) && self.delete(&*obj)? {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// [`finalizer`](super::finalizer) on the primary, through the reconcile's client: adds the finalizer `name`
+    /// before the first [`Apply`](super::FinalizerEvent::Apply), runs [`Cleanup`](super::FinalizerEvent::Cleanup)
+    /// when the primary is being deleted and removes the finalizer after it. A primary already gone from the cache
+    /// (its finalizer removed, the object deleted) is nothing to do: `Ok(Action::await_change())` without calling
+    /// `reconcile`.
+    ///
+    /// During the cleanup the primary is still in the cache (its finalizer holds it), so [`owned`](Self::owned),
+    /// [`prune`](Self::prune) and [`create_or_update`](Self::create_or_update) work as in Apply.
+    ///
+    /// # Errors
+    /// As [`finalizer`](super::finalizer); [`FinalizerError::AddFinalizer`] when the controller has no client.
+    pub fn finalizer<E>(
+        &self,
+        name: &str,
+        reconcile: impl FnOnce(FinalizerEvent<K>) -> std::result::Result<Action, E>,
+    ) -> std::result::Result<Action, FinalizerError<E>>
+    where
+        K: Resource,
+    {
+        let Some(obj) = self.object() else {
+            return Ok(Action::await_change());
+        };
+        let api = self.api::<K>().map_err(FinalizerError::AddFinalizer)?;
+        super::finalizer(&api, name, obj, reconcile)
     }
 
     /// The client to write with: a copy of the client the primary informer reads through (or, for a sharded

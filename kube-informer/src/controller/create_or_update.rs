@@ -6,7 +6,41 @@ use crate::cache::Lister;
 use crate::client::params::{Patch, PatchParams, PostParams};
 use crate::client::{Api, Committed};
 use crate::error::Error;
-use crate::object::{MetaAccessor, Object, make_key};
+use crate::object::{MetaAccessor, Object, OwnerReferenceError, make_key};
+
+/// What [`Context::create_or_update`](super::Context::create_or_update) did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use = "a refused object is someone else's: report it (the primary is queued again when it changes)"]
+pub enum OperationResult {
+    /// The object was created, controlled by the primary.
+    Created,
+    /// The object was patched.
+    Updated,
+    /// The object already was as desired: nothing was sent.
+    Unchanged,
+    /// An object of that name exists and is not the primary's — made by someone else (no controller: taking it
+    /// over would overwrite what they put there), or controlled by another object. Nothing was written. Not an
+    /// error: retrying cannot fix it, so the reconcile reports it (a status condition, an event) and waits — the
+    /// primary is queued again when that object changes or is deleted.
+    Refused(OwnerReferenceError),
+}
+
+impl OperationResult {
+    /// True for [`OperationResult::Refused`].
+    pub fn is_refused(&self) -> bool {
+        matches!(self, OperationResult::Refused(_))
+    }
+}
+
+impl From<Committed> for OperationResult {
+    fn from(c: Committed) -> Self {
+        match c {
+            Committed::Created => OperationResult::Created,
+            Committed::Updated => OperationResult::Updated,
+            Committed::Unchanged => OperationResult::Unchanged,
+        }
+    }
+}
 
 /// How many writes [`create_or_update`] tries before returning the conflict (each after reading the server).
 const ATTEMPTS: u32 = 5;
@@ -25,11 +59,12 @@ const ATTEMPTS: u32 = 5;
 ///    informer's selectors leave out): the object is read from the server and the step runs again on what it
 ///    holds, up to five writes in all; then the last error is returned (the controller retries the key).
 ///
-/// `mutate` may run several times, each time on a fresh copy, and must set the whole desired state: set the
-/// controller reference there with [`set_controller_reference`](crate::object::set_controller_reference), which
-/// refuses to take over an object that exists without a controller (an orphan of that name is someone else's:
-/// the error comes back through `?`, and nothing is written), or with [`adopt`](crate::object::adopt) when taking it
-/// over is intended.
+/// `mutate` may run several times, each time on a fresh copy, and must set the whole desired state. In a
+/// reconcile, [`Context::create_or_update`](super::Context::create_or_update) also sets the primary as the
+/// controller — and refuses someone else's object of that name ([`OperationResult::Refused`]). Here, set the
+/// controller reference in `mutate` with [`set_controller_reference`](crate::object::set_controller_reference),
+/// which refuses to take over an object that exists without a controller (the error comes back through `?`, and
+/// nothing is written), or with [`adopt`](crate::object::adopt) when taking it over is intended.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -69,6 +104,21 @@ where
     K: Object + Default + Clone,
     E: From<Error>,
 {
+    let written = write(api, cache, name, |obj| mutate(obj).map(|()| true))?;
+    Ok(written.expect("the step never declines"))
+}
+
+/// [`create_or_update`] whose step may decline to write (`Ok(false)`): then `Ok(None)`, and nothing is sent.
+pub(super) fn write<K, E>(
+    api: &Api<K>,
+    cache: &Lister<K>,
+    name: &str,
+    mut step: impl FnMut(&mut K) -> Result<bool, E>,
+) -> Result<Option<Committed>, E>
+where
+    K: Object + Default + Clone,
+    E: From<Error>,
+{
     let namespace = api.namespace().map(str::to_owned);
     if namespace.is_none() && api.resource().namespaced {
         return Err(Error::InvalidInput(format!(
@@ -83,10 +133,12 @@ where
         let result = match current.take() {
             Some(before) => {
                 let mut desired = before.clone();
-                mutate(&mut desired)?;
+                if !step(&mut desired)? {
+                    return Ok(None);
+                }
                 check_identity(&desired, namespace.as_deref(), name)?;
                 let Some(patch) = conditional_patch(&before, &desired)? else {
-                    return Ok(Committed::Unchanged);
+                    return Ok(Some(Committed::Unchanged));
                 };
                 api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
                     .map(|_| Committed::Updated)
@@ -95,13 +147,15 @@ where
                 let mut new = K::default();
                 new.meta_mut().set_name(name.to_owned());
                 new.meta_mut().set_namespace(namespace.clone());
-                mutate(&mut new)?;
+                if !step(&mut new)? {
+                    return Ok(None);
+                }
                 check_identity(&new, namespace.as_deref(), name)?;
                 api.create(&PostParams::default(), &new).map(|_| Committed::Created)
             }
         };
         match result {
-            Ok(outcome) => return Ok(outcome),
+            Ok(outcome) => return Ok(Some(outcome)),
             Err(e) if attempt < ATTEMPTS && (e.is_conflict() || e.is_not_found() || e.is_already_exists()) => {
                 log::debug!("create_or_update of {name}: the cache was behind ({e}); reading the server");
                 current = api.get_opt(name)?;

@@ -27,8 +27,12 @@
 //!   [`OwnerRefs`](crate::object::OwnerRefs)) for what it creates, mapped back by [`ControllerBuilder::owns`], which
 //!   also indexes the owned objects by controller ([`Context::owned`]); adoption of existing objects only when
 //!   asked for ([`adopt`](crate::object::adopt));
-//! * [`create_or_update`]: controller-runtime's `CreateOrUpdate` reading the cache, falling back to the server when
-//!   the cache is behind;
+//! * [`Context::create_or_update`]: controller-runtime's `CreateOrUpdate` reading the cache (the server when the
+//!   cache is behind), the primary set as controller; someone else's object of that name is
+//!   [`OperationResult::Refused`] — an outcome, not an error — and its change or deletion queues the primary again;
+//! * [`Context::update_status`] (sent only when it differs), [`Context::delete`] (uid precondition, gone counts as
+//!   done), [`Context::prune`] (what the primary owns and no longer wants), [`Context::finalizer`] (nothing to do
+//!   once the primary is gone), [`Context::api`] (an `Api` in the primary's namespace);
 //! * safe writes on the client: [`retry_on_conflict`](crate::client::retry_on_conflict),
 //!   [`Api::entry`](crate::client::Api::entry) (get or create, modify, write only when changed), server-side apply
 //!   of `object!` types.
@@ -43,6 +47,7 @@ mod options;
 mod ownership;
 pub mod predicate;
 mod queue_slot;
+mod refusals;
 mod runner;
 mod shard_coordinator;
 mod sharding;
@@ -53,7 +58,7 @@ use crate::workqueue::QueueMetrics;
 pub use action::Action;
 pub use builder::ControllerBuilder;
 pub use context::Context;
-pub use create_or_update::create_or_update;
+pub use create_or_update::{OperationResult, create_or_update};
 pub use finalizer::{FinalizerError, FinalizerEvent, add_finalizer, finalizer, has_finalizer, remove_finalizer};
 pub use options::ControllerOptions;
 pub use predicate::Predicate;

@@ -22,6 +22,8 @@ pub(super) struct QueueSlot {
     pub(super) scope: Option<Vec<String>>,
     /// Namespaces outside `scope` that mappers returned keys in, each warned about once.
     pub(super) warned: Mutex<std::collections::HashSet<String>>,
+    /// Secondary objects a reconcile was refused, whose changes queue their primaries.
+    pub(super) refused: super::refusals::Refusals,
 }
 
 impl QueueSlot {

@@ -674,6 +674,8 @@ impl<K: Object, D> Shared<K, D> {
             }
         }
         let retries = queue.num_requeues(key);
+        // What this reconcile is refused, it watches again (Context::create_or_update).
+        self.slot.refused.forget_primary(key);
         let ctx = Context {
             key,
             shared: self,

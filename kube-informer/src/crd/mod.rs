@@ -101,6 +101,15 @@ pub trait CustomResourceExt: CustomResource {
     /// the field and why).
     fn crd() -> Result<CustomResourceDefinition, CrdError>;
 
+    /// The definition as YAML, for `kubectl apply -f -` (a `crdgen` binary's whole `main`:
+    /// `print!("{}", Fleet::crd_yaml()?)`).
+    ///
+    /// # Errors
+    /// As [`crd`](Self::crd).
+    fn crd_yaml() -> Result<String, CrdError> {
+        serde_saphyr::to_string(&Self::crd()?).map_err(|e| CrdError::Yaml(e.to_string()))
+    }
+
     /// `<plural>.<group>`, the definition's name.
     fn crd_name() -> String {
         let ar = Self::api_resource();

@@ -129,6 +129,8 @@ pub enum CrdError {
     },
     /// Definitions merged into one are not of one resource, or their versions clash.
     Mismatch(String),
+    /// The definition could not be written as YAML.
+    Yaml(String),
 }
 
 impl fmt::Display for CrdError {
@@ -136,6 +138,7 @@ impl fmt::Display for CrdError {
         match self {
             CrdError::Unstructural { path, reason } => write!(f, "{path}: no structural schema: {reason}"),
             CrdError::Mismatch(m) => write!(f, "cannot merge the definitions: {m}"),
+            CrdError::Yaml(e) => write!(f, "cannot write the definition as YAML: {e}"),
         }
     }
 }

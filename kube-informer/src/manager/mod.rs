@@ -23,23 +23,21 @@
 //!
 //! ```no_run
 //! use kube_informer::client::Client;
-//! use kube_informer::controller::{Action, Context, Controller};
-//! use kube_informer::manager::{Manager, ManagerOptions};
+//! use kube_informer::controller::{Action, Context};
+//! use kube_informer::manager::{Manager, ManagerOptions, ShutdownReport};
 //! use kube_informer::object::core::ConfigMap;
 //!
-//! fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> kube_informer::Result<Action> {
+//! fn reconcile(_key: &str, ctx: &Context<'_, ConfigMap, ()>) -> kube_informer::Result<Action> {
 //!     println!("reconciling {}", ctx.name());
 //!     Ok(Action::await_change())
 //! }
 //!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! fn main() -> Result<ShutdownReport, Box<dyn std::error::Error>> {
 //!     let options = ManagerOptions::default().leader_election("kube-system", "configmap-printer");
-//!     let manager = Manager::new(Client::try_default()?, options)?;
-//!     let configmaps = manager.factory().informer::<ConfigMap>();
-//!     manager.add_controller(Controller::builder(configmaps, manager.client().clone()).build(reconcile)?)?;
-//!     let report = manager.run()?; // until SIGTERM or SIGINT
-//!     println!("{report}");
-//!     std::process::exit(if report.is_clean() { 0 } else { 1 });
+//!     let manager = Manager::new(Client::try_default()?, options)?; // or Manager::try_default()?
+//!     // Over the manager's own informer of ConfigMaps; reconciles write through its client (ctx.client()).
+//!     manager.add_controller(manager.controller::<ConfigMap, _>(()).build(reconcile)?)?;
+//!     Ok(manager.run()?) // until SIGTERM or SIGINT; exits 0 when everything stopped cleanly
 //! }
 //! ```
 
@@ -62,12 +60,12 @@ pub use report::{ShutdownReport, StopCause};
 
 use crate::client::{Client, LeaseTerm};
 use crate::clock::deadline::deadline_after;
-use crate::controller::{Controller, StoppingController};
+use crate::controller::{Controller, ControllerBuilder, StoppingController};
 use crate::error::{Error, Result};
 use crate::events::EventRecorder;
 use crate::informer::{SharedIndexInformer, SharedInformerFactory, StopJoin};
 use crate::leaderelection::{LeaderCallbacks, LeaderElector, LeaseLock};
-use crate::object::Object;
+use crate::object::{Object, Resource};
 use crate::registry::Registry;
 use crate::worker::STOP_BUDGET;
 
@@ -221,6 +219,29 @@ impl Manager {
             stop_tx,
             stop_rx,
         })
+    }
+
+    /// A manager of the cluster [`Client::try_default`] finds (`KUBECONFIG`, `~/.kube/config`, or the pod's
+    /// service account), with [`ManagerOptions::default`]: a controller binary's first line.
+    ///
+    /// # Errors
+    /// As [`Client::try_default`].
+    pub fn try_default() -> Result<Manager> {
+        Manager::new(Client::try_default()?, ManagerOptions::default())
+    }
+
+    /// Starts building a controller of `K` over the manager's own informer of `K` (from its
+    /// [`factory`](Self::factory)), handing `data` to every reconcile; hand the result to
+    /// [`add_controller`](Self::add_controller). Its reconciles write through the manager's client
+    /// ([`Context::client`](crate::controller::Context::client), fenced under leader election).
+    pub fn controller<K: Resource, D: Send + Sync + 'static>(&self, data: D) -> ControllerBuilder<K, D> {
+        Controller::builder(self.factory.informer::<K>(), data)
+    }
+
+    /// The manager's informer of `S` (from its [`factory`](Self::factory)), for a controller builder's
+    /// [`owns`](ControllerBuilder::owns) or [`watches`](ControllerBuilder::watches).
+    pub fn informer<S: Resource>(&self) -> Arc<SharedIndexInformer<S>> {
+        self.factory.informer::<S>()
     }
 
     /// The client.

@@ -1,6 +1,7 @@
 //! `ShutdownReport`: what a manager's shutdown achieved, and why it happened.
 
 use std::fmt;
+use std::process::{ExitCode, Termination};
 use std::time::Duration;
 
 /// Why a manager stopped.
@@ -23,15 +24,16 @@ impl fmt::Display for StopCause {
 }
 
 /// What a manager's shutdown achieved: [`is_clean`](ShutdownReport::is_clean) when every reconcile finished within
-/// the grace period, every Lease held was released and every thread was joined. A program's exit status follows it.
+/// the grace period, every Lease held was released and every thread was joined. A program's exit status follows it:
+/// return it from `main` ([`Termination`]), or use [`exit_code`](ShutdownReport::exit_code).
 ///
 /// ```
 /// # use kube_informer::manager::{ShutdownReport, StopCause};
 /// # fn report() -> ShutdownReport { unimplemented!() }
-/// # fn main_() {
+/// # fn main_() -> std::process::ExitCode {
 /// let report = report(); // manager.run()?
 /// println!("{report}"); // "stopped cleanly (SIGTERM)" or what did not stop
-/// std::process::exit(if report.is_clean() { 0 } else { 1 });
+/// report.exit_code()
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +59,39 @@ impl ShutdownReport {
         self.unfinished_reconciles.is_empty()
             && self.leases.iter().all(|(_, released)| *released)
             && self.stragglers.is_empty()
+    }
+}
+
+impl ShutdownReport {
+    /// The process's exit status: success when [`is_clean`](Self::is_clean), failure otherwise.
+    pub fn exit_code(&self) -> ExitCode {
+        if self.is_clean() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `main` may return the report (or a `Result` of it): the process exits with its
+/// [`exit_code`](ShutdownReport::exit_code), having printed the report on stderr when it is not clean (what did
+/// not stop).
+///
+/// ```no_run
+/// use kube_informer::manager::{Manager, ShutdownReport};
+///
+/// fn main() -> Result<ShutdownReport, Box<dyn std::error::Error>> {
+///     let manager = Manager::try_default()?;
+///     // manager.add_controller(...)?;
+///     Ok(manager.run()?) // until SIGTERM or Ctrl-C; exits 0 when everything stopped cleanly
+/// }
+/// ```
+impl Termination for ShutdownReport {
+    fn report(self) -> ExitCode {
+        if !self.is_clean() {
+            eprintln!("{self}");
+        }
+        self.exit_code()
     }
 }
 
@@ -103,6 +138,7 @@ mod tests {
             stragglers: vec![],
         };
         assert!(r.is_clean());
+        assert_eq!(r.exit_code(), ExitCode::SUCCESS);
         assert_eq!(
             r.to_string(),
             "stopped cleanly (SIGTERM); lease kube-system/app released"
@@ -110,6 +146,7 @@ mod tests {
         r.unfinished_reconciles.push(("app".into(), 2));
         r.leases[0].1 = false;
         assert!(!r.is_clean());
+        assert_eq!(r.exit_code(), ExitCode::FAILURE);
         assert_eq!(
             r.to_string(),
             "stopped (SIGTERM); lease kube-system/app NOT released: it expires on its own; \
