@@ -960,7 +960,7 @@ impl ApiServer {
         let Some(id) = self.resource_id(resource) else {
             return n == 0;
         };
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::util::deadline_after(timeout);
         let mut g = self.shared.store.lock();
         loop {
             if g.watchers(&id) >= n {
@@ -982,7 +982,7 @@ impl ApiServer {
             let mut previous = shared.store.lock().rev();
             let mut stopped = stop.lock();
             loop {
-                let deadline = Instant::now() + interval;
+                let deadline = crate::util::deadline_after(interval);
                 while !*stopped && Instant::now() < deadline {
                     wake.wait_until(&mut stopped, deadline);
                 }

@@ -3,10 +3,19 @@
 
 use std::hash::{BuildHasher, DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+
+/// The instant `wait` from now, saturating: a caller's `Duration::MAX` is a deadline a century away, not a panic.
+pub(crate) fn deadline_after(wait: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let now = Instant::now();
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(CENTURY))
+        .unwrap_or(now)
+}
 
 /// Standard base64 with padding, as Go's `base64.StdEncoding` writes `[]byte` fields.
 pub(crate) fn base64_std(data: &[u8]) -> String {
@@ -193,6 +202,13 @@ pub(crate) const MINOR: &str = "34";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deadline_after_any_duration_is_an_instant_not_a_panic() {
+        let now = Instant::now();
+        assert!(deadline_after(Duration::MAX) > now);
+        assert!(deadline_after(Duration::from_secs(1)) > now);
+    }
 
     #[test]
     fn parses_queries_as_go_does() {

@@ -712,3 +712,12 @@ fn typed_direct_calls_follow_the_same_rules() {
             .is_not_found()
     );
 }
+
+/// A caller's `Duration::MAX` is a wait without end, not an `Instant` overflow (these panicked).
+#[test]
+fn waits_take_any_duration() {
+    let server = ApiServer::start().unwrap();
+    assert!(server.wait_for_watchers("configmaps", 0, Duration::MAX));
+    let mark = server.requests().mark();
+    assert!(server.requests().wait_for(mark, Duration::MAX, |_| true));
+}
