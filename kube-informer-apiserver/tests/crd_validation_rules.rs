@@ -351,9 +351,10 @@ fn without_the_cel_feature_crds_with_rules_are_refused() {
     };
     assert_eq!(st.code, 422);
     let causes = st.details.unwrap().causes;
+    // As kube-apiserver: the versions share one schema, so the error names the internal `spec.validation`.
     assert_eq!(
         causes[0].field,
-        "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations"
+        "spec.validation.openAPIV3Schema.x-kubernetes-validations"
     );
     assert!(
         causes[0].message.contains("built without its `cel` feature"),
