@@ -15,8 +15,12 @@ use libfuzzer_sys::fuzz_target;
 /// The stack of the thread compiling each input: smaller than any real caller's.
 const CALLER_STACK: usize = 256 * 1024;
 
-const ATOMS: &[&str] = &["1", "true", "'s'", "self", "self.a", "[1, 2]", "{'k': 1}", "2.5", "null", "b'x'"];
-const BINARY: &[&str] = &[" + ", " * ", " == ", " < ", " && ", " || ", " in ", " - ", " % ", " != "];
+const ATOMS: &[&str] = &[
+    "1", "true", "'s'", "self", "self.a", "[1, 2]", "{'k': 1}", "2.5", "null", "b'x'",
+];
+const BINARY: &[&str] = &[
+    " + ", " * ", " == ", " < ", " && ", " || ", " in ", " - ", " % ", " != ",
+];
 const OPEN: &[(&str, &str)] = &[
     ("(", ")"),
     ("[", "]"),
