@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use super::errors::{self, Failure};
 use super::faults::Fault;
 use super::http::RequestHead;
 use super::log::{LogMark, RequestRecord};
 use super::reply::Reply;
 use super::server::{self, Shared};
-use super::util;
-use crate::util::parse_query;
+use crate::api::errors::{self, Failure};
+use crate::api::util;
+use crate::api::util::parse_query;
 use kube_informer::object::Status;
 
 /// Where the admin API lives. Kubernetes serves nothing under it.

@@ -7,13 +7,13 @@
 use serde_json::Value;
 
 use super::crd;
-use super::errors::{self, Failure, FieldError};
 use super::field_validation::{self, Directive, Stage};
 use super::resource::ResourceSpec;
 use super::schema;
 use super::strategy::PatchType;
 use super::type_check::{self, Decoder};
 use super::validating_admission_policy;
+use crate::api::errors::{self, Failure, FieldError};
 
 /// One write's admission: the request's own problems, found while decoding it, and the warnings to answer with.
 pub(crate) struct Admission<'a> {

@@ -15,7 +15,7 @@ use super::http::RequestHead;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::router::Discovery;
-use super::util::hash_hex;
+use crate::api::util::hash_hex;
 
 /// The answer to a discovery path: aggregated for `/api` and `/apis` when the `Accept` header asks for it, else the
 /// legacy document ([`discovery::answer`]).

@@ -8,12 +8,12 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
+use crate::api::user::UserInfo;
 use crate::auth::Auth;
 use crate::serviceaccount::TokenIssuer;
 use crate::serviceaccount::claims::{self, Found};
 use crate::serviceaccount::jwt::{ISSUER, Rejection};
 use crate::store::{Store, object_key};
-use crate::user::UserInfo;
 use kube_informer::object::time::parse_rfc3339;
 
 /// A verified client certificate's subject: `CN` and the `O`s.
@@ -135,7 +135,7 @@ pub(crate) fn authenticate(
     if let Some(token) = bearer_token(authorization) {
         match authenticate_token(auth, issuer, store, token, &[]) {
             TokenAnswer::User(u, _)
-                if auth.required || u.name.starts_with(crate::user::SERVICE_ACCOUNT_USERNAME_PREFIX) =>
+                if auth.required || u.name.starts_with(crate::api::user::SERVICE_ACCOUNT_USERNAME_PREFIX) =>
             {
                 return Ok(Some(u));
             }

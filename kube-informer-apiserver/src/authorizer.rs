@@ -13,11 +13,11 @@
 
 use serde_json::Value;
 
+use crate::api::errors::Failure;
+use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 use crate::auth::Auth;
-use crate::errors::Failure;
 use crate::rbac::{self, Policy};
 use crate::request_info::RequestInfo;
-use crate::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 use kube_informer::object::{Status, StatusDetails};
 
 /// What is asked, by whom.

@@ -11,10 +11,10 @@ use std::net::SocketAddr;
 
 use serde_json::{Value, json};
 
-use super::errors::Failure;
 use super::managed_fields::SERVER;
 use super::store::Store;
 use super::strategy;
+use crate::api::errors::Failure;
 
 /// The namespaces kube-apiserver creates.
 pub(crate) const NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];

@@ -11,10 +11,10 @@
 use kube_informer::object::ApiResource;
 
 use super::builtin_catalog::Entry;
-use super::meta::GenerationRule;
 use super::printers;
 use super::resource::{NameRule, ResourceSpec};
 use super::scale::ScaleSubresource;
+use crate::api::meta::GenerationRule;
 
 /// Resources whose storage sets `ReturnDeletedObject: true`: a DELETE answers the object as it was when deleted
 /// (`pkg/registry/core/{pod,service,namespace,serviceaccount,persistentvolume,persistentvolumeclaim}/storage`,

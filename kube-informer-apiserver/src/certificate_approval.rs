@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::errors::{self, Failure, FieldError};
+use crate::api::errors::{self, Failure, FieldError};
 use kube_informer::object::time::format_rfc3339;
 
 /// Turns `new` (the object a PUT or patch of `approval` gives) into what is stored: `old` with `new`'s conditions.

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 
 use std::sync::Arc;
 
-use super::errors::{self, Failure};
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::store::StoredObject;
+use crate::api::errors::{self, Failure};
 
 /// The warning kube-apiserver attaches to every answer.
 pub(crate) const WARNING: &str = "v1 ComponentStatus is deprecated in v1.19+";

@@ -15,7 +15,6 @@ use super::aggregated_discovery;
 use super::authentication::{self, CertificateUser};
 use super::authorizer::{self, Attributes};
 use super::conversion;
-use super::errors;
 use super::faults::FaultAction;
 use super::field_validation::Directive;
 use super::handlers::{self, RequestContext};
@@ -32,9 +31,10 @@ use super::server::Shared;
 use super::serving_limits::{self, InFlightSlot};
 use super::table::{self, Converter};
 use super::tls::{Pki, subject_common_name, subject_organizations};
-use super::user::UserInfo;
 use super::watch::{self, WatchEnd, WatchRequest};
-use crate::util::parse_query;
+use crate::api::errors;
+use crate::api::user::UserInfo;
+use crate::api::util::parse_query;
 
 /// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
 /// it down to cut the connection). Reads fail with `TimedOut` once the deadline set, if any, has passed.

@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::errors::{self, Failure};
 use super::field_validation;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::schema;
 use super::store::StoredObject;
+use crate::api::errors::{self, Failure};
 
 /// How a CRD converts between its versions (`spec.conversion.strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::errors::{self, Failure, FieldError};
 use super::resource::{ResourceSpec, SchemaSlot};
 use super::schema;
+use crate::api::errors::{self, Failure, FieldError};
 
 /// The reasons after which CEL rules are not evaluated (kube's `hasBlockingErr`).
 const BLOCKING: [&str; 5] = [

@@ -10,13 +10,13 @@ use serde_json::Value;
 use super::admission::Admission;
 use super::conversion;
 use super::crd;
-use super::errors::{self, Failure};
 use super::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use super::namespace_lifecycle;
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
 use super::store::StoredObject;
 use super::strategy::{self, DeleteOptions, Deleted, PatchType, Target};
+use crate::api::errors::{self, Failure};
 use kube_informer::Error;
 use kube_informer::object::{ApiResource, MetaAccessor, Resource};
 

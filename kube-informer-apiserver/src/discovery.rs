@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use super::builtin_catalog;
 use super::conversion;
-use super::errors::{self, Failure};
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::router::Discovery;
+use crate::api::errors::{self, Failure};
 
-pub(crate) use super::util::{MAJOR, MINOR};
+pub(crate) use crate::api::util::{MAJOR, MINOR};
 
 /// A resource as discovery describes it (legacy `APIResource`, aggregated `APIResourceDiscovery`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,6 @@ use super::certificate_approval;
 use super::component_status;
 use super::conversion;
 use super::crd;
-use super::errors::{self, Failure, FieldError};
 use super::eviction;
 use super::field_validation::{self, Directive, Stage};
 use super::http::RequestHead;
@@ -29,7 +28,8 @@ use super::server::Shared;
 use super::serviceaccount::token_request;
 use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
-use super::user::UserInfo;
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::user::UserInfo;
 use std::sync::Arc;
 
 /// What every layer serving a request asks of it, read once by the connection and passed down: the server's shared

@@ -7,14 +7,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::auth::Auth;
-use crate::authorizer::{self, Attributes};
-use crate::errors::{self, Failure};
-use crate::rbac::Policy;
-use crate::user::{
+use crate::api::errors::{self, Failure};
+use crate::api::user::{
     ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo, service_account_groups, service_account_username,
     split_service_account_username,
 };
+use crate::auth::Auth;
+use crate::authorizer::{self, Attributes};
+use crate::rbac::Policy;
 
 /// One thing asked to be impersonated, with the attributes the requester must be allowed.
 struct Request {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::tls::ClientIdentity;
-use super::util;
+use crate::api::util;
 
 /// A directory removed (with its content) on drop.
 #[derive(Debug)]

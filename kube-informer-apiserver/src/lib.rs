@@ -145,6 +145,7 @@
 mod admin;
 mod admission;
 mod aggregated_discovery;
+mod api;
 mod auth;
 mod authentication;
 mod authorizer;
@@ -163,7 +164,6 @@ mod customresource_strategy;
 mod defaults;
 mod direct;
 mod discovery;
-mod errors;
 mod eviction;
 mod fault_action;
 mod faults;
@@ -173,27 +173,21 @@ mod flowcontrol_bootstrap;
 #[cfg(all(feature = "fuzzing", feature = "cel"))]
 #[doc(hidden)]
 pub mod fuzzing;
-mod go_literals;
 mod handlers;
 mod http;
 mod impersonation;
-mod jsonpath;
 mod kubeconfig;
 mod list;
 mod log;
 mod managed_fields;
 mod manifests;
-mod meta;
-mod names;
 mod namespace_lifecycle;
-mod nesting;
 mod openapi;
 mod patch;
 mod pod_subresources;
 mod printer_column;
 mod printers;
 mod protobuf;
-mod quantity;
 mod rbac;
 mod reply;
 mod request_info;
@@ -212,24 +206,22 @@ mod strategy;
 mod table;
 pub(crate) mod tls;
 mod type_check;
-mod user;
-mod util;
 mod validating_admission_policy;
 mod warning;
 mod watch;
 
 pub use admin::PREFIX as ADMIN_PREFIX;
+pub use api::meta::GenerationRule;
+pub use api::util::parse_duration;
 pub use auth::AccessRule;
 pub use faults::{Fault, FaultAction, FaultTarget};
 pub use log::{LogMark, RequestLog, RequestRecord, Verb};
 pub use managed_fields::DIRECT_FIELD_MANAGER;
-pub use meta::GenerationRule;
 pub use printer_column::{CellFn, ColumnType, PrinterColumn};
 pub use resource::{NameRule, ResourceSpec};
 pub use scale::ScaleSubresource;
 pub use server::{ADMIN_USER, ApiServer, ApiServerBuilder};
 pub use tls::ClientIdentity;
-pub use util::parse_duration;
 
 /// Decodes a protobuf request body (`application/vnd.kubernetes.protobuf`: the magic `k8s\0`, then a
 /// `runtime.Unknown` envelope around the object's message) into the JSON object the embedded server stores, as

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::errors::{self, Failure, FieldError};
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::store::{ListQuery, Store, StoredObject};
-use super::util;
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::util;
 use kube_informer::selector::{FieldSelector, Selector, ShardField, ShardSelector};
 
 /// The query parameters of a LIST or WATCH (`metav1.ListOptions`).

@@ -214,7 +214,7 @@ impl RequestLog {
     /// `condition` runs with the log locked, and the server logs writes while it holds its store: it must look at
     /// the records only, not call into the server (which could wait for the log).
     pub fn wait_for(&self, mark: LogMark, timeout: Duration, condition: impl Fn(&[RequestRecord]) -> bool) -> bool {
-        let deadline = crate::util::deadline_after(timeout);
+        let deadline = crate::api::util::deadline_after(timeout);
         let mut records = self.records.lock();
         loop {
             if condition(records.get(mark.0..).unwrap_or(&[])) {

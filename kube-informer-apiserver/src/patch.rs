@@ -1,13 +1,13 @@
 //! JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over `serde_json::Value`, within kube-apiserver's limits on
 //! a JSON patch: 10,000 operations, 3 MiB copied by its `copy` operations; and within the nesting a stored object may
-//! have ([`nesting`](super::nesting)), checked at each operation.
+//! have ([`nesting`](crate::api::nesting)), checked at each operation.
 
 use std::io;
 
 use serde_json::{Map, Value};
 
-use super::errors::{self, Failure};
-use super::nesting::{MAX_NESTING, nesting};
+use crate::api::errors::{self, Failure};
+use crate::api::nesting::{MAX_NESTING, nesting};
 use kube_informer::object::Status;
 
 /// kube-apiserver's `maxJSONPatchOperations`.

@@ -12,9 +12,9 @@
 
 use serde_json::Value;
 
-use super::errors::{self, Failure, FieldError};
 use super::reply::Reply;
 use super::store::{Store, object_key};
+use crate::api::errors::{self, Failure, FieldError};
 use kube_informer::object::ApiResource;
 use std::sync::Arc;
 

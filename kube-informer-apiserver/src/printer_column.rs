@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use super::jsonpath::JsonPath;
+use crate::api::jsonpath::JsonPath;
 use kube_informer::object::time::parse_rfc3339;
 
 /// The type of a column's cells, as a CRD's `additionalPrinterColumns[].type` names it.

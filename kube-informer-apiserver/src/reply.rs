@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::errors::Failure;
 use super::fault_action::FaultAction;
 use super::http::{self, ResponseBody};
 use super::store::StoredObject;
+use crate::api::errors::Failure;
 
 /// A complete (non-watch) answer.
 pub(crate) enum Reply {
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn writes_status_with_retry_after() {
-        let st = super::super::errors::injected(429, Some(3));
+        let st = crate::api::errors::injected(429, Some(3));
         let (text, sent) = written(&Reply::Status(st), None);
         assert_eq!(sent, Sent::Done);
         assert!(text.starts_with("HTTP/1.1 429 Too Many Requests\r\n"));
@@ -270,7 +270,7 @@ mod tests {
         assert!(text.contains("Content-Length: 3\r\n"));
         let (text, _) = written(&Reply::Text(200, "ok"), None);
         assert!(text.ends_with("\r\n\r\nok"), "plain text has none");
-        let (text, _) = written(&Reply::Status(super::super::errors::no_such_path()), None);
+        let (text, _) = written(&Reply::Status(crate::api::errors::no_such_path()), None);
         assert!(text.ends_with("}\n"), "{text}");
     }
 

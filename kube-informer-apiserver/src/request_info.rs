@@ -108,7 +108,7 @@ impl RequestInfo {
             info.resource = (*r).to_owned();
         }
         if info.name.is_empty() && info.verb == "get" {
-            let params = crate::util::parse_query(query);
+            let params = crate::api::util::parse_query(query);
             let watch = params
                 .iter()
                 .find(|(k, _)| k == "watch")

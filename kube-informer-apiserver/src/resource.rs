@@ -8,14 +8,14 @@ use serde_json::Value;
 
 use super::conversion::Conversion;
 use super::defaults::{self, KindRules};
-use super::meta::GenerationRule;
 use super::printer_column::PrinterColumn;
 use super::scale::ScaleSubresource;
 use super::{builtin_catalog, builtin_kinds, crd, strategic_merge};
+use crate::api::meta::GenerationRule;
 use kube_informer::object::ApiResource;
 
-pub use super::names::NameRule;
-pub(crate) use super::names::validate_name;
+pub use crate::api::names::NameRule;
+pub(crate) use crate::api::names::validate_name;
 
 /// An object's schema: none, one given, or a built-in kind's, which Kubernetes publishes and the
 /// [`builtin_catalog`] entry reads from the generated data the first time it is needed (starting a server inlines
@@ -194,8 +194,8 @@ impl ResourceSpec {
 
     /// 415 for a PATCH whose `Content-Type` the resource does not take: kube-apiserver lists the patch types it
     /// serves ([`ResourceSpec::patch_types`]; a custom resource's omit strategic merge patch).
-    pub(crate) fn unsupported_patch_type(&self) -> super::errors::Failure {
-        super::errors::unsupported_body_type(&self.patch_types())
+    pub(crate) fn unsupported_patch_type(&self) -> crate::api::errors::Failure {
+        crate::api::errors::unsupported_body_type(&self.patch_types())
     }
 
     pub(crate) fn has_subresource(&self, sub: &str) -> bool {

@@ -15,11 +15,11 @@ use serde_json::{Map, Value, json};
 use super::auth::{AccessRule, Auth};
 use super::authentication::{self, TokenAnswer};
 use super::authorizer;
-use super::errors::{self, Failure, FieldError};
 use super::rbac::{self, Policy};
 use super::serviceaccount::TokenIssuer;
 use super::store::Store;
-use super::user::UserInfo;
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::user::UserInfo;
 
 /// The group and version the access reviews are served under.
 pub(crate) const GROUP: &str = "authorization.k8s.io";

@@ -562,7 +562,11 @@ impl ApiServerBuilder {
         let mut tokens = self.tokens;
         if self.rbac && !tokens.iter().any(|(_, u)| u == ADMIN_USER) {
             tokens.push((
-                format!("{:016x}{:016x}", crate::util::random_u64(), crate::util::random_u64()),
+                format!(
+                    "{:016x}{:016x}",
+                    crate::api::util::random_u64(),
+                    crate::api::util::random_u64()
+                ),
                 ADMIN_USER.to_owned(),
             ));
         }
@@ -608,7 +612,7 @@ impl ApiServerBuilder {
             auth.required = true;
             auth.rbac = true;
             auth.anonymous = self.anonymous.unwrap_or(true);
-            auth.add_groups(ADMIN_USER, &[crate::user::SYSTEM_PRIVILEGED_GROUP.to_owned()]);
+            auth.add_groups(ADMIN_USER, &[crate::api::user::SYSTEM_PRIVILEGED_GROUP.to_owned()]);
         }
         for (user, groups) in &self.groups {
             auth.add_groups(user, groups);
@@ -960,7 +964,7 @@ impl ApiServer {
         let Some(id) = self.resource_id(resource) else {
             return n == 0;
         };
-        let deadline = crate::util::deadline_after(timeout);
+        let deadline = crate::api::util::deadline_after(timeout);
         let mut g = self.shared.store.lock();
         loop {
             if g.watchers(&id) >= n {
@@ -982,7 +986,7 @@ impl ApiServer {
             let mut previous = shared.store.lock().rev();
             let mut stopped = stop.lock();
             loop {
-                let deadline = crate::util::deadline_after(interval);
+                let deadline = crate::api::util::deadline_after(interval);
                 while !*stopped && Instant::now() < deadline {
                     wake.wait_until(&mut stopped, deadline);
                 }

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::api::user::service_account_username;
 use crate::server::ApiServer;
 use crate::serviceaccount::token_request;
-use crate::user::service_account_username;
 use kube_informer::Error;
 use kube_informer::client::{Client, Config};
 

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
+use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 
 /// The limits a server was built with ([`ApiServerBuilder`](super::ApiServerBuilder)'s setters).
 #[derive(Clone, Debug, PartialEq, Eq)]

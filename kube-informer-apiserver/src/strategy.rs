@@ -9,15 +9,15 @@ use serde_json::{Map, Value};
 
 use super::conversion;
 use super::defaults::Cluster;
-use super::errors::{self, Failure, FieldError};
 use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
-use super::meta;
 use super::namespace_lifecycle;
 use super::patch;
 use super::resource::{ResourceSpec, validate_name};
 use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
 use super::strategic_merge;
-use super::util;
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::meta;
+use crate::api::util;
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusDetails};
 use kube_informer::selector::{Operator, Requirement};
@@ -334,7 +334,7 @@ fn create_locked(
     // run it.
     let warnings = validate_write(g, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
-    super::nesting::check_stored(&body)?;
+    crate::api::nesting::check_stored(&body)?;
     let stored = StoredObject::from_value(spec, &body);
     Ok(Written {
         object: commit(g, spec, Change::Put(stored), dry_run),
@@ -487,7 +487,7 @@ fn prepare_update(
     meta::normalize(result_meta);
     let result = Value::Object(result);
     let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
-    super::nesting::check_stored(&result)?;
+    crate::api::nesting::check_stored(&result)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
     let unchanged = if spec.conversion.is_some() {
@@ -810,14 +810,14 @@ pub(crate) fn patch(
     }
     // No patch makes an object nested deeper than a request body may be (a JSON patch is held to it at each
     // operation; the merges cannot pass their inputs').
-    let depth = super::nesting::nesting(&doc);
-    if depth > super::nesting::MAX_NESTING {
+    let depth = crate::api::nesting::nesting(&doc);
+    if depth > crate::api::nesting::MAX_NESTING {
         return Err(Box::new(kube_informer::object::Status::failure(
             422,
             "Invalid",
             format!(
                 "the patched object nests {depth} levels deep, more than the {} a request body may",
-                super::nesting::MAX_NESTING
+                crate::api::nesting::MAX_NESTING
             ),
         )));
     }

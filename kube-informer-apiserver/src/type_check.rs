@@ -21,9 +21,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::go_literals::{RFC3339, RFC3339_MICRO, check_base64, check_time};
-use super::quantity::Quantity;
 use super::schema::FieldPath;
+use crate::api::go_literals::{RFC3339, RFC3339_MICRO, check_base64, check_time};
+use crate::api::quantity::Quantity;
 
 /// Which of kube-apiserver's decoders reads the object, and so how a problem is worded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

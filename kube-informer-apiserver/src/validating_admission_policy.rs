@@ -19,9 +19,9 @@ use std::sync::Arc;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 use serde_json::{Value, json};
 
-use super::errors::{self, Failure, FieldError};
 use super::resource::ResourceSpec;
 use super::store::{StoreInner, StoredObject, object_key};
+use crate::api::errors::{self, Failure, FieldError};
 
 /// The group of policies.
 pub(crate) const GROUP: &str = "admissionregistration.k8s.io";

@@ -23,7 +23,6 @@ use serde_json::json;
 
 use super::conn::{ConnCtx, Stream};
 use super::conversion;
-use super::errors::{self, Failure, FieldError};
 use super::fault_action::FaultAction;
 use super::http::{self, ResponseBody};
 use super::list::ListOptions;
@@ -31,7 +30,8 @@ use super::reply::Limit;
 use super::resource::ResourceSpec;
 use super::store::{Event, EventKind, ListQuery, StoredObject};
 use super::table::Converter;
-use super::util;
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::util;
 use kube_informer::watch::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How a watch request ended.

@@ -15,12 +15,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::builtin_catalog;
-use super::errors::{self, Failure};
 use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
 use super::resource::ResourceSpec;
 use super::store::Store;
 use super::strategy::{self, Target};
+use crate::api::errors::{self, Failure};
 use kube_informer::object::ApiResource;
 
 pub(crate) use finalizer::FINALIZER;

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::errors::FieldError;
+use crate::api::errors::FieldError;
 
 const JUNCTORS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
 

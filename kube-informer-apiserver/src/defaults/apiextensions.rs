@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::super::errors::{self, Failure};
 use super::{Cluster, Object, absent, child, child_or_empty, default_ptr, empty_str, text};
+use crate::api::errors::{self, Failure};
 use crate::crd;
 
 /// `SetDefaults_CustomResourceDefinition`: the singular name (the kind in lower case) and list kind (`<Kind>List`),

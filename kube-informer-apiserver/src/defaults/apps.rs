@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::pod::default_pod_template;
 use super::{Cluster, Object, absent, child_or_empty, default_ptr, text};
-use crate::errors::Failure;
+use crate::api::errors::Failure;
 
 /// `SetObjectDefaults_Deployment`: one replica, a rolling update of 25% / 25%, ten old replica sets kept, a
 /// 600-second progress deadline; the template defaulted as a pod spec is.

@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use super::{Cluster, Object, absent, child, child_or_empty, default_str};
-use crate::errors::Failure;
-use crate::quantity;
+use crate::api::errors::Failure;
+use crate::api::quantity;
 
 /// The label every namespace carries with its own name (`v1.LabelMetadataName`).
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";

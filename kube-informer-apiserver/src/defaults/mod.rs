@@ -35,8 +35,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::errors::Failure;
 use super::store::{ListQuery, StoreInner};
+use crate::api::errors::Failure;
 
 pub(crate) type Object = Map<String, Value>;
 

@@ -10,9 +10,9 @@ use super::image::default_pull_policy;
 use super::{
     Cluster, Object, absent, child, child_or_empty, default_num, default_ptr, default_str, items, qos, text, zero_num,
 };
-use crate::errors::Failure;
-use crate::meta;
-use crate::quantity::{canonical_field, default_resource_list};
+use crate::api::errors::Failure;
+use crate::api::meta;
+use crate::api::quantity::{canonical_field, default_resource_list};
 use kube_informer::object::time::format_rfc3339;
 
 /// The three lists of containers a pod spec has.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Object;
-use crate::quantity::{Quantity, from_json};
+use crate::api::quantity::{Quantity, from_json};
 
 /// The resources QoS looks at.
 const COMPUTE: [&str; 2] = ["cpu", "memory"];

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::service_alloc::{allocate_create, allocate_update, needs_health_check};
 use super::{Cluster, Object, absent, child_or_empty, default_ptr, default_str, items, text};
-use crate::errors::Failure;
+use crate::api::errors::Failure;
 
 fn externally_accessible(spec: &Object) -> bool {
     match text(spec, "type") {

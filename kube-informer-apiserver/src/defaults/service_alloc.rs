@@ -17,8 +17,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use serde_json::{Value, json};
 
 use super::{Cluster, Object, absent, text, zero_num};
-use crate::errors::{self, Failure, FieldError};
-use crate::util::random_u64;
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::util::random_u64;
 use kube_informer::object::Status;
 
 /// The service IP range, as kube-apiserver's `--service-cluster-ip-range` (kubeadm's and kind's default).

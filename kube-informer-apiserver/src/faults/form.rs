@@ -24,8 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Fault, FaultAction};
+use crate::api::util;
 use crate::log::Verb;
-use crate::util;
 
 const VERBS: [Verb; 8] = [
     Verb::Get,

@@ -252,7 +252,7 @@ impl Faults {
     /// Blocks for `duration` (`None` = until cleared after `ticket` was issued), or until `stop()` turns true
     /// (checked on every release and at least every 100 ms).
     pub(crate) fn stall(&self, duration: Option<Duration>, ticket: u64, stop: impl Fn() -> bool) {
-        let deadline = duration.map(crate::util::deadline_after);
+        let deadline = duration.map(crate::api::util::deadline_after);
         let mut generation = self.generation.lock();
         loop {
             if stop() || (duration.is_none() && *generation != ticket) {

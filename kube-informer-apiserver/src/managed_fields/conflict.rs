@@ -2,10 +2,10 @@
 //! `NewConflictError` words it: `Apply failed with 1 conflict: conflict with "kubectl-edit" using apps/v1:
 //! .spec.replicas`, and one `FieldManagerConflict` cause per field.
 
-use super::super::errors::Failure;
 use super::entries::{UPDATE, parts};
 use super::path::{go_quote, path_string};
 use super::updater::Conflict;
+use crate::api::errors::Failure;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 
 /// A manager as conflicts name it: `"name"`, then ` with subresource "status"`, then ` using apps/v1` for an

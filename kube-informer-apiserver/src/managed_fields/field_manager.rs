@@ -19,7 +19,6 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use super::super::errors::{self, Failure};
 use super::super::protobuf;
 use super::super::resource::ResourceSpec;
 use super::conflict;
@@ -30,6 +29,7 @@ use super::schema::{Schema, Ty};
 use super::set::Set;
 use super::typed::Typed;
 use super::updater::{ApplyError, Conflict, Updater, VersionedSet};
+use crate::api::errors::{self, Failure};
 
 /// The manager name of an update's own changes while they are computed (kube-apiserver's `current-operation`).
 const CURRENT: &str = "current-operation";

@@ -2,7 +2,7 @@
 //! or, without one, the start of its `User-Agent` (`kubectl/v1.32.0 (linux/amd64) kubernetes/…` is `kubectl`), as
 //! kube-apiserver's handlers derive it; and, for a patch, its `force` flag.
 
-use super::super::errors::{self, Failure, FieldError};
+use crate::api::errors::{self, Failure, FieldError};
 
 /// The longest manager name (`FieldManagerMaxLength`).
 const MAX_LENGTH: usize = 128;

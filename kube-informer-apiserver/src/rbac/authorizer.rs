@@ -6,8 +6,8 @@
 use super::evaluation_helpers::rule_allows;
 use super::rule_resolver::{Policy, Visit, aggregate};
 use super::types::PolicyRule;
+use crate::api::user::UserInfo;
 use crate::authorizer::{Attributes, Decision};
-use crate::user::UserInfo;
 
 /// Decides a request.
 pub(crate) fn authorize(policy: &Policy, attrs: &Attributes<'_>) -> Decision {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::types::{GROUP, PolicyRule};
 use crate::admission::Admission;
-use crate::errors::{self, Failure};
+use crate::api::errors::{self, Failure};
 use crate::store::Store;
 use crate::strategy;
 

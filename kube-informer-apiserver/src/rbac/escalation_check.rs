@@ -20,10 +20,10 @@ use serde_json::Value;
 use super::policy_comparator::covers;
 use super::rule_resolver::{Policy, aggregate};
 use super::types::{ClusterRole, GROUP, PolicyRule, RoleRef, go_quote, go_quote_list};
+use crate::api::errors::{self, Failure};
+use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 use crate::auth::Auth;
 use crate::authorizer::{self, Attributes, forbidden_status};
-use crate::errors::{self, Failure};
-use crate::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 use kube_informer::object::ApiResource;
 
 /// `system:masters` may escalate (`EscalationAllowed`).

@@ -54,7 +54,7 @@ pub(crate) fn rule_allows(attrs: &Attributes<'_>, rule: &PolicyRule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::user::UserInfo;
+    use crate::api::user::UserInfo;
 
     fn resource(verb: &str, group: &str, resource: &str, sub: &str, name: &str) -> Attributes<'static> {
         static USER: std::sync::LazyLock<UserInfo> = std::sync::LazyLock::new(|| UserInfo::new("u", &[]));

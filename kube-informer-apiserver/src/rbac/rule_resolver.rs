@@ -13,8 +13,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::types::{Binding, ClusterRole, GROUP, PolicyRule, RoleRef, Subject, go_quote};
+use crate::api::user::{UserInfo, matches_service_account};
 use crate::store::{Store, StoredObject};
-use crate::user::{UserInfo, matches_service_account};
 
 /// Store ids of the four resources.
 pub(crate) const ROLES: &str = "roles.rbac.authorization.k8s.io";

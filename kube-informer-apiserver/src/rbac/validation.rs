@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use super::types::GROUP;
+use crate::api::errors::{self, Failure, FieldError};
 use crate::defaults::{Cluster, KindRules, Object};
-use crate::errors::{self, Failure, FieldError};
 use crate::resource::{NameRule, validate_name};
 
 /// The rules of the four kinds, found by [`defaults::rules`](crate::defaults::rules).

@@ -23,26 +23,26 @@ pub(crate) use validation::{validate, validate_update};
 /// The errors of a CRD schema's `x-kubernetes-validations` (at `path`), as kube-apiserver's CRD validation finds
 /// them ([`cel::check_definition`]).
 #[cfg(feature = "cel")]
-pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::errors::FieldError> {
+pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::api::errors::FieldError> {
     cel::check_definition(schema, path)
 }
 
 /// Built without the `cel` feature, the server cannot evaluate rules: a CRD carrying any is refused, naming the
 /// feature, rather than served with its rules silently ignored.
 #[cfg(not(feature = "cel"))]
-pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::errors::FieldError> {
+pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::api::errors::FieldError> {
     let mut out = Vec::new();
     refuse_rules(schema, path, &mut out);
     out
 }
 
 #[cfg(not(feature = "cel"))]
-fn refuse_rules(s: &Value, path: &str, out: &mut Vec<crate::errors::FieldError>) {
+fn refuse_rules(s: &Value, path: &str, out: &mut Vec<crate::api::errors::FieldError>) {
     if s.get("x-kubernetes-validations")
         .and_then(Value::as_array)
         .is_some_and(|r| !r.is_empty())
     {
-        out.push(crate::errors::FieldError::forbidden(
+        out.push(crate::api::errors::FieldError::forbidden(
             &format!("{path}.x-kubernetes-validations"),
             "CEL validation rules cannot be evaluated: this kube-informer-apiserver was built without its `cel` feature",
         ));

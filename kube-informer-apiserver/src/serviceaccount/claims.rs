@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::user::{UserInfo, service_account_groups, service_account_username};
+use crate::api::user::{UserInfo, service_account_groups, service_account_username};
 
 /// go-jose's leeway on `exp`, `nbf` and `iat`, and kube's grace for objects being deleted.
 pub(crate) const LEEWAY_SECS: i64 = 60;

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use super::claims::{self, Bound, TokenSpec};
 use super::jwt::{ISSUER, TokenIssuer};
-use crate::errors::{self, Failure, FieldError};
+use crate::api::errors::{self, Failure, FieldError};
+use crate::api::util::new_uid;
 use crate::store::{Store, object_key};
-use crate::util::new_uid;
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{ApiResource, Status, StatusDetails};
 

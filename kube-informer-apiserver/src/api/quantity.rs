@@ -366,7 +366,7 @@ impl Quantity {
 }
 
 /// A quantity from JSON: a string, or a number (Go's `UnmarshalJSON` parses a bare number's text too).
-pub(super) fn from_json(v: &Value) -> Option<Quantity> {
+pub(crate) fn from_json(v: &Value) -> Option<Quantity> {
     match v {
         Value::String(s) => Quantity::parse(s.trim()),
         Value::Number(n) => Quantity::parse(&n.to_string()),
@@ -376,7 +376,7 @@ pub(super) fn from_json(v: &Value) -> Option<Quantity> {
 
 /// `SetDefaults_ResourceList` on the map at `key`: every quantity rounded up to milli and written canonically.
 /// Values that are not quantities are left as they are (kube-apiserver would have refused the body).
-pub(super) fn default_resource_list(m: &mut Object, key: &str) {
+pub(crate) fn default_resource_list(m: &mut Object, key: &str) {
     let Some(list) = m.get_mut(key).and_then(Value::as_object_mut) else {
         return;
     };
@@ -390,7 +390,7 @@ pub(super) fn default_resource_list(m: &mut Object, key: &str) {
 
 /// The quantity at `key` written canonically (Go's `MarshalJSON` of any `Quantity`), without rounding; absent stays
 /// absent.
-pub(super) fn canonical_field(m: &mut Object, key: &str) {
+pub(crate) fn canonical_field(m: &mut Object, key: &str) {
     if let Some(v) = m.get_mut(key)
         && let Some(q) = from_json(v)
     {
@@ -400,7 +400,7 @@ pub(super) fn canonical_field(m: &mut Object, key: &str) {
 
 /// Canonical form of one quantity's text after parsing (no rounding to milli), for tests.
 #[cfg(test)]
-pub(super) fn canonical(s: &str) -> Option<String> {
+pub(crate) fn canonical(s: &str) -> Option<String> {
     Quantity::parse(s).map(|q| q.canonical())
 }
 

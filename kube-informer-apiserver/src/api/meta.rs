@@ -1,5 +1,5 @@
 //! Object metadata as kube-apiserver keeps it: which resources carry `metadata.generation` and when it moves
-//! ([`GenerationRule`], data of a [`ResourceSpec`](super::ResourceSpec)), and the metadata a Go round-trip of
+//! ([`GenerationRule`], data of a [`ResourceSpec`](crate::ResourceSpec)), and the metadata a Go round-trip of
 //! `ObjectMeta` keeps (empty maps, lists and strings dropped).
 
 use serde_json::{Map, Value};

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::errors::Failure;
+use crate::api::errors::Failure;
 
 /// The most arrays and objects nested in one another a stored object may have: what serde_json parses.
 pub(crate) const MAX_NESTING: usize = 127;
