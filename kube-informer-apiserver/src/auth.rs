@@ -158,7 +158,7 @@ impl Auth {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::Verb;
+    use crate::http::log::Verb;
     use crate::resource::ResourceSpec;
     use kube_informer::object::ApiResource;
 

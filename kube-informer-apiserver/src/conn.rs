@@ -18,23 +18,23 @@ use super::conversion;
 use super::faults::FaultAction;
 use super::field_validation::Directive;
 use super::handlers::{self, RequestContext};
-use super::http::{self, HttpError, MAX_BODY, RequestHead};
 use super::impersonation;
 use super::list::ListOptions;
-use super::log::{PendingRecord, RequestRecord, Verb};
 use super::openapi;
 use super::reply::{self, Reply, Sent};
-use super::request_info::RequestInfo;
 use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
-use super::serving_limits::{self, InFlightSlot};
 use super::table::{self, Converter};
-use super::tls::{Pki, subject_common_name, subject_organizations};
 use super::watch::{self, WatchEnd, WatchRequest};
 use crate::api::errors;
 use crate::api::user::UserInfo;
 use crate::api::util::parse_query;
+use crate::http::log::{PendingRecord, RequestRecord, Verb};
+use crate::http::request_info::RequestInfo;
+use crate::http::serving_limits::{self, InFlightSlot};
+use crate::http::tls::{Pki, subject_common_name, subject_organizations};
+use crate::http::{self, HttpError, MAX_BODY, RequestHead};
 
 /// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
 /// it down to cut the connection). Reads fail with `TimedOut` once the deadline set, if any, has passed.

@@ -11,16 +11,13 @@ use super::conversion;
 use super::crd;
 use super::eviction;
 use super::field_validation::{self, Directive, Stage};
-use super::http::RequestHead;
 use super::list::{self, ListOptions};
-use super::log::Verb;
 use super::managed_fields;
 use super::namespace_lifecycle;
 use super::pod_subresources;
 use super::protobuf;
 use super::rbac::{self, Policy, escalation_check::Guard};
 use super::reply::Reply;
-use super::request_info::RequestInfo;
 use super::resource::ResourceSpec;
 use super::router::ResourcePath;
 use super::scale::{self, ScaleSubresource};
@@ -30,6 +27,9 @@ use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
+use crate::http::RequestHead;
+use crate::http::log::Verb;
+use crate::http::request_info::RequestInfo;
 use std::sync::Arc;
 
 /// What every layer serving a request asks of it, read once by the connection and passed down: the server's shared

@@ -4,8 +4,8 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::tls::ClientIdentity;
 use crate::api::util;
+use crate::http::tls::ClientIdentity;
 
 /// A directory removed (with its content) on drop.
 #[derive(Debug)]

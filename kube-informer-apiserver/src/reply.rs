@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::fault_action::FaultAction;
-use super::http::{self, ResponseBody};
 use super::store::StoredObject;
 use crate::api::errors::Failure;
+use crate::http::fault_action::FaultAction;
+use crate::http::{self, ResponseBody};
 
 /// A complete (non-watch) answer.
 pub(crate) enum Reply {
@@ -208,7 +208,7 @@ pub(crate) fn write_reply(
         headers.extend(own.iter().map(|(n, v)| (n.as_str(), v.as_str())));
     }
     let warnings: Vec<String> = match reply {
-        Reply::Warned(w, _) => super::warning::headers(w.iter().map(String::as_str)),
+        Reply::Warned(w, _) => crate::http::warning::headers(w.iter().map(String::as_str)),
         _ => Vec::new(),
     };
     headers.extend(warnings.iter().map(|w| ("Warning", w.as_str())));

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use super::log::Verb;
-use super::request_info::RequestInfo;
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::store::StoreInner;
+use crate::http::log::Verb;
+use crate::http::request_info::RequestInfo;
 
 /// A non-resource path.
 #[derive(Clone, Debug, PartialEq, Eq)]

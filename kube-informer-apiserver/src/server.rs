@@ -20,14 +20,14 @@ use super::crd;
 use super::faults::{Fault, Faults};
 use super::flowcontrol_bootstrap;
 use super::kubeconfig::{self, Credential, TempDir};
-use super::log::RequestLog;
 use super::openapi;
 use super::rbac::{self, PolicyCache};
 use super::resource::ResourceSpec;
 use super::serviceaccount::TokenIssuer;
-use super::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
 use super::store::Store;
-use super::tls::{ClientIdentity, Pki};
+use crate::http::log::RequestLog;
+use crate::http::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
+use crate::http::tls::{ClientIdentity, Pki};
 use kube_informer::Error;
 
 /// Connections being served. Invariant: every live connection's thread is in `threads`.
@@ -1231,8 +1231,8 @@ fn refuse_connection(shared: &Shared, tcp: &TcpStream) {
         let _ = (&*tcp).write_all(
             format!(
                 "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nRetry-After: 1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                super::serving_limits::TOO_MANY_REQUESTS.len(),
-                super::serving_limits::TOO_MANY_REQUESTS
+                crate::http::serving_limits::TOO_MANY_REQUESTS.len(),
+                crate::http::serving_limits::TOO_MANY_REQUESTS
             )
             .as_bytes(),
         );

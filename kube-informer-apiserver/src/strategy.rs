@@ -238,7 +238,7 @@ pub(crate) type Admit<'a> = &'a mut dyn FnMut(&mut Value) -> Result<(), Failure>
 
 /// Called with the answer's status code once a write is committed, still under the store's lock: nothing the
 /// write did is visible to any other request or watcher yet (the request log relies on it, see
-/// [`PendingRecord`](super::log::PendingRecord)).
+/// [`PendingRecord`](crate::http::log::PendingRecord)).
 pub(crate) type OnCommit<'a> = &'a mut dyn FnMut(u16);
 
 /// Ends a write: tells `on_commit`, then releases the lock and wakes the resource's watchers.

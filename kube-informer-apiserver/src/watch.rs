@@ -23,8 +23,6 @@ use serde_json::json;
 
 use super::conn::{ConnCtx, Stream};
 use super::conversion;
-use super::fault_action::FaultAction;
-use super::http::{self, ResponseBody};
 use super::list::ListOptions;
 use super::reply::Limit;
 use super::resource::ResourceSpec;
@@ -32,6 +30,8 @@ use super::store::{Event, EventKind, ListQuery, StoredObject};
 use super::table::Converter;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
+use crate::http::fault_action::FaultAction;
+use crate::http::{self, ResponseBody};
 use kube_informer::watch::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How a watch request ended.
@@ -358,7 +358,7 @@ pub(crate) fn serve(
         Some(FaultAction::CutAfterBytes(n)) => Some(*n),
         _ => None,
     };
-    let warning = super::warning::headers(spec.deprecation.as_deref());
+    let warning = crate::http::warning::headers(spec.deprecation.as_deref());
     let headers: Vec<(&str, &str)> = warning.iter().map(|w| ("Warning", w.as_str())).collect();
     if http::write_head(out, 200, &headers, body, !http10).is_err() {
         return WatchEnd::Close;

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Fault, FaultAction};
 use crate::api::util;
-use crate::log::Verb;
+use crate::http::log::Verb;
 
 const VERBS: [Verb; 8] = [
     Verb::Get,

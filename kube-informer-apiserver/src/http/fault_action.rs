@@ -22,7 +22,7 @@ pub enum FaultAction {
     /// Cut the connection after this many bytes of response body (chunk framing included).
     CutAfterBytes(usize),
     /// Send nothing and keep the socket open, for `duration` or (when `None`) until
-    /// [`ApiServer::clear_faults`](super::ApiServer::clear_faults); then carry on normally. With `after_events`,
+    /// [`ApiServer::clear_faults`](crate::ApiServer::clear_faults); then carry on normally. With `after_events`,
     /// a watch stalls after its headers and that many events; otherwise the request stalls before any answer — and
     /// before it is served: a client that hangs up during the stall ends it, and its request is dropped (logged
     /// with code 0), as kube-apiserver drops a request whose client went away before its write reached storage.

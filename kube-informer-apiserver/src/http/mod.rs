@@ -1,5 +1,17 @@
-//! A minimal HTTP/1.1 server side: request heads and bodies (Content-Length or chunked), response heads, chunked
-//! encoding. Malformed input gives an [`HttpError`], never a panic.
+//! The ground floor (k8s.io/apiserver's `server/httpserver`, `endpoints/request`, Go's `net/http`): HTTP/1.1 on
+//! the wire, TLS, what a connection and a request may take, the one reading of a request's path and query
+//! (`RequestInfo`), the `Warning` headers, what a fault does to an answer and the request log. Nothing here knows a
+//! kind or the store.
+//!
+//! This module itself is a minimal HTTP/1.1 server side: request heads and bodies (Content-Length or chunked),
+//! response heads, chunked encoding. Malformed input gives an [`HttpError`], never a panic.
+
+pub(crate) mod fault_action;
+pub(crate) mod log;
+pub(crate) mod request_info;
+pub(crate) mod serving_limits;
+pub(crate) mod tls;
+pub(crate) mod warning;
 
 use std::io::{self, BufRead, Read, Write};
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 
-/// The limits a server was built with ([`ApiServerBuilder`](super::ApiServerBuilder)'s setters).
+/// The limits a server was built with ([`ApiServerBuilder`](crate::ApiServerBuilder)'s setters).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ServingLimits {
     /// From the first byte of a request (or a connection's start) to the end of its head: kube-apiserver's
