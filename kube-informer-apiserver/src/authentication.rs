@@ -13,7 +13,7 @@ use crate::auth::Auth;
 use crate::serviceaccount::TokenIssuer;
 use crate::serviceaccount::claims::{self, Found};
 use crate::serviceaccount::jwt::{ISSUER, Rejection};
-use crate::store::{Store, object_key};
+use crate::storage::store::{Store, object_key};
 use kube_informer::object::time::parse_rfc3339;
 
 /// A verified client certificate's subject: `CN` and the `O`s.

@@ -12,9 +12,9 @@ use std::net::SocketAddr;
 use serde_json::{Value, json};
 
 use super::managed_fields::SERVER;
-use super::store::Store;
 use super::strategy;
 use crate::api::errors::Failure;
+use crate::storage::store::Store;
 
 /// The namespaces kube-apiserver creates.
 pub(crate) const NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use super::reply::Reply;
 use super::resource::ResourceSpec;
-use super::store::StoredObject;
 use crate::api::errors::{self, Failure};
+use crate::storage::store::StoredObject;
 
 /// The warning kube-apiserver attaches to every answer.
 pub(crate) const WARNING: &str = "v1 ComponentStatus is deprecated in v1.19+";

@@ -20,8 +20,8 @@ use super::field_validation;
 use super::reply::Reply;
 use super::resource::ResourceSpec;
 use super::schema;
-use super::store::StoredObject;
 use crate::api::errors::{self, Failure};
+use crate::storage::store::StoredObject;
 
 /// How a CRD converts between its versions (`spec.conversion.strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

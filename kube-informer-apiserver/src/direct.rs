@@ -14,9 +14,9 @@ use super::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use super::namespace_lifecycle;
 use super::resource::ResourceSpec;
 use super::server::ApiServer;
-use super::store::StoredObject;
 use super::strategy::{self, DeleteOptions, Deleted, PatchType, Target};
 use crate::api::errors::{self, Failure};
+use crate::storage::store::StoredObject;
 use kube_informer::Error;
 use kube_informer::object::{ApiResource, MetaAccessor, Resource};
 
@@ -211,7 +211,7 @@ impl ApiServer {
         self.shared()
             .store
             .lock()
-            .get(&spec.id(), &super::store::object_key(ns, name))
+            .get(&spec.id(), &crate::storage::store::object_key(ns, name))
             .map(|o| conversion::served(&spec, o))
             .ok_or_else(|| api(errors::not_found(&spec.api, name)))
     }

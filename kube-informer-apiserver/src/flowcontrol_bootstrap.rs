@@ -8,9 +8,9 @@
 
 use serde_json::{Value, json};
 
-use super::store::Store;
 use super::strategy::{self, Target};
 use crate::api::errors::Failure;
+use crate::storage::store::Store;
 
 /// The group's store ids.
 const FLOW_SCHEMAS: &str = "flowschemas.flowcontrol.apiserver.k8s.io";

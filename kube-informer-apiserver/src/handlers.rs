@@ -23,13 +23,13 @@ use super::router::ResourcePath;
 use super::scale::{self, ScaleSubresource};
 use super::server::Shared;
 use super::serviceaccount::token_request;
-use super::store::{ListQuery, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
 use crate::http::RequestHead;
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
+use crate::storage::store::{ListQuery, StoredObject, object_key};
 use std::sync::Arc;
 
 /// What every layer serving a request asks of it, read once by the connection and passed down: the server's shared

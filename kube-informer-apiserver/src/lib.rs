@@ -196,7 +196,7 @@ mod schema;
 mod server;
 mod service_account_client;
 mod serviceaccount;
-mod store;
+mod storage;
 pub mod strategic_merge;
 mod strategy;
 mod table;

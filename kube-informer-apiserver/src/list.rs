@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::reply::Reply;
 use super::resource::ResourceSpec;
-use super::store::{ListQuery, Store, StoredObject};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
+use crate::storage::store::{ListQuery, Store, StoredObject};
 use kube_informer::selector::{FieldSelector, Selector, ShardField, ShardSelector};
 
 /// The query parameters of a LIST or WATCH (`metav1.ListOptions`).

@@ -22,9 +22,9 @@ use std::time::SystemTime;
 use serde_json::{Map, Value, json};
 
 use super::resource::ResourceSpec;
-use super::store::{ListQuery, Store, StoreInner, StoredObject, object_key};
 use super::strategy::{self, DeleteOptions};
 use crate::api::errors::{self, Failure};
+use crate::storage::store::{ListQuery, Store, StoreInner, StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 

@@ -13,8 +13,8 @@
 use serde_json::Value;
 
 use super::reply::Reply;
-use super::store::{Store, object_key};
 use crate::api::errors::{self, Failure, FieldError};
+use crate::storage::store::{Store, object_key};
 use kube_informer::object::ApiResource;
 use std::sync::Arc;
 

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::store::StoredObject;
 use crate::api::errors::Failure;
 use crate::http::fault_action::FaultAction;
 use crate::http::{self, ResponseBody};
+use crate::storage::store::StoredObject;
 
 /// A complete (non-watch) answer.
 pub(crate) enum Reply {

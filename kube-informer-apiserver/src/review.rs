@@ -17,9 +17,9 @@ use super::authentication::{self, TokenAnswer};
 use super::authorizer;
 use super::rbac::{self, Policy};
 use super::serviceaccount::TokenIssuer;
-use super::store::Store;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
+use crate::storage::store::Store;
 
 /// The group and version the access reviews are served under.
 pub(crate) const GROUP: &str = "authorization.k8s.io";

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::resource::ResourceSpec;
 use super::review::{self, Review};
-use super::store::StoreInner;
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
+use crate::storage::store::StoreInner;
 
 /// A non-resource path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,7 +179,7 @@ fn method_verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Store;
+    use crate::storage::store::Store;
 
     fn store() -> Store {
         Store::new(1, 10, ResourceSpec::defaults())

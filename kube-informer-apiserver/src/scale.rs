@@ -9,9 +9,9 @@ use super::managed_fields::scale::{ScaleHandler, scale_field_manager};
 use super::managed_fields::{Requested, Writer};
 use super::patch;
 use super::resource::ResourceSpec;
-use super::store::{Store, StoredObject, object_key};
 use super::strategy::{self, OnCommit, PatchType, Target, Written};
 use crate::api::errors::{self, Failure, FieldError};
+use crate::storage::store::{Store, StoredObject, object_key};
 use kube_informer::selector::{LabelSelector, Selector};
 
 /// The `scale` subresource of a resource: where the desired and observed replica counts and the label selector

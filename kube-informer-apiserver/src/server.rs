@@ -24,10 +24,10 @@ use super::openapi;
 use super::rbac::{self, PolicyCache};
 use super::resource::ResourceSpec;
 use super::serviceaccount::TokenIssuer;
-use super::store::Store;
 use crate::http::log::RequestLog;
 use crate::http::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
 use crate::http::tls::{ClientIdentity, Pki};
+use crate::storage::store::Store;
 use kube_informer::Error;
 
 /// Connections being served. Invariant: every live connection's thread is in `threads`.

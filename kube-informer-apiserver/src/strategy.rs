@@ -13,11 +13,11 @@ use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Wri
 use super::namespace_lifecycle;
 use super::patch;
 use super::resource::{ResourceSpec, validate_name};
-use super::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
 use super::strategic_merge;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::meta;
 use crate::api::util;
+use crate::storage::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusDetails};
 use kube_informer::selector::{Operator, Requirement};

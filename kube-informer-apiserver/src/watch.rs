@@ -26,12 +26,12 @@ use super::conversion;
 use super::list::ListOptions;
 use super::reply::Limit;
 use super::resource::ResourceSpec;
-use super::store::{Event, EventKind, ListQuery, StoredObject};
 use super::table::Converter;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
 use crate::http::fault_action::FaultAction;
 use crate::http::{self, ResponseBody};
+use crate::storage::store::{Event, EventKind, ListQuery, StoredObject};
 use kube_informer::watch::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How a watch request ended.

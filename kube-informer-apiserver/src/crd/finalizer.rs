@@ -7,9 +7,9 @@
 use serde_json::Value;
 
 use super::super::resource::ResourceSpec;
-use super::super::store::{Store, StoredObject};
 use super::super::strategy::{self, DeleteOptions};
 use super::text;
+use crate::storage::store::{Store, StoredObject};
 
 /// The finalizer a CRD gets when deleted.
 pub(crate) const FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";

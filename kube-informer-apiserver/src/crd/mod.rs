@@ -18,9 +18,9 @@ use super::builtin_catalog;
 use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
 use super::resource::ResourceSpec;
-use super::store::Store;
 use super::strategy::{self, Target};
 use crate::api::errors::{self, Failure};
+use crate::storage::store::Store;
 use kube_informer::object::ApiResource;
 
 pub(crate) use finalizer::FINALIZER;

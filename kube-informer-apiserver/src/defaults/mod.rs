@@ -35,8 +35,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::store::{ListQuery, StoreInner};
 use crate::api::errors::Failure;
+use crate::storage::store::{ListQuery, StoreInner};
 
 pub(crate) type Object = Map<String, Value>;
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::admission::Admission;
 use crate::managed_fields::Writer;
 use crate::resource::ResourceSpec;
-use crate::store::Store;
+use crate::storage::store::Store;
 use crate::strategy::{self, DeleteOptions, PatchType, Target};
 use kube_informer::object::Status;
 

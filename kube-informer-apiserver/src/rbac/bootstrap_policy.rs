@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::types::{GROUP, PolicyRule};
 use crate::admission::Admission;
 use crate::api::errors::{self, Failure};
-use crate::store::Store;
+use crate::storage::store::Store;
 use crate::strategy;
 
 /// The policy's text.

@@ -12,7 +12,7 @@ use super::rule_resolver::CLUSTER_ROLES;
 use super::types::{ClusterRole, GROUP, PolicyRule};
 use crate::admission::Admission;
 use crate::managed_fields::Writer;
-use crate::store::Store;
+use crate::storage::store::Store;
 use crate::strategy::{self, PatchType, Target};
 
 /// The field manager of the aggregated rules.

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use super::types::{Binding, ClusterRole, GROUP, PolicyRule, RoleRef, Subject, go_quote};
 use crate::api::user::{UserInfo, matches_service_account};
-use crate::store::{Store, StoredObject};
+use crate::storage::store::{Store, StoredObject};
 
 /// Store ids of the four resources.
 pub(crate) const ROLES: &str = "roles.rbac.authorization.k8s.io";

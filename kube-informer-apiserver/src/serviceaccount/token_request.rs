@@ -11,7 +11,7 @@ use super::claims::{self, Bound, TokenSpec};
 use super::jwt::{ISSUER, TokenIssuer};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util::new_uid;
-use crate::store::{Store, object_key};
+use crate::storage::store::{Store, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{ApiResource, Status, StatusDetails};
 
