@@ -11,9 +11,9 @@ use super::field_validation::{self, Directive, Stage};
 use super::resource::ResourceSpec;
 use super::schema;
 use super::strategy::PatchType;
-use super::type_check::{self, Decoder};
 use super::validating_admission_policy;
 use crate::api::errors::{self, Failure, FieldError};
+use crate::schema::type_check::{self, Decoder};
 
 /// One write's admission: the request's own problems, found while decoding it, and the warnings to answer with.
 pub(crate) struct Admission<'a> {

@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::builtin_schemas;
+use crate::schema::builtin_schemas;
 
 /// The generated document.
 const DOCUMENT: &str = include_str!("builtin_catalog.json");

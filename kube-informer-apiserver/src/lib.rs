@@ -152,7 +152,6 @@ mod authorizer;
 mod bootstrap;
 mod builtin_catalog;
 mod builtin_kinds;
-mod builtin_schemas;
 #[cfg(feature = "cel")]
 mod cel;
 mod certificate_approval;
@@ -200,7 +199,6 @@ mod storage;
 pub mod strategic_merge;
 mod strategy;
 mod table;
-mod type_check;
 mod validating_admission_policy;
 mod watch;
 

@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn the_annotation_allows_what_kubectl_applied_unchanged() {
-        let cm = super::super::super::builtin_schemas::schema("v1", "ConfigMap").unwrap();
+        let cm = crate::schema::builtin_schemas::schema("v1", "ConfigMap").unwrap();
         let schema = Schema::new(Some(&cm), false);
         let last =
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}});

@@ -20,8 +20,8 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use super::super::builtin_schemas;
 use super::super::resource::ResourceSpec;
+use crate::schema::builtin_schemas;
 
 /// `ObjectMeta`'s schema, as Kubernetes publishes it.
 static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {

@@ -1,8 +1,10 @@
 //! What kube-apiserver does with an object's structural schema (a CRD's `openAPIV3Schema`, or a
 //! [`ResourceSpec::schema`](super::ResourceSpec::schema)): pruning of unknown fields ([`prune`]), defaulting
 //! ([`default`]), validation with its 422 wording ([`validate`]) — apiextensions-apiserver's algorithms, on
-//! `serde_json::Value`s. Pure functions: the handlers decide when each runs.
+//! `serde_json::Value`s. Pure functions: the handlers decide when each runs. Beside them: the default resources'
+//! schemas ([`builtin_schemas`]) and what decoding a built-in object into its Go type refuses ([`type_check`]).
 
+pub(crate) mod builtin_schemas;
 #[cfg(feature = "cel")]
 pub(crate) mod cel;
 mod defaulting;
@@ -10,6 +12,7 @@ mod listtype;
 mod objectmeta;
 mod pruning;
 pub(crate) mod ratcheting;
+pub(crate) mod type_check;
 mod validation;
 
 use serde_json::{Map, Value};

@@ -3,8 +3,8 @@
 //! not one or does not fit (`number 1.5`, `number 3000000000` for an `int32`), an int-or-string that is neither, a
 //! quantity (`quantities must match the regular expression …`), a time (`parsing time …`) or base64 bytes (`illegal
 //! base64 data at input byte 4`) that do not parse. The Go types are read from the catalog's OpenAPI schema of the
-//! kind ([`builtin_schemas`](super::builtin_schemas)); `null` is always a zero value; unknown fields are
-//! `fieldValidation`'s ([`field_validation`](super::field_validation)).
+//! kind ([`builtin_schemas`](crate::schema::builtin_schemas)); `null` is always a zero value; unknown fields are
+//! `fieldValidation`'s ([`field_validation`](crate::field_validation)).
 //!
 //! Two decoders, two wordings, as kube-apiserver uses them:
 //! - [`Decoder::Json`] (sigs.k8s.io/json, the JSON serializer): create and update bodies, JSON and merge patches'
@@ -21,9 +21,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::schema::FieldPath;
 use crate::api::go_literals::{RFC3339, RFC3339_MICRO, check_base64, check_time};
 use crate::api::quantity::Quantity;
+use crate::schema::FieldPath;
 
 /// Which of kube-apiserver's decoders reads the object, and so how a problem is worded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -484,7 +484,7 @@ pub(crate) fn check(
     decoder: Decoder,
     order: Option<&HashMap<String, usize>>,
 ) -> Result<(), String> {
-    let Some((definitions, root)) = super::builtin_schemas::definition(api_version, kind) else {
+    let Some((definitions, root)) = crate::schema::builtin_schemas::definition(api_version, kind) else {
         return Ok(());
     };
     let root = Value::Object(Map::from_iter([("$ref".to_owned(), Value::String(root.to_owned()))]));
@@ -569,7 +569,7 @@ fn zero_null(definitions: &Map<String, Value>, ty: Ty<'_>, v: &mut Value) {
 /// ConfigMap's data is `"k": ""`): typed clients, which never see such a `null` from kube-apiserver, read the
 /// object. Objects of kinds without a schema in the catalog are left alone.
 pub(crate) fn zero_nulls(api_version: &str, kind: &str, obj: &mut Value) {
-    let Some((definitions, root)) = super::builtin_schemas::definition(api_version, kind) else {
+    let Some((definitions, root)) = crate::schema::builtin_schemas::definition(api_version, kind) else {
         return;
     };
     let Some(Value::Object(props)) = definitions.get(root).and_then(|d| d.get("properties")) else {

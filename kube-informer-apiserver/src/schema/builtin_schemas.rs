@@ -1,4 +1,4 @@
-//! The OpenAPI v3 schemas of the default resources ([`ResourceSpec::defaults`](super::ResourceSpec::defaults)),
+//! The OpenAPI v3 schemas of the default resources ([`ResourceSpec::defaults`](crate::ResourceSpec::defaults)),
 //! one inlined structural tree per kind, with the `x-kubernetes-*` extensions Kubernetes declares on them (strategic
 //! merge keys and strategies, list types and map keys, int-or-string).
 //!
@@ -132,7 +132,7 @@ mod tests {
             let (api_version, kind) = kind.rsplit_once('/').unwrap();
             assert!(schema(api_version, kind).is_some(), "{kind} failed to inline");
         }
-        for spec in super::super::ResourceSpec::defaults() {
+        for spec in crate::ResourceSpec::defaults() {
             let api = spec.api_resource();
             let schema = schema(&api.api_version(), &api.kind).unwrap_or_else(|| panic!("{}", api.kind));
             assert!(no_refs(&schema), "{}", api.kind);
