@@ -12,7 +12,6 @@ use super::crd;
 use super::eviction;
 use super::field_validation::{self, Directive, Stage};
 use super::list::{self, ListOptions};
-use super::managed_fields;
 use super::namespace_lifecycle;
 use super::pod_subresources;
 use super::protobuf;
@@ -29,6 +28,7 @@ use crate::api::user::UserInfo;
 use crate::http::RequestHead;
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
+use crate::patch::managed_fields;
 use crate::storage::store::{ListQuery, StoredObject, object_key};
 use std::sync::Arc;
 

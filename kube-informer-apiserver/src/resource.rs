@@ -10,8 +10,8 @@ use super::conversion::Conversion;
 use super::defaults::{self, KindRules};
 use super::printer_column::PrinterColumn;
 use super::scale::ScaleSubresource;
-use super::{builtin_catalog, builtin_kinds, crd, strategic_merge};
 use crate::api::meta::GenerationRule;
+use crate::{builtin_catalog, builtin_kinds, crd, patch::strategic_merge};
 use kube_informer::object::ApiResource;
 
 pub use crate::api::names::NameRule;
@@ -294,7 +294,7 @@ impl ResourceSpec {
     /// `openAPIV3Schema` is (no `$ref`), with the `x-kubernetes-*` extensions kube-apiserver publishes where they
     /// apply. A schema that declares strategic merge keys or strategies (`x-kubernetes-patch-merge-key`,
     /// `x-kubernetes-patch-strategy`, as Kubernetes' own types do) makes the resource accept strategic merge patches,
-    /// applied as [`strategic_merge`](super::strategic_merge) describes; without them the server answers a strategic
+    /// applied as [`strategic_merge`](crate::patch::strategic_merge) describes; without them the server answers a strategic
     /// merge patch 415, as kube-apiserver answers it for a custom resource.
     ///
     /// ```

@@ -5,12 +5,12 @@
 use serde_json::{Map, Value, json};
 
 use super::admission::Admission;
-use super::managed_fields::scale::{ScaleHandler, scale_field_manager};
-use super::managed_fields::{Requested, Writer};
-use super::patch;
 use super::resource::ResourceSpec;
 use super::strategy::{self, OnCommit, PatchType, Target, Written};
 use crate::api::errors::{self, Failure, FieldError};
+use crate::patch::json;
+use crate::patch::managed_fields::scale::{ScaleHandler, scale_field_manager};
+use crate::patch::managed_fields::{Requested, Writer};
 use crate::storage::store::{Store, StoredObject, object_key};
 use kube_informer::selector::{LabelSelector, Selector};
 
@@ -371,12 +371,12 @@ pub(crate) fn patch(
     }
     let mut doc = get(target.store, target.spec, scale, target.namespace, target.name)?;
     match kind {
-        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(patch::failure)?,
+        PatchType::Json => json::json_patch(&mut doc, patch_doc).map_err(json::failure)?,
         PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
             if !patch_doc.is_object() {
                 return Err(errors::bad_request("a merge patch must be a JSON object"));
             }
-            patch::merge_patch(&mut doc, patch_doc);
+            json::merge_patch(&mut doc, patch_doc);
         }
     }
     write_scale(target, scale, ScaleWrite::Replace(&doc), writer, on_commit)

@@ -9,14 +9,14 @@ use serde_json::{Map, Value};
 
 use super::conversion;
 use super::defaults::Cluster;
-use super::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use super::namespace_lifecycle;
-use super::patch;
 use super::resource::{ResourceSpec, validate_name};
-use super::strategic_merge;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::meta;
 use crate::api::util;
+use crate::patch::json;
+use crate::patch::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
+use crate::patch::strategic_merge;
 use crate::storage::store::{Change, Store, StoreGuard, StoreInner, StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusDetails};
@@ -703,9 +703,9 @@ pub(crate) enum PatchType {
     /// `application/json-patch+json` (RFC 6902).
     Json,
     /// `application/strategic-merge-patch+json`: lists merge as the resource's schema says
-    /// ([`strategic_merge`](super::strategic_merge)).
+    /// ([`strategic_merge`](crate::patch::strategic_merge)).
     Strategic,
-    /// `application/apply-patch+yaml` (or `+json`): server-side apply ([`managed_fields`](super::managed_fields)),
+    /// `application/apply-patch+yaml` (or `+json`): server-side apply ([`managed_fields`](crate::patch::managed_fields)),
     /// which may create.
     Apply,
 }
@@ -795,14 +795,14 @@ pub(crate) fn patch(
     conversion::read(spec, &mut doc);
     let mut ownership = Ownership::Track(&writer.manager);
     match kind {
-        PatchType::Json => patch::json_patch(&mut doc, patch_doc).map_err(patch::failure)?,
+        PatchType::Json => json::json_patch(&mut doc, patch_doc).map_err(json::failure)?,
         PatchType::Strategic => {
             let schema = spec
                 .strategic_merge_schema()
                 .ok_or_else(|| spec.unsupported_patch_type())?;
             doc = strategic_merge::apply(doc, patch_doc.clone(), schema).map_err(strategic_merge_failure)?;
         }
-        PatchType::Merge => patch::merge_patch(&mut doc, patch_doc),
+        PatchType::Merge => json::merge_patch(&mut doc, patch_doc),
         PatchType::Apply => {
             doc = fm.apply(Some(&doc), patch_doc, &writer.manager, writer.force)?;
             ownership = Ownership::Computed;

@@ -470,7 +470,7 @@ pub(crate) fn sync(store: &crate::storage::store::Store) {
             super::strategy::Target::new(store, &spec, None, &name),
             with_status,
             true,
-            super::managed_fields::SERVER,
+            crate::patch::managed_fields::SERVER,
             &mut |_| {},
         );
     }

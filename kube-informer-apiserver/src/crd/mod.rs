@@ -15,11 +15,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::builtin_catalog;
-use super::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use super::printers;
 use super::resource::ResourceSpec;
 use super::strategy::{self, Target};
 use crate::api::errors::{self, Failure};
+use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use crate::storage::store::Store;
 use kube_informer::object::ApiResource;
 

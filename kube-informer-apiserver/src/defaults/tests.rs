@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::admission::Admission;
-use crate::managed_fields::Writer;
+use crate::patch::managed_fields::Writer;
 use crate::resource::ResourceSpec;
 use crate::storage::store::Store;
 use crate::strategy::{self, DeleteOptions, PatchType, Target};

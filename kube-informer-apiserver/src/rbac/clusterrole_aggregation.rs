@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::rule_resolver::CLUSTER_ROLES;
 use super::types::{ClusterRole, GROUP, PolicyRule};
 use crate::admission::Admission;
-use crate::managed_fields::Writer;
+use crate::patch::managed_fields::Writer;
 use crate::storage::store::Store;
 use crate::strategy::{self, PatchType, Target};
 

@@ -19,8 +19,6 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use super::super::protobuf;
-use super::super::resource::ResourceSpec;
 use super::conflict;
 use super::entries::{self, APPLY, Managed, UPDATE, identifier};
 use super::last_applied::{self, KUBECTL};
@@ -30,6 +28,8 @@ use super::set::Set;
 use super::typed::Typed;
 use super::updater::{ApplyError, Conflict, Updater, VersionedSet};
 use crate::api::errors::{self, Failure};
+use crate::protobuf;
+use crate::resource::ResourceSpec;
 
 /// The manager name of an update's own changes while they are computed (kube-apiserver's `current-operation`).
 const CURRENT: &str = "current-operation";

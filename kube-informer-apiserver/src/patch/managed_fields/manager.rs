@@ -7,7 +7,7 @@ use crate::api::errors::{self, Failure, FieldError};
 /// The longest manager name (`FieldManagerMaxLength`).
 const MAX_LENGTH: usize = 128;
 
-/// The manager of the Rust-side writes ([`ApiServer::create`](super::super::ApiServer::create) and the other
+/// The manager of the Rust-side writes ([`ApiServer::create`](crate::ApiServer::create) and the other
 /// direct calls, manifests the server loads, the CRDs it installs): they are tracked in `managedFields` under this
 /// name, as writes through the API are under theirs.
 pub const DIRECT_FIELD_MANAGER: &str = "kube-informer-testing";

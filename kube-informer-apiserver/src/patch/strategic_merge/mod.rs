@@ -136,7 +136,7 @@ fn bad_patch_type(directive: &Value, map: &Map<String, Value>) -> StrategicMerge
 }
 
 /// Applies a strategic merge patch to `original` (an object) as kube-apiserver does, guided by `schema` (the
-/// object's OpenAPI schema, inlined, as [`ResourceSpec::object_schema`](super::ResourceSpec::object_schema) holds
+/// object's OpenAPI schema, inlined, as [`ResourceSpec::object_schema`](crate::ResourceSpec::object_schema) holds
 /// it). A `null` patch changes nothing; any other patch that is not an object is a 400, as apiserver decodes it.
 pub fn apply(original: Value, patch: Value, schema: &Value) -> std::result::Result<Value, StrategicMergeError> {
     let patch = match patch {
