@@ -12,13 +12,13 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use super::faults::Fault;
-use super::reply::Reply;
 use super::server::{self, Shared};
 use crate::api::errors::{self, Failure};
 use crate::api::util;
 use crate::api::util::parse_query;
 use crate::http::RequestHead;
 use crate::http::log::{LogMark, RequestRecord};
+use crate::registry::reply::Reply;
 use kube_informer::object::Status;
 
 /// Where the admin API lives. Kubernetes serves nothing under it.

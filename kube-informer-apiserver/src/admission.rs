@@ -1,18 +1,18 @@
-//! What the server does to every object written, before the write rules of [`strategy`](super::strategy): drop
+//! What the server does to every object written, before the write rules of [`strategy`](crate::registry::strategy): drop
 //! what the resource's schema does not know (reporting it as `fieldValidation` asks, refusing the write under
-//! `Strict`); default a built-in kind as its Go type's defaulting does ([`defaults`](super::defaults)); for a custom
+//! `Strict`); default a built-in kind as its Go type's defaulting does ([`defaults`](crate::registry::defaults)); for a custom
 //! resource, apply its schema's defaults (its validation comes after the write rules prepared the object,
-//! [`customresource_strategy`](super::customresource_strategy)); for a CRD, check it.
+//! [`customresource_strategy`](crate::registry::customresource_strategy)); for a CRD, check it.
 
 use serde_json::Value;
 
-use super::crd;
 use super::field_validation::{self, Directive, Stage};
-use super::resource::ResourceSpec;
 use super::schema;
-use super::strategy::PatchType;
 use super::validating_admission_policy;
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::crd;
+use crate::registry::resource::ResourceSpec;
+use crate::registry::strategy::PatchType;
 use crate::schema::type_check::{self, Decoder};
 
 /// One write's admission: the request's own problems, found while decoding it, and the warnings to answer with.
@@ -134,7 +134,7 @@ impl<'a> Admission<'a> {
             rules.default(o);
         }
         // A custom resource's validation (its schema, rules) runs once the strategy prepared the object:
-        // [`customresource_strategy`](super::customresource_strategy).
+        // [`customresource_strategy`](crate::registry::customresource_strategy).
         if spec.custom
             && let Some(s) = spec.schema.get()
         {

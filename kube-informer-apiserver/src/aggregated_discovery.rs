@@ -11,11 +11,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::discovery::{self, Catalogue, Described};
-use super::reply::Reply;
-use super::resource::ResourceSpec;
 use super::router::Discovery;
 use crate::api::util::hash_hex;
 use crate::http::RequestHead;
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
 
 /// The answer to a discovery path: aggregated for `/api` and `/apis` when the `Accept` header asks for it, else the
 /// legacy document ([`discovery::answer`]).

@@ -159,7 +159,7 @@ impl Auth {
 mod tests {
     use super::*;
     use crate::http::log::Verb;
-    use crate::resource::ResourceSpec;
+    use crate::registry::resource::ResourceSpec;
     use kube_informer::object::ApiResource;
 
     #[test]

@@ -160,7 +160,7 @@ pub(crate) fn authenticate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resource::ResourceSpec;
+    use crate::registry::resource::ResourceSpec;
 
     fn setup() -> (Auth, TokenIssuer, Store) {
         let mut auth = Auth::default();

@@ -14,14 +14,12 @@ use super::admin;
 use super::aggregated_discovery;
 use super::authentication::{self, CertificateUser};
 use super::authorizer::{self, Attributes};
-use super::conversion;
 use super::faults::FaultAction;
 use super::field_validation::Directive;
 use super::handlers::{self, RequestContext};
 use super::impersonation;
 use super::list::ListOptions;
 use super::openapi;
-use super::reply::{self, Reply, Sent};
 use super::review;
 use super::router::{self, Route};
 use super::server::Shared;
@@ -35,6 +33,8 @@ use crate::http::request_info::RequestInfo;
 use crate::http::serving_limits::{self, InFlightSlot};
 use crate::http::tls::{Pki, subject_common_name, subject_organizations};
 use crate::http::{self, HttpError, MAX_BODY, RequestHead};
+use crate::registry::conversion;
+use crate::registry::reply::{self, Reply, Sent};
 
 /// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
 /// it down to cut the connection). Reads fail with `TimedOut` once the deadline set, if any, has passed.

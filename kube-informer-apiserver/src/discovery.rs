@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::builtin_catalog;
-use super::conversion;
-use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use super::router::Discovery;
 use crate::api::errors::{self, Failure};
+use crate::registry::builtin_catalog;
+use crate::registry::conversion;
+use crate::registry::resource::ResourceSpec;
 
 pub(crate) use crate::api::util::{MAJOR, MINOR};
 

@@ -12,9 +12,9 @@ use std::fmt;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::resource::ResourceSpec;
 use super::schema::{self, FieldPath};
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::resource::ResourceSpec;
 
 /// The most problems the JSON decoder keeps (sigs.k8s.io/json's strict errors).
 const MAX_DECODER_PROBLEMS: usize = 100;

@@ -1,34 +1,34 @@
 //! The resource verbs other than WATCH: GET, LIST, POST, PUT, PATCH, DELETE, DELETE of a collection — request
-//! decoding and answers around [`strategy`](super::strategy) and [`list`](super::list).
+//! decoding and answers around [`strategy`](crate::registry::strategy) and [`list`](super::list).
 
 use serde_json::{Value, json};
 
 use super::admission::Admission;
 use super::authorizer::{self, Attributes};
-use super::certificate_approval;
-use super::component_status;
-use super::conversion;
-use super::crd;
-use super::eviction;
 use super::field_validation::{self, Directive, Stage};
 use super::list::{self, ListOptions};
-use super::namespace_lifecycle;
-use super::pod_subresources;
 use super::protobuf;
 use super::rbac::{self, Policy, escalation_check::Guard};
-use super::reply::Reply;
-use super::resource::ResourceSpec;
 use super::router::ResourcePath;
-use super::scale::{self, ScaleSubresource};
 use super::server::Shared;
 use super::serviceaccount::token_request;
-use super::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
 use crate::http::RequestHead;
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
 use crate::patch::managed_fields;
+use crate::registry::certificate_approval;
+use crate::registry::component_status;
+use crate::registry::conversion;
+use crate::registry::crd;
+use crate::registry::eviction;
+use crate::registry::namespace_lifecycle;
+use crate::registry::pod_subresources;
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
+use crate::registry::scale::{self, ScaleSubresource};
+use crate::registry::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
 use crate::storage::store::{ListQuery, StoredObject, object_key};
 use std::sync::Arc;
 

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::reply::Reply;
-use super::resource::ResourceSpec;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
 use crate::storage::store::{ListQuery, Store, StoredObject};
 use kube_informer::selector::{FieldSelector, Selector, ShardField, ShardSelector};
 

@@ -172,7 +172,7 @@ impl ApiServer {
             .partition(|m| m.object.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"));
         let mut installed = Vec::with_capacity(crds.len());
         for m in crds {
-            let name = super::crd::install(&self.shared().store, m.object).map_err(|e| {
+            let name = crate::registry::crd::install(&self.shared().store, m.object).map_err(|e| {
                 invalid(format!(
                     "{}: installing a CustomResourceDefinition: {}",
                     m.source, e.message
@@ -182,7 +182,7 @@ impl ApiServer {
                 self.shared()
                     .store
                     .lock()
-                    .get(super::crd::ID, &name)
+                    .get(crate::registry::crd::ID, &name)
                     .map(|o| o.to_value()),
             );
         }

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use super::resource::ResourceSpec;
 use super::review::{self, Review};
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
+use crate::registry::resource::ResourceSpec;
 use crate::storage::store::StoreInner;
 
 /// A non-resource path.

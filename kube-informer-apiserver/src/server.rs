@@ -14,19 +14,19 @@ use parking_lot::{Condvar, Mutex};
 
 use super::admin::Admin;
 use super::auth::{AccessRule, Auth};
-use super::bootstrap;
 use super::conn;
-use super::crd;
 use super::faults::{Fault, Faults};
-use super::flowcontrol_bootstrap;
 use super::kubeconfig::{self, Credential, TempDir};
 use super::openapi;
 use super::rbac::{self, PolicyCache};
-use super::resource::ResourceSpec;
 use super::serviceaccount::TokenIssuer;
 use crate::http::log::RequestLog;
 use crate::http::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
 use crate::http::tls::{ClientIdentity, Pki};
+use crate::registry::bootstrap;
+use crate::registry::crd;
+use crate::registry::flowcontrol_bootstrap;
+use crate::registry::resource::ResourceSpec;
 use crate::storage::store::Store;
 use kube_informer::Error;
 

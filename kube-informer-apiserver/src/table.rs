@@ -13,10 +13,10 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 
-use super::printer_column::PrinterColumn;
-use super::reply::Reply;
-use super::resource::ResourceSpec;
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::printer_column::PrinterColumn;
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
 
 /// The media types the server accepts in `Accept` (it writes JSON for all three).
 const SERVED: [(&str, &str); 3] = [

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 use serde_json::{Value, json};
 
-use super::resource::ResourceSpec;
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::resource::ResourceSpec;
 use crate::storage::store::{StoreInner, StoredObject, object_key};
 
 /// The group of policies.
@@ -466,8 +466,8 @@ pub(crate) fn sync(store: &crate::storage::store::Store) {
         with_status["status"] = status;
         let name = text(&p, "/metadata/name").to_owned();
         // A concurrent write wins; the sync after it catches up.
-        let _ = super::strategy::update(
-            super::strategy::Target::new(store, &spec, None, &name),
+        let _ = crate::registry::strategy::update(
+            crate::registry::strategy::Target::new(store, &spec, None, &name),
             with_status,
             true,
             crate::patch::managed_fields::SERVER,

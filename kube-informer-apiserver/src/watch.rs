@@ -22,15 +22,15 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::conn::{ConnCtx, Stream};
-use super::conversion;
 use super::list::ListOptions;
-use super::reply::Limit;
-use super::resource::ResourceSpec;
 use super::table::Converter;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
 use crate::http::fault_action::FaultAction;
 use crate::http::{self, ResponseBody};
+use crate::registry::conversion;
+use crate::registry::reply::Limit;
+use crate::registry::resource::ResourceSpec;
 use crate::storage::store::{Event, EventKind, ListQuery, StoredObject};
 use kube_informer::watch::INITIAL_EVENTS_END_ANNOTATION;
 

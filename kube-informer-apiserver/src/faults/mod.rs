@@ -10,9 +10,9 @@ use parking_lot::{Condvar, Mutex};
 
 mod form;
 
-use super::resource::ResourceSpec;
 pub use crate::http::fault_action::FaultAction;
 use crate::http::log::Verb;
+use crate::registry::resource::ResourceSpec;
 use form::FaultForm;
 
 /// The requests a fault applies to: a verb (or any) and a resource (or any).

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::meta::{self, Flavor};
-use crate::resource::ResourceSpec;
+use crate::registry::resource::ResourceSpec;
 
 /// The definition name of a kind: `io.k8s.api.core.v1.ConfigMap` for Kubernetes' own groups, the reversed group
 /// for the others (`com.example.v1.Widget`), as kube-apiserver names CRDs.

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::convert::{self, definition_name, gvk};
 use super::meta::{self, Flavor};
 use crate::api::util;
-use crate::resource::ResourceSpec;
+use crate::registry::resource::ResourceSpec;
 
 /// A query parameter: (name, type, description).
 type Param = (&'static str, &'static str, &'static str);

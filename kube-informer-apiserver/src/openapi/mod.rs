@@ -25,11 +25,11 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use serde_json::json;
 
-use super::reply::Reply;
-use super::resource::ResourceSpec;
 use crate::api::errors;
 use crate::api::util::hash_hex;
 use crate::http::RequestHead;
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
 
 /// The protobuf media type of the v2 document (the `@` form is the deprecated one kubectl still sends; the answer
 /// always names the dotted one, as kube-apiserver's does).

@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::types::GROUP;
 use crate::api::errors::{self, Failure, FieldError};
-use crate::defaults::{Cluster, KindRules, Object};
-use crate::resource::{NameRule, validate_name};
+use crate::registry::defaults::{Cluster, KindRules, Object};
+use crate::registry::resource::{NameRule, validate_name};
 
-/// The rules of the four kinds, found by [`defaults::rules`](crate::defaults::rules).
+/// The rules of the four kinds, found by [`defaults::rules`](crate::registry::defaults::rules).
 pub(crate) static RULES: [KindRules; 4] = [
     KindRules::new(
         "rbac.authorization.k8s.io/v1/Role",

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde_json::Value;
 
-use crate::resource::ResourceSpec;
+use crate::registry::resource::ResourceSpec;
 
 /// One stored version of an object: its JSON bytes plus the parsed fields filtering needs.
 #[derive(Debug)]

@@ -29,7 +29,7 @@ use super::typed::Typed;
 use super::updater::{ApplyError, Conflict, Updater, VersionedSet};
 use crate::api::errors::{self, Failure};
 use crate::protobuf;
-use crate::resource::ResourceSpec;
+use crate::registry::resource::ResourceSpec;
 
 /// The manager name of an update's own changes while they are computed (kube-apiserver's `current-operation`).
 const CURRENT: &str = "current-operation";

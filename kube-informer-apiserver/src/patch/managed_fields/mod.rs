@@ -5,7 +5,7 @@
 //! its fields, [`typed`], [`compare`], [`merge`]: walks of values with their types, [`updater`]: who owns what after
 //! an update or an apply), and the request's manager ([`manager`]).
 //!
-//! [`strategy`](crate::strategy) calls it on every write: creates, updates and patches are tracked with
+//! [`strategy`](crate::registry::strategy) calls it on every write: creates, updates and patches are tracked with
 //! [`FieldManager::create`] and [`FieldManager::update`]; an apply patch is [`FieldManager::apply`].
 
 mod compare;

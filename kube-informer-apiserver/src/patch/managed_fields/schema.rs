@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use crate::resource::ResourceSpec;
+use crate::registry::resource::ResourceSpec;
 use crate::schema::builtin_schemas;
 
 /// `ObjectMeta`'s schema, as Kubernetes publishes it.

@@ -1,5 +1,5 @@
 //! `PrinterColumn`: one column of the server-side `Table` (what `kubectl get` prints), held beside the
-//! [`ResourceSpec`](super::ResourceSpec) it belongs to. Two kinds: a JSONPath into the object, as a CRD's
+//! [`ResourceSpec`](crate::ResourceSpec) it belongs to. Two kinds: a JSONPath into the object, as a CRD's
 //! `additionalPrinterColumns` declares it, and a cell computed by a function, as kube-apiserver's built-in printers
 //! compute theirs (a pod's READY and STATUS).
 

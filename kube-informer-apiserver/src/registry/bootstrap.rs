@@ -11,9 +11,9 @@ use std::net::SocketAddr;
 
 use serde_json::{Value, json};
 
-use super::strategy;
 use crate::api::errors::Failure;
 use crate::patch::managed_fields::SERVER;
+use crate::registry::strategy;
 use crate::storage::store::Store;
 
 /// The namespaces kube-apiserver creates.

@@ -3,18 +3,18 @@
 //! scale subresource's paths, the table columns. Typed from kube-apiserver 1.34's `pkg/registry/<group>/<kind>`
 //! (each strategy's `PrepareForCreate`, `GetAttrs`/`SelectableFields`, the storage's `ReturnDeletedObject`, the
 //! printers of `pkg/printers/internalversion`); the rest of each resource comes from the generated
-//! [`builtin_catalog`](super::builtin_catalog).
+//! [`builtin_catalog`](crate::registry::builtin_catalog).
 //!
 //! A resource not named here gets the generic registry's behaviour: generation untracked, DNS-subdomain names,
 //! `metadata.name`/`metadata.namespace` selectors, a `Status` answering a delete, NAME and AGE columns.
 
 use kube_informer::object::ApiResource;
 
-use super::builtin_catalog::Entry;
-use super::printers;
-use super::resource::{NameRule, ResourceSpec};
-use super::scale::ScaleSubresource;
 use crate::api::meta::GenerationRule;
+use crate::registry::builtin_catalog::Entry;
+use crate::registry::printers;
+use crate::registry::resource::{NameRule, ResourceSpec};
+use crate::registry::scale::ScaleSubresource;
 
 /// Resources whose storage sets `ReturnDeletedObject: true`: a DELETE answers the object as it was when deleted
 /// (`pkg/registry/core/{pod,service,namespace,serviceaccount,persistentvolume,persistentvolumeclaim}/storage`,

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use crate::admission::Admission;
 use crate::patch::managed_fields::Writer;
-use crate::resource::ResourceSpec;
+use crate::registry::resource::ResourceSpec;
+use crate::registry::strategy::{self, DeleteOptions, PatchType, Target};
 use crate::storage::store::Store;
-use crate::strategy::{self, DeleteOptions, PatchType, Target};
 use kube_informer::object::Status;
 
 struct Fixture {
@@ -19,14 +19,14 @@ impl Fixture {
     fn new() -> Self {
         let store = Store::new(1, 1000, Self::specs());
         // Objects are created in namespace `ns`, which must exist (NamespaceLifecycle).
-        crate::bootstrap::namespace(&store, "ns").unwrap();
+        crate::registry::bootstrap::namespace(&store, "ns").unwrap();
         Fixture { store }
     }
 
     /// The default resources and CRDs, as a server has them.
     fn specs() -> Vec<ResourceSpec> {
         let mut specs = ResourceSpec::defaults();
-        specs.push(crate::crd::resource());
+        specs.push(crate::registry::crd::resource());
         specs
     }
 

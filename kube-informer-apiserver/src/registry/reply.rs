@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn lists_join_items() {
-        use crate::resource::ResourceSpec;
+        use crate::registry::resource::ResourceSpec;
         use kube_informer::object::ApiResource;
         let spec = ResourceSpec::new(ApiResource::new("", "v1", "ConfigMap", "configmaps", true));
         let obj = |n: &str| {

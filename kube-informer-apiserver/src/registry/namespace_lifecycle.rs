@@ -21,9 +21,9 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 
-use super::resource::ResourceSpec;
-use super::strategy::{self, DeleteOptions};
 use crate::api::errors::{self, Failure};
+use crate::registry::resource::ResourceSpec;
+use crate::registry::strategy::{self, DeleteOptions};
 use crate::storage::store::{ListQuery, Store, StoreInner, StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusCause, StatusDetails};

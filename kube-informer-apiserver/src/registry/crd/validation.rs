@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::super::conversion::{self, Conversion, Strategy};
-use super::super::printer_column::{ColumnType, PrinterColumn};
-use super::super::resource::{NameRule, ResourceSpec, validate_name};
-use super::super::scale::ScaleSubresource;
 use super::naming::{self, Names};
 use super::text;
 use crate::api::errors::FieldError;
+use crate::registry::conversion::{self, Conversion, Strategy};
+use crate::registry::printer_column::{ColumnType, PrinterColumn};
+use crate::registry::resource::{NameRule, ResourceSpec, validate_name};
+use crate::registry::scale::ScaleSubresource;
 use kube_informer::object::ApiResource;
 
 /// At most this many selectable fields per version (`MaxSelectableFields`).

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::resource::{ResourceSpec, SchemaSlot};
-use super::schema;
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::resource::{ResourceSpec, SchemaSlot};
+use crate::schema;
 
 /// The reasons after which CEL rules are not evaluated (kube's `hasBlockingErr`).
 const BLOCKING: [&str; 5] = [

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use super::strategy::{self, Target};
 use crate::api::errors::Failure;
+use crate::registry::strategy::{self, Target};
 use crate::storage::store::Store;
 
 /// The group's store ids.
@@ -229,7 +229,11 @@ pub(crate) fn create(store: &Store) -> Result<(), Failure> {
 }
 
 /// Creates `obj`; `None` when it exists already.
-fn create_one(store: &Store, spec: &super::resource::ResourceSpec, obj: Value) -> Result<Option<Value>, Failure> {
+fn create_one(
+    store: &Store,
+    spec: &crate::registry::resource::ResourceSpec,
+    obj: Value,
+) -> Result<Option<Value>, Failure> {
     match strategy::create(store, spec, None, obj, false, PRODUCER, &mut |_| {}) {
         Ok(w) => Ok(Some(w.object.to_value())),
         Err(st) if st.code == 409 => Ok(None),

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::conversion::Conversion;
-use super::defaults::{self, KindRules};
-use super::printer_column::PrinterColumn;
-use super::scale::ScaleSubresource;
 use crate::api::meta::GenerationRule;
-use crate::{builtin_catalog, builtin_kinds, crd, patch::strategic_merge};
+use crate::registry::conversion::Conversion;
+use crate::registry::defaults::{self, KindRules};
+use crate::registry::printer_column::PrinterColumn;
+use crate::registry::scale::ScaleSubresource;
+use crate::{patch::strategic_merge, registry::builtin_catalog, registry::builtin_kinds, registry::crd};
 use kube_informer::object::ApiResource;
 
 pub use crate::api::names::NameRule;
@@ -55,7 +55,7 @@ const CREATE_ON_UPDATE: [&str; 11] = [
     "clusterrolebindings.rbac.authorization.k8s.io",
 ];
 
-/// A resource served by [`ApiServer`](super::ApiServer): its [`ApiResource`] plus what the server needs to know
+/// A resource served by [`ApiServer`](crate::ApiServer): its [`ApiResource`] plus what the server needs to know
 /// to serve it like kube-apiserver does.
 ///
 /// ```
@@ -106,7 +106,7 @@ pub struct ResourceSpec {
     /// The columns of the `Table` answer (`kubectl get`), in order; empty: NAME and AGE.
     pub(crate) printer_columns: Vec<PrinterColumn>,
     /// Set on a served version of a CRD that is not its storage version: objects are converted on their way in and
-    /// out ([`conversion`](super::conversion)). `None`: objects are stored in this version.
+    /// out ([`conversion`](crate::registry::conversion)). `None`: objects are stored in this version.
     pub(crate) conversion: Option<Conversion>,
     /// The `Warning` every request of this version gets (a CRD version marked `deprecated`).
     pub(crate) deprecation: Option<String>,
@@ -361,7 +361,7 @@ impl ResourceSpec {
         self.status_subresource
     }
 
-    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](super::ApiServerBuilder::no_default_resources):
+    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](crate::ApiServerBuilder::no_default_resources):
     /// every resource kube-apiserver 1.34 serves by default — each resource of each stable group-version, from
     /// core/v1 `pods` to resource.k8s.io/v1 `resourceslices` — with the scope, verbs, subresources, singular and
     /// short names and categories its discovery gives, generated from Kubernetes' published OpenAPI and discovery
@@ -400,7 +400,7 @@ impl ResourceSpec {
                 !entries.iter().any(|o| {
                     o.group == e.group
                         && o.plural == e.plural
-                        && super::conversion::priority(&o.version, &e.version) == std::cmp::Ordering::Less
+                        && crate::registry::conversion::priority(&o.version, &e.version) == std::cmp::Ordering::Less
                 })
             })
             .map(builtin_kinds::spec)

@@ -12,8 +12,8 @@
 
 use serde_json::Value;
 
-use super::reply::Reply;
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::reply::Reply;
 use crate::storage::store::{Store, object_key};
 use kube_informer::object::ApiResource;
 use std::sync::Arc;

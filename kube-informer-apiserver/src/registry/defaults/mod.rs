@@ -1,17 +1,17 @@
 //! What kube-apiserver does to an object of a built-in kind on its way to storage, beyond the generic registry
-//! rules of [`strategy`](super::strategy): the scheme's defaulting (`pkg/apis/<group>/<version>/defaults.go` and the
+//! rules of [`strategy`](crate::registry::strategy): the scheme's defaulting (`pkg/apis/<group>/<version>/defaults.go` and the
 //! generated `SetObjectDefaults_<Kind>`, which says which defaulters run for which nested types), the registry
 //! strategy's `PrepareForCreate` / `PrepareForUpdate` (`pkg/registry/<group>/<kind>/strategy.go`), and the Service
 //! REST's allocation of cluster IPs and node ports.
 //!
-//! Each default resource carries its [`KindRules`] ([`ResourceSpec::defaults`](super::ResourceSpec::defaults)), found
+//! Each default resource carries its [`KindRules`] ([`ResourceSpec::defaults`](crate::ResourceSpec::defaults)), found
 //! by `apiVersion/Kind`; a custom resource has none (its schema's defaults are applied by
-//! [`schema`](super::schema)). Both kinds of defaulting run at the same point, [`admission`](super::admission), on
+//! [`schema`](crate::schema)). Both kinds of defaulting run at the same point, [`admission`](crate::admission), on
 //! every object decoded from a create or update body and on the result of a patch (kube-apiserver decodes the
 //! patched JSON into its Go type, which defaults it). Most of Kubernetes' defaulting of its own types depends on
 //! other fields (a pull policy by the image's tag, a target port from the port, a rolling update only for that
 //! strategy type, requests from limits), which a schema's `default` cannot say: hence functions, not schema data.
-//! Then the write rules of [`strategy`](super::strategy) call the rest:
+//! Then the write rules of [`strategy`](crate::registry::strategy) call the rest:
 //!
 //! 1. [`KindRules::prepare_for_create`] once the generic registry has prepared a new object (name, uid, status
 //!    dropped unless [`KindRules::create_keeps_status`]);
@@ -203,7 +203,7 @@ static RULES: [KindRules; 10] = [
         create_keeps_status: false,
         prepare_for_create: apiextensions::prepare_crd_create,
         prepare_for_update: apiextensions::prepare_crd_update,
-        delete_finalizer: Some(crate::crd::FINALIZER),
+        delete_finalizer: Some(crate::registry::crd::FINALIZER),
     },
 ];
 

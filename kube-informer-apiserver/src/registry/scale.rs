@@ -4,13 +4,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::admission::Admission;
-use super::resource::ResourceSpec;
-use super::strategy::{self, OnCommit, PatchType, Target, Written};
+use crate::admission::Admission;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::patch::json;
 use crate::patch::managed_fields::scale::{ScaleHandler, scale_field_manager};
 use crate::patch::managed_fields::{Requested, Writer};
+use crate::registry::resource::ResourceSpec;
+use crate::registry::strategy::{self, OnCommit, PatchType, Target, Written};
 use crate::storage::store::{Store, StoredObject, object_key};
 use kube_informer::selector::{LabelSelector, Selector};
 

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use super::printer_column::{ColumnType, PrinterColumn, ago, since};
+use crate::registry::printer_column::{ColumnType, PrinterColumn, ago, since};
 use kube_informer::object::time::{format_rfc3339, parse_rfc3339};
 use kube_informer::selector::{LabelSelector, Selector};
 
@@ -38,7 +38,7 @@ fn or_none(s: &str) -> String {
     }
 }
 
-fn string(name: &str, cell: super::printer_column::CellFn) -> PrinterColumn {
+fn string(name: &str, cell: crate::registry::printer_column::CellFn) -> PrinterColumn {
     PrinterColumn::computed(name, ColumnType::String, cell)
 }
 

@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::builtin_catalog;
-use super::printers;
-use super::resource::ResourceSpec;
-use super::strategy::{self, Target};
 use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
+use crate::registry::builtin_catalog;
+use crate::registry::printers;
+use crate::registry::resource::ResourceSpec;
+use crate::registry::strategy::{self, Target};
 use crate::storage::store::Store;
 use kube_informer::object::ApiResource;
 
@@ -250,7 +250,7 @@ pub(crate) fn install(store: &Store, crd: Value) -> Result<String, Failure> {
     }
     let spec = store.lock().spec(ID).ok_or_else(errors::no_such_path)?;
     let mut crd = crd;
-    super::admission::Admission::quiet(&spec).admit(&mut crd)?;
+    crate::admission::Admission::quiet(&spec).admit(&mut crd)?;
     let name = text(&crd, "/metadata/name").to_owned();
     let exists = store.lock().get(ID, &name).is_some();
     if exists {
@@ -286,7 +286,7 @@ pub(crate) fn install(store: &Store, crd: Value) -> Result<String, Failure> {
     Ok(name)
 }
 
-impl super::ApiServer {
+impl crate::ApiServer {
     /// Installs the CustomResourceDefinitions of a manifest (YAML, several documents allowed, or JSON) as `kubectl
     /// apply -f` would — created, or their spec replaced — and returns their names. When it returns, each CRD is
     /// `Established` and its resources are served in every served version (discovery, OpenAPI, CRUD, watch,

@@ -1,12 +1,12 @@
 //! apiextensions.k8s.io/v1 CustomResourceDefinition: `SetObjectDefaults_CustomResourceDefinition` (the spec's names
 //! and conversion, a webhook service's port, the stored versions). Checking a CRD and serving what it defines is
-//! [`crd`](crate::crd)'s.
+//! [`crd`](crate::registry::crd)'s.
 
 use serde_json::{Value, json};
 
 use super::{Cluster, Object, absent, child, child_or_empty, default_ptr, empty_str, text};
 use crate::api::errors::{self, Failure};
-use crate::crd;
+use crate::registry::crd;
 
 /// `SetDefaults_CustomResourceDefinition`: the singular name (the kind in lower case) and list kind (`<Kind>List`),
 /// conversion strategy `None`, a conversion webhook service's port 443, and `status.storedVersions` (when a status

@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::field_validation;
-use super::reply::Reply;
-use super::resource::ResourceSpec;
-use super::schema;
 use crate::api::errors::{self, Failure};
+use crate::field_validation;
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
+use crate::schema;
 use crate::storage::store::StoredObject;
 
 /// How a CRD converts between its versions (`spec.conversion.strategy`).

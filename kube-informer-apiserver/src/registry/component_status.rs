@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use std::sync::Arc;
 
-use super::reply::Reply;
-use super::resource::ResourceSpec;
 use crate::api::errors::{self, Failure};
+use crate::registry::reply::Reply;
+use crate::registry::resource::ResourceSpec;
 use crate::storage::store::StoredObject;
 
 /// The warning kube-apiserver attaches to every answer.

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::super::resource::ResourceSpec;
-use super::super::strategy::{self, DeleteOptions};
 use super::text;
+use crate::registry::resource::ResourceSpec;
+use crate::registry::strategy::{self, DeleteOptions};
 use crate::storage::store::{Store, StoredObject};
 
 /// The finalizer a CRD gets when deleted.
