@@ -39,8 +39,8 @@ impl ApiServer {
             crd::sync(&self.shared().store);
         }
         namespace_lifecycle::after_write(&self.shared().store, spec, namespace, name);
-        if spec.id() == crate::rbac::rule_resolver::CLUSTER_ROLES {
-            crate::rbac::clusterrole_aggregation::sync(&self.shared().store);
+        if spec.id() == crate::auth::rbac::rule_resolver::CLUSTER_ROLES {
+            crate::auth::rbac::clusterrole_aggregation::sync(&self.shared().store);
         }
     }
 

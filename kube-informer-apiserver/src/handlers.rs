@@ -4,16 +4,16 @@
 use serde_json::{Value, json};
 
 use super::admission::Admission;
-use super::authorizer::{self, Attributes};
 use super::field_validation::{self, Directive, Stage};
 use super::list::{self, ListOptions};
 use super::protobuf;
-use super::rbac::{self, Policy, escalation_check::Guard};
 use super::router::ResourcePath;
 use super::server::Shared;
-use super::serviceaccount::token_request;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
+use crate::auth::authorizer::{self, Attributes};
+use crate::auth::rbac::{self, Policy, escalation_check::Guard};
+use crate::auth::serviceaccount::token_request;
 use crate::http::RequestHead;
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;

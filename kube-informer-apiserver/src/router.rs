@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::review::{self, Review};
+use crate::auth::review::{self, Review};
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
 use crate::registry::resource::ResourceSpec;

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::admin::Admin;
-use super::auth::{AccessRule, Auth};
 use super::conn;
 use super::faults::{Fault, Faults};
 use super::kubeconfig::{self, Credential, TempDir};
 use super::openapi;
-use super::rbac::{self, PolicyCache};
-use super::serviceaccount::TokenIssuer;
+use crate::auth::rbac::{self, PolicyCache};
+use crate::auth::serviceaccount::TokenIssuer;
+use crate::auth::{AccessRule, Auth};
 use crate::http::log::RequestLog;
 use crate::http::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
 use crate::http::tls::{ClientIdentity, Pki};

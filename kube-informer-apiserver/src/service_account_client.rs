@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::api::user::service_account_username;
+use crate::auth::serviceaccount::token_request;
 use crate::server::ApiServer;
-use crate::serviceaccount::token_request;
 use kube_informer::Error;
 use kube_informer::client::{Client, Config};
 

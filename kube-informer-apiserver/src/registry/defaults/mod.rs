@@ -211,7 +211,7 @@ static RULES: [KindRules; 10] = [
 pub(crate) fn rules(api_version: &str, kind: &str) -> Option<&'static KindRules> {
     RULES
         .iter()
-        .chain(crate::rbac::validation::RULES.iter())
+        .chain(crate::auth::rbac::validation::RULES.iter())
         .find(|r| r.kind.strip_suffix(kind).and_then(|v| v.strip_suffix('/')) == Some(api_version))
 }
 

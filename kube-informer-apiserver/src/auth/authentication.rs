@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::api::user::UserInfo;
 use crate::auth::Auth;
-use crate::serviceaccount::TokenIssuer;
-use crate::serviceaccount::claims::{self, Found};
-use crate::serviceaccount::jwt::{ISSUER, Rejection};
+use crate::auth::serviceaccount::TokenIssuer;
+use crate::auth::serviceaccount::claims::{self, Found};
+use crate::auth::serviceaccount::jwt::{ISSUER, Rejection};
 use crate::storage::store::{Store, object_key};
 use kube_informer::object::time::parse_rfc3339;
 

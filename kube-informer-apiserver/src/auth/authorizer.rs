@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::api::errors::Failure;
 use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 use crate::auth::Auth;
+use crate::auth::rbac::{self, Policy};
 use crate::http::request_info::RequestInfo;
-use crate::rbac::{self, Policy};
 use kube_informer::object::{Status, StatusDetails};
 
 /// What is asked, by whom.

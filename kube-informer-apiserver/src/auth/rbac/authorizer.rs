@@ -7,7 +7,7 @@ use super::evaluation_helpers::rule_allows;
 use super::rule_resolver::{Policy, Visit, aggregate};
 use super::types::PolicyRule;
 use crate::api::user::UserInfo;
-use crate::authorizer::{Attributes, Decision};
+use crate::auth::authorizer::{Attributes, Decision};
 
 /// Decides a request.
 pub(crate) fn authorize(policy: &Policy, attrs: &Attributes<'_>) -> Decision {
@@ -53,7 +53,7 @@ pub(crate) fn rules_for(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rbac::types::GROUP;
+    use crate::auth::rbac::types::GROUP;
     use serde_json::{Value, json};
 
     fn role(name: &str, ns: &str, rules: Value) -> Value {

@@ -23,7 +23,7 @@ use super::types::{ClusterRole, GROUP, PolicyRule, RoleRef, go_quote, go_quote_l
 use crate::api::errors::{self, Failure};
 use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
 use crate::auth::Auth;
-use crate::authorizer::{self, Attributes, forbidden_status};
+use crate::auth::authorizer::{self, Attributes, forbidden_status};
 use kube_informer::object::ApiResource;
 
 /// `system:masters` may escalate (`EscalationAllowed`).

@@ -13,8 +13,8 @@ use crate::api::user::{
     split_service_account_username,
 };
 use crate::auth::Auth;
-use crate::authorizer::{self, Attributes};
-use crate::rbac::Policy;
+use crate::auth::authorizer::{self, Attributes};
+use crate::auth::rbac::Policy;
 
 /// One thing asked to be impersonated, with the attributes the requester must be allowed.
 struct Request {
@@ -158,7 +158,7 @@ fn percent_decode(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rbac::types::GROUP;
+    use crate::auth::rbac::types::GROUP;
     use serde_json::json;
 
     fn headers(h: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -12,13 +12,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::auth::{AccessRule, Auth};
-use super::authentication::{self, TokenAnswer};
-use super::authorizer;
-use super::rbac::{self, Policy};
-use super::serviceaccount::TokenIssuer;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
+use crate::auth::authentication::{self, TokenAnswer};
+use crate::auth::authorizer;
+use crate::auth::rbac::{self, Policy};
+use crate::auth::serviceaccount::TokenIssuer;
+use crate::auth::{AccessRule, Auth};
 use crate::storage::store::Store;
 
 /// The group and version the access reviews are served under.

@@ -1,4 +1,17 @@
-//! Authentication (bearer tokens, client certificates) and a small authorizer (allow rules per user).
+//! Authentication and authorization (k8s.io/apiserver's `authentication` and `authorization`, kube-apiserver's
+//! RBAC authorizer and `serviceaccount`): who makes a request ([`authentication`], [`serviceaccount`] tokens,
+//! [`impersonation`]), what it may do ([`authorizer`], [`rbac`]) and the review resources answered from both
+//! ([`review`]).
+//!
+//! This module itself holds the allow rules of the small authorizer ([`AccessRule`]) and the bearer tokens and
+//! client certificates the server accepts.
+
+pub(crate) mod authentication;
+pub(crate) mod authorizer;
+pub(crate) mod impersonation;
+pub(crate) mod rbac;
+pub(crate) mod review;
+pub(crate) mod serviceaccount;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -79,7 +92,7 @@ pub(crate) struct Auth {
     /// When false, every request is served as an anonymous one and no rule applies.
     pub(crate) required: bool,
     rules: Vec<AccessRule>,
-    /// Authorization by RBAC ([`authorizer`](super::authorizer)), the access rules granting beside it.
+    /// Authorization by RBAC ([`authorizer`](crate::auth::authorizer)), the access rules granting beside it.
     pub(crate) rbac: bool,
     /// Requests without credentials are served as `system:anonymous` (kube-apiserver's `--anonymous-auth`, which
     /// it turns off when every request is allowed anyway: here, outside the RBAC mode).
