@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::admission::Admission;
 use super::server::ApiServer;
+use crate::admission::Admission;
 use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use crate::registry::conversion;

@@ -3,12 +3,12 @@
 
 use serde_json::{Value, json};
 
-use super::admission::Admission;
-use super::field_validation::{self, Directive, Stage};
 use super::list::{self, ListOptions};
 use super::protobuf;
 use super::router::ResourcePath;
 use super::server::Shared;
+use crate::admission::Admission;
+use crate::admission::field_validation::{self, Directive, Stage};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::user::UserInfo;
 use crate::auth::authorizer::{self, Attributes};
@@ -122,8 +122,8 @@ pub(crate) fn handle(ctx: &RequestContext<'_>, on_commit: OnCommit<'_>) -> Reply
         crd::sync(&shared.store);
     }
     // A policy's type checking is written as kube-apiserver's controller writes it.
-    if r.spec.id() == super::validating_admission_policy::POLICIES && write {
-        super::validating_admission_policy::sync(&shared.store);
+    if r.spec.id() == crate::admission::validating_admission_policy::POLICIES && write {
+        crate::admission::validating_admission_policy::sync(&shared.store);
     }
     // A write in a terminating namespace (or to one) may let its deletion go on.
     if write {

@@ -154,7 +154,6 @@ mod direct;
 mod discovery;
 mod faults;
 mod fd_limit;
-mod field_validation;
 #[cfg(all(feature = "fuzzing", feature = "cel"))]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -173,7 +172,6 @@ mod server;
 mod service_account_client;
 mod storage;
 mod table;
-mod validating_admission_policy;
 mod watch;
 
 pub use admin::PREFIX as ADMIN_PREFIX;

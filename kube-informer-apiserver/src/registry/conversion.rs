@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::admission::field_validation;
 use crate::api::errors::{self, Failure};
-use crate::field_validation;
 use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;
 use crate::schema;

@@ -233,7 +233,7 @@ pub(crate) fn create(
 }
 
 /// Called with the object a patch produced (or an apply patch creates), before anything is checked or stored: what
-/// the server does to every written object ([`field_validation`](crate::field_validation), a CRD's schema).
+/// the server does to every written object ([`field_validation`](crate::admission::field_validation), a CRD's schema).
 pub(crate) type Admit<'a> = &'a mut dyn FnMut(&mut Value) -> Result<(), Failure>;
 
 /// Called with the answer's status code once a write is committed, still under the store's lock: nothing the
@@ -357,7 +357,7 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
 
 /// The validation of a write after the strategy prepared it (`new`, an update of `old` when there is one): a custom
 /// resource's schema and rules ([`customresource_strategy`](crate::registry::customresource_strategy)), then validating
-/// admission ([`validating_admission_policy`](crate::validating_admission_policy)). Returns the warnings to answer
+/// admission ([`validating_admission_policy`](crate::admission::validating_admission_policy)). Returns the warnings to answer
 /// with.
 fn validate_write(
     g: &StoreInner,
@@ -371,7 +371,7 @@ fn validate_write(
         warnings.extend(crate::registry::customresource_strategy::validate(spec, new, old)?);
     }
     // Then validating admission: ValidatingAdmissionPolicies.
-    let attributes = crate::validating_admission_policy::Attributes {
+    let attributes = crate::admission::validating_admission_policy::Attributes {
         spec,
         operation: if old.is_some() { "UPDATE" } else { "CREATE" },
         subresource: if status_only { "status" } else { "" },
@@ -379,7 +379,7 @@ fn validate_write(
         old_object: old,
         dry_run: false,
     };
-    warnings.extend(crate::validating_admission_policy::admit(g, &attributes)?);
+    warnings.extend(crate::admission::validating_admission_policy::admit(g, &attributes)?);
     Ok(warnings)
 }
 
@@ -909,7 +909,7 @@ pub(crate) fn delete(
         0
     };
     // Validating admission sees the deletion (warnings of a delete are not answered).
-    let attributes = crate::validating_admission_policy::Attributes {
+    let attributes = crate::admission::validating_admission_policy::Attributes {
         spec,
         operation: "DELETE",
         subresource: "",
@@ -917,7 +917,7 @@ pub(crate) fn delete(
         old_object: Some(&value),
         dry_run: opts.dry_run,
     };
-    crate::validating_admission_policy::admit(&g, &attributes)?;
+    crate::admission::validating_admission_policy::admit(&g, &attributes)?;
     // A namespace with `spec.finalizers` is only marked, its content deleted first.
     let kept = namespace_lifecycle::mark_for_deletion(spec, &mut value);
     let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);

@@ -4,7 +4,7 @@
 //! quantity (`quantities must match the regular expression …`), a time (`parsing time …`) or base64 bytes (`illegal
 //! base64 data at input byte 4`) that do not parse. The Go types are read from the catalog's OpenAPI schema of the
 //! kind ([`builtin_schemas`](crate::schema::builtin_schemas)); `null` is always a zero value; unknown fields are
-//! `fieldValidation`'s ([`field_validation`](crate::field_validation)).
+//! `fieldValidation`'s ([`field_validation`](crate::admission::field_validation)).
 //!
 //! Two decoders, two wordings, as kube-apiserver uses them:
 //! - [`Decoder::Json`] (sigs.k8s.io/json, the JSON serializer): create and update bodies, JSON and merge patches'

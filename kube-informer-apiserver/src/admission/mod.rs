@@ -1,14 +1,19 @@
-//! What the server does to every object written, before the write rules of [`strategy`](crate::registry::strategy): drop
-//! what the resource's schema does not know (reporting it as `fieldValidation` asks, refusing the write under
-//! `Strict`); default a built-in kind as its Go type's defaulting does ([`defaults`](crate::registry::defaults)); for a custom
-//! resource, apply its schema's defaults (its validation comes after the write rules prepared the object,
-//! [`customresource_strategy`](crate::registry::customresource_strategy)); for a CRD, check it.
+//! Admission (k8s.io/apiserver's `admission`): what the server does to every object written, before the write
+//! rules of [`strategy`](crate::registry::strategy): drop what the resource's schema does not know (reporting it as
+//! `fieldValidation` asks, refusing the write under `Strict`: [`field_validation`]); default a built-in kind as its
+//! Go type's defaulting does ([`defaults`](crate::registry::defaults)); for a custom resource, apply its schema's
+//! defaults (its validation comes after the write rules prepared the object,
+//! [`customresource_strategy`](crate::registry::customresource_strategy)); for a CRD, check it; and the
+//! ValidatingAdmissionPolicy plugin ([`validating_admission_policy`]).
+
+pub(crate) mod field_validation;
+pub(crate) mod validating_admission_policy;
 
 use serde_json::Value;
 
-use super::field_validation::{self, Directive, Stage};
+use field_validation::{Directive, Stage};
+
 use super::schema;
-use super::validating_admission_policy;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::registry::crd;
 use crate::registry::resource::ResourceSpec;

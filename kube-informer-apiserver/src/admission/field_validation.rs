@@ -2,7 +2,7 @@
 //! repeated in a JSON body, are dropped and — by the directive — ignored (`Ignore`), reported in `Warning` headers
 //! (`Warn`, the default), or refused with 400 and its `strict decoding error: …` wording (`Strict`).
 //!
-//! Only where a schema is known ([`ResourceSpec::schema`](super::ResourceSpec::schema)): there the unknown fields
+//! Only where a schema is known ([`ResourceSpec::schema`](crate::ResourceSpec::schema)): there the unknown fields
 //! are dropped whatever the directive (as kube-apiserver's decoding into its Go types, or a CRD's pruning, does).
 
 use std::cell::RefCell;
@@ -12,9 +12,9 @@ use std::fmt;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::schema::{self, FieldPath};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::registry::resource::ResourceSpec;
+use crate::schema::{self, FieldPath};
 
 /// The most problems the JSON decoder keeps (sigs.k8s.io/json's strict errors).
 const MAX_DECODER_PROBLEMS: usize = 100;
