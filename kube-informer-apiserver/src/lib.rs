@@ -144,35 +144,28 @@
 
 mod admin;
 mod admission;
-mod aggregated_discovery;
 mod api;
 mod auth;
 #[cfg(feature = "cel")]
 mod cel;
 mod conn;
 mod direct;
-mod discovery;
+mod endpoints;
 mod faults;
 mod fd_limit;
 #[cfg(all(feature = "fuzzing", feature = "cel"))]
 #[doc(hidden)]
 pub mod fuzzing;
-mod handlers;
 mod http;
 mod kubeconfig;
-mod list;
 mod manifests;
-mod openapi;
 mod patch;
 mod protobuf;
 mod registry;
-mod router;
 mod schema;
 mod server;
 mod service_account_client;
 mod storage;
-mod table;
-mod watch;
 
 pub use admin::PREFIX as ADMIN_PREFIX;
 pub use api::meta::GenerationRule;

@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::conn::{ConnCtx, Stream};
-use super::list::ListOptions;
-use super::table::Converter;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
+use crate::conn::{ConnCtx, Stream};
+use crate::endpoints::list::ListOptions;
+use crate::endpoints::table::Converter;
 use crate::http::fault_action::FaultAction;
 use crate::http::{self, ResponseBody};
 use crate::registry::conversion;

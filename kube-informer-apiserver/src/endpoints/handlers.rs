@@ -1,12 +1,8 @@
 //! The resource verbs other than WATCH: GET, LIST, POST, PUT, PATCH, DELETE, DELETE of a collection — request
-//! decoding and answers around [`strategy`](crate::registry::strategy) and [`list`](super::list).
+//! decoding and answers around [`strategy`](crate::registry::strategy) and [`list`](crate::endpoints::list).
 
 use serde_json::{Value, json};
 
-use super::list::{self, ListOptions};
-use super::protobuf;
-use super::router::ResourcePath;
-use super::server::Shared;
 use crate::admission::Admission;
 use crate::admission::field_validation::{self, Directive, Stage};
 use crate::api::errors::{self, Failure, FieldError};
@@ -14,10 +10,13 @@ use crate::api::user::UserInfo;
 use crate::auth::authorizer::{self, Attributes};
 use crate::auth::rbac::{self, Policy, escalation_check::Guard};
 use crate::auth::serviceaccount::token_request;
+use crate::endpoints::list::{self, ListOptions};
+use crate::endpoints::router::ResourcePath;
 use crate::http::RequestHead;
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
 use crate::patch::managed_fields;
+use crate::protobuf;
 use crate::registry::certificate_approval;
 use crate::registry::component_status;
 use crate::registry::conversion;
@@ -29,6 +28,7 @@ use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::scale::{self, ScaleSubresource};
 use crate::registry::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
+use crate::server::Shared;
 use crate::storage::store::{ListQuery, StoredObject, object_key};
 use std::sync::Arc;
 

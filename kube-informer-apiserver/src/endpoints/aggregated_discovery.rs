@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::discovery::{self, Catalogue, Described};
-use super::router::Discovery;
 use crate::api::util::hash_hex;
+use crate::endpoints::discovery::{self, Catalogue, Described};
+use crate::endpoints::router::Discovery;
 use crate::http::RequestHead;
 use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;

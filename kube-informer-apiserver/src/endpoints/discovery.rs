@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::router::Discovery;
 use crate::api::errors::{self, Failure};
 use crate::auth::review::{self, Review};
+use crate::endpoints::router::Discovery;
 use crate::registry::builtin_catalog;
 use crate::registry::conversion;
 use crate::registry::resource::ResourceSpec;
