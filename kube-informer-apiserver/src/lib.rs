@@ -142,36 +142,26 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod admin;
 mod admission;
 mod api;
 mod auth;
 #[cfg(feature = "cel")]
 mod cel;
-mod conn;
-mod direct;
 mod endpoints;
-mod faults;
-mod fd_limit;
 #[cfg(all(feature = "fuzzing", feature = "cel"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
-mod kubeconfig;
-mod manifests;
 mod patch;
 mod protobuf;
 mod registry;
 mod schema;
 mod server;
-mod service_account_client;
 mod storage;
 
-pub use admin::PREFIX as ADMIN_PREFIX;
 pub use api::meta::GenerationRule;
 pub use api::util::parse_duration;
 pub use auth::AccessRule;
-pub use faults::{Fault, FaultAction, FaultTarget};
 pub use http::log::{LogMark, RequestLog, RequestRecord, Verb};
 pub use http::tls::ClientIdentity;
 pub use patch::managed_fields::DIRECT_FIELD_MANAGER;
@@ -179,6 +169,8 @@ pub use patch::strategic_merge;
 pub use registry::printer_column::{CellFn, ColumnType, PrinterColumn};
 pub use registry::resource::{NameRule, ResourceSpec};
 pub use registry::scale::ScaleSubresource;
+pub use server::admin::PREFIX as ADMIN_PREFIX;
+pub use server::faults::{Fault, FaultAction, FaultTarget};
 pub use server::{ADMIN_USER, ApiServer, ApiServerBuilder};
 
 /// Decodes a protobuf request body (`application/vnd.kubernetes.protobuf`: the magic `k8s\0`, then a

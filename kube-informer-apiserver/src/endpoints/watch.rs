@@ -23,7 +23,6 @@ use serde_json::json;
 
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
-use crate::conn::{ConnCtx, Stream};
 use crate::endpoints::list::ListOptions;
 use crate::endpoints::table::Converter;
 use crate::http::fault_action::FaultAction;
@@ -31,6 +30,7 @@ use crate::http::{self, ResponseBody};
 use crate::registry::conversion;
 use crate::registry::reply::Limit;
 use crate::registry::resource::ResourceSpec;
+use crate::server::conn::{ConnCtx, Stream};
 use crate::storage::store::{Event, EventKind, ListQuery, StoredObject};
 use kube_informer::watch::INITIAL_EVENTS_END_ANNOTATION;
 

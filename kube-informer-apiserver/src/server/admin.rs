@@ -1,5 +1,5 @@
 //! The admin API: fault injection and control over HTTP under [`PREFIX`], on the server's own port, for tests
-//! written in any language (what [`ApiServer`](super::ApiServer)'s methods do for Rust tests).
+//! written in any language (what [`ApiServer`](crate::ApiServer)'s methods do for Rust tests).
 //!
 //! Requests here are not Kubernetes requests: no fault applies to them and the request log does not record them.
 //! With authentication on, only admin users may use them (401 without credentials, 403 for other users).
@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use super::faults::Fault;
-use super::server::{self, Shared};
 use crate::api::errors::{self, Failure};
 use crate::api::util;
 use crate::api::util::parse_query;
 use crate::http::RequestHead;
 use crate::http::log::{LogMark, RequestRecord};
 use crate::registry::reply::Reply;
+use crate::server::faults::Fault;
+use crate::server::{self, Shared};
 use kube_informer::object::Status;
 
 /// Where the admin API lives. Kubernetes serves nothing under it.

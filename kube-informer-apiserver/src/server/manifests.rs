@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::server::ApiServer;
+use crate::server::ApiServer;
 use kube_informer::Error;
 
 /// One object read from a manifest, and where it came from (`file`, `file#2` for a later document, `[i]` for a
@@ -231,8 +231,8 @@ impl ApiServer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::kubeconfig::TempDir;
     use super::*;
+    use crate::server::kubeconfig::TempDir;
 
     #[test]
     fn reads_multi_document_yaml_lists_and_json_in_folders() {

@@ -42,7 +42,7 @@ pub struct FaultTarget {
 /// ```
 ///
 /// A fault also has a JSON form (serde), the builder's vocabulary as fields, which the admin API takes
-/// ([`ApiServerBuilder::admin_api`](super::ApiServerBuilder::admin_api)):
+/// ([`ApiServerBuilder::admin_api`](crate::ApiServerBuilder::admin_api)):
 ///
 /// ```
 /// use kube_informer_apiserver::Fault;

@@ -7,7 +7,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::server::ApiServer;
 use crate::admission::Admission;
 use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
@@ -16,6 +15,7 @@ use crate::registry::crd;
 use crate::registry::namespace_lifecycle;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, DeleteOptions, Deleted, PatchType, Target};
+use crate::server::ApiServer;
 use crate::storage::store::StoredObject;
 use kube_informer::Error;
 use kube_informer::object::{ApiResource, MetaAccessor, Resource};

@@ -1,4 +1,16 @@
-//! `ApiServer` and its builder: listening, the acceptor, connection threads, restart, shutdown, the control API.
+//! The top floor (k8s.io/apiserver's `server`, `server/filters`): [`ApiServer`] and its builder — listening, the
+//! acceptor, connection threads, restart, shutdown, the control API — the connection loop and its filters
+//! ([`conn`]), the Rust calls without HTTP ([`direct`]), fault injection ([`faults`]) and the admin API over HTTP
+//! ([`admin`]), manifests, the kubeconfig the server writes and a service account's client.
+
+pub(crate) mod admin;
+pub(crate) mod conn;
+pub(crate) mod direct;
+pub(crate) mod faults;
+pub(crate) mod fd_limit;
+pub(crate) mod kubeconfig;
+pub(crate) mod manifests;
+pub(crate) mod service_account_client;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -12,10 +24,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::admin::Admin;
-use super::conn;
-use super::faults::{Fault, Faults};
-use super::kubeconfig::{self, Credential, TempDir};
 use crate::auth::rbac::{self, PolicyCache};
 use crate::auth::serviceaccount::TokenIssuer;
 use crate::auth::{AccessRule, Auth};
@@ -28,7 +36,10 @@ use crate::registry::crd;
 use crate::registry::flowcontrol_bootstrap;
 use crate::registry::resource::ResourceSpec;
 use crate::storage::store::Store;
+use admin::Admin;
+use faults::{Fault, Faults};
 use kube_informer::Error;
+use kubeconfig::{Credential, TempDir};
 
 /// Connections being served. Invariant: every live connection's thread is in `threads`.
 #[derive(Debug, Default)]
@@ -63,7 +74,7 @@ pub(crate) struct Shared {
     pub(crate) listen_addr: SocketAddr,
     /// The address clients connect to: `addr`, or loopback when `addr` is unspecified.
     pub(crate) client_addr: SocketAddr,
-    /// The admin API under [`admin::PREFIX`](super::admin::PREFIX), when turned on.
+    /// The admin API under [`admin::PREFIX`](crate::server::admin::PREFIX), when turned on.
     pub(crate) admin: Option<Admin>,
     /// The OpenAPI documents of the registered resources.
     pub(crate) openapi: openapi::Cache,
@@ -573,7 +584,7 @@ impl ApiServerBuilder {
         let io_err = |what: &str, e: io::Error| Error::InvalidInput(format!("embedded API server: {what}: {e}"));
         // As Go's runtime at start: every connection holds a descriptor.
         let mut limits = self.limits;
-        if let Some(fds) = super::fd_limit::raise() {
+        if let Some(fds) = crate::server::fd_limit::raise() {
             let usable = usize::try_from(fds.saturating_sub(RESERVED_FDS).max(1)).unwrap_or(usize::MAX);
             limits.max_connections = limits.max_connections.min(usable);
         }
