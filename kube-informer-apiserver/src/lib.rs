@@ -127,17 +127,17 @@
 //!
 //! # Floors
 //!
-//! The modules stand on floors named as k8s.io/apiserver names its packages; a module uses modules of its own floor
-//! or lower ones, and a lower floor reaches up only through a value it is handed (`tests/layering.rs` holds this,
-//! listing the arrows and circles that still run against it):
+//! The folders of `src/` are floors named as k8s.io/apiserver names its packages; a folder uses folders of its own
+//! floor or lower ones, and a lower floor reaches up only through a value it is handed (`tests/layering.rs` holds
+//! this, listing the arrows and circles that still run against it):
 //!
-//! | Floor | kube-apiserver's | Modules |
+//! | Floor | Folders (kube-apiserver's packages) | What they hold |
 //! |---|---|---|
-//! | 4 server | `server`, `main` | `server` (`ApiServer` and its builder), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `service_account_client` (a service account's kubeconfig and client), `admin`, `faults` (the queue and its JSON form), `manifests`, `main.rs` |
-//! | 3 endpoints | `endpoints`, `endpoints/handlers` | `handlers` (the handlers per verb, one `RequestContext` passed down per request), `router`, `watch`, `list`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
-//! | 2 registry, auth, admission | `registry`, `authentication`, `authorization`, `admission` | `resource` (`ResourceSpec`), `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `serviceaccount`, `bootstrap`, `printers`, `reply` (an answer as a value, which registry code returns and the endpoints write); `auth`, `authentication`, `authorizer`, `rbac`, `impersonation`, `review`; `admission`, `field_validation`, `validating_admission_policy` |
-//! | 1 storage and libraries | `storage`, apimachinery's libraries | `store` (MVCC, watch history, compaction, continue tokens), `cel`, `schema`, `patch`, `strategic_merge`, `managed_fields`, `protobuf`, `type_check`, the built-in catalog and schemas |
-//! | 0 the wire and plain values | `net/http`, `endpoints/request`, `api/errors`, `api/resource` | `http`, `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `errors`, `names`, `quantity`, `fault_action`, `meta`, `user`, `warning`, `util` |
+//! | 4 server | `server/` (`server`, `server/filters`) | [`ApiServer`] and its builder (`server/mod.rs`: wiring), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `faults` (the queue and its JSON form), `admin`, `manifests`, `kubeconfig`, `service_account_client`, `fd_limit`; beside it `main.rs` and the fuzz targets' `fuzzing.rs` |
+//! | 3 endpoints | `endpoints/` (`endpoints`, `endpoints/handlers`, `endpoints/discovery`, `endpoints/openapi`) | `router`, `handlers` (the handlers per verb, one `RequestContext` passed down per request), `list`, `watch`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
+//! | 2 registry, auth, admission | `registry/` (`registry`, kube-apiserver's `pkg/registry`), `auth/` (`authentication`, `authorization`, RBAC, `serviceaccount`), `admission/` (`admission`, its `policy/validating` plugin) | registry: `resource` ([`ResourceSpec`]), `builtin_catalog`, `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `bootstrap`, `flowcontrol_bootstrap`, the subresources (`eviction`, `pod_subresources`, `certificate_approval`, `component_status`), `printers`, `printer_column`, `reply` (an answer as a value, which registry code returns and the endpoints write); auth: [`AccessRule`] (`auth/mod.rs`), `authentication`, `authorizer`, `rbac`, `impersonation`, `review`, `serviceaccount`; admission: the chain (`admission/mod.rs`), `field_validation`, `validating_admission_policy` |
+//! | 1 storage and libraries | `storage/` (`storage`), `cel/`, `schema/`, `patch/`, `protobuf/` (apimachinery's and apiextensions-apiserver's libraries) | `storage/store` (MVCC, watch history, compaction, continue tokens); `cel`; `schema` (structural schemas: pruning, defaulting, validation, CEL rules; the built-in schemas, the Go type checks); `patch` (`json`: merge patch and JSON patch, [`strategic_merge`], `managed_fields` and apply); `protobuf` |
+//! | 0 the ground | `http/` (Go's `net/http`, `endpoints/request`), `api/` (apimachinery's `api/errors`, `api/resource`, `apis/meta`) | http: the wire (`http/mod.rs`), `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `warning`, `fault_action`, `log`; api: `errors`, `meta`, `names`, `quantity`, `go_literals`, `nesting`, `jsonpath`, `user`, `util` |
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
