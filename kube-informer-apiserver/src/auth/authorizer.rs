@@ -273,8 +273,10 @@ mod tests {
 
     #[test]
     fn rbac_mode_denies_by_default_but_not_system_masters() {
-        let mut auth = Auth::default();
-        auth.rbac = true;
+        let mut auth = Auth {
+            rbac: true,
+            ..Default::default()
+        };
         let policy = Policy::default();
         let alice = UserInfo::new("alice", &["system:authenticated"]);
         let get = Attributes::resource(&alice, "get", "ns", "", "pods", "", "p");

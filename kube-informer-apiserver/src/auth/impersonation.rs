@@ -168,8 +168,10 @@ mod tests {
     // Cases of apiserver's TestImpersonationFilter (pkg/endpoints/filters/impersonation_test.go).
     #[test]
     fn impersonation_needs_the_impersonate_verb_on_each_thing_asked() {
-        let mut auth = Auth::default();
-        auth.rbac = true;
+        let auth = Auth {
+            rbac: true,
+            ..Default::default()
+        };
         let policy = Policy::from_values(&[
             json!({"kind": "ClusterRole", "metadata": {"name": "imp"}, "rules": [
                 {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"], "resourceNames": ["bob"]},

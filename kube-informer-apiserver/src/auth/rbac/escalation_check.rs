@@ -278,9 +278,10 @@ mod tests {
     }
 
     fn rbac_auth() -> Auth {
-        let mut a = Auth::default();
-        a.rbac = true;
-        a
+        Auth {
+            rbac: true,
+            ..Default::default()
+        }
     }
 
     fn role(rules: Value) -> Value {
