@@ -49,18 +49,16 @@ const KNOWN_UPWARD: &[&str] = &[
     "endpoints::handlers -> server",
     // The watch stream runs on the connection (`ConnCtx`, `Stream`) instead of being handed a writer and a stop.
     "endpoints::watch -> server::conn",
-    // The field manager takes a `ResourceSpec` where it needs only the kind's schema and names.
-    "patch::managed_fields -> registry::resource",
     // The store keeps each resource's `ResourceSpec` (its served versions, selectable fields).
     "storage::store -> registry::resource",
 ];
 
 /// The circles between folders that remain, each by its folders: no folder may join one, no new one may form.
 const KNOWN_FOLDER_CIRCLES: &[&[&str]] = &[
-    // `ResourceSpec` imports the registry modules that fill it (instead of holding function values), the store and
-    // the field manager import `ResourceSpec`, and registry, auth and admission call each other (the write rules run
+    // `ResourceSpec` imports the registry modules that fill it (instead of holding function values), the store
+    // imports `ResourceSpec`, and registry, auth and admission call each other (the write rules run
     // admission, RBAC's escalation check runs the write rules, the defaults read RBAC's aggregation).
-    &["admission", "auth", "patch", "registry", "storage"],
+    &["admission", "auth", "registry", "storage"],
     // The connection loop calls the handlers, which read the server's state and run the watch on the connection.
     &["endpoints", "server"],
 ];
@@ -73,7 +71,6 @@ const KNOWN_MODULE_CIRCLES: &[&[&str]] = &[
         "admission::validating_admission_policy",
         "auth::authorizer",
         "auth::rbac",
-        "patch::managed_fields",
         "registry::builtin_kinds",
         "registry::conversion",
         "registry::crd",

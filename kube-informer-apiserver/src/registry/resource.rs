@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::api::meta::GenerationRule;
+use crate::patch::managed_fields::{FieldManager, Schema, Subresource};
 use crate::registry::conversion::Conversion;
 use crate::registry::defaults::{self, KindRules};
 use crate::registry::printer_column::PrinterColumn;
@@ -125,6 +126,20 @@ pub struct ResourceSpec {
 }
 
 impl ResourceSpec {
+    /// The field manager of this resource's writes through its main endpoint or `subresource`: its schema, kind and
+    /// versions.
+    pub(crate) fn field_manager(&self, subresource: Subresource) -> FieldManager<'_> {
+        FieldManager {
+            schema: Schema::new(self.object_schema(), self.custom),
+            api_version: self.api.api_version(),
+            kind: &self.api.kind,
+            subresource,
+            status_subresource: self.status_subresource,
+            builtin: self.builtin.is_some(),
+            other_versions: self.conversion.as_ref().map_or(&[][..], |c| c.api_versions.as_slice()),
+        }
+    }
+
     /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains;
     /// generations counted as for a custom resource ([`GenerationRule::Spec`]).
     pub fn new(api: ApiResource) -> Self {

@@ -325,7 +325,8 @@ fn create_locked(
     meta::normalize(meta);
     // Field ownership is decided before the strategy's preparation, as kube-apiserver's handler does.
     if let Ownership::Track(manager) = ownership {
-        FieldManager::new(spec, Subresource::Main).create(&mut body, requested, manager);
+        spec.field_manager(Subresource::Main)
+            .create(&mut body, requested, manager);
     }
     if let Some(rules) = spec.builtin {
         rules.prepare_for_create(as_object(&mut body)?, &Cluster::new(g, &spec.id(), &key))?;
@@ -427,7 +428,7 @@ fn prepare_update(
             Some(s) => r.insert("status".into(), s),
             None => r.remove("status"),
         };
-        let fm = FieldManager::new(spec, Subresource::Status);
+        let fm = spec.field_manager(Subresource::Status);
         r = track(&fm, ownership, &old, r, Some(&*new_obj), requested)?;
         if let Some(rules) = spec.builtin {
             rules.prepare_for_update(&mut r, old_obj, true, &cluster)?;
@@ -471,7 +472,7 @@ fn prepare_update(
             };
         }
         meta::normalize(meta_mut(new_obj)?);
-        let fm = FieldManager::new(spec, Subresource::Main);
+        let fm = spec.field_manager(Subresource::Main);
         *new_obj = track(&fm, ownership, &old, std::mem::take(new_obj), None, requested)?;
         if let Some(rules) = spec.builtin {
             rules.prepare_for_update(new_obj, old_obj, false, &cluster)?;
@@ -761,14 +762,11 @@ pub(crate) fn patch(
         return Err(errors::method_not_allowed());
     }
     let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
-    let fm = FieldManager::new(
-        spec,
-        if status_only {
-            Subresource::Status
-        } else {
-            Subresource::Main
-        },
-    );
+    let fm = spec.field_manager(if status_only {
+        Subresource::Status
+    } else {
+        Subresource::Main
+    });
     let mut g = store.lock();
     let Some(current) = g.get(&spec.id(), &object_key(ns, name)) else {
         if kind == PatchType::Apply && !status_only {

@@ -29,7 +29,6 @@ use super::typed::Typed;
 use super::updater::{ApplyError, Conflict, Updater, VersionedSet};
 use crate::api::errors::{self, Failure};
 use crate::protobuf;
-use crate::registry::resource::ResourceSpec;
 
 /// The manager name of an update's own changes while they are computed (kube-apiserver's `current-operation`).
 const CURRENT: &str = "current-operation";
@@ -126,7 +125,8 @@ enum Refused {
     Failed(Failure),
 }
 
-/// The field manager of one resource's writes through one endpoint.
+/// The field manager of one resource's writes through one endpoint (the registry makes it from the resource's
+/// `ResourceSpec`: `ResourceSpec::field_manager`).
 pub(crate) struct FieldManager<'a> {
     pub(crate) schema: Schema<'a>,
     /// The version writes are in (`apps/v1`).
@@ -148,19 +148,6 @@ fn unstructured_zero(api_version: &str, kind: &str) -> Value {
 }
 
 impl<'a> FieldManager<'a> {
-    /// The field manager of a resource's main endpoint, or its status subresource.
-    pub(crate) fn new(spec: &'a ResourceSpec, subresource: Subresource) -> FieldManager<'a> {
-        FieldManager {
-            schema: Schema::of(spec),
-            api_version: spec.api.api_version(),
-            kind: &spec.api.kind,
-            subresource,
-            status_subresource: spec.status_subresource,
-            builtin: spec.builtin.is_some(),
-            other_versions: spec.conversion.as_ref().map_or(&[][..], |c| c.api_versions.as_slice()),
-        }
-    }
-
     /// An empty object of the kind, as kube-apiserver makes one: Go's zero value of a built-in kind (what a create
     /// compares the new object with: a field Go always writes is not added by it), `apiVersion` and `kind` alone
     /// otherwise.

@@ -26,6 +26,7 @@ mod updater;
 pub(crate) use field_manager::{FieldManager, Requested, Subresource, take_requested};
 pub use manager::DIRECT_FIELD_MANAGER;
 pub(crate) use manager::{SERVER, Writer, writer};
+pub(crate) use schema::Schema;
 
 /// How a write's `managedFields` come about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

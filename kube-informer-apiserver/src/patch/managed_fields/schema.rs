@@ -20,7 +20,6 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use crate::registry::resource::ResourceSpec;
 use crate::schema::builtin_schemas;
 
 /// `ObjectMeta`'s schema, as Kubernetes publishes it.
@@ -164,14 +163,6 @@ impl<'s> List<'s> {
 }
 
 impl<'s> Schema<'s> {
-    /// The types of a resource's objects.
-    pub(crate) fn of(spec: &'s ResourceSpec) -> Schema<'s> {
-        Schema {
-            root: spec.object_schema(),
-            custom: spec.custom,
-        }
-    }
-
     /// Types given by an OpenAPI schema of a whole object (`None`: deduced below the type fields).
     pub(crate) fn new(root: Option<&'s Value>, custom: bool) -> Schema<'s> {
         Schema { root, custom }

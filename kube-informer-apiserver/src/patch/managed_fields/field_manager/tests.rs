@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::registry::resource::ResourceSpec;
 use kube_informer::object::ApiResource;
 
 /// An object and the field manager of its resource, as apimachinery's `TestFieldManager` holds them: updates and
@@ -29,7 +30,7 @@ impl Live {
     }
 
     fn fm(&self) -> FieldManager<'_> {
-        FieldManager::new(&self.spec, self.subresource)
+        self.spec.field_manager(self.subresource)
     }
 
     fn update(&mut self, mut new: Value, manager: &str) {
@@ -422,7 +423,7 @@ fn main_resource_writes_own_no_status_and_status_writes_own_only_status() {
 #[test]
 fn custom_resources_and_schemaless_resources_are_typed_too() {
     let spec = ResourceSpec::new(ApiResource::new("example.com", "v1", "Widget", "widgets", true));
-    let fm = FieldManager::new(&spec, Subresource::Main);
+    let fm = spec.field_manager(Subresource::Main);
     let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                          "spec": {"deep": {"x": 1}, "list": [1, 2]}});
     fm.create(&mut obj, Requested::Absent, "creator");
