@@ -49,16 +49,13 @@ const KNOWN_UPWARD: &[&str] = &[
     "endpoints::handlers -> server",
     // The watch stream runs on the connection (`ConnCtx`, `Stream`) instead of being handed a writer and a stop.
     "endpoints::watch -> server::conn",
-    // The store keeps each resource's `ResourceSpec` (its served versions, selectable fields).
-    "storage::store -> registry::resource",
 ];
 
 /// The circles between folders that remain, each by its folders: no folder may join one, no new one may form.
 const KNOWN_FOLDER_CIRCLES: &[&[&str]] = &[
-    // `ResourceSpec` imports the registry modules that fill it (instead of holding function values), the store
-    // imports `ResourceSpec`, and registry, auth and admission call each other (the write rules run
-    // admission, RBAC's escalation check runs the write rules, the defaults read RBAC's aggregation).
-    &["admission", "auth", "registry", "storage"],
+    // Registry, auth and admission call each other: the write rules run admission, admission reads the kinds and
+    // runs the write rules, RBAC's escalation check runs the write rules, the defaults read RBAC's aggregation.
+    &["admission", "auth", "registry"],
     // The connection loop calls the handlers, which read the server's state and run the watch on the connection.
     &["endpoints", "server"],
 ];
@@ -77,11 +74,9 @@ const KNOWN_MODULE_CIRCLES: &[&[&str]] = &[
         "registry::customresource_strategy",
         "registry::defaults",
         "registry::namespace_lifecycle",
-        "registry::reply",
         "registry::resource",
         "registry::scale",
         "registry::strategy",
-        "storage::store",
     ],
     &["endpoints::watch", "server::conn"],
 ];

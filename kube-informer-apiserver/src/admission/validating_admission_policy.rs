@@ -20,8 +20,9 @@ use kube_informer::object::{Status, StatusCause, StatusDetails};
 use serde_json::{Value, json};
 
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::StoreInner;
 use crate::registry::resource::ResourceSpec;
-use crate::storage::store::{StoreInner, StoredObject, object_key};
+use crate::storage::store::{StoredObject, object_key};
 
 /// The group of policies.
 pub(crate) const GROUP: &str = "admissionregistration.k8s.io";
@@ -446,7 +447,7 @@ fn type_checking(policy: &Value) -> Value {
 /// Writes each policy's `status` as kube-apiserver's type-checking controller does (`observedGeneration`,
 /// `typeChecking`), in a write of its own.
 #[cfg(feature = "cel")]
-pub(crate) fn sync(store: &crate::storage::store::Store) {
+pub(crate) fn sync(store: &crate::registry::Store) {
     let Some(spec) = store.lock().spec(POLICIES) else {
         return;
     };
@@ -477,7 +478,7 @@ pub(crate) fn sync(store: &crate::storage::store::Store) {
 }
 
 #[cfg(not(feature = "cel"))]
-pub(crate) fn sync(_store: &crate::storage::store::Store) {}
+pub(crate) fn sync(_store: &crate::registry::Store) {}
 
 #[cfg(feature = "cel")]
 mod evaluate {

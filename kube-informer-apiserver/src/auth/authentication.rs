@@ -13,7 +13,8 @@ use crate::auth::Auth;
 use crate::auth::serviceaccount::TokenIssuer;
 use crate::auth::serviceaccount::claims::{self, Found};
 use crate::auth::serviceaccount::jwt::{ISSUER, Rejection};
-use crate::storage::store::{Store, object_key};
+use crate::registry::Store;
+use crate::storage::store::object_key;
 use kube_informer::object::time::parse_rfc3339;
 
 /// A verified client certificate's subject: `CN` and the `O`s.

@@ -19,7 +19,7 @@ use crate::auth::authorizer;
 use crate::auth::rbac::{self, Policy};
 use crate::auth::serviceaccount::TokenIssuer;
 use crate::auth::{AccessRule, Auth};
-use crate::storage::store::Store;
+use crate::registry::Store;
 
 /// The group and version the access reviews are served under.
 pub(crate) const GROUP: &str = "authorization.k8s.io";

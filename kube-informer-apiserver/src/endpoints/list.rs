@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
+use crate::registry::Store;
 use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;
-use crate::storage::store::{ListQuery, Store, StoredObject};
+use crate::storage::store::{ListQuery, StoredObject};
 use kube_informer::selector::{FieldSelector, Selector, ShardField, ShardSelector};
 
 /// The query parameters of a LIST or WATCH (`metav1.ListOptions`).

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::auth::review::{self, Review};
 use crate::http::log::Verb;
 use crate::http::request_info::RequestInfo;
+use crate::registry::StoreInner;
 use crate::registry::resource::ResourceSpec;
-use crate::storage::store::StoreInner;
 
 /// A non-resource path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,7 +179,7 @@ fn method_verb(method: &str, path: &ResourcePath, watch_param: bool) -> Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::store::Store;
+    use crate::registry::Store;
 
     fn store() -> Store {
         Store::new(1, 10, ResourceSpec::defaults())

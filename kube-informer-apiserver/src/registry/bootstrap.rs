@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use crate::api::errors::Failure;
 use crate::patch::managed_fields::SERVER;
+use crate::registry::Store;
 use crate::registry::strategy;
-use crate::storage::store::Store;
 
 /// The namespaces kube-apiserver creates.
 pub(crate) const NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];

@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 
 use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::SERVER;
+use crate::registry::Store;
 use crate::registry::reply::Reply;
 use crate::registry::strategy::{self, DeleteOptions, OnCommit, Target};
-use crate::storage::store::{Store, StoredObject, object_key};
+use crate::storage::store::{StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 use kube_informer::selector::{LabelSelector, Selector};

@@ -9,8 +9,8 @@
 use serde_json::{Value, json};
 
 use crate::api::errors::Failure;
+use crate::registry::Store;
 use crate::registry::strategy::{self, Target};
-use crate::storage::store::Store;
 
 /// The group's store ids.
 const FLOW_SCHEMAS: &str = "flowschemas.flowcontrol.apiserver.k8s.io";

@@ -23,3 +23,11 @@ pub(crate) mod reply;
 pub(crate) mod resource;
 pub(crate) mod scale;
 pub(crate) mod strategy;
+
+/// The store of the registry's resources: the storage floor's MVCC store, each resource described by its
+/// [`ResourceSpec`](resource::ResourceSpec).
+pub(crate) type Store = crate::storage::store::Store<resource::ResourceSpec>;
+/// What the registry's store holds behind its lock.
+pub(crate) type StoreInner = crate::storage::store::StoreInner<resource::ResourceSpec>;
+/// The registry's store's lock, held.
+pub(crate) type StoreGuard<'a> = crate::storage::store::StoreGuard<'a, resource::ResourceSpec>;

@@ -24,7 +24,8 @@ use serde_json::{Map, Value, json};
 use crate::api::errors::{self, Failure};
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, DeleteOptions};
-use crate::storage::store::{ListQuery, Store, StoreInner, StoredObject, object_key};
+use crate::registry::{Store, StoreInner};
+use crate::storage::store::{ListQuery, StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{Status, StatusCause, StatusDetails};
 

@@ -13,8 +13,9 @@
 use serde_json::Value;
 
 use crate::api::errors::{self, Failure, FieldError};
+use crate::registry::Store;
 use crate::registry::reply::Reply;
-use crate::storage::store::{Store, object_key};
+use crate::storage::store::object_key;
 use kube_informer::object::ApiResource;
 use std::sync::Arc;
 

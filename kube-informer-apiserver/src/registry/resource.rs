@@ -478,6 +478,30 @@ impl From<ApiResource> for ResourceSpec {
     }
 }
 
+impl crate::storage::store::Spec for ResourceSpec {
+    fn id(&self) -> String {
+        ResourceSpec::id(self)
+    }
+    fn group_and_plural(&self) -> (&str, &str) {
+        (&self.api.group, &self.api.plural)
+    }
+    fn version(&self) -> &str {
+        &self.api.version
+    }
+    fn custom(&self) -> bool {
+        self.custom
+    }
+    fn selectable_fields(&self) -> &[String] {
+        &self.selectable_fields
+    }
+    fn field_label_source(&self, label: &str) -> Option<(&str, &str)> {
+        self.field_label_sources
+            .iter()
+            .find(|(l, ..)| *l == label)
+            .map(|(_, path, default)| (*path, *default))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

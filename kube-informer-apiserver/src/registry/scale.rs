@@ -9,9 +9,10 @@ use crate::api::errors::{self, Failure, FieldError};
 use crate::patch::json;
 use crate::patch::managed_fields::scale::{ScaleHandler, scale_field_manager};
 use crate::patch::managed_fields::{Requested, Writer};
+use crate::registry::Store;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, OnCommit, PatchType, Target, Written};
-use crate::storage::store::{Store, StoredObject, object_key};
+use crate::storage::store::{StoredObject, object_key};
 use kube_informer::selector::{LabelSelector, Selector};
 
 /// The `scale` subresource of a resource: where the desired and observed replica counts and the label selector

@@ -9,8 +9,12 @@
 //! * Each resource keeps its last events in a ring; a watcher holds a sequence number into it and reads at its own
 //!   pace without ever blocking a writer. Events evicted from the ring (or compacted) raise the resource's *floor*:
 //!   a watch from a resourceVersion below it is answered `410 Expired`.
+//!
+//! The store knows no kinds: each resource is registered with a description of the registry's ([`Spec`]: where it
+//! is filed, its version, the fields stored beside its objects), which it keeps and hands back.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
 use std::ops::Bound;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -18,7 +22,43 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde_json::Value;
 
-use crate::registry::resource::ResourceSpec;
+/// What the store needs of a resource's description (the registry's `ResourceSpec` is one).
+pub(crate) trait Spec: fmt::Debug {
+    /// The key the resource is filed under (`plural.group`).
+    fn id(&self) -> String;
+    /// The group and plural: the order [`StoreInner::specs`] lists resources in.
+    fn group_and_plural(&self) -> (&str, &str);
+    /// The version this description serves.
+    fn version(&self) -> &str;
+    /// A custom resource (a CRD's).
+    fn custom(&self) -> bool;
+    /// The selectable fields whose values are stored beside each object, in this order.
+    fn selectable_fields(&self) -> &[String];
+    /// Where the value of the selectable field `label` is read when it is not its own path: the path, and the value
+    /// an object without it has.
+    fn field_label_source(&self, label: &str) -> Option<(&str, &str)>;
+}
+
+impl<T: Spec + ?Sized> Spec for Arc<T> {
+    fn id(&self) -> String {
+        (**self).id()
+    }
+    fn group_and_plural(&self) -> (&str, &str) {
+        (**self).group_and_plural()
+    }
+    fn version(&self) -> &str {
+        (**self).version()
+    }
+    fn custom(&self) -> bool {
+        (**self).custom()
+    }
+    fn selectable_fields(&self) -> &[String] {
+        (**self).selectable_fields()
+    }
+    fn field_label_source(&self, label: &str) -> Option<(&str, &str)> {
+        (**self).field_label_source(label)
+    }
+}
 
 /// One stored version of an object: its JSON bytes plus the parsed fields filtering needs.
 #[derive(Debug)]
@@ -38,7 +78,7 @@ pub(crate) struct StoredObject {
 
 impl StoredObject {
     /// Serializes `value` and reads the fields used for filtering.
-    pub(crate) fn from_value(spec: &ResourceSpec, value: &Value) -> StoredObject {
+    pub(crate) fn from_value(spec: &impl Spec, value: &Value) -> StoredObject {
         let meta = value.get("metadata");
         let text = |k: &str| {
             meta.and_then(|m| m.get(k))
@@ -63,16 +103,14 @@ impl StoredObject {
             rev: text("resourceVersion").parse().unwrap_or(0),
             labels,
             fields: spec
-                .selectable_fields
+                .selectable_fields()
                 .iter()
-                .map(
-                    |p| match spec.field_label_sources.iter().find(|(label, ..)| label == p) {
-                        Some((_, path, default)) => Some(field_value(value, path))
-                            .filter(|v| !v.is_empty())
-                            .unwrap_or_else(|| (*default).to_owned()),
-                        None => field_value(value, p),
-                    },
-                )
+                .map(|p| match spec.field_label_source(p) {
+                    Some((path, default)) => Some(field_value(value, path))
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or_else(|| default.to_owned()),
+                    None => field_value(value, p),
+                })
                 .collect(),
         }
     }
@@ -88,12 +126,12 @@ impl StoredObject {
     }
 
     /// The value of a selectable field (`metadata.name`, `metadata.namespace` or one of the spec's).
-    pub(crate) fn field<'a>(&'a self, spec: &ResourceSpec, path: &str) -> Option<&'a str> {
+    pub(crate) fn field<'a>(&'a self, spec: &impl Spec, path: &str) -> Option<&'a str> {
         match path {
             "metadata.name" => Some(&self.name),
             "metadata.namespace" => Some(&self.namespace),
             _ => spec
-                .selectable_fields
+                .selectable_fields()
                 .iter()
                 .position(|f| f == path)
                 // An object stored before its resource gained this field reads it as absent.
@@ -102,7 +140,7 @@ impl StoredObject {
     }
 
     /// A copy whose `metadata.resourceVersion` is `rev` (the last state carried by a DELETED event).
-    pub(crate) fn at_revision(&self, spec: &ResourceSpec, rev: u64) -> StoredObject {
+    pub(crate) fn at_revision(&self, spec: &impl Spec, rev: u64) -> StoredObject {
         let mut v = self.to_value();
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(rev.to_string()));
@@ -171,7 +209,7 @@ pub(crate) struct Event {
 impl Event {
     /// `prev`'s JSON with this event's resourceVersion (what kube-apiserver sends when an object leaves a
     /// watcher's selector). Empty when there is no `prev`.
-    pub(crate) fn prev_json_at_rev(&self, spec: &ResourceSpec) -> &[u8] {
+    pub(crate) fn prev_json_at_rev(&self, spec: &impl Spec) -> &[u8] {
         self.prev_at_rev.get_or_init(|| match &self.prev {
             Some(p) => p.at_revision(spec, self.rev).json,
             None => Box::default(),
@@ -208,13 +246,13 @@ fn prune(versions: &mut Vec<Version>, compacted: u64) {
 
 /// One resource's data.
 #[derive(Debug)]
-pub(crate) struct ResourceState {
+pub(crate) struct ResourceState<S> {
     /// The storage version's spec: objects are stored as it says (their `apiVersion`, the selectable fields'
     /// values beside them).
-    pub(crate) spec: Arc<ResourceSpec>,
+    pub(crate) spec: Arc<S>,
     /// The versions served, most preferred first (Kubernetes' version priority); empty while none is (a CRD whose
     /// versions are all `served: false` keeps its objects). For a resource registered with one spec: that spec.
-    served: Vec<Arc<ResourceSpec>>,
+    served: Vec<Arc<S>>,
     /// Versions by key, in etcd key order. Invariant: every list is non-empty and ascending by revision.
     objects: BTreeMap<String, Vec<Version>>,
     /// The last events, ascending by revision. Invariant: `history.len() <= capacity`.
@@ -267,20 +305,20 @@ pub(crate) struct ListPage {
 
 /// Everything behind the store lock.
 #[derive(Debug)]
-pub(crate) struct StoreInner {
+pub(crate) struct StoreInner<S> {
     /// Revision of the latest write; starts at the configured initial revision (≥ 1, "0" means "any" on the wire).
     rev: u64,
     /// Revisions below this cannot be read; ≤ `rev`.
     compacted: u64,
     history_capacity: usize,
-    resources: HashMap<String, ResourceState>,
+    resources: HashMap<String, ResourceState<S>>,
     /// Bumped when the server cuts its connections: waits for a future revision give up.
     interrupts: u64,
     /// Bumped by every change to the set of resources or their specs (what OpenAPI documents are built from).
     registrations: u64,
 }
 
-impl StoreInner {
+impl<S: Spec> StoreInner<S> {
     fn new(initial_rev: u64, history_capacity: usize) -> Self {
         StoreInner {
             rev: initial_rev.max(1),
@@ -303,14 +341,14 @@ impl StoreInner {
     }
 
     /// Adds a resource served in one version, or replaces the spec of a registered one (keeping its objects).
-    pub(crate) fn register(&mut self, spec: ResourceSpec) {
+    pub(crate) fn register(&mut self, spec: S) {
         let spec = Arc::new(spec);
         self.register_versions(spec.clone(), vec![spec]);
     }
 
     /// Adds a resource stored as `storage` says and served in the `served` versions (most preferred first), or
     /// replaces the specs of a registered one (keeping its objects).
-    pub(crate) fn register_versions(&mut self, storage: Arc<ResourceSpec>, served: Vec<Arc<ResourceSpec>>) {
+    pub(crate) fn register_versions(&mut self, storage: Arc<S>, served: Vec<Arc<S>>) {
         self.registrations += 1;
         let id = storage.id();
         let spec = storage;
@@ -375,9 +413,9 @@ impl StoreInner {
 
     /// Every served version of every registered resource, by group and plural, each resource's versions most
     /// preferred first.
-    pub(crate) fn specs(&self) -> Vec<Arc<ResourceSpec>> {
-        let mut resources: Vec<&ResourceState> = self.resources.values().filter(|r| !r.removed).collect();
-        resources.sort_by(|a, b| (&a.spec.api.group, &a.spec.api.plural).cmp(&(&b.spec.api.group, &b.spec.api.plural)));
+    pub(crate) fn specs(&self) -> Vec<Arc<S>> {
+        let mut resources: Vec<&ResourceState<S>> = self.resources.values().filter(|r| !r.removed).collect();
+        resources.sort_by(|a, b| a.spec.group_and_plural().cmp(&b.spec.group_and_plural()));
         resources.into_iter().flat_map(|r| r.served.iter().cloned()).collect()
     }
 
@@ -385,24 +423,24 @@ impl StoreInner {
     pub(crate) fn custom_ids(&self) -> Vec<String> {
         self.resources
             .iter()
-            .filter(|(_, r)| !r.removed && r.spec.custom)
+            .filter(|(_, r)| !r.removed && r.spec.custom())
             .map(|(id, _)| id.clone())
             .collect()
     }
 
     /// The storage version's spec of the resource filed under `id` (`plural.group`), served or not.
-    pub(crate) fn spec(&self, id: &str) -> Option<Arc<ResourceSpec>> {
+    pub(crate) fn spec(&self, id: &str) -> Option<Arc<S>> {
         self.resources.get(id).filter(|r| !r.removed).map(|r| r.spec.clone())
     }
 
     /// The spec of `id` served in `version`.
-    pub(crate) fn served(&self, id: &str, version: &str) -> Option<Arc<ResourceSpec>> {
+    pub(crate) fn served(&self, id: &str, version: &str) -> Option<Arc<S>> {
         let r = self.resources.get(id).filter(|r| !r.removed)?;
-        r.served.iter().find(|s| s.api.version == version).cloned()
+        r.served.iter().find(|s| s.version() == version).cloned()
     }
 
     /// The specs of the versions `id` is served in, most preferred first.
-    pub(crate) fn served_versions(&self, id: &str) -> Vec<Arc<ResourceSpec>> {
+    pub(crate) fn served_versions(&self, id: &str) -> Vec<Arc<S>> {
         self.resources
             .get(id)
             .filter(|r| !r.removed)
@@ -606,17 +644,19 @@ impl StoreInner {
 }
 
 /// The store's lock, held.
-pub(crate) type StoreGuard<'a> = MutexGuard<'a, StoreInner>;
+pub(crate) type StoreGuard<'a, S> = MutexGuard<'a, StoreInner<S>>;
 
 /// The store: its lock, and a condition variable every write, compaction, watcher change and shutdown notifies.
 #[derive(Debug)]
-pub(crate) struct Store {
-    inner: Mutex<StoreInner>,
+pub(crate) struct Store<S> {
+    inner: Mutex<StoreInner<S>>,
     changed: Condvar,
 }
 
-impl Store {
-    pub(crate) fn new(initial_rev: u64, history_capacity: usize, specs: Vec<ResourceSpec>) -> Self {
+impl<S: Spec> Store<S> {
+    /// A store of `specs`' resources, its revision starting at `initial_rev`, each resource keeping its last
+    /// `history_capacity` events.
+    pub(crate) fn new(initial_rev: u64, history_capacity: usize, specs: Vec<S>) -> Self {
         let mut inner = StoreInner::new(initial_rev, history_capacity);
         for s in specs {
             inner.register(s);
@@ -628,7 +668,7 @@ impl Store {
     }
 
     /// Locks the store. Never hold the guard across I/O.
-    pub(crate) fn lock(&self) -> StoreGuard<'_> {
+    pub(crate) fn lock(&self) -> StoreGuard<'_, S> {
         self.inner.lock()
     }
 
@@ -649,7 +689,7 @@ impl Store {
 
     /// Releases the lock after a write to `id` and wakes that resource's watchers and the revision waiters (not
     /// the watchers of other resources).
-    pub(crate) fn written(&self, g: StoreGuard<'_>, id: &str) {
+    pub(crate) fn written(&self, g: StoreGuard<'_, S>, id: &str) {
         let signal = g.signal(id);
         drop(g);
         if let Some(s) = signal {
@@ -659,13 +699,13 @@ impl Store {
     }
 
     /// Waits for any change (not single writes to resources: see [`Store::written`]), at most until `deadline`.
-    pub(crate) fn wait_until(&self, guard: &mut MutexGuard<'_, StoreInner>, deadline: Instant) {
+    pub(crate) fn wait_until(&self, guard: &mut StoreGuard<'_, S>, deadline: Instant) {
         self.changed.wait_until(guard, deadline);
     }
 
     /// Waits until the store reaches revision `rev` or `wait` passes (or an interrupt); returns the guard and
     /// whether it got there.
-    pub(crate) fn wait_for_rev(&self, rev: u64, wait: Duration) -> (MutexGuard<'_, StoreInner>, bool) {
+    pub(crate) fn wait_for_rev(&self, rev: u64, wait: Duration) -> (StoreGuard<'_, S>, bool) {
         let deadline = Instant::now() + wait;
         let mut g = self.lock();
         let interrupts = g.interrupts;
@@ -682,6 +722,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::StoreInner;
+    use crate::registry::resource::ResourceSpec;
     use kube_informer::object::ApiResource;
     use serde_json::json;
 

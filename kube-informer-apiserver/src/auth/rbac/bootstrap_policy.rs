@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 use super::types::{GROUP, PolicyRule};
 use crate::admission::Admission;
 use crate::api::errors::{self, Failure};
+use crate::registry::Store;
 use crate::registry::strategy;
-use crate::storage::store::Store;
 
 /// The policy's text.
 const DATA: &str = include_str!("bootstrap_policy.txt");

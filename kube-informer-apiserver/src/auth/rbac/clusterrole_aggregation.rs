@@ -12,8 +12,8 @@ use super::rule_resolver::CLUSTER_ROLES;
 use super::types::{ClusterRole, GROUP, PolicyRule};
 use crate::admission::Admission;
 use crate::patch::managed_fields::Writer;
+use crate::registry::Store;
 use crate::registry::strategy::{self, PatchType, Target};
-use crate::storage::store::Store;
 
 /// The field manager of the aggregated rules.
 pub(crate) const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";

@@ -14,7 +14,8 @@ use parking_lot::Mutex;
 
 use super::types::{Binding, ClusterRole, GROUP, PolicyRule, RoleRef, Subject, go_quote};
 use crate::api::user::{UserInfo, matches_service_account};
-use crate::storage::store::{Store, StoredObject};
+use crate::registry::Store;
+use crate::storage::store::StoredObject;
 
 /// Store ids of the four resources.
 pub(crate) const ROLES: &str = "roles.rbac.authorization.k8s.io";

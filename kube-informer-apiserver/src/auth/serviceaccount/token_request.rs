@@ -11,7 +11,8 @@ use super::claims::{self, Bound, TokenSpec};
 use super::jwt::{ISSUER, TokenIssuer};
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util::new_uid;
-use crate::storage::store::{Store, object_key};
+use crate::registry::Store;
+use crate::storage::store::object_key;
 use kube_informer::object::time::format_rfc3339;
 use kube_informer::object::{ApiResource, Status, StatusDetails};
 

@@ -7,9 +7,10 @@
 use serde_json::Value;
 
 use super::text;
+use crate::registry::Store;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, DeleteOptions};
-use crate::storage::store::{Store, StoredObject};
+use crate::storage::store::StoredObject;
 
 /// The finalizer a CRD gets when deleted.
 pub(crate) const FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 
 use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
+use crate::registry::Store;
 use crate::registry::builtin_catalog;
 use crate::registry::printers;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, Target};
-use crate::storage::store::Store;
 use kube_informer::object::ApiResource;
 
 pub(crate) use finalizer::FINALIZER;

@@ -36,7 +36,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::api::errors::Failure;
-use crate::storage::store::{ListQuery, StoreInner};
+use crate::registry::StoreInner;
+use crate::storage::store::ListQuery;
 
 pub(crate) type Object = Map<String, Value>;
 

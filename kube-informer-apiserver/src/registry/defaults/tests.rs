@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use crate::admission::Admission;
 use crate::patch::managed_fields::Writer;
+use crate::registry::Store;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, DeleteOptions, PatchType, Target};
-use crate::storage::store::Store;
 use kube_informer::object::Status;
 
 struct Fixture {
