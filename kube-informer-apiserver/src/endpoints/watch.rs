@@ -23,6 +23,7 @@ use serde_json::json;
 
 use crate::api::errors::{self, Failure, FieldError};
 use crate::api::util;
+use crate::endpoints::ServerState;
 use crate::endpoints::list::ListOptions;
 use crate::endpoints::table::Converter;
 use crate::http::fault_action::FaultAction;
@@ -30,7 +31,6 @@ use crate::http::{self, ResponseBody};
 use crate::registry::conversion;
 use crate::registry::reply::Limit;
 use crate::registry::resource::ResourceSpec;
-use crate::server::conn::{ConnCtx, Stream};
 use crate::storage::store::{Event, EventKind, ListQuery, StoredObject};
 use kube_informer::watch::INITIAL_EVENTS_END_ANNOTATION;
 
@@ -137,7 +137,7 @@ fn convert<'e>(
 
 /// Writes events as chunks and applies the event-counted faults.
 struct Streamer<'a> {
-    w: BufWriter<Limit<&'a mut Stream>>,
+    w: BufWriter<Limit<&'a mut dyn Write>>,
     chunked: bool,
     /// Events written so far (bookmarks included).
     sent: usize,
@@ -161,7 +161,7 @@ impl Streamer<'_> {
         }
     }
 
-    fn event(&mut self, ctx: &ConnCtx, kind: &str, object: &[u8]) -> Result<(), Stop> {
+    fn event(&mut self, ctx: &dyn Connection, kind: &str, object: &[u8]) -> Result<(), Stop> {
         let served = match kind {
             "ERROR" | "BOOKMARK" => Cow::Borrowed(object),
             _ => conversion::served_json(self.spec, object),
@@ -184,7 +184,7 @@ impl Streamer<'_> {
     }
 
     /// Applies a fault due after `sent` events (called after the headers and after every event).
-    fn checkpoint(&mut self, ctx: &ConnCtx) -> Result<(), Stop> {
+    fn checkpoint(&mut self, ctx: &dyn Connection) -> Result<(), Stop> {
         match &self.fault {
             Some(FaultAction::CutAfterEvents(n)) if self.sent == *n => {
                 self.w.flush()?;
@@ -197,7 +197,7 @@ impl Streamer<'_> {
                 self.fault_done = true;
                 let duration = *duration;
                 self.w.flush()?;
-                ctx.shared.faults.stall(duration, self.ticket, || ctx.stopping());
+                ctx.state().stall(duration, self.ticket, &|| ctx.stopping());
                 if ctx.stopping() { Err(Stop::Gone) } else { Ok(()) }
             }
             Some(FaultAction::Garbage { after_events, bytes }) if self.sent == *after_events && !self.fault_done => {
@@ -252,23 +252,33 @@ pub(crate) struct WatchRequest<'a> {
     pub(crate) converter: Option<Converter<'a>>,
 }
 
+/// The connection a watch streams on, as the server hands it down: the server's state, and whether to stop.
+pub(crate) trait Connection {
+    /// The server's state.
+    fn state(&self) -> &dyn ServerState;
+    /// True when the server is shutting down or restarting.
+    fn stopping(&self) -> bool;
+    /// True when the client closed its side (checked without blocking).
+    fn peer_closed(&self) -> bool;
+}
+
 /// Counts the watcher while it streams.
 struct Registration<'a> {
-    ctx: &'a ConnCtx,
+    ctx: &'a dyn Connection,
     id: String,
 }
 
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
-        self.ctx.shared.store.lock().track_watcher(&self.id, false);
-        self.ctx.shared.store.watchers_changed();
+        self.ctx.state().store().lock().track_watcher(&self.id, false);
+        self.ctx.state().store().watchers_changed();
     }
 }
 
 /// Serves a WATCH request; `started(200)` is called, under the store's lock, once the stream is sure to begin.
 pub(crate) fn serve(
-    ctx: &ConnCtx,
-    out: &mut Stream,
+    ctx: &dyn Connection,
+    out: &mut dyn Write,
     request: WatchRequest<'_>,
     started: &mut dyn FnMut(u16),
 ) -> WatchEnd {
@@ -284,8 +294,8 @@ pub(crate) fn serve(
         Some((f, t)) => (Some(f), t),
         None => (None, 0),
     };
-    let shared = &ctx.shared;
-    let store = &shared.store;
+    let shared = ctx.state();
+    let store = shared.store();
     if let Err(st) = validate(opts, shared.watch_list_enabled()) {
         return WatchEnd::Refused(st);
     }
@@ -301,7 +311,7 @@ pub(crate) fn serve(
     let start = {
         let mut g = match (opts.send_initial_events, rv) {
             (Some(true), Some(n)) if n > 0 => {
-                let (g, fresh) = store.wait_for_rev(n, shared.too_large_wait);
+                let (g, fresh) = store.wait_for_rev(n, shared.too_large_wait());
                 if !fresh {
                     return WatchEnd::Refused(errors::too_large_resource_version(n, g.rev()));
                 }
@@ -360,7 +370,7 @@ pub(crate) fn serve(
     };
     let warning = crate::http::warning::headers(spec.deprecation.as_deref());
     let headers: Vec<(&str, &str)> = warning.iter().map(|w| ("Warning", w.as_str())).collect();
-    if http::write_head(out, 200, &headers, body, !http10).is_err() {
+    if http::write_head(&mut &mut *out, 200, &headers, body, !http10).is_err() {
         return WatchEnd::Close;
     }
     let mut s = Streamer {
@@ -416,7 +426,7 @@ enum Step {
 const LIVENESS_INTERVAL: Duration = Duration::from_millis(500);
 
 fn stream(
-    ctx: &ConnCtx,
+    ctx: &dyn Connection,
     s: &mut Streamer<'_>,
     opts: &ListOptions,
     filter: &dyn Fn(&StoredObject) -> bool,
@@ -429,7 +439,7 @@ fn stream(
         end_bookmark,
     } = resume;
     let spec = s.spec;
-    let store = &ctx.shared.store;
+    let store = ctx.state().store();
     let id = spec.id();
     // Writes to this resource wake this condition variable; everything else (restart, shutdown, bookmark
     // interval changes, compaction) goes through `Store::notify`, which wakes it too.
@@ -480,7 +490,7 @@ fn stream(
                 if now >= deadline {
                     break Step::Timeout;
                 }
-                let bookmark_at = last_bookmark + ctx.shared.bookmark_interval();
+                let bookmark_at = last_bookmark + ctx.state().bookmark_interval();
                 if opts.allow_bookmarks && now >= bookmark_at {
                     break Step::Bookmark(g.rev());
                 }
@@ -523,7 +533,7 @@ fn stream(
                         s.event(ctx, kind, json)?;
                     }
                 }
-                if opts.allow_bookmarks && Instant::now() >= last_bookmark + ctx.shared.bookmark_interval() {
+                if opts.allow_bookmarks && Instant::now() >= last_bookmark + ctx.state().bookmark_interval() {
                     if let Some(rev) = caught_up_rev {
                         last_rv = last_rv.max(rev);
                     }

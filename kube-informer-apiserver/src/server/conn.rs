@@ -159,6 +159,18 @@ pub(crate) struct ConnCtx {
     id: u64,
 }
 
+impl watch::Connection for ConnCtx {
+    fn state(&self) -> &dyn crate::endpoints::ServerState {
+        &*self.shared
+    }
+    fn stopping(&self) -> bool {
+        ConnCtx::stopping(self)
+    }
+    fn peer_closed(&self) -> bool {
+        ConnCtx::peer_closed(self)
+    }
+}
+
 impl ConnCtx {
     /// True when the server is shutting down or restarting.
     pub(crate) fn stopping(&self) -> bool {
@@ -700,7 +712,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
     if verb != Verb::Watch {
         let mut pending = PendingRecord::new(&shared.log, record);
         let request = RequestContext {
-            shared,
+            shared: &**shared,
             head,
             query: &query,
             body,

@@ -103,6 +103,36 @@ pub(crate) struct Shared {
     restarts: Mutex<Vec<JoinHandle<()>>>,
 }
 
+impl crate::endpoints::ServerState for Shared {
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn auth(&self) -> &Auth {
+        &self.auth
+    }
+    fn issuer(&self) -> &TokenIssuer {
+        &self.issuer
+    }
+    fn too_large_wait(&self) -> Duration {
+        self.too_large_wait
+    }
+    fn watch_cache(&self) -> bool {
+        self.watch_cache
+    }
+    fn bookmark_interval(&self) -> Duration {
+        Shared::bookmark_interval(self)
+    }
+    fn watch_list_enabled(&self) -> bool {
+        Shared::watch_list_enabled(self)
+    }
+    fn sharded_list_and_watch_enabled(&self) -> bool {
+        Shared::sharded_list_and_watch_enabled(self)
+    }
+    fn stall(&self, duration: Option<Duration>, ticket: u64, stop: &dyn Fn() -> bool) {
+        self.faults.stall(duration, ticket, stop);
+    }
+}
+
 impl Shared {
     /// True when a thread of `epoch` must stop.
     pub(crate) fn stopping(&self, epoch: u64) -> bool {
