@@ -57,7 +57,7 @@ impl RequestContext<'_> {
     fn target(&self) -> Result<Target<'_>, Failure> {
         let r = self.path;
         let target = Target::new(
-            &self.shared.store(),
+            self.shared.store(),
             &r.spec,
             r.namespace.as_deref(),
             r.name.as_deref().unwrap_or(""),
@@ -78,7 +78,7 @@ pub(crate) fn handle(ctx: &RequestContext<'_>, on_commit: OnCommit<'_>) -> Reply
             // The request as authorization read it, asked again for `create`.
             let mut attrs = Attributes::of_request(u, ctx.info);
             attrs.verb = "create".to_owned();
-            let decision = authorizer::authorize(&shared.auth(), policy.as_deref(), &attrs);
+            let decision = authorizer::authorize(shared.auth(), policy.as_deref(), &attrs);
             (!decision.allowed)
                 .then(|| authorizer::forbidden_status(&attrs.api_group, &attrs.resource, &attrs.name, &decision.reason))
         }
@@ -101,7 +101,7 @@ pub(crate) fn handle(ctx: &RequestContext<'_>, on_commit: OnCommit<'_>) -> Reply
             });
             let ns = r.namespace.as_deref().unwrap_or("");
             Guard::new(
-                &shared.auth(),
+                shared.auth(),
                 p,
                 u,
                 &r.spec.id(),
@@ -119,19 +119,19 @@ pub(crate) fn handle(ctx: &RequestContext<'_>, on_commit: OnCommit<'_>) -> Reply
     let reply = run(ctx, checks, on_commit).unwrap_or_else(Reply::Status);
     // A write to a CRD, or to an object of a CRD being deleted, moves what the CRD's controllers do.
     if (r.spec.id() == crd::ID || r.spec.terminating) && write {
-        crd::sync(&shared.store());
+        crd::sync(shared.store());
     }
     // A policy's type checking is written as kube-apiserver's controller writes it.
     if r.spec.id() == crate::admission::validating_admission_policy::POLICIES && write {
-        crate::admission::validating_admission_policy::sync(&shared.store());
+        crate::admission::validating_admission_policy::sync(shared.store());
     }
     // A write in a terminating namespace (or to one) may let its deletion go on.
     if write {
-        namespace_lifecycle::after_write(&shared.store(), &r.spec, r.namespace.as_deref(), r.name.as_deref());
+        namespace_lifecycle::after_write(shared.store(), &r.spec, r.namespace.as_deref(), r.name.as_deref());
     }
     // A write to a ClusterRole moves what the aggregated ones hold.
     if r.spec.id() == rbac::rule_resolver::CLUSTER_ROLES && write {
-        rbac::clusterrole_aggregation::sync(&shared.store());
+        rbac::clusterrole_aggregation::sync(shared.store());
     }
     let reply = conversion::reply(&r.spec, reply);
     match &r.spec.deprecation {
@@ -230,14 +230,14 @@ fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_
     let pods = spec.id() == "pods" && spec.catalog.is_some();
     let status_only = match r.subresource.as_deref() {
         None => false,
-        Some("log") if pods => return pod_subresources::log(&shared.store(), ns.unwrap_or(""), name, query),
+        Some("log") if pods => return pod_subresources::log(shared.store(), ns.unwrap_or(""), name, query),
         Some(sub @ ("exec" | "attach" | "portforward")) if pods => {
-            return pod_subresources::stream(&shared.store(), ns.unwrap_or(""), name, sub, query);
+            return pod_subresources::stream(shared.store(), ns.unwrap_or(""), name, sub, query);
         }
         Some("eviction") if pods && verb == Verb::Create => {
             let (eviction, _) = decode_body_as("policy/v1", "Eviction", head, body, Directive::Ignore)?;
             return eviction::create(
-                &shared.store(),
+                shared.store(),
                 ns.unwrap_or(""),
                 name,
                 &eviction,
@@ -254,7 +254,7 @@ fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_
         }
         Some("finalize") if verb == Verb::Update => {
             let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
-            return namespace_lifecycle::finalize(&shared.store(), spec, name, &v).map(|o| Reply::Object(200, o));
+            return namespace_lifecycle::finalize(shared.store(), spec, name, &v).map(|o| Reply::Object(200, o));
         }
         Some("status") if spec.status_subresource => true,
         Some("scale") => match &spec.scale {
@@ -269,12 +269,12 @@ fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_
                 body,
                 Directive::Ignore,
             )?;
-            let answer = token_request::create(&shared.store(), &shared.issuer(), ns.unwrap_or(""), name, request)?;
+            let answer = token_request::create(shared.store(), shared.issuer(), ns.unwrap_or(""), name, request)?;
             return Ok(Reply::value(201, &answer));
         }
         Some(_) => return Err(errors::no_such_path()),
     };
-    let store = &shared.store();
+    let store = shared.store();
     match verb {
         Verb::List => {
             let opts = ListOptions::parse(query, spec, shared.sharded_list_and_watch_enabled())?;
@@ -400,7 +400,7 @@ fn partial_write(
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
     let (shared, verb, r, head, query, body) = (ctx.shared, ctx.verb, ctx.path, ctx.head, ctx.query, ctx.body);
-    let (store, spec, ns) = (&shared.store(), &*r.spec, r.namespace.as_deref());
+    let (store, spec, ns) = (shared.store(), &*r.spec, r.namespace.as_deref());
     let name = r.name.as_deref().unwrap_or("");
     if verb == Verb::Get {
         return get(shared, spec, ns, name, query);
@@ -451,7 +451,7 @@ fn scale_request(
     on_commit: OnCommit<'_>,
 ) -> Result<Reply, Failure> {
     let (shared, verb, r, head, query, body) = (ctx.shared, ctx.verb, ctx.path, ctx.head, ctx.query, ctx.body);
-    let (store, spec, ns) = (&shared.store(), &*r.spec, r.namespace.as_deref());
+    let (store, spec, ns) = (shared.store(), &*r.spec, r.namespace.as_deref());
     let name = r.name.as_deref().unwrap_or("");
     let user_agent = head.header("user-agent").unwrap_or("");
     let answer = match verb {
@@ -592,7 +592,7 @@ fn delete_collection(
     let mut items = Vec::with_capacity(targets.len());
     for t in targets {
         let ns = (!t.namespace.is_empty()).then_some(t.namespace.as_str());
-        match strategy::delete(&shared.store(), spec, ns, &t.name, &opts, &mut *on_commit) {
+        match strategy::delete(shared.store(), spec, ns, &t.name, &opts, &mut *on_commit) {
             Ok(Deleted::Gone(o) | Deleted::Finalizing(o)) => items.push(o),
             // Deleted meanwhile by someone else.
             Err(st) if st.code == 404 => {}
