@@ -8,11 +8,12 @@ use serde_json::Value;
 
 use crate::api::meta::GenerationRule;
 use crate::patch::managed_fields::{FieldManager, Schema, Subresource};
+use crate::patch::strategic_merge;
 use crate::registry::conversion::Conversion;
 use crate::registry::defaults::{self, KindRules};
 use crate::registry::printer_column::PrinterColumn;
 use crate::registry::scale::ScaleSubresource;
-use crate::{patch::strategic_merge, registry::builtin_catalog, registry::builtin_kinds, registry::crd};
+use crate::registry::{builtin_catalog, builtin_kinds, crd};
 use kube_informer::object::ApiResource;
 
 pub use crate::api::names::NameRule;
@@ -309,8 +310,8 @@ impl ResourceSpec {
     /// `openAPIV3Schema` is (no `$ref`), with the `x-kubernetes-*` extensions kube-apiserver publishes where they
     /// apply. A schema that declares strategic merge keys or strategies (`x-kubernetes-patch-merge-key`,
     /// `x-kubernetes-patch-strategy`, as Kubernetes' own types do) makes the resource accept strategic merge patches,
-    /// applied as [`strategic_merge`](crate::patch::strategic_merge) describes; without them the server answers a strategic
-    /// merge patch 415, as kube-apiserver answers it for a custom resource.
+    /// applied as [`strategic_merge`](crate::strategic_merge) describes; without them the server answers a
+    /// strategic merge patch 415, as kube-apiserver answers it for a custom resource.
     ///
     /// ```
     /// use kube_informer::object::ApiResource;
@@ -376,13 +377,14 @@ impl ResourceSpec {
         self.status_subresource
     }
 
-    /// The resources registered unless [`ApiServerBuilder::no_default_resources`](crate::ApiServerBuilder::no_default_resources):
-    /// every resource kube-apiserver 1.34 serves by default — each resource of each stable group-version, from
-    /// core/v1 `pods` to resource.k8s.io/v1 `resourceslices` — with the scope, verbs, subresources, singular and
-    /// short names and categories its discovery gives, generated from Kubernetes' published OpenAPI and discovery
-    /// documents (`tools/k8s-schemas/`). CustomResourceDefinitions are registered beside them by the server itself;
-    /// the access reviews, token reviews and bindings, which store nothing, are answered by the server without a
-    /// resource of their own.
+    /// The resources registered unless
+    /// [`ApiServerBuilder::no_default_resources`](crate::ApiServerBuilder::no_default_resources): every resource
+    /// kube-apiserver 1.34 serves by default — each resource of each stable group-version, from core/v1 `pods` to
+    /// resource.k8s.io/v1 `resourceslices` — with the scope, verbs, subresources, singular and short names and
+    /// categories its discovery gives, generated from Kubernetes' published OpenAPI and discovery documents
+    /// (`tools/k8s-schemas/`). CustomResourceDefinitions are registered beside them by the server itself; the access
+    /// reviews, token reviews and bindings, which store nothing, are answered by the server without a resource of their
+    /// own.
     ///
     /// Each carries the OpenAPI schema Kubernetes 1.34 publishes for its kind (see
     /// [`object_schema`](Self::object_schema)), which makes it accept strategic merge patches, and its registry's

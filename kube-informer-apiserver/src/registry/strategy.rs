@@ -358,9 +358,9 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
 }
 
 /// The validation of a write after the strategy prepared it (`new`, an update of `old` when there is one): a custom
-/// resource's schema and rules ([`customresource_strategy`](crate::registry::customresource_strategy)), then validating
-/// admission ([`validating_admission_policy`](crate::admission::validating_admission_policy)). Returns the warnings to answer
-/// with.
+/// resource's schema and rules ([`customresource_strategy`](crate::registry::customresource_strategy)), then
+/// validating admission ([`validating_admission_policy`](crate::admission::validating_admission_policy)). Returns
+/// the warnings to answer with.
 fn validate_write(
     g: &StoreInner,
     spec: &ResourceSpec,
@@ -707,8 +707,8 @@ pub(crate) enum PatchType {
     /// `application/strategic-merge-patch+json`: lists merge as the resource's schema says
     /// ([`strategic_merge`](crate::patch::strategic_merge)).
     Strategic,
-    /// `application/apply-patch+yaml` (or `+json`): server-side apply ([`managed_fields`](crate::patch::managed_fields)),
-    /// which may create.
+    /// `application/apply-patch+yaml` (or `+json`): server-side apply
+    /// ([`managed_fields`](crate::patch::managed_fields)), which may create.
     Apply,
 }
 

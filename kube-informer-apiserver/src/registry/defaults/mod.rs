@@ -1,6 +1,6 @@
 //! What kube-apiserver does to an object of a built-in kind on its way to storage, beyond the generic registry
-//! rules of [`strategy`](crate::registry::strategy): the scheme's defaulting (`pkg/apis/<group>/<version>/defaults.go` and the
-//! generated `SetObjectDefaults_<Kind>`, which says which defaulters run for which nested types), the registry
+//! rules of [`strategy`](crate::registry::strategy): the scheme's defaulting (`pkg/apis/<group>/<version>/defaults.go`
+//! and the generated `SetObjectDefaults_<Kind>`, which says which defaulters run for which nested types), the registry
 //! strategy's `PrepareForCreate` / `PrepareForUpdate` (`pkg/registry/<group>/<kind>/strategy.go`), and the Service
 //! REST's allocation of cluster IPs and node ports.
 //!
