@@ -48,9 +48,9 @@ const KNOWN_UPWARD: &[&str] = &[];
 
 /// The circles between folders that remain, each by its folders: no folder may join one, no new one may form.
 const KNOWN_FOLDER_CIRCLES: &[&[&str]] = &[
-    // Registry, auth and admission call each other: the write rules run admission, admission reads the kinds and
-    // runs the write rules, RBAC's escalation check runs the write rules, the defaults read RBAC's aggregation.
-    &["admission", "auth", "registry"],
+    // Registry and admission call each other: the write rules (a CRD's, a scale's, every write's validating
+    // admission, a conversion's field validation) run admission, which reads the kinds and runs the write rules.
+    &["admission", "registry"],
 ];
 
 /// The circles between modules of different folders that remain, each by its modules: no module may join one.
@@ -58,8 +58,6 @@ const KNOWN_MODULE_CIRCLES: &[&[&str]] = &[&[
     "admission",
     "admission::field_validation",
     "admission::validating_admission_policy",
-    "auth::authorizer",
-    "auth::rbac",
     "registry::builtin_kinds",
     "registry::conversion",
     "registry::crd",

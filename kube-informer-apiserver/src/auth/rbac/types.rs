@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 /// The API group of the RBAC kinds.
-pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
+pub(crate) use crate::registry::defaults::rbac::GROUP;
 /// `*` in verbs, apiGroups, resources and nonResourceURLs.
 pub(crate) const ALL: &str = "*";
 

@@ -28,6 +28,7 @@ mod core;
 mod image;
 mod pod;
 mod qos;
+pub(crate) mod rbac;
 mod service;
 mod service_alloc;
 
@@ -212,7 +213,7 @@ static RULES: [KindRules; 10] = [
 pub(crate) fn rules(api_version: &str, kind: &str) -> Option<&'static KindRules> {
     RULES
         .iter()
-        .chain(crate::auth::rbac::validation::RULES.iter())
+        .chain(rbac::RULES.iter())
         .find(|r| r.kind.strip_suffix(kind).and_then(|v| v.strip_suffix('/')) == Some(api_version))
 }
 

@@ -5,12 +5,14 @@
 
 use serde_json::Value;
 
-use super::types::GROUP;
+use super::{Cluster, KindRules, Object};
 use crate::api::errors::{self, Failure, FieldError};
-use crate::registry::defaults::{Cluster, KindRules, Object};
 use crate::registry::resource::{NameRule, validate_name};
 
-/// The rules of the four kinds, found by [`defaults::rules`](crate::registry::defaults::rules).
+/// The RBAC API group, whose kinds the authorizer reads (`auth::rbac`).
+pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
+
+/// The rules of the four kinds, found by [`rules`](super::rules).
 pub(crate) static RULES: [KindRules; 4] = [
     KindRules::new(
         "rbac.authorization.k8s.io/v1/Role",
