@@ -51,7 +51,7 @@
 //! | Update (PUT) | Optimistic concurrency: a non-empty stale resourceVersion gets 409 Conflict; an empty one updates unconditionally; uid, creationTimestamp, deletionTimestamp, generation kept; `generation` bumped by the resource's [`GenerationRule`] (anything outside `metadata` — and `status` with a status subresource — changed; deployments also on annotation changes); a write that changes nothing makes no revision and no event; the body's namespace checked against the URL's (400) right after decoding, before any authorization of a create or escalation check; create-on-update where the kind's strategy allows it (`AllowCreateOnUpdate`: endpoints, events, leases, limit ranges, runtime classes, services and the four RBAC kinds — not custom resources): a PUT of an object that does not exist creates it (201) after RBAC's escalation check and the authorization of `create` (kube's `withAuthorization`: 403) | |
 //! | Metadata | Every write stores `metadata` as a Go round-trip of `ObjectMeta` leaves it: unknown fields, nulls, empty strings, `generation: 0` and empty `labels`, `annotations`, `finalizers`, `ownerReferences` dropped | The rest of a built-in object is not round-tripped as its Go type would be: unknown fields are dropped by its schema (see fieldValidation), but empty `omitempty` fields (`data: {}`, `selector: {}`) and nulls are kept (a pod template's metadata excepted; a `null` a map or list holds where the Go type holds a value becomes its zero, as Built-in types says), numbers keep their form (`1.0`) |
 //! | Built-in types | Every write of a default resource's kind (create, update, status, every patch type's result, server-side apply, the Rust calls) is decoded as kube-apiserver decodes it into its Go type, read from the kind's OpenAPI schema in the catalog, before anything else and whatever `fieldValidation`: a value of the wrong JSON type (`json: cannot unmarshal object into Go struct field ConfigMap.data of type string`, `… ServicePort.spec.ports.port of type int32`, `… Deployment.spec of type v1.DeploymentSpec`), an integer that is not one or does not fit (`number 1.5`, `number 3000000000` into an `int32`), an int-or-string that is neither, a quantity (`quantities must match the regular expression …`), a time (`parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse …`; six fraction digits for a `MicroTime`) or base64 bytes (`illegal base64 data at input byte 3`) that do not parse. A body's error is a 400 `<Kind> in version "v1" cannot be handled as a <Kind>: …` naming the first problem in the body's order (or a self-decoding type's, which stops Go's decoder); a JSON or merge patch's a 422 `"" is invalid: patch: Invalid value: "<patched object>": …`; a strategic merge patch's a 422 with the unstructured converter's words (`unrecognized type: string`, `cannot restore struct from: string`) and the patch printed as Go prints it; server-side apply's a 500. `null` is a zero value; one held by a map or list where the Go type holds a value is stored as that zero (`""`, `0`, `{}`, empty bytes), as kube-apiserver answers it after its round trip: no accepted write leaves an object a typed client cannot read | Named Go types the schema does not name are printed as their underlying type (`string` for `v1.Protocol`; a map of quantities is `v1.ResourceList`); a strategic merge patch's or an apply's problems are looked for in the schema's property order, not the Go struct's; where the unstructured converter would keep an integral float (`2.0`) or drop an `int32`'s high bits, the write is refused in the JSON decoder's words (what is stored is the JSON as written); the enums of the OpenAPI are validation (422), which is not done, not decoding; no `metav1.Duration` field is in the catalog's kinds; custom resources follow their schema (see CRDs) |
-//! | Managed fields | `metadata.managedFields` kept by kube-apiserver's field manager (`src/managed_fields/` ports apimachinery's `managedfields` over structured-merge-diff) on every write through the API — create, update, every patch type, the status and scale subresources: entries `{manager, operation: Apply or Update, apiVersion, time, fieldsType: FieldsV1, fieldsV1, subresource}`, one per manager, operation, subresource (and version for updates), appliers first then oldest first; FieldsV1 as kube writes it (`f:`, `k:{…}` by list-map keys with their schema defaults — `protocol: TCP` for ports —, `v:` for set items, `"."` for a node itself owned); the manager is `fieldManager` (≤ 128 printable characters, 422 otherwise) or the User-Agent's first word, `unknown` without either; an update owns what it changed (compared with Go's zero value of a built-in kind on create: defaults are owned, what the strategy or an allocator adds is not) and takes it from the others, removed fields leave every manager; nothing owns `apiVersion`, `kind`, `metadata` itself or the system metadata; main-resource writes own no `status` where a status subresource exists, status writes own only `status`; at most ten update entries (the oldest merged into `ancient-changes`); valid non-empty entries sent in a create or update replace the stored ones (kubectl's client-side to server-side apply migration), invalid ones are ignored, `[]` or `[{}]` reset them and the object is then tracked again only once something applies (`before-first-apply`); a scale write is owned on the `Scale` and moved to the parent's replicas path (subresource `scale`); the Rust-side calls write as [`DIRECT_FIELD_MANAGER`], the server's CRD status as `kube-apiserver` | Within a `fieldsV1` object the keys come in byte order (kube-apiserver writes fields, then keys, values, indexes; numbers by value): the same set; an update compares the stored JSON as it is (a field Go always writes but the object lacks is added or removed, not changed), only a create starts from Go's zero value; entries of versions the resource does not serve are dropped by the next write; managed fields are not reconciled when a CRD's schema turns a field atomic or granular; an object too large with its managed fields is not retried without them; no `application/apply-patch+cbor` |
+//! | Managed fields | `metadata.managedFields` kept by kube-apiserver's field manager (`src/patch/managed_fields/` ports apimachinery's `managedfields` over structured-merge-diff) on every write through the API — create, update, every patch type, the status and scale subresources: entries `{manager, operation: Apply or Update, apiVersion, time, fieldsType: FieldsV1, fieldsV1, subresource}`, one per manager, operation, subresource (and version for updates), appliers first then oldest first; FieldsV1 as kube writes it (`f:`, `k:{…}` by list-map keys with their schema defaults — `protocol: TCP` for ports —, `v:` for set items, `"."` for a node itself owned); the manager is `fieldManager` (≤ 128 printable characters, 422 otherwise) or the User-Agent's first word, `unknown` without either; an update owns what it changed (compared with Go's zero value of a built-in kind on create: defaults are owned, what the strategy or an allocator adds is not) and takes it from the others, removed fields leave every manager; nothing owns `apiVersion`, `kind`, `metadata` itself or the system metadata; main-resource writes own no `status` where a status subresource exists, status writes own only `status`; at most ten update entries (the oldest merged into `ancient-changes`); valid non-empty entries sent in a create or update replace the stored ones (kubectl's client-side to server-side apply migration), invalid ones are ignored, `[]` or `[{}]` reset them and the object is then tracked again only once something applies (`before-first-apply`); a scale write is owned on the `Scale` and moved to the parent's replicas path (subresource `scale`); the Rust-side calls write as [`DIRECT_FIELD_MANAGER`], the server's CRD status as `kube-apiserver` | Within a `fieldsV1` object the keys come in byte order (kube-apiserver writes fields, then keys, values, indexes; numbers by value): the same set; an update compares the stored JSON as it is (a field Go always writes but the object lacks is added or removed, not changed), only a create starts from Go's zero value; entries of versions the resource does not serve are dropped by the next write; managed fields are not reconciled when a CRD's schema turns a field atomic or granular; an object too large with its managed fields is not retried without them; no `application/apply-patch+cbor` |
 //! | Status subresource | Where registered: `…/{name}/status` GET/PUT/PATCH change only `.status`; main-resource writes keep the stored status; create drops `.status` | Status writes ignore metadata changes entirely |
 //! | Scale subresource | Where registered ([`ScaleSubresource`]: paths as a CRD's `subresources.scale`; deployments: `.spec.replicas`, `.status.replicas`, `.spec.selector`): `…/{name}/scale` GET/PUT/PATCH of an `autoscaling/v1` `Scale` carrying the parent's name, uid, resourceVersion and creationTimestamp; its resourceVersion is the write's precondition (409); negative replicas 422; the scaled object is then admitted as any update of it (a custom resource's schema: 422 naming its kind, e.g. replicas above the schema's `maximum`); every write of a custom resource also has its replica counts checked (0 to 2³¹-1, integers, causes named `.spec.replicas` as kube-apiserver names them) and its selector (a string); `deployments/scale` in discovery as `autoscaling/v1` `Scale`; writes (server-side apply too) owned on the `Scale` and moved to the parent, as the Managed fields row says; other subresources 404 | A missing `.spec.replicas` reads 0 (no defaulting to 1) |
 //! | PATCH | JSON merge patch (RFC 7386), JSON patch (RFC 6902: 400 when malformed, 422 when a step fails, all or nothing); strategic merge patch as apimachinery applies it ([`strategic_merge`]) for resources whose schema declares merge keys — the default resources carry Kubernetes 1.34's schemas: lists merged by merge key or replaced, `$patch` replace/delete, `$setElementOrder`, `$deleteFromPrimitiveList`, `$retainKeys`, its 400/422/500 answers, no directive ever stored; other resources answer it 415 as kube-apiserver answers for a custom resource; a resourceVersion in the patched object is a precondition (409); a JSON patch of more than 10,000 operations is a 413 (`The allowed maximum operations in a JSON patch is 10000, got 10001`) and one whose `copy` operations add more than 3 MiB a 422 (`Unable to complete the copy, the accumulated size increase of copy is …, exceeding the limit 3145728`), kube-apiserver's `maxJSONPatchOperations` and `JSONPatchMaxCopyBytes`; no patch may nest the object deeper than a body may be (127 arrays and objects, checked at each JSON patch operation: 422); server-side apply (`application/apply-patch+yaml` or `+json`, main resource, `status` and `scale`) as structured-merge-diff merges, driven by the resource's schema (lists atomic, sets, or maps by their `x-kubernetes-list-map-keys` — a built-in type's list with only a `merge` patch strategy by its merge key, a custom resource's without a list type atomic —, maps granular unless `x-kubernetes-map-type: atomic`, values the schema leaves open deduced): it creates a missing object (201; 409 for a `uid`), owns what the configuration sets, removes what its manager applied before and no longer applies unless another manager owns it, shares fields set to their current value, refuses with 409 `Apply failed with 1 conflict: conflict with "mgr" using apps/v1: .spec.x` (the plural form lists them by manager) and `FieldManagerConflict` causes the fields other managers own when it changes them, unless `force=true`; `kubectl` takes over what its client-side apply annotation recorded unchanged, and keeps the annotation up to date; `fieldManager` required and `force` only on apply (422), a configuration of another kind or version (400 `invalid object type`), with `managedFields` (400) or not fitting the schema (500 `failed to create typed patch object`) refused, as kube-apiserver does | kube-apiserver stores objects nested up to 10,000 levels deep (Go's decoder); here what is stored nests at most 127 levels, its managed fields included (what serde_json, and so kube-rs and this crate's client, reads back: `fieldsV1` nest 4 levels deeper than the fields they name), and a write past it is a 422; strategic merge patch drops `null`s and directive keys inside content it takes whole (kube-apiserver decodes them to Go zero values), and does not reproduce the order Go's sort gives a malformed `$setElementOrder` of more than 20 items |
@@ -127,109 +127,51 @@
 //!
 //! # Floors
 //!
-//! The modules stand on floors named as k8s.io/apiserver names its packages; a module uses modules of its own floor
-//! or lower ones, and a lower floor reaches up only through a value it is handed (`tests/layering.rs` holds this,
-//! listing the arrows and circles that still run against it):
+//! The folders of `src/` are floors named as k8s.io/apiserver names its packages; a folder uses folders of its own
+//! floor or lower ones, and a lower floor reaches up only through a value it is handed (`tests/layering.rs` holds
+//! this, listing the arrows and circles that still run against it):
 //!
-//! | Floor | kube-apiserver's | Modules |
+//! | Floor | Folders (kube-apiserver's packages) | What they hold |
 //! |---|---|---|
-//! | 4 server | `server`, `main` | `server` (`ApiServer` and its builder), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `service_account_client` (a service account's kubeconfig and client), `admin`, `faults` (the queue and its JSON form), `manifests`, `main.rs` |
-//! | 3 endpoints | `endpoints`, `endpoints/handlers` | `handlers` (the handlers per verb, one `RequestContext` passed down per request), `router`, `watch`, `list`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
-//! | 2 registry, auth, admission | `registry`, `authentication`, `authorization`, `admission` | `resource` (`ResourceSpec`), `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `serviceaccount`, `bootstrap`, `printers`, `reply` (an answer as a value, which registry code returns and the endpoints write); `auth`, `authentication`, `authorizer`, `rbac`, `impersonation`, `review`; `admission`, `field_validation`, `validating_admission_policy` |
-//! | 1 storage and libraries | `storage`, apimachinery's libraries | `store` (MVCC, watch history, compaction, continue tokens), `cel`, `schema`, `patch`, `strategic_merge`, `managed_fields`, `protobuf`, `type_check`, the built-in catalog and schemas |
-//! | 0 the wire and plain values | `net/http`, `endpoints/request`, `api/errors`, `api/resource` | `http`, `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `errors`, `names`, `quantity`, `fault_action`, `meta`, `user`, `warning`, `util` |
+//! | 4 server | `server/` (`server`, `server/filters`) | [`ApiServer`] and its builder (`server/mod.rs`: wiring), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `faults` (the queue and its JSON form), `admin`, `manifests`, `kubeconfig`, `service_account_client`, `fd_limit`; beside it `main.rs` and the fuzz targets' `fuzzing.rs` |
+//! | 3 endpoints | `endpoints/` (`endpoints`, `endpoints/handlers`, `endpoints/discovery`, `endpoints/openapi`) | `router`, `handlers` (the handlers per verb, one `RequestContext` passed down per request), `list`, `watch`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
+//! | 2 registry, auth, admission | `registry/` (`registry`, kube-apiserver's `pkg/registry`), `auth/` (`authentication`, `authorization`, RBAC, `serviceaccount`), `admission/` (`admission`, its `policy/validating` plugin) | registry: `resource` ([`ResourceSpec`]), `builtin_catalog`, `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `bootstrap`, `flowcontrol_bootstrap`, the subresources (`eviction`, `pod_subresources`, `certificate_approval`, `component_status`), `printers`, `printer_column`, `reply` (an answer as a value, which registry code returns and the endpoints write); auth: [`AccessRule`] (`auth/mod.rs`), `authentication`, `authorizer`, `rbac`, `impersonation`, `review`, `serviceaccount`; admission: the chain (`admission/mod.rs`), `field_validation`, `validating_admission_policy` |
+//! | 1 storage and libraries | `storage/` (`storage`), `cel/`, `schema/`, `patch/`, `protobuf/` (apimachinery's and apiextensions-apiserver's libraries) | `storage/store` (MVCC, watch history, compaction, continue tokens); `cel`; `schema` (structural schemas: pruning, defaulting, validation, CEL rules; the built-in schemas, the Go type checks); `patch` (`json`: merge patch and JSON patch, [`strategic_merge`], `managed_fields` and apply); `protobuf` |
+//! | 0 the ground | `http/` (Go's `net/http`, `endpoints/request`), `api/` (apimachinery's `api/errors`, `api/resource`, `apis/meta`) | http: the wire (`http/mod.rs`), `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `warning`, `fault_action`, `log`; api: `errors`, `meta`, `names`, `quantity`, `go_literals`, `nesting`, `jsonpath`, `user`, `util` |
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod admin;
 mod admission;
-mod aggregated_discovery;
+mod api;
 mod auth;
-mod authentication;
-mod authorizer;
-mod bootstrap;
-mod builtin_catalog;
-mod builtin_kinds;
-mod builtin_schemas;
 #[cfg(feature = "cel")]
 mod cel;
-mod certificate_approval;
-mod component_status;
-mod conn;
-mod conversion;
-mod crd;
-mod customresource_strategy;
-mod defaults;
-mod direct;
-mod discovery;
-mod errors;
-mod eviction;
-mod fault_action;
-mod faults;
-mod fd_limit;
-mod field_validation;
-mod flowcontrol_bootstrap;
+mod endpoints;
 #[cfg(all(feature = "fuzzing", feature = "cel"))]
 #[doc(hidden)]
 pub mod fuzzing;
-mod go_literals;
-mod handlers;
 mod http;
-mod impersonation;
-mod jsonpath;
-mod kubeconfig;
-mod list;
-mod log;
-mod managed_fields;
-mod manifests;
-mod meta;
-mod names;
-mod namespace_lifecycle;
-mod nesting;
-mod openapi;
 mod patch;
-mod pod_subresources;
-mod printer_column;
-mod printers;
 mod protobuf;
-mod quantity;
-mod rbac;
-mod reply;
-mod request_info;
-mod resource;
-mod review;
-mod router;
-mod scale;
+mod registry;
 mod schema;
 mod server;
-mod service_account_client;
-mod serviceaccount;
-mod serving_limits;
-mod store;
-pub mod strategic_merge;
-mod strategy;
-mod table;
-pub(crate) mod tls;
-mod type_check;
-mod user;
-mod util;
-mod validating_admission_policy;
-mod warning;
-mod watch;
+mod storage;
 
-pub use admin::PREFIX as ADMIN_PREFIX;
+pub use api::meta::GenerationRule;
+pub use api::util::parse_duration;
 pub use auth::AccessRule;
-pub use faults::{Fault, FaultAction, FaultTarget};
-pub use log::{LogMark, RequestLog, RequestRecord, Verb};
-pub use managed_fields::DIRECT_FIELD_MANAGER;
-pub use meta::GenerationRule;
-pub use printer_column::{CellFn, ColumnType, PrinterColumn};
-pub use resource::{NameRule, ResourceSpec};
-pub use scale::ScaleSubresource;
+pub use http::log::{LogMark, RequestLog, RequestRecord, Verb};
+pub use http::tls::ClientIdentity;
+pub use patch::managed_fields::DIRECT_FIELD_MANAGER;
+pub use patch::strategic_merge;
+pub use registry::printer_column::{CellFn, ColumnType, PrinterColumn};
+pub use registry::resource::{NameRule, ResourceSpec};
+pub use registry::scale::ScaleSubresource;
+pub use server::admin::PREFIX as ADMIN_PREFIX;
+pub use server::faults::{Fault, FaultAction, FaultTarget};
 pub use server::{ADMIN_USER, ApiServer, ApiServerBuilder};
-pub use tls::ClientIdentity;
-pub use util::parse_duration;
 
 /// Decodes a protobuf request body (`application/vnd.kubernetes.protobuf`: the magic `k8s\0`, then a
 /// `runtime.Unknown` envelope around the object's message) into the JSON object the embedded server stores, as

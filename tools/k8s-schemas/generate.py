@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerates the embedded API server's built-in catalog: kube-informer-apiserver/src/builtin_catalog.json (every
-resource kube-apiserver 1.34 serves by default: see catalog.py) and src/builtin_schemas.json (their OpenAPI schemas).
+"""Regenerates the embedded API server's built-in catalog: kube-informer-apiserver/src/registry/builtin_catalog.json
+(every resource kube-apiserver 1.34 serves by default: see catalog.py) and src/schema/builtin_schemas.json (their
+OpenAPI schemas).
 
 Source: the PyPI package kubernetes-validate (pinned below), which ships, per Kubernetes release, the JSON-schema
 rendering of that release's published OpenAPI document. We take Kubernetes 1.34's and turn it back into OpenAPI
@@ -39,8 +40,8 @@ PACKAGE = "kubernetes-validate==1.37.0"
 KUBERNETES = "1.34.0"
 MEMBER = f"kubernetes_validate/kubernetes-json-schema/v{KUBERNETES}-local/_definitions.json"
 SRC = os.path.join(os.path.dirname(__file__), "..", "..", "kube-informer-apiserver", "src")
-OUT = os.path.join(SRC, "builtin_schemas.json")
-CATALOG_OUT = os.path.join(SRC, "builtin_catalog.json")
+OUT = os.path.join(SRC, "schema", "builtin_schemas.json")
+CATALOG_OUT = os.path.join(SRC, "registry", "builtin_catalog.json")
 
 # Definitions replaced whole (kubernetes-validate widens both to a JSON-schema oneOf of its own).
 REPLACED = {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::library::{Fail, NO_OVERLOAD};
 use super::types::Type;
 use super::value::{Semver, Url, Value};
-use crate::quantity::Quantity;
+use crate::api::quantity::Quantity;
 
 const QUANTITY: &str = "kubernetes.Quantity";
 const IP: &str = "net.IP";
@@ -215,7 +215,7 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
         ("getEscapedPath", Some(V::Url(u)), []) => V::str(&u.path),
         ("getQuery", Some(V::Url(u)), []) => {
             let mut m: std::collections::BTreeMap<super::value::Key, Value> = std::collections::BTreeMap::new();
-            for (k, v) in crate::util::parse_query(&u.query) {
+            for (k, v) in crate::api::util::parse_query(&u.query) {
                 let key = super::value::Key::Str(Arc::from(k.as_str()));
                 let mut list = match m.remove(&key) {
                     Some(V::List(l)) => (*l).clone(),
@@ -551,7 +551,7 @@ fn validate_format(f: &str, s: &str) -> Vec<String> {
                 errs.push("does not match the UUID format".into());
             }
         }
-        "byte" if crate::util::base64_std_decode(s).is_none() => errs.push("invalid base64".into()),
+        "byte" if crate::api::util::base64_std_decode(s).is_none() => errs.push("invalid base64".into()),
         "date" if s.len() != 10 || super::library::parse_timestamp(s).is_none() => errs.push("invalid date".into()),
         "datetime" if super::library::parse_timestamp(s).is_none() || s.len() <= 10 => {
             errs.push("invalid datetime".into())

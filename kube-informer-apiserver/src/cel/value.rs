@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::types::Type;
-use crate::quantity::Quantity;
+use crate::api::quantity::Quantity;
 
 /// A map key: CEL allows bool, int, uint and string keys.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -243,7 +243,7 @@ pub(crate) fn from_json(v: &Json, t: &Type) -> Value {
             Some(d) => Value::Duration(d),
             None => Value::str(s),
         },
-        (Json::String(s), Type::Bytes { .. }) => match crate::util::base64_std_decode(s) {
+        (Json::String(s), Type::Bytes { .. }) => match crate::api::util::base64_std_decode(s) {
             Some(b) => Value::Bytes(Arc::from(b)),
             None => Value::str(s),
         },
@@ -290,7 +290,7 @@ pub(crate) fn to_json(v: &Value) -> Json {
         Value::Uint(u) => Json::from(*u),
         Value::Double(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
         Value::String(s) => Json::String(s.to_string()),
-        Value::Bytes(b) => Json::String(crate::util::base64_std(b)),
+        Value::Bytes(b) => Json::String(crate::api::util::base64_std(b)),
         Value::List(l) => Json::Array(l.iter().map(to_json).collect()),
         Value::Map(m) => Json::Object(
             m.iter()

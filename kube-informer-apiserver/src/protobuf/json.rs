@@ -161,7 +161,7 @@ impl Converter<'_> {
                 None => Ok(nil()),
                 Some(raw) => {
                     let b = payload(raw);
-                    Ok((!(f.omit && b.is_empty())).then(|| Value::String(crate::util::base64_std(b))))
+                    Ok((!(f.omit && b.is_empty())).then(|| Value::String(crate::api::util::base64_std(b))))
                 }
             },
             Type::Scalar(s) => match occ.last() {
@@ -344,7 +344,7 @@ fn scalar(s: Scalar, raw: Raw<'_>) -> Result<Value, WireError> {
         Raw::Number(n) => n,
         Raw::Bytes(b) => {
             return Ok(Value::String(match s {
-                Scalar::Bytes => crate::util::base64_std(b),
+                Scalar::Bytes => crate::api::util::base64_std(b),
                 _ => go_string(b),
             }));
         }

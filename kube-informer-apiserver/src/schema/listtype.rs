@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::validation::render;
 use super::{FieldPath, SchemaNode};
-use crate::errors::FieldError;
+use crate::api::errors::FieldError;
 
 /// The list-type errors of `x` under `schema`, in kube-apiserver's order: a map's values (`additionalProperties`)
 /// before its properties, a list's own duplicates before its items'.

@@ -1,8 +1,10 @@
 //! What kube-apiserver does with an object's structural schema (a CRD's `openAPIV3Schema`, or a
 //! [`ResourceSpec::schema`](super::ResourceSpec::schema)): pruning of unknown fields ([`prune`]), defaulting
 //! ([`default`]), validation with its 422 wording ([`validate`]) — apiextensions-apiserver's algorithms, on
-//! `serde_json::Value`s. Pure functions: the handlers decide when each runs.
+//! `serde_json::Value`s. Pure functions: the handlers decide when each runs. Beside them: the default resources'
+//! schemas ([`builtin_schemas`]) and what decoding a built-in object into its Go type refuses ([`type_check`]).
 
+pub(crate) mod builtin_schemas;
 #[cfg(feature = "cel")]
 pub(crate) mod cel;
 mod defaulting;
@@ -10,6 +12,7 @@ mod listtype;
 mod objectmeta;
 mod pruning;
 pub(crate) mod ratcheting;
+pub(crate) mod type_check;
 mod validation;
 
 use serde_json::{Map, Value};
@@ -23,26 +26,26 @@ pub(crate) use validation::{validate, validate_update};
 /// The errors of a CRD schema's `x-kubernetes-validations` (at `path`), as kube-apiserver's CRD validation finds
 /// them ([`cel::check_definition`]).
 #[cfg(feature = "cel")]
-pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::errors::FieldError> {
+pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::api::errors::FieldError> {
     cel::check_definition(schema, path)
 }
 
 /// Built without the `cel` feature, the server cannot evaluate rules: a CRD carrying any is refused, naming the
 /// feature, rather than served with its rules silently ignored.
 #[cfg(not(feature = "cel"))]
-pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::errors::FieldError> {
+pub(crate) fn check_rules(schema: &Value, path: &str) -> Vec<crate::api::errors::FieldError> {
     let mut out = Vec::new();
     refuse_rules(schema, path, &mut out);
     out
 }
 
 #[cfg(not(feature = "cel"))]
-fn refuse_rules(s: &Value, path: &str, out: &mut Vec<crate::errors::FieldError>) {
+fn refuse_rules(s: &Value, path: &str, out: &mut Vec<crate::api::errors::FieldError>) {
     if s.get("x-kubernetes-validations")
         .and_then(Value::as_array)
         .is_some_and(|r| !r.is_empty())
     {
-        out.push(crate::errors::FieldError::forbidden(
+        out.push(crate::api::errors::FieldError::forbidden(
             &format!("{path}.x-kubernetes-validations"),
             "CEL validation rules cannot be evaluated: this kube-informer-apiserver was built without its `cel` feature",
         ));

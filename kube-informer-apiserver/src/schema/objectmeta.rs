@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::{FieldPath, SchemaNode};
-use crate::errors::FieldError;
+use crate::api::errors::FieldError;
 
 const OBJECT_META: &[&str] = &[
     "annotations",

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::{FieldPath, SchemaNode};
-use crate::errors::FieldError;
+use crate::api::errors::FieldError;
 
 /// Validates `x` against `schema`; the errors in kube-apiserver's order (a node's own checks, then its children).
 pub(crate) fn validate(x: &Value, schema: &Value) -> Vec<FieldError> {
@@ -400,7 +400,7 @@ pub(super) fn format_ok(format: &str, v: &str) -> bool {
             let s: String = v.chars().filter(|c| *c != '-').collect();
             s.len() == 32 && hex(&s)
         }
-        "byte" => crate::util::base64_std_decode(v).is_some() || v.is_empty(),
+        "byte" => crate::api::util::base64_std_decode(v).is_some() || v.is_empty(),
         "ipv4" => v.parse::<std::net::Ipv4Addr>().is_ok(),
         "ipv6" => v.parse::<std::net::Ipv6Addr>().is_ok(),
         "cidr" => v.split_once('/').is_some_and(|(ip, bits)| {
@@ -417,8 +417,8 @@ pub(super) fn format_ok(format: &str, v: &str) -> bool {
                         && !l.ends_with('-')
                 })
         }
-        "k8sshortname" => crate::names::validate_name(crate::names::NameRule::Label, v).is_ok(),
-        "k8slongname" => crate::names::validate_name(crate::names::NameRule::Subdomain, v).is_ok(),
+        "k8sshortname" => crate::api::names::validate_name(crate::api::names::NameRule::Label, v).is_ok(),
+        "k8slongname" => crate::api::names::validate_name(crate::api::names::NameRule::Subdomain, v).is_ok(),
         "mac" => {
             let parts: Vec<&str> = v.split([':', '-']).collect();
             matches!(parts.len(), 6 | 8 | 20) && parts.iter().all(|p| p.len() == 2 && hex(p))

@@ -12,8 +12,8 @@ use std::sync::{Arc, LazyLock, Weak};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::api::errors::FieldError;
 use crate::cel::types::MAX_REQUEST_SIZE;
-use crate::errors::FieldError;
 use compilation::CompiledRule;
 
 pub(crate) use validation::validate;

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::compilation::CompiledRule;
 use super::{Rules, rules};
+use crate::api::errors::FieldError;
 use crate::cel::{self, EvalError, Type, Value as Cel};
-use crate::errors::FieldError;
 use crate::schema::{FieldPath, ratcheting};
 
 /// What the rules said: errors, and the warnings of ratcheted ones.
