@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
-use super::managed_fields::SameEntries;
+use super::managed_fields::{ManagedFieldsEntry, SameEntries};
 
 /// Longest value interned, in bytes: longer ones are kept as values of their own (a `managedFields` set of a huge
 /// object, a ConfigMap's data) — they seldom repeat, and hashing them costs.
@@ -45,8 +45,12 @@ pub(crate) struct Interner {
     strings: HashSet<Arc<str>, Seeded>,
     /// The text the last [`SharedText`] of each family and length was coded against (see [`shared_text`]).
     bases: HashMap<(Arc<str>, usize), Arc<str>, Seeded>,
-    /// Lists of `managedFields` entries (see [`intern_with`]).
+    /// Lists of `managedFields` entries (see [`intern_list`]).
     entry_lists: HashSet<SameEntries, Seeded>,
+    /// The JSON text of `managedFields` lists decoded more than once, and the list it decodes to (one of
+    /// `entry_lists`): a list sent again byte for byte is found here without being decoded (see [`find_list`]).
+    /// Invariant: each text at most `MAX_LEN` bytes.
+    raw_lists: HashMap<Box<str>, SameEntries, Seeded>,
     /// The tables are swept once they hold this many values together: twice what the last sweep kept, at least
     /// `SWEEP_MIN`.
     sweep_at: usize,
@@ -154,7 +158,8 @@ impl Interner {
         Interner {
             strings: HashSet::with_hasher(seed.clone()),
             bases: HashMap::with_hasher(seed.clone()),
-            entry_lists: HashSet::with_hasher(seed),
+            entry_lists: HashSet::with_hasher(seed.clone()),
+            raw_lists: HashMap::with_hasher(seed),
             sweep_at: SWEEP_MIN,
             sweeps: 0,
         }
@@ -162,7 +167,7 @@ impl Interner {
 
     /// Values in the tables.
     fn len(&self) -> usize {
-        self.strings.len() + self.entry_lists.len() + self.bases.len()
+        self.strings.len() + self.entry_lists.len() + self.bases.len() + self.raw_lists.len()
     }
 
     /// Enters a new, empty interner on this thread (a cache's reflector does this when its thread starts): until
@@ -195,6 +200,13 @@ impl Interner {
         // so it stays garbage. A count read as higher while another thread drops its reference is swept next time.
         // A base only this map holds (and the table) is dropped with its family's key.
         self.bases.retain(|_, base| Arc::strong_count(base) > 2);
+        // A list is held by `entry_lists` and by each of its texts in `raw_lists`: garbage when nothing else holds it.
+        let mut texts: HashMap<*const ManagedFieldsEntry, usize> = HashMap::new();
+        for l in self.raw_lists.values() {
+            *texts.entry(l.0.as_ptr()).or_default() += 1;
+        }
+        self.raw_lists
+            .retain(|_, l| Arc::strong_count(&l.0) > 1 + texts.get(&l.0.as_ptr()).copied().unwrap_or(0));
         self.strings.retain(|s| Arc::strong_count(s) > 1);
         self.entry_lists.retain(|l| Arc::strong_count(&l.0) > 1);
         // Counting every table: a threshold from one table alone would sweep at each insert once the others hold
@@ -399,12 +411,33 @@ impl std::hash::Hash for SharedText {
     }
 }
 
-/// `value`, or the equal list of entries shared before, when an interner is entered on this thread.
-pub(crate) fn intern_with(value: SameEntries) -> SameEntries {
+/// The list of entries decoded before from exactly `text` (a `managedFields` list's JSON), when an interner is
+/// entered on this thread and that text was decoded more than once in it.
+pub(crate) fn find_list(text: &str) -> Option<SameEntries> {
+    if text.len() > MAX_LEN {
+        return None;
+    }
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().and_then(|i| i.raw_lists.get(text).cloned()))
+        .ok()
+        .flatten()
+}
+
+/// `value`, or the equal list of entries shared before, when an interner is entered on this thread. `text`, the JSON
+/// `value` was decoded from, is remembered for [`find_list`] when an equal list was decoded before: a list that
+/// repeats is found from its text the next time; one that does not (an object's own) costs no copy of its text.
+pub(crate) fn intern_list(value: SameEntries, text: Option<&str>) -> SameEntries {
     let shared = CURRENT.try_with(|c| {
         c.borrow_mut().as_mut().map(|i| {
-            if let Some(found) = i.entry_lists.get(&value) {
-                return found.clone();
+            if let Some(found) = i.entry_lists.get(&value).cloned() {
+                if let Some(text) = text.filter(|t| t.len() <= MAX_LEN && !i.raw_lists.contains_key(*t)) {
+                    if i.len() >= i.sweep_at {
+                        // Keeps `found`, held here.
+                        i.sweep();
+                    }
+                    i.raw_lists.insert(text.into(), found.clone());
+                }
+                return found;
             }
             if i.len() >= i.sweep_at {
                 i.sweep();
@@ -417,6 +450,11 @@ pub(crate) fn intern_with(value: SameEntries) -> SameEntries {
         Ok(Some(v)) => v,
         _ => value,
     }
+}
+
+#[cfg(test)]
+pub(crate) fn raw_lists_len() -> usize {
+    CURRENT.with(|c| c.borrow().as_ref().map_or(0, |i| i.raw_lists.len()))
 }
 
 /// True when an interner is entered on this thread.

@@ -479,10 +479,13 @@ impl std::hash::Hash for SameEntries {
     }
 }
 
-/// Reads the array of entries; `null` and `[]` are none.
-struct ListVisitor;
+/// Reads the array of entries; `null` and `[]` are none. `raw` is the array's JSON text, when it was read whole
+/// first (see [`OptionalManagedFields`]).
+struct ListVisitor<'t> {
+    raw: Option<&'t str>,
+}
 
-impl<'de> Visitor<'de> for ListVisitor {
+impl<'de> Visitor<'de> for ListVisitor<'_> {
     type Value = Option<ManagedFields>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -514,7 +517,7 @@ impl<'de> Visitor<'de> for ListVisitor {
         let entries: Arc<[ManagedFieldsEntry]> = entries.into();
         Ok((!entries.is_empty()).then(|| ManagedFields {
             entries: if shareable {
-                interner::intern_with(SameEntries(entries)).0
+                interner::intern_list(SameEntries(entries), self.raw).0
             } else {
                 entries
             },
@@ -539,20 +542,42 @@ impl<'de> Deserialize<'de> for ManagedFieldsEntry {
 }
 
 /// Reads `managedFields` as [`ObjectMeta`](super::ObjectMeta) keeps it: `null` and `[]` are `None`.
+///
+/// The list is read whole first, as JSON text (one scan, nothing decoded): in a cache, a list whose text was decoded
+/// before — one controller's entries, written in the same second on every object of a release — is the list decoded
+/// then, found by its text without decoding it again. Any other list is then decoded from that text. Decoded
+/// outside a cache, the list takes the same path, so that both give the same errors.
 pub(crate) struct OptionalManagedFields;
 
 impl<'de> DeserializeSeed<'de> for OptionalManagedFields {
     type Value = Option<ManagedFields>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_option(ListVisitor)
+        // `Box<RawValue>` reads from any serde_json deserializer (text, a reader, a `serde_json::Value`); `null` is
+        // none.
+        let Some(raw) = Option::<Box<RawValue>>::deserialize(d)? else {
+            return Ok(None);
+        };
+        let text = raw.get();
+        if let Some(found) = interner::find_list(text) {
+            return Ok(Some(ManagedFields { entries: found.0 }));
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.deserialize_option(ListVisitor { raw: Some(text) })
+            .and_then(|list| de.end().map(|()| list))
+            .map_err(|e| {
+                // The error's own position is in the list's text: the deserializer of the whole document adds its.
+                let message = e.to_string();
+                let at = format!(" at line {} column {}", e.line(), e.column());
+                de::Error::custom(message.strip_suffix(&at).unwrap_or(&message))
+            })
     }
 }
 
 impl<'de> Deserialize<'de> for ManagedFields {
     /// Reads a JSON array of entries (at least one).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_seq(ListVisitor)?
+        d.deserialize_seq(ListVisitor { raw: None })?
             .ok_or_else(|| de::Error::invalid_length(0, &"at least one managedFields entry"))
     }
 }
@@ -629,6 +654,89 @@ mod tests {
         let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
         assert_eq!(value(&b.to_json()), value(&other));
         assert_eq!(value(&a.to_json()), value(TWO));
+    }
+
+    /// Metadata decoded in a cache, as the reflector decodes it.
+    fn meta(list: &str) -> crate::object::ObjectMeta {
+        serde_json::from_str(&format!(r#"{{"name":"a","managedFields":{list}}}"#)).unwrap()
+    }
+
+    #[test]
+    fn a_list_sent_again_byte_for_byte_is_found_by_its_text() {
+        use crate::object::interner::raw_lists_len;
+        let _scope = Interner::enter();
+        let first = meta(TWO).managed_fields.unwrap();
+        assert_eq!(raw_lists_len(), 0, "a list seen once keeps no copy of its text");
+        let second = meta(TWO).managed_fields.unwrap();
+        assert!(Arc::ptr_eq(&first.entries, &second.entries));
+        assert_eq!(raw_lists_len(), 1, "a list seen twice is remembered by its text");
+        let third = meta(TWO).managed_fields.unwrap();
+        assert!(Arc::ptr_eq(&first.entries, &third.entries));
+        // The same entries written otherwise (a space): decoded, and the same list.
+        let spaced = TWO.replace("\"manager\":", "\"manager\" :");
+        let fourth = meta(&spaced).managed_fields.unwrap();
+        assert!(Arc::ptr_eq(&first.entries, &fourth.entries));
+        assert_eq!(raw_lists_len(), 2);
+        let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
+        assert_eq!(value(&third.to_json()), value(TWO));
+        // A list with a set of its own is never remembered.
+        let other = TWO.replace("f:phase", "f:phasf");
+        for _ in 0..3 {
+            let _ = meta(&other);
+        }
+        assert_eq!(raw_lists_len(), 2);
+    }
+
+    #[test]
+    fn lists_read_whole_first_give_the_same_errors_in_a_cache_or_not() {
+        let bad = [
+            r#"[{"time":5}]"#,
+            r#"[1]"#,
+            r#"[{"manager":"a","manager":5}]"#,
+            r#"[{"time":"a","time":"b"}]"#,
+            r#"{"manager":"x"}"#,
+            r#"[{"manager":"a"},]"#,
+        ];
+        let decode = |list: &str| {
+            serde_json::from_str::<crate::object::ObjectMeta>(&format!(r#"{{"name":"a","managedFields":{list}}}"#))
+                .map(|m| m.managed_fields)
+                .map_err(|e| e.to_string())
+        };
+        let plain: Vec<_> = bad.iter().map(|l| decode(l)).collect();
+        let _scope = Interner::enter();
+        for (list, p) in bad.iter().zip(&plain) {
+            let e = p.as_ref().unwrap_err();
+            assert_eq!(e.matches(" at line ").count(), 1, "one position, the document's: {e}");
+            assert_eq!(&decode(list), p, "{list}");
+            assert_eq!(&decode(list), p, "{list}");
+        }
+        assert!(
+            plain[0].as_ref().unwrap_err().starts_with("invalid type: integer `5`"),
+            "{plain:?}"
+        );
+        assert_eq!(decode("null"), Ok(None));
+        assert_eq!(decode("[]"), Ok(None));
+    }
+
+    #[test]
+    fn texts_of_lists_nobody_holds_are_swept() {
+        use crate::object::interner::raw_lists_len;
+        let _scope = Interner::enter();
+        let kept = meta(TWO).managed_fields.unwrap();
+        let _again = meta(TWO);
+        for i in 0..4 * crate::object::interner::SWEEP_MIN {
+            let list = format!(r#"[{{"manager":"m{i}"}}]"#);
+            drop((meta(&list), meta(&list)));
+            assert!(
+                raw_lists_len() <= 2 * crate::object::interner::SWEEP_MIN,
+                "{}",
+                raw_lists_len()
+            );
+        }
+        assert!(
+            Arc::ptr_eq(&kept.entries, &meta(TWO).managed_fields.unwrap().entries),
+            "alive: kept"
+        );
     }
 
     #[test]
