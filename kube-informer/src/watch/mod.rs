@@ -11,9 +11,8 @@ mod event;
 mod framer;
 pub(crate) use framer::json_error;
 mod list_decoder;
-mod spares;
+pub(crate) mod spares;
 
 pub use decoder::{DEFAULT_MAX_OBJECT_SIZE, WatchDecoder};
 pub use event::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};
 pub use list_decoder::ListDecoder;
-pub use spares::SpareObjects;
