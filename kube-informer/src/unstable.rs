@@ -3,9 +3,8 @@
 //! use it. Applications, controllers and their tests need none of it.
 //!
 //! * Watch recycling: an informer decodes watch events into the memory of the objects its cache let go of, by
-//!   itself. [`SpareObjects`] is where a decoder finds them; [`RecycleFrom`] takes them on a
-//!   [`WatchDecoder`](crate::watch::WatchDecoder) of one's own, [`Recycling`] on a
-//!   [`WatchStream`](crate::client::WatchStream).
+//!   itself. [`SpareObjects`] is where a decoder finds them; [`RecycleFrom`] takes them on a [`WatchDecoder`] of
+//!   one's own, [`Recycling`] on a [`WatchStream`].
 //! * [`WatchHooks`]: what the informer's reflector asks of a [`ListerWatcher`](crate::cache::ListerWatcher) beyond
 //!   listing and watching (watches that recycle, ending a watch when a sharded informer's shard changes), offered
 //!   through [`ListerWatcher::unstable_hooks`](crate::cache::ListerWatcher::unstable_hooks). A `ListerWatcher` that

@@ -4,7 +4,8 @@
 //!   [`WatchEvent`]s.
 //! * [`ListDecoder`]: a LIST response (`{"kind":"…List","metadata":{…},"items":[…]}`) into its items, one by one as
 //!   they arrive, then its [`ListMeta`](crate::object::ListMeta).
-//! * [`SpareObjects`]: objects a decoder may decode into, reusing their memory (an informer's retired versions).
+//! * [`WatchDecoder::recycle`]: an object a decoder may decode the next event into, reusing its memory (an informer
+//!   hands its decoders its retired versions by itself).
 
 mod decoder;
 mod event;
