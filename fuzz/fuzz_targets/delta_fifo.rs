@@ -1,12 +1,12 @@
 //! The informer's queues against their reference model: any sequence of add / update / delete / streamed replace
 //! (with pops interleaved) / aborted replace / resync / pop keeps each queue's invariants — a RealFIFO pops every
 //! reported change once, in order —, and once drained the store equals the server's state
-//! (`kube_informer::cache::fifo_model::check` for the DeltaFIFO, `check_real` for the RealFIFO; each input runs
+//! (`kube_informer::unstable::fifo_model::check` for the DeltaFIFO, `check_real` for the RealFIFO; each input runs
 //! through both).
 
 #![no_main]
 
-use kube_informer::cache::fifo_model::{FifoOp, check, check_real};
+use kube_informer::unstable::fifo_model::{FifoOp, check, check_real};
 use libfuzzer_sys::fuzz_target;
 
 /// Turns bytes into operations: one opcode byte, then the operands it needs (missing bytes read as 0).

@@ -41,7 +41,8 @@ use kube_informer::object::core::{ConfigMap, Pod};
 use kube_informer::object::{
     ApiResource, DynamicObject, ListMeta, Object, ObjectMeta, PartialObjectMetadata, StringMap,
 };
-use kube_informer::watch::{SpareObjects, WatchDecoder, WatchEvent};
+use kube_informer::unstable::{RecycleFrom, SpareObjects, WatchHooks};
+use kube_informer::watch::{WatchDecoder, WatchEvent};
 use kube_informer_apiserver::ApiServer;
 use serde_json::{Value, json};
 
@@ -1149,7 +1150,10 @@ fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usize, relist: 
         })
         .unwrap();
     informer.start().unwrap();
-    assert!(informer.wait_synced(Duration::from_secs(600)), "sync timed out");
+    assert!(
+        informer.wait_for_cache_sync(Duration::from_secs(600)).is_ok(),
+        "sync timed out"
+    );
     let (synced, cpu) = (t0.elapsed().as_secs_f64(), procfs::cpu() - cpu0);
     let peak = procfs::peak();
     assert_eq!(informer.lister().len(), n);
@@ -1228,6 +1232,16 @@ impl ListerWatcher<ConfigMap> for FromRevision {
         self.inner.watch(params)
     }
 
+    fn interrupt(&self) {
+        self.inner.interrupt();
+    }
+
+    fn unstable_hooks(&self) -> Option<&dyn WatchHooks<ConfigMap>> {
+        Some(self)
+    }
+}
+
+impl WatchHooks<ConfigMap> for FromRevision {
     fn watch_recycling(
         &self,
         params: &WatchParams,
@@ -1236,11 +1250,8 @@ impl ListerWatcher<ConfigMap> for FromRevision {
         self.opened
             .lock()
             .get_or_insert_with(|| (Instant::now(), procfs::cpu()));
-        self.inner.watch_recycling(params, spares)
-    }
-
-    fn interrupt(&self) {
-        self.inner.interrupt();
+        let hooks = self.inner.unstable_hooks().expect("a ListWatch recycles");
+        hooks.watch_recycling(params, spares)
     }
 }
 

@@ -21,7 +21,7 @@
 //! `--lease-namespace`.
 
 use std::io::Write;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -107,11 +107,12 @@ fn reconcile(key: &str, ctx: &Context<'_, ConfigMap, Replica>) -> kube_informer:
     Ok(Action::await_change())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args = parse_args();
     let Some(kubeconfig) = &args.kubeconfig else {
-        return demo();
+        demo()?;
+        return Ok(ExitCode::SUCCESS);
     };
     let lease = Duration::from_secs(args.lease_seconds.max(2));
     let election = LeaderElectionConfig::default()
@@ -175,7 +176,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     done.store(true, Ordering::Relaxed);
     let _ = printer.join();
     println!("{report}");
-    std::process::exit(if report.is_clean() { 0 } else { 1 });
+    Ok(report.exit_code()) // 0 when everything stopped cleanly, 1 otherwise
 }
 
 /// Without a kubeconfig: an embedded server with the gate on, 300 ConfigMaps, three replicas of this program; one

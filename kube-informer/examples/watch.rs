@@ -102,9 +102,7 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         informer.add_event_handler(print_event)?;
     }
     informer.start()?;
-    if !informer.wait_synced(Duration::from_secs(3600)) {
-        return Err("not synced after an hour".into());
-    }
+    informer.wait_for_cache_sync(Duration::from_secs(3600))?; // names what is missing if it does not fill
     let seconds = started.elapsed().as_secs_f64();
     let objects = informer.lister().len();
     if args.sync_only {

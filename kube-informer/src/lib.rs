@@ -40,6 +40,8 @@
 //!   gracefully — a controller binary's `main`.
 //! * `metrics` (feature `metrics`): every figure the crate keeps, in the Prometheus text format.
 //! * `probe` (feature `probe`): `/metrics`, `/healthz` and `/readyz` over HTTP, as controller-runtime's manager serves them.
+//! * [`unstable`]: plumbing a few programs reach into (watch recycling, a `ListerWatcher`'s hooks) — **not covered
+//!   by semver**; nothing else in the crate is unstable.
 //!
 //! The API server the examples and tests run against is another crate, `kube-informer-apiserver` (a
 //! dev-dependency: the library never depends on it).
@@ -152,6 +154,7 @@ mod stop;
 #[cfg(test)]
 mod test_log;
 mod thread_name;
+pub mod unstable;
 pub mod wait;
 pub mod watch;
 mod worker;

@@ -315,7 +315,7 @@ fn informers_survive_the_fault_schedule() {
     }
     watchdog::phase("waiting for the informers to sync");
     for inf in &informers {
-        assert!(inf.wait_synced(common::WAIT), "{} synced", inf.name());
+        assert!(inf.wait_for_cache_sync(common::WAIT).is_ok(), "{} synced", inf.name());
     }
     watchdog::phase("fault phase");
 
@@ -614,7 +614,7 @@ fn informers_back_off_in_410_and_429_storms() {
         })
     };
     for (inf, _) in &informers {
-        assert!(inf.wait_synced(common::WAIT), "{} synced", inf.name());
+        assert!(inf.wait_for_cache_sync(common::WAIT).is_ok(), "{} synced", inf.name());
     }
 
     let storms: [Storm; 4] = [

@@ -1056,7 +1056,8 @@ fn an_informer_syncs_through_list_watch_and_stops() {
     let web = SharedIndexInformer::new(ListWatch::new(&api).labels("app=web"), InformerOptions::default());
     informer.start().unwrap();
     web.start().unwrap();
-    assert!(informer.wait_synced(Duration::from_secs(20)) && web.wait_synced(Duration::from_secs(20)));
+    informer.wait_for_cache_sync(Duration::from_secs(20)).unwrap();
+    web.wait_for_cache_sync(Duration::from_secs(20)).unwrap();
     assert_eq!((informer.lister().len(), web.lister().len()), (1_002, 1));
     api.create(&PostParams::default(), &cm("late")).unwrap();
     eventually("the watch delivered the new object", || {

@@ -64,7 +64,7 @@ fn a_status_write_does_not_requeue_under_the_generation_predicate() {
         })
         .unwrap();
     controller.start().unwrap();
-    assert!(informer.wait_synced(WAIT));
+    informer.wait_for_cache_sync(WAIT).unwrap();
 
     api.create(&PostParams::default(), &widget("default", "w", "red"))
         .unwrap();

@@ -168,7 +168,7 @@ fn informers_and_handlers_converge_to_the_servers_state() {
         inf.start().unwrap();
     }
     for inf in &informers {
-        assert!(inf.wait_synced(WAIT), "{} synced", inf.name());
+        assert!(inf.wait_for_cache_sync(WAIT).is_ok(), "{} synced", inf.name());
     }
     let (late, late_replay) = ReplayHandler::new(false, Behaviour::Fast);
     informers[0].add_event_handler(late).unwrap();

@@ -71,7 +71,7 @@ fn a_missing_rbac_verb_is_named_by_not_synced_health_and_metrics() {
     let secrets = factory.informer_for::<DynamicObject>(&ApiResource::new("", "v1", "Secret", "secrets", true));
     assert!(secrets.health().state.is_healthy(), "not started: nothing wrong yet");
     factory.start().unwrap();
-    assert!(configmaps.wait_synced(WAIT));
+    configmaps.wait_for_cache_sync(WAIT).unwrap();
     eventually("two failed rounds", || {
         degraded_error(&secrets.health().state).is_some_and(|(attempts, _)| attempts >= 2)
     });
@@ -133,7 +133,10 @@ fn an_unserved_resource_degrades_with_its_404_then_heals_once_served() {
     assert!(!informer.has_synced());
 
     server.register(ResourceSpec::new(widgets));
-    assert!(informer.wait_synced(WAIT), "synced once the resource is served");
+    assert!(
+        informer.wait_for_cache_sync(WAIT).is_ok(),
+        "synced once the resource is served"
+    );
     eventually("healthy again", || informer.health().state.is_healthy());
     let health = informer.health();
     assert!(health.is_ready(), "{health:?}");
@@ -157,7 +160,7 @@ fn refused_connections_degrade_and_a_listening_server_heals() {
             .reflector(quick_reflector()),
     );
     informer.start().unwrap();
-    assert!(informer.wait_synced(WAIT));
+    informer.wait_for_cache_sync(WAIT).unwrap();
     assert!(informer.health().is_ready());
 
     server.stop_listening();
@@ -206,7 +209,7 @@ fn a_panic_in_a_transform_halts_the_informer_and_says_so_at_error() {
             }),
     ));
     informer.start().unwrap();
-    assert!(informer.wait_synced(WAIT));
+    informer.wait_for_cache_sync(WAIT).unwrap();
     assert!(informer.health().state.is_healthy());
 
     server.create(&cm("ns", "boom", "1")).unwrap();

@@ -54,7 +54,7 @@ fn first_list_is_paged_at_rv0_without_a_watch_cache_then_watches() {
     let (h, rx) = recorder();
     inf.add_event_handler(h).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     let lists: Vec<_> = server
         .requests()
         .since(mark)
@@ -101,7 +101,7 @@ fn an_expired_continue_token_falls_back_to_one_full_list() {
     server.delete::<ConfigMap>(Some("ns"), "cm-00699").unwrap();
     server.compact_to_latest();
     server.clear_faults();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     let lists: Vec<_> = server
         .requests()
         .since(mark)
@@ -130,7 +130,7 @@ fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
     let mark = server.requests().mark();
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     let reqs = server.requests().since(mark);
     assert_eq!(server.requests().lists_since(mark, "configmaps"), 0, "no LIST at all");
     let first = reqs.iter().find(|r| r.is(Verb::Watch, "configmaps")).unwrap();
@@ -147,7 +147,7 @@ fn streaming_list_is_used_when_offered_and_a_refusal_falls_back_to_list() {
     let mark = server.requests().mark();
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     let reqs = server.requests().since(mark);
     assert_eq!(reqs[0].code, 422, "refused streaming list: {reqs:?}");
     assert!(reqs[1].is(Verb::List, "configmaps"));
@@ -167,7 +167,7 @@ fn a_clean_watch_close_rewatches_from_the_last_rv_without_relisting() {
     let (h, rx) = recorder();
     inf.add_event_handler(h).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert!(
         server
             .requests()
@@ -205,7 +205,7 @@ fn a_410_relists_and_deletes_missed_while_away_arrive_as_unknown_final_state() {
     let (h, rx) = recorder();
     inf.add_event_handler(h).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert!(server.wait_for_watchers("configmaps", 1, WAIT));
     let mark = server.requests().mark();
     // The connection drops and the next watch is held while an object goes and history is compacted: whenever
@@ -235,7 +235,7 @@ fn a_bookmark_rv_is_used_on_reconnect() {
     seed(&server, 2);
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     // Writes to another resource move the global revision; only a bookmark can tell the informer.
     for i in 0..5 {
         server
@@ -278,7 +278,7 @@ fn throttling_is_honoured_and_does_not_relist() {
     let (h, rx) = recorder();
     inf.add_event_handler(h).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert!(server.wait_for_watchers("configmaps", 1, WAIT));
     let mark = server.requests().mark();
     server.inject(Fault::watch("configmaps").error(429).retry_after(1));
@@ -315,7 +315,7 @@ fn a_silent_half_open_watch_is_detected_and_replaced() {
     let (h, rx) = recorder();
     inf.add_event_handler(h).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert!(server.wait_for_watchers("configmaps", 1, WAIT));
     let mark = server.requests().mark();
     // The next watch sends headers, then nothing, forever; the current one is cut to make the informer take it.
@@ -386,7 +386,7 @@ fn factory_shares_informers_and_reports_the_unsynced() {
     let forbidden = factory.informer_for::<DynamicObject>(&secrets);
     factory.start().unwrap();
     // The configmaps informer syncs; the secrets one is refused (403) and never will.
-    assert!(a.wait_synced(WAIT));
+    a.wait_for_cache_sync(WAIT).unwrap();
     let err = factory.wait_for_cache_sync(Duration::from_millis(200)).unwrap_err();
     assert_eq!(err.names(), ["secrets"]);
     assert!(a.has_synced() && !forbidden.has_synced());
@@ -402,12 +402,12 @@ fn a_late_handler_over_http_gets_the_cache_then_changes() {
     seed(&server, 20);
     let inf = informer_on(&server.client().unwrap(), quick_reflector());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     server.create(&cm("ns", "before-join", "1")).unwrap();
     eventually("cached", || inf.lister().len() == 21);
     let (h, rx) = recorder();
     let reg = inf.add_event_handler(h).unwrap();
-    assert!(inf.wait_synced(WAIT) && reg.has_synced());
+    assert!(inf.wait_for_cache_sync(WAIT).is_ok() && reg.has_synced());
     let initial: Vec<Seen> = (0..21).map(|_| recv(&rx)).collect();
     assert!(
         initial.iter().all(|s| matches!(s, Seen::Add(_, _, true))),
@@ -435,7 +435,7 @@ fn a_panicking_handler_over_http_keeps_receiving_and_others_are_unaffected() {
     let (h, rx) = recorder();
     inf.add_event_handler(h).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     server.create(&cm("ns", "boom-1", "1")).unwrap();
     server.create(&cm("ns", "fine", "1")).unwrap();
     assert_eq!(panicky_rx.recv_timeout(WAIT).unwrap(), "fine");
@@ -458,7 +458,7 @@ fn resyncs_over_http_go_only_to_handlers_that_asked() {
     .unwrap();
     inf.add_event_handler(plain).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert_eq!(recv(&rx_resync), Seen::Add("cm-00000".into(), "0".into(), true));
     assert_eq!(
         recv(&rx_resync),
@@ -502,7 +502,10 @@ fn credentials_that_may_list_but_not_watch_still_sync_the_cache() {
                 }),
         );
         inf.start().unwrap();
-        assert!(inf.wait_synced(WAIT), "{verbs:?}: synced from the fallback LIST");
+        assert!(
+            inf.wait_for_cache_sync(WAIT).is_ok(),
+            "{verbs:?}: synced from the fallback LIST"
+        );
         assert_eq!(inf.lister().len(), 3);
         let err = errors.recv_timeout(WAIT).unwrap();
         assert!(
@@ -549,7 +552,7 @@ fn ps_shows_each_informer_thread_by_a_distinct_whole_name() {
     inf.add_event_handler(first).unwrap();
     inf.add_event_handler(second).unwrap();
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     let ps = std::process::Command::new(ps)
         .args(["-L", "-o", "comm=", "-p", &std::process::id().to_string()])
         .output()
@@ -599,7 +602,7 @@ fn a_cache_holds_once_what_its_objects_repeat() {
     let client = server.client().unwrap();
     let inf = informer_on(&client, quick_reflector());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     // One created after the list: decoded from the watch.
     server.create(&labelled("cm-3", "value 3")).unwrap();
     eventually("the watched object cached", || inf.lister().get("ns/cm-3").is_some());

@@ -180,7 +180,7 @@ fn for_namespaces_builds_the_same_without_a_factory_and_refuses_an_empty_set() {
     )
     .unwrap();
     informer.start().unwrap();
-    assert!(informer.wait_synced(WAIT));
+    informer.wait_for_cache_sync(WAIT).unwrap();
     assert_eq!(informer.lister().namespaces(), Some(vec!["a", "b"]));
     assert_eq!(informer.lister().len(), 2);
     if skip::linux("reads the threads' names from /proc") {

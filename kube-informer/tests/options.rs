@@ -184,7 +184,7 @@ fn transforms_and_watch_error_handlers_given_twice_all_run() {
             }),
     );
     informer.start().unwrap();
-    assert!(informer.wait_synced(WAIT));
+    informer.wait_for_cache_sync(WAIT).unwrap();
     let cached = informer.lister().get("ns/a").unwrap();
     assert_eq!(cached.data.get("second-saw-first"), Some("yes"));
     assert_eq!((first.load(Ordering::SeqCst), second.load(Ordering::SeqCst)), (1, 1));

@@ -277,7 +277,7 @@ fn the_probe_endpoint_answers_over_http_and_says_why_it_is_not_ready() {
     );
 
     factory.start().unwrap();
-    assert!(configmaps.wait_synced(WAIT));
+    configmaps.wait_for_cache_sync(WAIT).unwrap();
     eventually("secrets degraded", || {
         matches!(secrets.health().state, Health::Degraded { .. })
     });
@@ -349,7 +349,7 @@ fn a_halted_informer_fails_liveness_with_its_panic() {
     registry.add_informer(&informer);
     let probe = ProbeServer::start("127.0.0.1:0", registry.clone()).unwrap();
     informer.start().unwrap();
-    assert!(informer.wait_synced(WAIT));
+    informer.wait_for_cache_sync(WAIT).unwrap();
     assert_eq!(get(probe.local_addr(), "/healthz").unwrap().0, 200);
     assert_eq!(get(probe.local_addr(), "/readyz").unwrap().0, 200);
 

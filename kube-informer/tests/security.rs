@@ -139,7 +139,7 @@ fn no_credential_reaches_a_log_line_or_an_error() {
     api.create(&PostParams::default(), &cm("ns", "one", "1")).unwrap();
     let inf = SharedIndexInformer::for_api(&api, InformerOptions::default());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     let mut watch = api.watch(&WatchParams::default().timeout(5)).unwrap();
     api.create(&PostParams::default(), &cm("ns", "two", "2")).unwrap();
     assert!(watch.next().is_some());
@@ -193,7 +193,7 @@ fn no_credential_reaches_a_log_line_or_an_error() {
     let cert_api = Api::<ConfigMap>::namespaced(cert_client, "ns");
     let inf = SharedIndexInformer::for_api(&cert_api, InformerOptions::default());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     inf.stop();
 
     // Exec plugins: a token, a certificate, a failure (this part is skipped, saying so, without `sh`).

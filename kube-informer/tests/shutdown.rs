@@ -54,7 +54,7 @@ fn stop_returns_while_a_watch_waits_for_its_headers() {
     server.inject(Fault::watch("configmaps").stall());
     let inf = informer(&server.client().unwrap(), listing());
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     // A stalled request is logged once answered; the fault is taken when it arrives.
     eventually("the watch arrived and stalled", || server.pending_faults() == 0);
     stops("opening a watch", &inf);
@@ -127,7 +127,7 @@ fn stop_returns_while_backing_off_from_a_server_that_refuses_connections() {
     };
     let inf = informer(&server.client().unwrap(), reflector);
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert!(server.wait_for_watchers("configmaps", 1, WAIT));
     server.stop_listening();
     // The cut watch fails to reconnect and backs off for up to an hour.
@@ -145,7 +145,7 @@ fn stop_returns_while_waiting_out_the_relist_jitter() {
     };
     let inf = informer(&server.client().unwrap(), reflector);
     inf.start().unwrap();
-    assert!(inf.wait_synced(WAIT));
+    inf.wait_for_cache_sync(WAIT).unwrap();
     assert!(server.wait_for_watchers("configmaps", 1, WAIT));
     let mark = server.requests().mark();
     server.inject(Fault::watch("configmaps").error(410));

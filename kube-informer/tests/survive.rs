@@ -135,7 +135,7 @@ fn duration_max_means_forever_wherever_a_caller_gives_a_duration() {
         )
         .unwrap();
     informer.start().unwrap();
-    assert!(informer.wait_synced(forever));
+    informer.wait_for_cache_sync(forever).unwrap();
     assert_eq!(informer.lister().len(), 1);
     informer.stop();
 

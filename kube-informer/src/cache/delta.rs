@@ -10,7 +10,7 @@ pub type Key = Arc<str>;
 
 /// The kind of change a [`Delta`] records (client-go's `DeltaType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DeltaType {
+pub(crate) enum DeltaType {
     /// The object was created (watch ADDED).
     Added,
     /// The object changed (watch MODIFIED).
@@ -102,7 +102,7 @@ impl<K: fmt::Debug> fmt::Debug for DeletedObject<K> {
 
 /// One change to one object, carrying the object's state after the change (for a deletion, its final or last known
 /// state).
-pub enum Delta<K> {
+pub(crate) enum Delta<K> {
     /// See [`DeltaType::Added`].
     Added(Arc<K>),
     /// See [`DeltaType::Updated`].
@@ -117,7 +117,7 @@ pub enum Delta<K> {
 
 impl<K> Delta<K> {
     /// The kind of change.
-    pub fn delta_type(&self) -> DeltaType {
+    pub(crate) fn delta_type(&self) -> DeltaType {
         match self {
             Delta::Added(_) => DeltaType::Added,
             Delta::Updated(_) => DeltaType::Updated,
@@ -128,7 +128,7 @@ impl<K> Delta<K> {
     }
 
     /// The object (for a deletion, its final or last known state).
-    pub fn object(&self) -> &Arc<K> {
+    pub(crate) fn object(&self) -> &Arc<K> {
         match self {
             Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => o,
             Delta::Deleted(d) => d.object(),
@@ -178,7 +178,7 @@ impl<K: fmt::Debug> fmt::Debug for Delta<K> {
 /// The deltas of one object, oldest first. Never empty.
 ///
 /// Most objects wait in the queue with a single delta, so one delta is stored inline without a heap allocation.
-pub struct Deltas<K> {
+pub(crate) struct Deltas<K> {
     /// Invariant: `first` is the oldest delta; `rest` holds the newer ones in order.
     first: Delta<K>,
     rest: Vec<Delta<K>>,
@@ -186,7 +186,7 @@ pub struct Deltas<K> {
 
 impl<K> Deltas<K> {
     /// Deltas holding one delta.
-    pub fn new(delta: Delta<K>) -> Self {
+    pub(crate) fn new(delta: Delta<K>) -> Self {
         Deltas {
             first: delta,
             rest: Vec::new(),
@@ -194,27 +194,23 @@ impl<K> Deltas<K> {
     }
 
     /// Number of deltas (at least 1).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         1 + self.rest.len()
     }
 
-    /// Always false: `Deltas` are never empty.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// The oldest delta.
-    pub fn oldest(&self) -> &Delta<K> {
+    #[cfg(test)]
+    pub(crate) fn oldest(&self) -> &Delta<K> {
         &self.first
     }
 
     /// The newest delta.
-    pub fn newest(&self) -> &Delta<K> {
+    pub(crate) fn newest(&self) -> &Delta<K> {
         self.rest.last().unwrap_or(&self.first)
     }
 
     /// The deltas, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &Delta<K>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Delta<K>> {
         std::iter::once(&self.first).chain(self.rest.iter())
     }
 

@@ -33,7 +33,7 @@ use crate::object::{MetaAccessor, Object};
 
 /// What a [`DeltaFifo`] asks of the store behind it: which keys exist, and their objects. Used to detect deletions
 /// missed while disconnected (on replace) and to produce resyncs.
-pub trait KnownObjects<K>: Send + Sync {
+pub(crate) trait KnownObjects<K>: Send + Sync {
     /// Every key currently known.
     fn known_keys(&self) -> Vec<Key>;
     /// The object known under `key`.
@@ -55,35 +55,20 @@ pub trait KnownObjects<K>: Send + Sync {
 }
 
 /// Computes an object's key into a reusable buffer (cleared by the caller).
-pub type KeyFunc<K> = fn(&K, &mut String);
+pub(crate) type KeyFunc<K> = fn(&K, &mut String);
 
 /// The default key function: `namespace/name`, or `name` when there is no namespace.
-pub fn object_key_into<K: Object>(obj: &K, buf: &mut String) {
+pub(crate) fn object_key_into<K: Object>(obj: &K, buf: &mut String) {
     let m = obj.meta();
     crate::object::push_key(buf, m.namespace(), m.name().unwrap_or(""));
 }
 
 /// The queue was closed: no more items will be popped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Closed;
+pub(crate) struct Closed;
 
 /// The per-object change queue between the Reflector and the informer's processing thread.
-///
-/// ```
-/// use std::sync::Arc;
-/// use kube_informer::cache::{DeltaFifo, DeltaType};
-/// use kube_informer::object::{core::ConfigMap, ObjectMeta};
-///
-/// let fifo = DeltaFifo::<ConfigMap>::new(None);
-/// fifo.add(Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", "a"))));
-/// fifo.update(Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", "a")).with("k", "v")));
-/// let kinds = fifo.pop(|key, deltas, _initial| {
-///     assert_eq!(&**key, "ns/a");
-///     deltas.iter().map(|d| d.delta_type()).collect::<Vec<_>>()
-/// });
-/// assert_eq!(kinds.unwrap(), [DeltaType::Added, DeltaType::Updated]);
-/// ```
-pub struct DeltaFifo<K> {
+pub(crate) struct DeltaFifo<K> {
     /// The state, the wake-ups of blocked pops, and the batch processed outside the lock.
     state: FifoLock<FifoState<K>>,
     /// Batches queued by [`push_all`](DeltaFifo::push_all) (tests count lock acquisitions with it).
@@ -96,7 +81,7 @@ pub struct DeltaFifo<K> {
 }
 
 /// Called when a replace completes the initial sync with nothing left to pop.
-pub type SyncHook = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type SyncHook = Arc<dyn Fn() + Send + Sync>;
 
 /// The queue's state; reachable only through the lock.
 struct FifoState<K> {
@@ -122,14 +107,14 @@ struct FifoState<K> {
 
 impl<K: Object> DeltaFifo<K> {
     /// A queue keyed by `namespace/name`, detecting deletions against `known` (normally the informer's store).
-    pub fn new(known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
+    pub(crate) fn new(known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
         DeltaFifo::with_key_fn(object_key_into::<K>, known)
     }
 }
 
 impl<K> DeltaFifo<K> {
     /// A queue with a custom key function.
-    pub fn with_key_fn(key_fn: KeyFunc<K>, known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
+    pub(crate) fn with_key_fn(key_fn: KeyFunc<K>, known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
         DeltaFifo {
             state: FifoLock::new(FifoState {
                 items: HashMap::new(),
@@ -152,7 +137,7 @@ impl<K> DeltaFifo<K> {
     /// Sets a hook called when a finished replace leaves the queue synced with nothing to pop (an empty first list):
     /// no pop will report that sync, so whoever waits for it needs telling.
     #[must_use]
-    pub fn with_sync_hook(mut self, hook: SyncHook) -> Self {
+    pub(crate) fn with_sync_hook(mut self, hook: SyncHook) -> Self {
         self.on_synced = Some(hook);
         self
     }
@@ -176,18 +161,21 @@ impl<K> DeltaFifo<K> {
     }
 
     /// Queues an `Added` delta.
-    pub fn add(&self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn add(&self, obj: Arc<K>) {
         self.push_locked(&mut self.lock(), Delta::Added(obj), Wake::Now);
     }
 
     /// Queues an `Updated` delta.
-    pub fn update(&self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn update(&self, obj: Arc<K>) {
         self.push_locked(&mut self.lock(), Delta::Updated(obj), Wake::Now);
     }
 
     /// Queues a `Deleted` delta carrying the object's final state — unless neither the queue nor the known objects
     /// have the key: then a relist already reported this deletion, and it is not reported twice.
-    pub fn delete(&self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn delete(&self, obj: Arc<K>) {
         self.push_locked(&mut self.lock(), Delta::Deleted(DeletedObject::Object(obj)), Wake::Now);
     }
 
@@ -258,7 +246,8 @@ impl<K> DeltaFifo<K> {
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, and a
     /// `Deleted(FinalStateUnknown)` for each key queued or known but absent from the list.
-    pub fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
+    #[cfg(test)]
+    pub(crate) fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
         let mut session = self.begin_replace();
         for obj in list {
             session.add(obj);
@@ -269,13 +258,13 @@ impl<K> DeltaFifo<K> {
     /// Starts a streamed replace: add listed objects one by one as they are decoded, then
     /// [`finish`](ReplaceSession::finish). A session dropped without `finish` (a list that failed half way) leaves its items
     /// queued as `Replaced` — they are real server states — and detects no deletions.
-    pub fn begin_replace(&self) -> ReplaceSession<'_, K> {
+    pub(crate) fn begin_replace(&self) -> ReplaceSession<'_, K> {
         ReplaceSession::new(self.into())
     }
 
     /// Queues a `Sync` delta for every known object that has nothing queued (client-go's `Resync`): objects with a
     /// pending change are skipped, since the store still holds their previous state.
-    pub fn resync(&self) {
+    pub(crate) fn resync(&self) {
         let Some(known) = &self.known else { return };
         let mut st = self.settled();
         for (key, obj) in known.known_objects() {
@@ -295,7 +284,8 @@ impl<K> DeltaFifo<K> {
     /// # Errors
     /// [`Closed`] once [`close`](DeltaFifo::close) was called; items still queued are not popped after that, as in
     /// client-go.
-    pub fn pop<R>(&self, process: impl FnOnce(&Key, Deltas<K>, bool) -> R) -> Result<R, Closed> {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn pop<R>(&self, process: impl FnOnce(&Key, Deltas<K>, bool) -> R) -> Result<R, Closed> {
         self.pop_or_requeue(|key, deltas, initial| Ok::<R, (Deltas<K>, R)>(process(key, deltas, initial)))
     }
 
@@ -304,7 +294,8 @@ impl<K> DeltaFifo<K> {
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.
-    pub fn pop_or_requeue<R>(
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn pop_or_requeue<R>(
         &self,
         process: impl FnOnce(&Key, Deltas<K>, bool) -> Result<R, (Deltas<K>, R)>,
     ) -> Result<R, Closed> {
@@ -336,7 +327,12 @@ impl<K> DeltaFifo<K> {
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.
-    pub fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Deltas<K>, bool)) -> Result<usize, Closed> {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn pop_batch(
+        &self,
+        max: usize,
+        mut process: impl FnMut(&Key, Deltas<K>, bool),
+    ) -> Result<usize, Closed> {
         self.pop_batch_with(max, |items| {
             let n = items.len();
             for (key, deltas, is_in_initial_list) in items {
@@ -370,38 +366,42 @@ impl<K> DeltaFifo<K> {
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.state.close();
     }
 
     /// True once closed.
-    pub fn is_closed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
         self.state.is_closed()
     }
 
     /// True once the first replace has finished and all its items were popped (or anything was added, updated or
     /// deleted before any replace).
-    pub fn has_synced(&self) -> bool {
+    pub(crate) fn has_synced(&self) -> bool {
         self.lock().has_synced()
     }
 
     /// Number of keys waiting.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().queue.len()
     }
 
     /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn is_empty(&self) -> bool {
         self.lock().queue.is_empty()
     }
 
     /// The waiting keys, in pop order.
-    pub fn list_keys(&self) -> Vec<Key> {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn list_keys(&self) -> Vec<Key> {
         self.lock().queue.iter().cloned().collect()
     }
 
     /// The deltas waiting for `key`.
-    pub fn get(&self, key: &str) -> Option<Deltas<K>> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, key: &str) -> Option<Deltas<K>> {
         self.lock().items.get(key).cloned()
     }
 

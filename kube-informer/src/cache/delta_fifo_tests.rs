@@ -681,3 +681,20 @@ fn a_pushed_batch_is_queued_as_its_changes_one_by_one() {
     assert!(!f.has_unwoken());
     assert_eq!(f.batches_pushed(), 4);
 }
+
+/// The example the queue's docs had while it was public: an object's changes popped together, in order.
+#[test]
+fn an_objects_changes_pop_together() {
+    use crate::object::{ObjectMeta, core::ConfigMap};
+
+    let fifo = DeltaFifo::<ConfigMap>::new(None);
+    fifo.add(Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", "a"))));
+    fifo.update(Arc::new(
+        ConfigMap::new(ObjectMeta::namespaced("ns", "a")).with("k", "v"),
+    ));
+    let kinds = fifo.pop(|key, deltas, _initial| {
+        assert_eq!(&**key, "ns/a");
+        deltas.iter().map(|d| d.delta_type()).collect::<Vec<_>>()
+    });
+    assert_eq!(kinds.unwrap(), [DeltaType::Added, DeltaType::Updated]);
+}

@@ -131,6 +131,7 @@ impl<S: LockedState> FifoLock<S> {
     }
 
     /// True once closed.
+    #[cfg(test)]
     pub(crate) fn is_closed(&self) -> bool {
         *self.lock().closed()
     }

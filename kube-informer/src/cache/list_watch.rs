@@ -14,7 +14,8 @@ use crate::client::params::{ListParams, WatchParams, and_selector};
 use crate::client::{Api, Client, StreamStopper, WatchStream};
 use crate::error::Result;
 use crate::object::{ListMeta, Object};
-use crate::watch::{SpareObjects, WatchEvent};
+use crate::unstable::SpareObjects;
+use crate::watch::WatchEvent;
 
 /// A blocking stream of watch events as a reflector consumes it; `None` is a clean close by the server.
 ///
@@ -25,20 +26,18 @@ pub type EventStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>
 
 /// Lists and watches one resource (already scoped to a namespace and selectors by the implementation).
 ///
-/// A `ListerWatcher` of one's own, here one that watches through another and opts into recycling by passing the
-/// spares on (one built on [`Api::watch`] passes them to [`WatchStream::recycling`](crate::client::WatchStream::recycling)):
+/// A `ListerWatcher` of one's own, here one that counts the watches it opens through another:
 ///
 /// ```
-/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use kube_informer::cache::{EventStream, ListWatch, ListerWatcher};
 /// use kube_informer::client::params::{ListParams, WatchParams};
 /// use kube_informer::object::{core::ConfigMap, ListMeta};
-/// use kube_informer::watch::SpareObjects;
 ///
 /// /// Counts the watches it opens.
 /// struct Counting {
 ///     inner: ListWatch<ConfigMap>,
-///     watches: std::sync::atomic::AtomicUsize,
+///     watches: AtomicUsize,
 /// }
 ///
 /// impl ListerWatcher<ConfigMap> for Counting {
@@ -46,17 +45,8 @@ pub type EventStream<K> = Box<dyn Iterator<Item = Result<WatchEvent<K>>> + Send>
 ///         self.inner.list_page(p, on_item)
 ///     }
 ///     fn watch(&self, p: &WatchParams) -> kube_informer::Result<EventStream<ConfigMap>> {
-///         self.watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+///         self.watches.fetch_add(1, Ordering::Relaxed);
 ///         self.inner.watch(p)
-///     }
-///     // Without this, the watch decodes every event into new memory (correct, only slower).
-///     fn watch_recycling(
-///         &self,
-///         p: &WatchParams,
-///         spares: Arc<dyn SpareObjects<ConfigMap>>,
-///     ) -> kube_informer::Result<EventStream<ConfigMap>> {
-///         self.watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-///         self.inner.watch_recycling(p, spares)
 ///     }
 ///     fn interrupt(&self) {
 ///         self.inner.interrupt()
@@ -83,33 +73,18 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     /// `shard_selector`.
     fn watch(&self, params: &WatchParams) -> Result<EventStream<K>>;
 
-    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
-    // only so that a ListerWatcher wrapping another can pass the informer's spares on (as the example above does),
-    // and for the benches.
-    #[doc(hidden)]
-    /// Opens a watch, as [`watch`](ListerWatcher::watch), whose events may be decoded into objects taken from
-    /// `spares` — the versions the informer's cache let go of — reusing their memory
-    /// ([`WatchStream::recycling`](crate::client::WatchStream::recycling),
-    /// [`WatchDecoder::recycle_from`](crate::watch::WatchDecoder::recycle_from)). The reflector opens its watches
-    /// (all but a streaming list's) with this. The default ignores `spares` and calls `watch`: implement it to opt
-    /// in.
-    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>> {
-        let _ = spares;
-        self.watch(params)
-    }
-
     /// Makes every blocked and future call return promptly with an error (used by stop). Called from another
     /// thread.
     fn interrupt(&self);
 
-    // Plumbing between an informer whose shard changes (a sharded controller's) and its reflector; hidden for the
-    // same reason as `watch_recycling`.
-    #[doc(hidden)]
-    /// Ends the watch opened last, if it is still open — its `next` returns an error or `None` promptly — and
-    /// nothing else: later calls work as usual. Called from another thread when the informer's shard changes, so
-    /// that a reflector blocked on a quiet watch relists with the new shard. The default does nothing: the
-    /// reflector then sees the change at the watch's next event or end.
-    fn end_watch(&self) {}
+    /// What this implementation offers the informer's reflector beyond listing and watching — watches that decode
+    /// into the memory of objects the cache let go of, ending a watch when a sharded informer's shard changes —
+    /// through [`unstable::WatchHooks`](crate::unstable::WatchHooks), which semver does not cover. The default, none,
+    /// is correct: watches then decode into new memory, and a shard change is seen at the watch's next event or end.
+    /// [`ListWatch`] offers both; a `ListerWatcher` wrapping one may pass its hooks on.
+    fn unstable_hooks(&self) -> Option<&dyn WatchHooks<K>> {
+        None
+    }
 
     /// The client this lister-watcher reads through, if it has one: a
     /// [`Controller`](crate::controller::Controller) over an informer of it hands its reconciles a copy
@@ -137,7 +112,7 @@ pub struct ListWatch<K> {
     api: Api<K>,
     label_selector: Option<String>,
     field_selector: Option<String>,
-    /// Ends the watch opened last ([`ListerWatcher::end_watch`]).
+    /// Ends the watch opened last ([`WatchHooks::end_watch`]).
     last_watch: Mutex<Option<StreamStopper>>,
 }
 
@@ -152,7 +127,7 @@ impl<K: Object> ListWatch<K> {
         }
     }
 
-    /// Remembers `stream`'s stopper for [`ListerWatcher::end_watch`], and hands the stream on.
+    /// Remembers `stream`'s stopper for [`WatchHooks::end_watch`], and hands the stream on.
     fn opened(&self, stream: WatchStream<K>) -> EventStream<K> {
         *self.last_watch.lock() = Some(stream.stopper());
         Box::new(stream)
@@ -203,12 +178,22 @@ impl<K: Object> ListerWatcher<K> for ListWatch<K> {
         Ok(self.opened(self.api.watch(&self.scoped(params))?))
     }
 
-    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>> {
-        Ok(self.opened(self.api.watch(&self.scoped(params))?.recycling(spares)))
-    }
-
     fn interrupt(&self) {
         self.api.client().abort_handle().abort();
+    }
+
+    fn unstable_hooks(&self) -> Option<&dyn WatchHooks<K>> {
+        Some(self)
+    }
+
+    fn client(&self) -> Option<&Client> {
+        Some(self.api.client())
+    }
+}
+
+impl<K: Object> WatchHooks<K> for ListWatch<K> {
+    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>> {
+        Ok(self.opened(self.api.watch(&self.scoped(params))?.recycling(spares)))
     }
 
     fn end_watch(&self) {
@@ -216,10 +201,27 @@ impl<K: Object> ListerWatcher<K> for ListWatch<K> {
             stopper.stop();
         }
     }
+}
 
-    fn client(&self) -> Option<&Client> {
-        Some(self.api.client())
-    }
+/// What the informer's reflector asks of a [`ListerWatcher`] beyond listing and watching, when its
+/// [`unstable_hooks`](ListerWatcher::unstable_hooks) offers it. Unstable: not covered by semver (see
+/// [`unstable`](crate::unstable)).
+///
+/// A `ListerWatcher` that wraps a [`ListWatch`] passes its hooks on by answering `self.inner.unstable_hooks()`, or
+/// implements this trait itself to see the watches opened through it.
+pub trait WatchHooks<K>: Send + Sync {
+    /// Opens a watch, as [`ListerWatcher::watch`], whose events may be decoded into objects taken from `spares` —
+    /// the versions the informer's cache let go of — reusing their memory
+    /// ([`Recycling::recycling`](crate::unstable::Recycling::recycling) on a
+    /// [`WatchStream`](crate::client::WatchStream), [`RecycleFrom`](crate::unstable::RecycleFrom) on a decoder of
+    /// one's own). The reflector opens its watches (all but a streaming list's) with this.
+    fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>>;
+
+    /// Ends the watch opened last, if it is still open — its `next` returns an error or `None` promptly — and
+    /// nothing else: later calls work as usual. Called from another thread when a sharded informer's shard changes,
+    /// so that a reflector blocked on a quiet watch relists with the new shard. The default does nothing: the
+    /// reflector then sees the change at the watch's next event or end.
+    fn end_watch(&self) {}
 }
 
 impl<K> fmt::Debug for ListWatch<K> {

@@ -1,5 +1,5 @@
-//! The queue between an informer's reflector and its cache: a [`RealFifo`] (the default, as in client-go since
-//! Kubernetes 1.33) or a [`DeltaFifo`], chosen with [`Fifo`] (client-go's `Queue`, and its `InOrderInformers` gate).
+//! The queue between an informer's reflector and its cache: a RealFIFO (the default, as in client-go since
+//! Kubernetes 1.33) or a DeltaFIFO, chosen with [`Fifo`] (client-go's `Queue`, and its `InOrderInformers` gate).
 //!
 //! The reflector pushes into it and the informer's processing thread pops from it through one seam, [`Queue`], so
 //! that everything above the queue — the store, the handlers, their promises — is the same whichever it is.
@@ -36,10 +36,10 @@ use crate::object::Object;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Fifo {
-    /// A [`RealFifo`]: every change its own entry, in arrival order (client-go's default since 1.33).
+    /// A RealFIFO: every change its own entry, in arrival order (client-go's default since 1.33).
     #[default]
     Real,
-    /// A [`DeltaFifo`]: the changes of an object gathered at its place in the queue.
+    /// A DeltaFIFO: the changes of an object gathered at its place in the queue.
     Delta,
 }
 

@@ -42,25 +42,7 @@ use super::{Closed, DeletedObject, Delta, Key, KeyFunc, KnownObjects, ReplaceSes
 use crate::object::Object;
 
 /// The in-order change queue between the Reflector and the informer's processing thread.
-///
-/// ```
-/// use std::sync::Arc;
-/// use kube_informer::cache::{Delta, RealFifo, Store};
-/// use kube_informer::object::{core::ConfigMap, ObjectMeta};
-///
-/// let cm = |name: &str, v: &str| Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", name)).with("v", v));
-/// let store = Arc::new(Store::default());
-/// let fifo = RealFifo::<ConfigMap>::new(store);
-/// fifo.add(cm("a", "1"));
-/// fifo.add(cm("b", "1"));
-/// fifo.update(cm("a", "2"));
-/// let mut popped = Vec::new();
-/// while !fifo.is_empty() {
-///     popped.push(fifo.pop(|key, delta, _initial| format!("{key} {:?}", delta.delta_type())).unwrap());
-/// }
-/// assert_eq!(popped, ["ns/a Added", "ns/b Added", "ns/a Updated"]); // A, B, A: as it happened
-/// ```
-pub struct RealFifo<K> {
+pub(crate) struct RealFifo<K> {
     /// The state, the wake-ups of blocked pops, and the batch processed outside the lock.
     state: FifoLock<RealState<K>>,
     /// Batches queued by [`push_all`](RealFifo::push_all) (tests count lock acquisitions with it).
@@ -93,14 +75,14 @@ type Popped<K> = (Key, Delta<K>, bool);
 
 impl<K: Object> RealFifo<K> {
     /// A queue keyed by `namespace/name`, detecting deletions against `known` (normally the informer's store).
-    pub fn new(known: Arc<dyn KnownObjects<K>>) -> Self {
+    pub(crate) fn new(known: Arc<dyn KnownObjects<K>>) -> Self {
         RealFifo::with_key_fn(object_key_into::<K>, known)
     }
 }
 
 impl<K> RealFifo<K> {
     /// A queue with a custom key function.
-    pub fn with_key_fn(key_fn: KeyFunc<K>, known: Arc<dyn KnownObjects<K>>) -> Self {
+    pub(crate) fn with_key_fn(key_fn: KeyFunc<K>, known: Arc<dyn KnownObjects<K>>) -> Self {
         RealFifo {
             state: FifoLock::new(RealState {
                 items: VecDeque::new(),
@@ -121,7 +103,7 @@ impl<K> RealFifo<K> {
     /// Sets a hook called when a finished replace leaves the queue synced with nothing to pop (an empty first list):
     /// no pop will report that sync, so whoever waits for it needs telling.
     #[must_use]
-    pub fn with_sync_hook(mut self, hook: SyncHook) -> Self {
+    pub(crate) fn with_sync_hook(mut self, hook: SyncHook) -> Self {
         self.on_synced = Some(hook);
         self
     }
@@ -144,17 +126,20 @@ impl<K> RealFifo<K> {
     }
 
     /// Queues an `Added` change.
-    pub fn add(&self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn add(&self, obj: Arc<K>) {
         self.push_locked(&mut self.lock(), Delta::Added(obj), Wake::Now);
     }
 
     /// Queues an `Updated` change.
-    pub fn update(&self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn update(&self, obj: Arc<K>) {
         self.push_locked(&mut self.lock(), Delta::Updated(obj), Wake::Now);
     }
 
     /// Queues a `Deleted` change carrying the object's final state, known or not (as client-go's RealFIFO).
-    pub fn delete(&self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn delete(&self, obj: Arc<K>) {
         self.push_locked(&mut self.lock(), Delta::Deleted(DeletedObject::Object(obj)), Wake::Now);
     }
 
@@ -206,7 +191,8 @@ impl<K> RealFifo<K> {
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, then a
     /// `Deleted(FinalStateUnknown)` for each object queued or known but absent from the list.
-    pub fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
+    #[cfg(test)]
+    pub(crate) fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
         let mut session = self.begin_replace();
         for obj in list {
             session.add(obj);
@@ -216,7 +202,7 @@ impl<K> RealFifo<K> {
 
     /// Starts a streamed replace: add listed objects one by one as they are decoded, then
     /// [`finish`](ReplaceSession::finish).
-    pub fn begin_replace(&self) -> ReplaceSession<'_, K> {
+    pub(crate) fn begin_replace(&self) -> ReplaceSession<'_, K> {
         ReplaceSession::new(self.into())
     }
 
@@ -281,7 +267,7 @@ impl<K> RealFifo<K> {
 
     /// Queues a `Sync` for every known object that has no change queued (client-go's `Resync`): an object with a
     /// queued change is skipped, since the store still holds its previous state.
-    pub fn resync(&self) {
+    pub(crate) fn resync(&self) {
         let mut st = self.settled();
         let syncs: Vec<(Key, Arc<K>)> = {
             let queued: HashSet<&str> = st.items.iter().map(|(key, _)| &**key).collect();
@@ -306,7 +292,8 @@ impl<K> RealFifo<K> {
     ///
     /// # Errors
     /// [`Closed`] once [`close`](RealFifo::close) was called; changes still queued are not popped after that.
-    pub fn pop<R>(&self, process: impl FnOnce(&Key, Delta<K>, bool) -> R) -> Result<R, Closed> {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn pop<R>(&self, process: impl FnOnce(&Key, Delta<K>, bool) -> R) -> Result<R, Closed> {
         let mut st = self.state.wait_for_items()?;
         let (key, delta, is_in_initial_list) = st.pop_one().expect("wait_for_items: the queue is not empty");
         let r = process(&key, delta, is_in_initial_list);
@@ -325,7 +312,8 @@ impl<K> RealFifo<K> {
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.
-    pub fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Delta<K>, bool)) -> Result<usize, Closed> {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn pop_batch(&self, max: usize, mut process: impl FnMut(&Key, Delta<K>, bool)) -> Result<usize, Closed> {
         self.pop_batch_with(max, |items| {
             let n = items.len();
             for (key, delta, is_in_initial_list) in items {
@@ -355,33 +343,36 @@ impl<K> RealFifo<K> {
     }
 
     /// Closes the queue: blocked and future pops return [`Closed`].
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.state.close();
     }
 
     /// True once closed.
-    pub fn is_closed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
         self.state.is_closed()
     }
 
     /// True once the first replace has finished and all its changes (and those queued before it) were popped and
     /// processed — or once anything was added, updated or deleted before any replace.
-    pub fn has_synced(&self) -> bool {
+    pub(crate) fn has_synced(&self) -> bool {
         self.lock().has_synced()
     }
 
     /// Number of changes waiting.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().items.len()
     }
 
     /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn is_empty(&self) -> bool {
         self.lock().items.is_empty()
     }
 
     /// The keys of the waiting changes, in pop order (a key once per change).
-    pub fn list_keys(&self) -> Vec<Key> {
+    #[cfg(test)]
+    pub(crate) fn list_keys(&self) -> Vec<Key> {
         self.lock().items.iter().map(|(key, _)| key.clone()).collect()
     }
 

@@ -658,3 +658,25 @@ fn a_drained_queue_gives_back_what_a_burst_grew() {
     assert!(f.is_empty());
     assert!(f.lock().items.capacity() <= KEEP_CAPACITY);
 }
+
+/// The example the queue's docs had while it was public: changes pop in the order they happened, across objects.
+#[test]
+fn changes_pop_in_arrival_order_across_objects() {
+    use crate::cache::Store;
+    use crate::object::{ObjectMeta, core::ConfigMap};
+
+    let cm = |name: &str, v: &str| Arc::new(ConfigMap::new(ObjectMeta::namespaced("ns", name)).with("v", v));
+    let store = Arc::new(Store::default());
+    let fifo = RealFifo::<ConfigMap>::new(store);
+    fifo.add(cm("a", "1"));
+    fifo.add(cm("b", "1"));
+    fifo.update(cm("a", "2"));
+    let mut popped = Vec::new();
+    while !fifo.is_empty() {
+        popped.push(
+            fifo.pop(|key, delta, _initial| format!("{key} {:?}", delta.delta_type()))
+                .unwrap(),
+        );
+    }
+    assert_eq!(popped, ["ns/a Added", "ns/b Added", "ns/a Updated"]); // A, B, A: as it happened
+}

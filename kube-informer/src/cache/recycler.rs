@@ -9,14 +9,14 @@
 //! there, where its memory is reused at once from that thread's cache.
 //!
 //! The reflector hands its recycler to the `ListerWatcher` each time it opens a watch
-//! ([`ListerWatcher::watch_recycling`](super::ListerWatcher::watch_recycling)), as the [`SpareObjects`] the watch
+//! ([`WatchHooks::watch_recycling`](crate::unstable::WatchHooks::watch_recycling)), as the [`SpareObjects`] the watch
 //! stream decodes into.
 
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use crate::watch::SpareObjects;
+use crate::unstable::SpareObjects;
 
 /// Objects waiting to be freed at most (each about the size of one cached object): small enough that an idle watch
 /// keeps little garbage, large enough to hold what handlers retire while the reflector decodes one read's events.

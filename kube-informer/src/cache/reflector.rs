@@ -823,7 +823,11 @@ impl<K: Object> Reflector<K> {
             ..Default::default()
         };
         // The stream decodes events into what the cache let go of.
-        match self.lw.watch_recycling(&params, self.recycler.clone()) {
+        let opened = match self.lw.unstable_hooks() {
+            Some(hooks) => hooks.watch_recycling(&params, self.recycler.clone()),
+            None => self.lw.watch(&params),
+        };
+        match opened {
             Ok(stream) => {
                 self.stats.watches.fetch_add(1, Ordering::Relaxed);
                 // The shard changed while the watch opened: its change may have come before the watch could be

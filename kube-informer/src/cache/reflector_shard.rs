@@ -48,8 +48,8 @@ impl<K: Object> Reflector<K> {
         if let Some(cell) = &cell {
             let lw = Arc::downgrade(&self.lw);
             let ender: Arc<WatchEnder> = Arc::new(move || {
-                if let Some(lw) = lw.upgrade() {
-                    lw.end_watch();
+                if let Some(hooks) = lw.upgrade().as_deref().and_then(|lw| lw.unstable_hooks()) {
+                    hooks.end_watch();
                 }
             });
             cell.subscribe(&ender);

@@ -12,7 +12,8 @@ use super::*;
 use crate::cache::{Delta, DeltaFifo, DeltaType};
 use crate::object::core::ConfigMap;
 use crate::object::{ListMeta, ObjectMeta, Status, StatusDetails};
-use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, SpareObjects};
+use crate::unstable::{SpareObjects, WatchHooks};
+use crate::watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION};
 
 type Page = Result<(Vec<ConfigMap>, ListMeta)>;
 type Events = Result<EventStream<ConfigMap>>;
@@ -30,7 +31,7 @@ struct Script {
     calls: Mutex<Vec<Call>>,
     /// The spares the last watch opened with `watch_recycling` was given.
     spares: Mutex<Option<Arc<dyn SpareObjects<ConfigMap>>>>,
-    /// Ends the last watch scripted with `open_watch_endable` ([`ListerWatcher::end_watch`]).
+    /// Ends the last watch scripted with `open_watch_endable` ([`WatchHooks::end_watch`]).
     ender: Mutex<Option<Sender<Result<WatchEvent<ConfigMap>>>>>,
 }
 
@@ -47,12 +48,18 @@ impl ListerWatcher<ConfigMap> for Script {
         self.watches.lock().pop_front().expect("script has a watch answer")
     }
 
+    fn interrupt(&self) {}
+
+    fn unstable_hooks(&self) -> Option<&dyn WatchHooks<ConfigMap>> {
+        Some(self)
+    }
+}
+
+impl WatchHooks<ConfigMap> for Script {
     fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<ConfigMap>>) -> Events {
         *self.spares.lock() = Some(spares);
         self.watch(params)
     }
-
-    fn interrupt(&self) {}
 
     fn end_watch(&self) {
         if let Some(tx) = self.ender.lock().take() {

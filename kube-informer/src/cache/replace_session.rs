@@ -10,7 +10,7 @@ use super::{DeltaFifo, Key, RealFifo, Wake};
 /// Listed objects are queued as `Replaced` one by one, as they are decoded, while the processing thread keeps
 /// popping; [`finish`](ReplaceSession::finish) then queues a `Deleted(FinalStateUnknown)` for every object the list
 /// lacks. The old and the new full lists are never held at once.
-pub struct ReplaceSession<'a, K> {
+pub(crate) struct ReplaceSession<'a, K> {
     queue: Target<'a, K>,
     /// Keys listed so far in this list attempt.
     seen: HashSet<Key>,
@@ -43,7 +43,8 @@ impl<'a, K> ReplaceSession<'a, K> {
     }
 
     /// Queues a `Replaced` delta for one listed object.
-    pub fn add(&mut self, obj: Arc<K>) {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn add(&mut self, obj: Arc<K>) {
         self.add_waking(obj, Wake::Now);
     }
 
@@ -57,18 +58,14 @@ impl<'a, K> ReplaceSession<'a, K> {
 
     /// Forgets the keys listed so far: the list starts over (an expired continue token forces a full list). Items
     /// already queued stay; any the new list lacks get a deletion at `finish`.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.seen.clear();
     }
 
     /// Number of objects listed in this attempt.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.seen.len()
-    }
-
-    /// True when nothing was listed.
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
     }
 
     /// Ends the replace: every object queued or known but not listed gets a `Deleted(FinalStateUnknown)` carrying
@@ -77,7 +74,7 @@ impl<'a, K> ReplaceSession<'a, K> {
     ///
     /// A session dropped without `finish` (a list that failed half way) leaves its items queued as `Replaced` —
     /// they are real server states — and detects no deletions.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         match self.queue {
             Target::Delta(f) => f.finish_replace(&self.seen),
             Target::Real(f) => f.finish_replace(&self.seen),

@@ -4,7 +4,7 @@
 //! The cell holds a [`ShardScope`] and a generation, bumped by every change. A reflector reads both before it
 //! lists; it compares the generation between watch events, and a change makes it relist with the new shard (the
 //! relist's replace drops the objects the shard no longer holds). A reflector blocked on a watch with nothing to
-//! read is woken through the callbacks registered here, which end that watch (`ListerWatcher::end_watch`).
+//! read is woken through the callbacks registered here, which end that watch (`WatchHooks::end_watch`).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

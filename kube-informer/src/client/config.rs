@@ -469,6 +469,7 @@ impl Config {
     }
 
     // ---- getters -------------------------------------------------------------------------------------------------
+    // Only where the configuration points; what the setters above set shows in `{:?}` (credentials hidden).
 
     /// The API server URL.
     pub fn cluster_url(&self) -> &str {
@@ -483,16 +484,6 @@ impl Config {
     /// The kubeconfig context this configuration came from.
     pub fn context(&self) -> Option<&str> {
         self.context.as_deref()
-    }
-
-    /// The timeouts.
-    pub fn get_timeouts(&self) -> Timeouts {
-        self.timeouts
-    }
-
-    /// The client-side rate limit; `None` when it is off.
-    pub fn get_rate_limit(&self) -> Option<&RateLimit> {
-        self.rate_limit.as_ref()
     }
 
     /// True when server certificate verification is off.

@@ -44,10 +44,11 @@ pub const DEFAULT_BURST: u32 = 10;
 ///
 /// assert_eq!((RateLimit::default().qps(), RateLimit::default().burst()), (DEFAULT_QPS, DEFAULT_BURST));
 /// // controller-runtime's defaults, for a busy controller:
-/// let config = Config::new("https://10.0.0.1:6443").rate_limit(RateLimit::new(20.0, 30));
-/// assert_eq!(config.get_rate_limit().map(|l| l.qps()), Some(20.0));
+/// let busy = Config::new("https://10.0.0.1:6443").rate_limit(RateLimit::new(20.0, 30));
+/// assert!(format!("{busy:?}").contains("rate_limit: Some(RateLimit { qps: 20.0, burst: 30, .. })"));
 /// // No client-side limit at all (rely on the server's priority and fairness):
-/// assert!(Config::new("https://10.0.0.1:6443").no_rate_limit().get_rate_limit().is_none());
+/// let unlimited = Config::new("https://10.0.0.1:6443").no_rate_limit();
+/// assert!(format!("{unlimited:?}").contains("rate_limit: None"));
 /// ```
 #[derive(Clone)]
 pub struct RateLimit {

@@ -9,7 +9,8 @@ use serde::de::DeserializeOwned;
 
 use super::Client;
 use super::abort::{Canceller, StreamStopper};
-use crate::watch::{SpareObjects, WatchDecoder, WatchEvent};
+use crate::unstable::SpareObjects;
+use crate::watch::{WatchDecoder, WatchEvent};
 use crate::{Error, Result};
 
 /// A blocking iterator over the events of one watch.
@@ -70,14 +71,12 @@ impl<K: DeserializeOwned + Send + Sync + 'static> WatchStream<K> {
 }
 
 impl<K: DeserializeOwned> WatchStream<K> {
-    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
-    // only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
-    #[doc(hidden)]
+    // Reached from outside through `crate::unstable::Recycling`.
     /// Decodes the events into objects taken from `spares` (an informer's reflector hands its `ListerWatcher` the
     /// versions its cache let go of), reusing their memory; the events decoded are the same. A `ListerWatcher`
     /// built on [`Api::watch`](super::Api::watch) opts in with this.
     #[must_use]
-    pub fn recycling(mut self, spares: Arc<dyn SpareObjects<K>>) -> Self {
+    pub(crate) fn recycling(mut self, spares: Arc<dyn SpareObjects<K>>) -> Self {
         self.spares = Some(spares);
         self
     }

@@ -179,7 +179,7 @@ pub(super) enum State {
 ///   reconciled once; a key is never reconciled by two workers at once; a change during a reconcile queues the key
 ///   again for after it.
 /// * Workers start reconciling once every informer's cache **and every handler's initial adds** have synced
-///   ([`SharedIndexInformer::wait_synced`]), so a reconcile never acts on a half-filled cache.
+///   ([`SharedIndexInformer::wait_for_cache_sync`]), so a reconcile never acts on a half-filled cache.
 /// * `Ok(Action::await_change())` forgets the key's failures; `Ok(Action::requeue_after(d))` also queues it again
 ///   after `d`; `Err` retries it after the rate limiter's delay; a panic is caught and retried like an error. A
 ///   failing key is logged at `warn!` on its first failure (see [`ControllerOptions::warn_after_failures`]), then

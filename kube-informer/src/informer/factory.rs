@@ -247,6 +247,15 @@ pub struct NotSynced {
 }
 
 impl NotSynced {
+    /// Of an informer's parts (one per namespace over a set of namespaces), those not synced — all of them if each
+    /// has synced and only handlers lag.
+    pub(crate) fn of(parts: Vec<InformerHealth>) -> NotSynced {
+        let unsynced: Vec<InformerHealth> = parts.iter().filter(|h| !h.synced).cloned().collect();
+        NotSynced {
+            informers: if unsynced.is_empty() { parts } else { unsynced },
+        }
+    }
+
     /// The names of the informers not synced.
     pub fn names(&self) -> Vec<&str> {
         self.informers.iter().map(|i| i.name.as_str()).collect()
@@ -475,11 +484,7 @@ impl SharedInformerFactory {
         let not_synced: Vec<InformerHealth> = managed
             .iter()
             .filter(|m| !m.wait_synced(deadline.saturating_duration_since(Instant::now())))
-            .flat_map(|m| {
-                let parts = m.part_healths();
-                let unsynced: Vec<InformerHealth> = parts.iter().filter(|h| !h.synced).cloned().collect();
-                if unsynced.is_empty() { parts } else { unsynced }
-            })
+            .flat_map(|m| NotSynced::of(m.part_healths()).informers)
             .collect();
         if not_synced.is_empty() {
             Ok(())

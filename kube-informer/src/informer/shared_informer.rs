@@ -346,7 +346,7 @@ impl<K: Object> SharedIndexInformer<K> {
     ///     InformerOptions::default().name("configmaps"),
     /// )?;
     /// informer.start()?;
-    /// assert!(informer.wait_synced(Duration::from_secs(30)));
+    /// informer.wait_for_cache_sync(Duration::from_secs(30))?;
     /// let lister = informer.lister();
     /// assert_eq!(lister.len(), 2);
     /// assert!(lister.namespace("b").get("settings").is_some());
@@ -509,8 +509,22 @@ impl<K: Object> SharedIndexInformer<K> {
     }
 
     /// Waits until the cache has synced **and every handler has handled its initial adds** (client-go's
-    /// `WaitForCacheSync` only waits for the cache — a known trap for controllers). False on timeout or stop.
-    pub fn wait_synced(&self, timeout: Duration) -> bool {
+    /// `WaitForCacheSync` only waits for the cache — a known trap for controllers), as
+    /// [`SharedInformerFactory::wait_for_cache_sync`](super::SharedInformerFactory::wait_for_cache_sync) does for
+    /// every informer of a factory.
+    ///
+    /// # Errors
+    /// [`NotSynced`](super::NotSynced) on timeout or stop, with this informer's health (of each namespace's part not
+    /// synced, over a set of namespaces): its last error, the attempt count and how long ago it failed last.
+    pub fn wait_for_cache_sync(&self, timeout: Duration) -> std::result::Result<(), super::NotSynced> {
+        if self.wait_synced(timeout) {
+            return Ok(());
+        }
+        Err(super::NotSynced::of(self.part_healths()))
+    }
+
+    /// True once the cache has synced and every handler has handled its initial adds; false on timeout or stop.
+    pub(crate) fn wait_synced(&self, timeout: Duration) -> bool {
         let deadline = deadline_after(Instant::now(), timeout);
         self.parts.iter().all(|p| p.wait_synced(deadline))
     }
@@ -585,7 +599,7 @@ impl<K: Object> SharedIndexInformer<K> {
     /// let factory = SharedInformerFactory::new(server.client()?, FactoryOptions::default());
     /// let informer = factory.informer::<ConfigMap>();
     /// factory.start()?;
-    /// assert!(informer.wait_synced(Duration::from_secs(30)));
+    /// informer.wait_for_cache_sync(Duration::from_secs(30))?;
     /// let health = informer.health();
     /// assert!(health.is_ready() && health.last_list_age.is_some());
     /// informer.stop();

@@ -17,7 +17,8 @@ use crate::informer::{HandlerFuncs, Notification, QueuePolicy};
 use crate::object::core::ConfigMap;
 use crate::object::{ListMeta, ObjectMeta};
 use crate::selector::Selector;
-use crate::watch::{SpareObjects, WatchDecoder, WatchEvent};
+use crate::unstable::{SpareObjects, WatchHooks};
+use crate::watch::{WatchDecoder, WatchEvent};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -409,6 +410,14 @@ impl ListerWatcher<ConfigMap> for BytesLw {
         self.open(None)
     }
 
+    fn interrupt(&self) {}
+
+    fn unstable_hooks(&self) -> Option<&dyn WatchHooks<ConfigMap>> {
+        Some(self)
+    }
+}
+
+impl WatchHooks<ConfigMap> for BytesLw {
     fn watch_recycling(
         &self,
         _: &WatchParams,
@@ -416,8 +425,6 @@ impl ListerWatcher<ConfigMap> for BytesLw {
     ) -> crate::Result<EventStream<ConfigMap>> {
         self.open(Some(spares))
     }
-
-    fn interrupt(&self) {}
 }
 
 #[test]

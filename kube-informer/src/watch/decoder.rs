@@ -6,13 +6,14 @@ use std::io::{self, Read};
 use memchr::memchr;
 use serde::de::DeserializeOwned;
 
+use super::WatchEvent;
 use super::event::EventSeed;
 use super::framer::{
     SizeHint, StreamBuf, ValueScan, decode_exact, describe, is_ws, json_error, syntax_error, try_decode,
     try_decode_line, utf8,
 };
-use super::{SpareObjects, WatchEvent};
 use crate::error::{DecodeError, DecodeErrorKind};
+use crate::unstable::SpareObjects;
 
 /// The default largest event (or list item) the decoders accept: 64 MiB. Objects stored in etcd are limited to about
 /// 1.5 MiB, so this only stops a broken or hostile server from making the client buffer without bound.
@@ -177,22 +178,18 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         self.spare = Some(obj);
     }
 
-    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
-    // only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
-    #[doc(hidden)]
+    // Reached from outside through `crate::unstable::RecycleFrom`.
     /// Takes an object from `spares` to decode the next object event into, unless the decoder still holds one (see
     /// [`recycle`](WatchDecoder::recycle)); call it before each [`next_event`](WatchDecoder::next_event).
-    pub fn recycle_from(&mut self, spares: &dyn SpareObjects<K>) {
+    pub(crate) fn recycle_from(&mut self, spares: &dyn SpareObjects<K>) {
         if self.spare.is_none() {
             self.spare = spares.take();
         }
     }
 
-    // Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
-    // only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
-    #[doc(hidden)]
+    // Reached from outside through `crate::unstable::RecycleFrom`.
     /// True when the decoder holds an object given by [`recycle`](WatchDecoder::recycle) that is not used yet.
-    pub fn has_spare(&self) -> bool {
+    pub(crate) fn has_spare(&self) -> bool {
         self.spare.is_some()
     }
 

@@ -4,16 +4,16 @@
 //!   [`WatchEvent`]s.
 //! * [`ListDecoder`]: a LIST response (`{"kind":"…List","metadata":{…},"items":[…]}`) into its items, one by one as
 //!   they arrive, then its [`ListMeta`](crate::object::ListMeta).
-//! * [`SpareObjects`]: objects a decoder may decode into, reusing their memory (an informer's retired versions).
+//! * [`WatchDecoder::recycle`]: an object a decoder may decode the next event into, reusing its memory (an informer
+//!   hands its decoders its retired versions by itself).
 
 mod decoder;
 mod event;
 mod framer;
 pub(crate) use framer::json_error;
 mod list_decoder;
-mod spares;
+pub(crate) mod spares;
 
 pub use decoder::{DEFAULT_MAX_OBJECT_SIZE, WatchDecoder};
 pub use event::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};
 pub use list_decoder::ListDecoder;
-pub use spares::SpareObjects;

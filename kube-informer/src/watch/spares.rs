@@ -1,20 +1,20 @@
 //! `SpareObjects`: where a watch decoder finds objects to decode the next events into.
 
-// Plumbing between the reflector and the decoder, hidden from the docs: applications never call it. It is public
-// only so that a ListerWatcher wrapping another can pass the informer's spares on, and for the benches and fuzzing.
-#[doc(hidden)]
 /// A source of objects nobody uses any more — the versions an informer's cache replaced or deleted — for a watch
-/// decoder to decode the next events into ([`WatchDecoder::recycle`](super::WatchDecoder::recycle)), reusing their
+/// decoder to decode the next events into ([`WatchDecoder::recycle`](crate::watch::WatchDecoder::recycle)), reusing their
 /// strings and maps instead of allocating new ones and freeing the old on another thread.
 ///
-/// An informer's reflector hands its source to the `ListerWatcher` each time it opens a watch; a watch stream takes
-/// it with [`WatchStream::recycling`](crate::client::WatchStream::recycling), and a decoder of one's own with
-/// [`WatchDecoder::recycle_from`](super::WatchDecoder::recycle_from). Recycling never changes what is decoded.
+/// An informer's reflector hands its source to the `ListerWatcher` each time it opens a watch
+/// ([`WatchHooks::watch_recycling`](crate::unstable::WatchHooks::watch_recycling)); a watch stream takes it with
+/// [`Recycling::recycling`](crate::unstable::Recycling::recycling), and a decoder of one's own with
+/// [`RecycleFrom::recycle_from`](crate::unstable::RecycleFrom::recycle_from). Recycling never changes what is
+/// decoded. Unstable: not covered by semver.
 ///
 /// ```
 /// use std::sync::Mutex;
 /// use kube_informer::object::core::ConfigMap;
-/// use kube_informer::watch::{SpareObjects, WatchDecoder, WatchEvent};
+/// use kube_informer::unstable::{RecycleFrom, SpareObjects};
+/// use kube_informer::watch::{WatchDecoder, WatchEvent};
 ///
 /// /// Spares kept in a vector.
 /// struct Pile(Mutex<Vec<ConfigMap>>);

@@ -116,7 +116,7 @@ fn an_informer_of_k8s_openapi_configmaps_syncs_and_watches() {
         InformerOptions::default().transform(strip_managed_fields::<ConfigMap>),
     );
     informer.start().unwrap();
-    assert!(informer.wait_synced(Duration::from_secs(30)));
+    informer.wait_for_cache_sync(Duration::from_secs(30)).unwrap();
     seed.metadata.name = Some("second".into());
     api.create(&Default::default(), &seed).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
