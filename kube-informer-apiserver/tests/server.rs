@@ -450,6 +450,21 @@ fn watches_end_cleanly_at_their_timeout() {
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
 }
 
+#[test]
+fn a_watch_takes_any_timeout_a_client_sends() {
+    // timeoutSeconds is a client's number: 2⁶³ − 1 seconds past now is past the end of `Instant`, and adding it
+    // unchecked panicked the connection's thread before the first event.
+    let server = ApiServer::start().unwrap();
+    make(&server, "default", "a", json!({}));
+    let mut w = Raw::watch(
+        &server,
+        "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807",
+    );
+    assert_eq!(summary(&w.event()), ev("ADDED", "a"));
+    make(&server, "default", "b", json!({}));
+    assert_eq!(summary(&w.event()), ev("ADDED", "b"));
+}
+
 // ----- writes -----
 
 #[test]

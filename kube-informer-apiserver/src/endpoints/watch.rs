@@ -461,7 +461,8 @@ fn stream(
         Some(t) if t > 0 => Duration::from_secs(t),
         _ => Duration::from_secs(1800 + util::random_u64() % 1800),
     };
-    let deadline = Instant::now() + timeout;
+    // A client's timeoutSeconds may be anything up to 2⁶⁴ − 1: the deadline saturates.
+    let deadline = util::deadline_after(timeout);
     let mut last_bookmark = Instant::now();
     let mut last_liveness = Instant::now();
     // The newest revision this watcher is known to reflect.

@@ -706,7 +706,7 @@ impl<S: Spec> Store<S> {
     /// Waits until the store reaches revision `rev` or `wait` passes (or an interrupt); returns the guard and
     /// whether it got there.
     pub(crate) fn wait_for_rev(&self, rev: u64, wait: Duration) -> (StoreGuard<'_, S>, bool) {
-        let deadline = Instant::now() + wait;
+        let deadline = util::deadline_after(wait);
         let mut g = self.lock();
         let interrupts = g.interrupts;
         while g.rev < rev {
