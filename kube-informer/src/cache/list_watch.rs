@@ -14,8 +14,8 @@ use crate::client::params::{ListParams, WatchParams, and_selector};
 use crate::client::{Api, Client, StreamStopper, WatchStream};
 use crate::error::Result;
 use crate::object::{ListMeta, Object};
-use crate::unstable::SpareObjects;
 use crate::watch::WatchEvent;
+use crate::watch::spares::SpareObjects;
 
 /// A blocking stream of watch events as a reflector consumes it; `None` is a clean close by the server.
 ///

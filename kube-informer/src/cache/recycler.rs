@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use crate::unstable::SpareObjects;
+use crate::watch::spares::SpareObjects;
 
 /// Objects waiting to be freed at most (each about the size of one cached object): small enough that an idle watch
 /// keeps little garbage, large enough to hold what handlers retire while the reflector decodes one read's events.

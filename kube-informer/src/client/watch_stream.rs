@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::Client;
 use super::abort::{Canceller, StreamStopper};
-use crate::unstable::SpareObjects;
+use crate::watch::spares::SpareObjects;
 use crate::watch::{WatchDecoder, WatchEvent};
 use crate::{Error, Result};
 

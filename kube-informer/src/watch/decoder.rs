@@ -13,7 +13,7 @@ use super::framer::{
     try_decode_line, utf8,
 };
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::unstable::SpareObjects;
+use crate::watch::spares::SpareObjects;
 
 /// The default largest event (or list item) the decoders accept: 64 MiB. Objects stored in etcd are limited to about
 /// 1.5 MiB, so this only stops a broken or hostile server from making the client buffer without bound.
