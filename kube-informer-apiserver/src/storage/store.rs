@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde_json::Value;
 
+use crate::api::util;
+
 /// What the store needs of a resource's description (the registry's `ResourceSpec` is one).
 pub(crate) trait Spec: fmt::Debug {
     /// The key the resource is filed under (`plural.group`).
