@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::api::errors::{self, Failure, FieldError};
 use crate::registry::resource::ResourceSpec;
-use crate::schema::{self, FieldPath};
+use crate::schema::FieldPath;
 
 /// The most problems the JSON decoder keeps (sigs.k8s.io/json's strict errors).
 const MAX_DECODER_PROBLEMS: usize = 100;
@@ -232,25 +232,6 @@ impl<'de> Visitor<'de> for OrderSeed<'_> {
     }
 }
 
-/// Drops what `spec`'s schema does not know from `obj` (a whole object); returns the dropped paths in the order
-/// kube-apiserver reports them for a custom resource: metadata first, then the schema's (sorted), then embedded
-/// resources' metadata. Nothing happens without a schema.
-pub(crate) fn prune(spec: &ResourceSpec, obj: &mut Value) -> Vec<String> {
-    let Some(schema) = spec.schema.get() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if let Some(meta) = obj.get_mut("metadata") {
-        out.extend(schema::prune_object_meta(meta, &FieldPath::default().child("metadata")));
-    }
-    out.extend(schema::prune(obj, Some(schema), true));
-    if spec.custom {
-        schema::prune_non_nullable_nulls(obj, Some(schema));
-    }
-    out.extend(schema::coerce_embedded_metadata(obj, Some(schema)));
-    out
-}
-
 /// How a write's problems are worded when refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stage {
@@ -394,7 +375,7 @@ mod tests {
         let spec = deployments();
         let (mut v, dups) = parse_noting_duplicates(BODY.as_bytes()).unwrap();
         assert_eq!(v["spec"]["paused"], false, "the last of repeated keys wins");
-        let unknown = prune(&spec, &mut v);
+        let unknown = spec.prune(&mut v);
         assert!(v["spec"].get("unknown1").is_none() && v["metadata"].get("unknownMeta").is_none());
         let warnings = judge(
             &spec,
@@ -456,7 +437,7 @@ mod tests {
     fn nothing_is_known_without_a_schema() {
         let spec = ResourceSpec::new(ApiResource::new("", "v1", "ConfigMap", "configmaps", true));
         let mut v = json!({"metadata": {"name": "a"}, "data": {"k": "v"}, "whatever": 1});
-        assert!(prune(&spec, &mut v).is_empty());
+        assert!(spec.prune(&mut v).is_empty());
         assert_eq!(v["whatever"], 1);
     }
 }

@@ -17,8 +17,17 @@ use super::schema;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::registry::crd;
 use crate::registry::resource::ResourceSpec;
+use crate::registry::store::AdmissionHooks;
 use crate::registry::strategy::PatchType;
 use crate::schema::type_check::{self, Decoder};
+
+/// The admission the server hands the registry's store ([`Store::new`](crate::registry::Store::new)): a write's
+/// whole object admitted quietly where it has no request body of its own, and the ValidatingAdmissionPolicy plugin as
+/// every write's validating admission.
+pub(crate) const HOOKS: AdmissionHooks = AdmissionHooks {
+    admit: |spec, obj| Admission::quiet(spec).admit(obj),
+    validate: validating_admission_policy::admit,
+};
 
 /// One write's admission: the request's own problems, found while decoding it, and the warnings to answer with.
 pub(crate) struct Admission<'a> {
@@ -123,7 +132,7 @@ impl<'a> Admission<'a> {
         if !spec.custom {
             type_check::zero_nulls(&spec.api.api_version(), &spec.api.kind, obj);
         }
-        let unknown = field_validation::prune(spec, obj);
+        let unknown = spec.prune(obj);
         self.warnings = field_validation::judge(
             spec,
             self.directive,

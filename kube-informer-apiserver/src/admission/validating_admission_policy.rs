@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::api::errors::{self, Failure, FieldError};
 use crate::registry::StoreInner;
-use crate::registry::resource::ResourceSpec;
+use crate::registry::store::Attributes;
 use crate::storage::store::{StoredObject, object_key};
 
 /// The group of policies.
@@ -212,18 +212,6 @@ fn selects(selector: Option<&Value>, labels: &serde_json::Map<String, Value>) ->
             _ => false,
         }
     })
-}
-
-/// One write, as admission sees it.
-pub(crate) struct Attributes<'a> {
-    pub(crate) spec: &'a ResourceSpec,
-    /// `CREATE`, `UPDATE`, `DELETE`.
-    pub(crate) operation: &'static str,
-    /// `""` or `status`.
-    pub(crate) subresource: &'a str,
-    pub(crate) object: Option<&'a Value>,
-    pub(crate) old_object: Option<&'a Value>,
-    pub(crate) dry_run: bool,
 }
 
 impl Attributes<'_> {

@@ -170,7 +170,7 @@ mod tests {
         (
             auth,
             TokenIssuer::new().unwrap(),
-            Store::new(1, 10, ResourceSpec::defaults()),
+            Store::new(1, 10, ResourceSpec::defaults(), crate::admission::HOOKS),
         )
     }
 

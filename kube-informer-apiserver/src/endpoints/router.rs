@@ -182,7 +182,7 @@ mod tests {
     use crate::registry::Store;
 
     fn store() -> Store {
-        Store::new(1, 10, ResourceSpec::defaults())
+        Store::new(1, 10, ResourceSpec::defaults(), crate::admission::HOOKS)
     }
 
     /// (resource id, namespace, name, subresource, watch prefix)

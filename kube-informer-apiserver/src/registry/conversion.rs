@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::admission::field_validation;
 use crate::api::errors::{self, Failure};
 use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;
@@ -89,7 +88,7 @@ pub(crate) fn read(spec: &ResourceSpec, value: &mut Value) {
         schema::default(value, Some(schema));
     }
     to_served(spec, value);
-    field_validation::prune(spec, value);
+    spec.prune(value);
 }
 
 /// The object as read through `spec`'s version, and its JSON, when that differs from what is stored.

@@ -2,7 +2,9 @@
 //! apiextensions-apiserver's `registry/customresource`): the kinds as data ([`resource::ResourceSpec`]) and the
 //! catalog of the default ones, the write rules ([`strategy`]) with each kind's defaults, subresources (scale,
 //! eviction, a pod's, approval), CRDs and conversion, the namespace lifecycle, the objects a fresh cluster has, the
-//! printers' columns, and an answer as a value ([`reply`]), which registry code returns and the endpoints write.
+//! printers' columns, an answer as a value ([`reply`]), which registry code returns and the endpoints write, and the
+//! registry's [`Store`], whose writes run the admission the server hands it as function values (the admission floor
+//! sits above this one: nothing here imports it).
 
 pub(crate) mod bootstrap;
 pub(crate) mod builtin_catalog;
@@ -22,12 +24,7 @@ pub(crate) mod printers;
 pub(crate) mod reply;
 pub(crate) mod resource;
 pub(crate) mod scale;
+pub(crate) mod store;
 pub(crate) mod strategy;
 
-/// The store of the registry's resources: the storage floor's MVCC store, each resource described by its
-/// [`ResourceSpec`](resource::ResourceSpec).
-pub(crate) type Store = crate::storage::store::Store<resource::ResourceSpec>;
-/// What the registry's store holds behind its lock.
-pub(crate) type StoreInner = crate::storage::store::StoreInner<resource::ResourceSpec>;
-/// The registry's store's lock, held.
-pub(crate) type StoreGuard<'a> = crate::storage::store::StoreGuard<'a, resource::ResourceSpec>;
+pub(crate) use store::{Store, StoreGuard, StoreInner};

@@ -14,6 +14,7 @@ use crate::registry::defaults::{self, KindRules};
 use crate::registry::printer_column::PrinterColumn;
 use crate::registry::scale::ScaleSubresource;
 use crate::registry::{builtin_catalog, builtin_kinds, crd};
+use crate::schema::{self, FieldPath};
 use kube_informer::object::ApiResource;
 
 pub use crate::api::names::NameRule;
@@ -139,6 +140,26 @@ impl ResourceSpec {
             builtin: self.builtin.is_some(),
             other_versions: self.conversion.as_ref().map_or(&[][..], |c| c.api_versions.as_slice()),
         }
+    }
+
+    /// Drops what this resource's schema does not know from `obj` (a whole object), as decoding through its codec
+    /// does; returns the dropped paths in the order kube-apiserver reports them (`fieldValidation`) for a custom
+    /// resource: metadata first, then the schema's (sorted), then embedded resources' metadata. Nothing happens
+    /// without a schema.
+    pub(crate) fn prune(&self, obj: &mut Value) -> Vec<String> {
+        let Some(schema) = self.schema.get() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(meta) = obj.get_mut("metadata") {
+            out.extend(schema::prune_object_meta(meta, &FieldPath::default().child("metadata")));
+        }
+        out.extend(schema::prune(obj, Some(schema), true));
+        if self.custom {
+            schema::prune_non_nullable_nulls(obj, Some(schema));
+        }
+        out.extend(schema::coerce_embedded_metadata(obj, Some(schema)));
+        out
     }
 
     /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains;

@@ -4,7 +4,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::admission::Admission;
 use crate::api::errors::{self, Failure, FieldError};
 use crate::patch::json;
 use crate::patch::managed_fields::scale::{ScaleHandler, scale_field_manager};
@@ -333,7 +332,7 @@ fn write_scale(
         write(&mut obj, &scale.spec_replicas_path, json!(replicas))?;
         // The scaled object is written as an update of its resource: admitted as a PUT of it would be, so a custom
         // resource's schema (its bounds on the replicas) holds through the subresource too.
-        Admission::quiet(spec).admit(&mut obj)?;
+        (store.admission().admit)(spec, &mut obj)?;
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(rv));
         }

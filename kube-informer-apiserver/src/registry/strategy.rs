@@ -17,6 +17,7 @@ use crate::registry::conversion;
 use crate::registry::defaults::Cluster;
 use crate::registry::namespace_lifecycle;
 use crate::registry::resource::{ResourceSpec, validate_name};
+use crate::registry::store::{AdmissionHooks, Attributes};
 use crate::registry::{Store, StoreGuard, StoreInner};
 use crate::storage::store::{Change, StoredObject, object_key};
 use kube_informer::object::time::format_rfc3339;
@@ -228,7 +229,15 @@ pub(crate) fn create(
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
     let mut g = store.lock();
-    let w = create_locked(&mut g, spec, url_ns, body, dry_run, Ownership::Track(manager))?;
+    let w = create_locked(
+        &mut g,
+        store.admission(),
+        spec,
+        url_ns,
+        body,
+        dry_run,
+        Ownership::Track(manager),
+    )?;
     publish(store, g, spec, 201, on_commit);
     Ok(w)
 }
@@ -250,6 +259,7 @@ fn publish(store: &Store, g: StoreGuard<'_>, spec: &ResourceSpec, code: u16, on_
 
 fn create_locked(
     g: &mut StoreInner,
+    admission: &AdmissionHooks,
     spec: &ResourceSpec,
     url_ns: Option<&str>,
     mut body: Value,
@@ -334,7 +344,7 @@ fn create_locked(
     }
     // Validation of the object as it will be stored, as the registry's `BeforeCreate` then validating admission
     // run it.
-    let warnings = validate_write(g, spec, &body, None, false)?;
+    let warnings = validate_write(g, admission, spec, &body, None, false)?;
     conversion::to_storage(spec, &mut body);
     crate::api::nesting::check_stored(&body)?;
     let stored = StoredObject::from_value(spec, &body);
@@ -359,10 +369,10 @@ fn check_name(obj: &mut Object, url_name: &str) -> Result<(), Failure> {
 
 /// The validation of a write after the strategy prepared it (`new`, an update of `old` when there is one): a custom
 /// resource's schema and rules ([`customresource_strategy`](crate::registry::customresource_strategy)), then
-/// validating admission ([`validating_admission_policy`](crate::admission::validating_admission_policy)). Returns
-/// the warnings to answer with.
+/// validating admission (the store's [`AdmissionHooks::validate`]). Returns the warnings to answer with.
 fn validate_write(
     g: &StoreInner,
+    admission: &AdmissionHooks,
     spec: &ResourceSpec,
     new: &Value,
     old: Option<&Value>,
@@ -373,7 +383,7 @@ fn validate_write(
         warnings.extend(crate::registry::customresource_strategy::validate(spec, new, old)?);
     }
     // Then validating admission: ValidatingAdmissionPolicies.
-    let attributes = crate::admission::validating_admission_policy::Attributes {
+    let attributes = Attributes {
         spec,
         operation: if old.is_some() { "UPDATE" } else { "CREATE" },
         subresource: if status_only { "status" } else { "" },
@@ -381,7 +391,7 @@ fn validate_write(
         old_object: old,
         dry_run: false,
     };
-    warnings.extend(crate::admission::validating_admission_policy::admit(g, &attributes)?);
+    warnings.extend((admission.validate)(g, &attributes)?);
     Ok(warnings)
 }
 
@@ -389,6 +399,7 @@ fn validate_write(
 /// Also the validation's warnings.
 fn prepare_update(
     g: &StoreInner,
+    admission: &AdmissionHooks,
     spec: &ResourceSpec,
     current: &StoredObject,
     mut new: Value,
@@ -488,7 +499,7 @@ fn prepare_update(
     result_meta.insert("resourceVersion".into(), Value::String(current.rev.to_string()));
     meta::normalize(result_meta);
     let result = Value::Object(result);
-    let warnings = validate_write(g, spec, &result, Some(&old), status_only)?;
+    let warnings = validate_write(g, admission, spec, &result, Some(&old), status_only)?;
     crate::api::nesting::check_stored(&result)?;
     // Written only when what would be stored differs from what is (kube-apiserver compares the encoded bytes): a
     // custom object read through a version that prunes or defaults it is stored again as that version sees it.
@@ -643,7 +654,15 @@ pub(crate) fn update(
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let (new, warnings) = prepare_update(&g, spec, &current, body, status_only, Ownership::Track(manager))?;
+    let (new, warnings) = prepare_update(
+        &g,
+        store.admission(),
+        spec,
+        &current,
+        body,
+        status_only,
+        Ownership::Track(manager),
+    )?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written {
@@ -670,7 +689,15 @@ pub(crate) fn update_current(
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let (new, warnings) = prepare_update(&g, spec, &current, build(&current)?, false, Ownership::Computed)?;
+    let (new, warnings) = prepare_update(
+        &g,
+        store.admission(),
+        spec,
+        &current,
+        build(&current)?,
+        false,
+        Ownership::Computed,
+    )?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written {
@@ -784,7 +811,15 @@ pub(crate) fn patch(
             }
             check_name(as_object(&mut body)?, name)?;
             admit(&mut body)?;
-            let w = create_locked(&mut g, spec, url_ns, body, dry_run, Ownership::Computed)?;
+            let w = create_locked(
+                &mut g,
+                store.admission(),
+                spec,
+                url_ns,
+                body,
+                dry_run,
+                Ownership::Computed,
+            )?;
             publish(store, g, spec, 201, on_commit);
             return Ok(w);
         }
@@ -826,7 +861,7 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let (new, warnings) = prepare_update(&g, spec, &current, doc, status_only, ownership)?;
+    let (new, warnings) = prepare_update(&g, store.admission(), spec, &current, doc, status_only, ownership)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written {
@@ -908,7 +943,7 @@ pub(crate) fn delete(
         0
     };
     // Validating admission sees the deletion (warnings of a delete are not answered).
-    let attributes = crate::admission::validating_admission_policy::Attributes {
+    let attributes = Attributes {
         spec,
         operation: "DELETE",
         subresource: "",
@@ -916,7 +951,7 @@ pub(crate) fn delete(
         old_object: Some(&value),
         dry_run: opts.dry_run,
     };
-    crate::admission::validating_admission_policy::admit(&g, &attributes)?;
+    (store.admission().validate)(&g, &attributes)?;
     // A namespace with `spec.finalizers` is only marked, its content deleted first.
     let kept = namespace_lifecycle::mark_for_deletion(spec, &mut value);
     let mut meta = value.get_mut("metadata").and_then(Value::as_object_mut);

@@ -35,7 +35,7 @@ fn tester() -> Writer {
 fn setup() -> (Store, ResourceSpec) {
     let spec =
         ResourceSpec::new(ApiResource::new("apps", "v1", "Deployment", "deployments", true)).with_status_subresource();
-    (Store::new(1, 100, vec![spec.clone()]), spec)
+    (Store::new(1, 100, vec![spec.clone()], crate::admission::HOOKS), spec)
 }
 
 fn value(o: &StoredObject) -> Value {

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::admission;
 use crate::auth::rbac::{self, PolicyCache};
 use crate::auth::serviceaccount::TokenIssuer;
 use crate::auth::{AccessRule, Auth};
@@ -672,7 +673,7 @@ impl ApiServerBuilder {
         specs.extend(self.resources);
         let issuer = TokenIssuer::new().map_err(Error::InvalidInput)?;
         let shared = Arc::new(Shared {
-            store: Store::new(self.initial_revision, self.history_size, specs),
+            store: Store::new(self.initial_revision, self.history_size, specs, admission::HOOKS),
             faults: Faults::default(),
             log: RequestLog::default(),
             auth,

@@ -250,7 +250,7 @@ pub(crate) fn install(store: &Store, crd: Value) -> Result<String, Failure> {
     }
     let spec = store.lock().spec(ID).ok_or_else(errors::no_such_path)?;
     let mut crd = crd;
-    crate::admission::Admission::quiet(&spec).admit(&mut crd)?;
+    (store.admission().admit)(&spec, &mut crd)?;
     let name = text(&crd, "/metadata/name").to_owned();
     let exists = store.lock().get(ID, &name).is_some();
     if exists {

@@ -17,7 +17,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        let store = Store::new(1, 1000, Self::specs());
+        let store = Store::new(1, 1000, Self::specs(), crate::admission::HOOKS);
         // Objects are created in namespace `ns`, which must exist (NamespaceLifecycle).
         crate::registry::bootstrap::namespace(&store, "ns").unwrap();
         Fixture { store }
