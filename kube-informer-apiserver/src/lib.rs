@@ -133,7 +133,7 @@
 //!
 //! | Floor | Folders (kube-apiserver's packages) | What they hold |
 //! |---|---|---|
-//! | 5 server | `server/` (`server`, `server/filters`) | [`ApiServer`] and its builder (`server/mod.rs`: wiring), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `faults` (the queue and its JSON form), `admin`, `manifests`, `kubeconfig`, `service_account_client`, `fd_limit`; beside it `main.rs` and the fuzz targets' `fuzzing.rs` |
+//! | 5 server | `server/` (`server`, `server/filters`) | [`ApiServer`] (`server/mod.rs`: the shared state and the control API), its builder (`builder`: wiring), `serving` (listening, the acceptor and connection threads, restart, shutdown), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `faults` (the queue and its JSON form), `admin`, `manifests`, `kubeconfig`, `service_account_client`, `fd_limit`; beside it `main.rs` and the fuzz targets' `fuzzing.rs` |
 //! | 4 endpoints | `endpoints/` (`endpoints`, `endpoints/handlers`, `endpoints/discovery`, `endpoints/openapi`) | `router`, `handlers` (the handlers per verb, one `RequestContext` passed down per request), `list`, `watch`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
 //! | 3 admission, auth | `admission/` (`admission`, its `policy/validating` plugin), `auth/` (`authentication`, `authorization`, RBAC, `serviceaccount`) | admission: the chain (`admission/mod.rs`, and the hooks it hands the registry's store), `field_validation`, `validating_admission_policy`; auth: [`AccessRule`] (`auth/mod.rs`), `authentication`, `authorizer`, `rbac`, `impersonation`, `review`, `serviceaccount` |
 //! | 2 registry | `registry/` (`registry`, kube-apiserver's `pkg/registry`, k8s.io/apiserver's `registry/generic`) | `resource` ([`ResourceSpec`]), `store` (the registry's store: storage's, with the admission the server hands it as function values), `builtin_catalog`, `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `bootstrap`, `flowcontrol_bootstrap`, the subresources (`eviction`, `pod_subresources`, `certificate_approval`, `component_status`), `printers`, `printer_column`, `reply` (an answer as a value, which registry code returns and the endpoints write) |
@@ -171,8 +171,9 @@ pub use registry::printer_column::{CellFn, ColumnType, PrinterColumn};
 pub use registry::resource::{NameRule, ResourceSpec};
 pub use registry::scale::ScaleSubresource;
 pub use server::admin::PREFIX as ADMIN_PREFIX;
+pub use server::builder::ApiServerBuilder;
 pub use server::faults::{Fault, FaultAction, FaultTarget};
-pub use server::{ADMIN_USER, ApiServer, ApiServerBuilder};
+pub use server::{ADMIN_USER, ApiServer};
 
 /// Decodes a protobuf request body (`application/vnd.kubernetes.protobuf`: the magic `k8s\0`, then a
 /// `runtime.Unknown` envelope around the object's message) into the JSON object the embedded server stores, as

@@ -288,7 +288,7 @@ fn restart(req: &AdminRequest<'_>, admin: &Admin) -> AdminAnswer {
         let st = Status::failure(409, "Conflict", "another restart is under way");
         return Err(Box::new(st)).into();
     };
-    match server::restart(req.shared, down, Some(req.connection)) {
+    match server::serving::restart(req.shared, down, Some(req.connection)) {
         Ok(()) => {
             let mut answer = json!({"restarted": true});
             if let Some(d) = down {
