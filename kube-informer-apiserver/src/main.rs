@@ -25,75 +25,15 @@ use signal_hook::iterator::Signals;
 
 const NAME: &str = "kube-informer-apiserver";
 
-const USAGE: &str = "\
+/// The usage's first lines, before the flags.
+const USAGE_HEAD: &str = "\
 kube-informer-apiserver: a Kubernetes API server in one process, state in memory, with fault injection.
 
 Usage: kube-informer-apiserver [OPTIONS]
+";
 
-Listening:
-      --address IP               Address to listen on [default: 127.0.0.1]; 0.0.0.0 or :: for every interface.
-                                 Beyond loopback it needs authentication (--token, --client-cert or
-                                 --authorization-mode RBAC), unless
-      --insecure-allow-unauthenticated-remote-access
-                                 serve a non-loopback address with no authentication: anyone who reaches it may
-                                 do anything (the admin API then answers loopback clients only)
-      --port N                   Port to listen on [default: 0, any free port]
-      --https                    Serve HTTPS with a fresh CA (the kubeconfig carries it)
-
-Clients:
-      --kubeconfig-out PATH      Write a kubeconfig for the server there once it listens (kept after stop)
-      --kubeconfig-user USER     Whose credentials the kubeconfig holds [default: the first admin with a token
-                                 or certificate, else the first token's user]
-      --token USER=TOKEN         Accept `Authorization: Bearer TOKEN` as USER; turns authentication on
-      --client-cert USER         Issue a client certificate for USER (needs --https); turns authentication on
-      --allow USER[:VERBS[:RESOURCES]]
-                                 Let USER do VERBS (comma-separated: get,list,watch,create,update,patch,delete,
-                                 deletecollection or *) on RESOURCES (plural, plural.group, plural/status or *).
-                                 With no --allow at all, every authenticated user may do everything
-      --groups USER=GROUP[,GROUP]
-                                 Put a token or certificate user in these groups (RBAC bindings to groups)
-      --admin USER               Let USER use the admin API (and, once any --allow is given, everything else;
-                                 with RBAC, USER is in system:masters)
-
-Authorization:
-      --authorization-mode MODE  AlwaysAllow [default]: the --allow rules (with none, every authenticated user may
-                                 do everything); RBAC: as kube-apiserver --authorization-mode=RBAC: Roles,
-                                 ClusterRoles and their bindings decide (load them with --load), nothing is
-                                 allowed by default, the bootstrap roles (cluster-admin, admin, edit, view,
-                                 system:*) exist, --allow rules grant beside them, and a kubeconfig user
-                                 system:admin (in system:masters) is made when no --admin has credentials
-      --anonymous-auth BOOL      With RBAC, serve requests without credentials as system:anonymous [default: true]
-
-Server behaviour:
-      --load PATH                Create the objects of a YAML/JSON manifest file or folder at start (repeatable;
-                                 multi-document YAML and List kinds; namespaces first)
-      --bookmark-interval D      BOOKMARK interval of watches [default: 1m]
-      --compaction-interval D    Compact every D to the previous tick's revision, or `off` [default: 5m]
-      --history-size N           Watch events kept per resource [default: 10000]
-      --initial-revision N       First resourceVersion [default: 1]
-      --no-watch-list            Refuse streaming lists (sendInitialEvents) as servers without WatchList do
-      --feature-gates GATES      key=value pairs, comma-separated, as kube-apiserver takes them:
-                                 ShardedListAndWatch=true|false [default: false] (shardSelector honoured, else
-                                 ignored); WatchList=true|false [default: true] (as --no-watch-list)
-      --no-admin-api             Do not serve the admin API
-
-Limits (every wait has a deadline; kube-apiserver's values by default):
-      --read-header-timeout D    A request head must arrive within D of its first byte [default: 32s]
-      --tls-handshake-timeout D  A TLS handshake must end within D of the connection's start [default: 32s]
-      --request-body-timeout D   A request body must arrive within D of its head (then 504) [default: 1m]
-      --idle-timeout D           A keep-alive connection waits D for its next request [default: 1m30s]
-      --write-timeout D          A write making no progress for D drops the connection [default: 1m]
-      --max-connections N        Connections served at once, one thread each; past it, 429 [default: 1024]
-      --max-requests-inflight N  Non-mutating requests at once, watches aside; past it, 429; 0: no limit
-                                 [default: 400]
-      --max-mutating-requests-inflight N
-                                 Mutating requests at once; past it, 429; 0: no limit [default: 200]
-
-Other:
-  -v, --verbose                  Log debug messages to stderr (-v once is enough)
-  -h, --help                     Print this help
-  -V, --version                  Print the version
-
+/// The usage's last lines, after the flags.
+const USAGE_TAIL: &str = "\
 Durations are written as Go writes them: 500ms, 30s, 5m, 1h30m.
 
 Once listening it prints one JSON line on stdout: {\"listening\": URL, \"kubeconfig\": PATH, \"admin\": URL, ...}.
@@ -103,6 +43,467 @@ The admin API (faults, compaction, restart, request log) is under /kube-informer
   curl -X POST URL/kube-informer/admin/faults -d '{\"verb\":\"list\",\"resource\":\"configmaps\",\"error\":429}'
   curl URL/kube-informer/admin/            # every endpoint, and the server's revision and watchers
 ";
+
+/// One flag, declared once: both the usage's line for it and what parsing it does come from here.
+struct Flag {
+    /// Its name, without the leading `--`.
+    long: &'static str,
+    /// Its one-letter name, if any.
+    short: Option<char>,
+    /// The name of its value in the usage; `None` for a switch.
+    value: Option<&'static str>,
+    /// What the usage says of it (wrapped when printed).
+    help: &'static str,
+    /// What giving it does.
+    action: Action,
+}
+
+/// What giving a flag does.
+#[derive(Clone, Copy)]
+enum Action {
+    /// Prints the usage.
+    Help,
+    /// Prints the version.
+    Version,
+    /// A switch: sets what it says.
+    Switch(fn(&mut Options)),
+    /// A flag with a value: sets what it says from the value, or words what is wrong with it (given the flag's
+    /// `--name`, for the message).
+    Value(fn(&mut Options, OsString, &str) -> Result<(), String>),
+}
+
+/// The flags under one heading of the usage.
+struct Section {
+    title: &'static str,
+    flags: &'static [Flag],
+}
+
+/// A flag without a one-letter name.
+const fn flag(long: &'static str, value: Option<&'static str>, help: &'static str, action: Action) -> Flag {
+    Flag {
+        long,
+        short: None,
+        value,
+        help,
+        action,
+    }
+}
+
+/// A switch.
+const fn switch(long: &'static str, help: &'static str, set: fn(&mut Options)) -> Flag {
+    flag(long, None, help, Action::Switch(set))
+}
+
+/// A flag taking a value named `value` in the usage.
+const fn valued(
+    long: &'static str,
+    value: &'static str,
+    help: &'static str,
+    set: fn(&mut Options, OsString, &str) -> Result<(), String>,
+) -> Flag {
+    flag(long, Some(value), help, Action::Value(set))
+}
+
+/// Every flag, in the usage's order: the one declaration of each.
+const SECTIONS: &[Section] = &[
+    Section {
+        title: "Listening:",
+        flags: &[
+            valued(
+                "address",
+                "IP",
+                "Address to listen on [default: 127.0.0.1]; 0.0.0.0 or :: for every interface. Beyond loopback it \
+                 needs authentication (--token, --client-cert or --authorization-mode RBAC), unless \
+                 --insecure-allow-unauthenticated-remote-access",
+                |o, v, flag| {
+                    let s = string(v, flag)?;
+                    o.address = s.parse().map_err(|_| format!("{flag}: {s:?} is not an IP address"))?;
+                    Ok(())
+                },
+            ),
+            switch(
+                "insecure-allow-unauthenticated-remote-access",
+                "Serve a non-loopback address with no authentication: anyone who reaches it may do anything (the \
+                 admin API then answers loopback clients only)",
+                |o| o.insecure_remote = true,
+            ),
+            valued(
+                "port",
+                "N",
+                "Port to listen on [default: 0, any free port]",
+                |o, v, flag| {
+                    o.port = number(v, flag)?;
+                    Ok(())
+                },
+            ),
+            switch(
+                "https",
+                "Serve HTTPS with a fresh CA (the kubeconfig carries it)",
+                |o| o.https = true,
+            ),
+        ],
+    },
+    Section {
+        title: "Clients:",
+        flags: &[
+            valued(
+                "kubeconfig-out",
+                "PATH",
+                "Write a kubeconfig for the server there once it listens (kept after stop)",
+                |o, v, _| {
+                    o.kubeconfig_out = Some(PathBuf::from(v));
+                    Ok(())
+                },
+            ),
+            valued(
+                "kubeconfig-user",
+                "USER",
+                "Whose credentials the kubeconfig holds [default: the first admin with a token or certificate, \
+                 else the first token's user]",
+                |o, v, flag| {
+                    o.kubeconfig_user = Some(string(v, flag)?);
+                    Ok(())
+                },
+            ),
+            valued(
+                "token",
+                "USER=TOKEN",
+                "Accept `Authorization: Bearer TOKEN` as USER; turns authentication on",
+                |o, v, flag| {
+                    let s = string(v, flag)?;
+                    match s.split_once('=') {
+                        Some((user, token)) if !user.is_empty() && !token.is_empty() => {
+                            o.tokens.push((user.to_owned(), token.to_owned()));
+                            Ok(())
+                        }
+                        // The value may hold a secret: never repeat it.
+                        _ => Err(format!("{flag}: expected USER=TOKEN")),
+                    }
+                },
+            ),
+            valued(
+                "client-cert",
+                "USER",
+                "Issue a client certificate for USER (needs --https); turns authentication on",
+                |o, v, flag| {
+                    o.client_certs.push(string(v, flag)?);
+                    Ok(())
+                },
+            ),
+            valued(
+                "allow",
+                "USER[:VERBS[:RESOURCES]]",
+                "Let USER do VERBS (comma-separated: get,list,watch,create,update,patch,delete,deletecollection \
+                 or *) on RESOURCES (plural, plural.group, plural/status or *). With no --allow at all, every \
+                 authenticated user may do everything",
+                |o, v, flag| {
+                    o.rules.push(rule(&string(v, flag)?)?);
+                    Ok(())
+                },
+            ),
+            valued(
+                "groups",
+                "USER=GROUP[,GROUP]",
+                "Put a token or certificate user in these groups (RBAC bindings to groups)",
+                |o, v, flag| {
+                    let s = string(v, flag)?;
+                    match s.split_once('=') {
+                        Some((user, groups)) if !user.is_empty() && !groups.is_empty() => {
+                            o.groups
+                                .push((user.to_owned(), groups.split(',').map(str::to_owned).collect()));
+                            Ok(())
+                        }
+                        _ => Err(format!("{flag}: expected USER=GROUP[,GROUP]")),
+                    }
+                },
+            ),
+            valued(
+                "admin",
+                "USER",
+                "Let USER use the admin API (and, once any --allow is given, everything else; with RBAC, USER is \
+                 in system:masters)",
+                |o, v, flag| {
+                    o.admins.push(string(v, flag)?);
+                    Ok(())
+                },
+            ),
+        ],
+    },
+    Section {
+        title: "Authorization:",
+        flags: &[
+            valued(
+                "authorization-mode",
+                "MODE",
+                "AlwaysAllow [default]: the --allow rules (with none, every authenticated user may do everything); \
+                 RBAC: as kube-apiserver --authorization-mode=RBAC: Roles, ClusterRoles and their bindings decide \
+                 (load them with --load), nothing is allowed by default, the bootstrap roles (cluster-admin, admin, \
+                 edit, view, system:*) exist, --allow rules grant beside them, and a kubeconfig user system:admin \
+                 (in system:masters) is made when no --admin has credentials",
+                |o, v, flag| {
+                    o.rbac = match string(v, flag)?.as_str() {
+                        "RBAC" => true,
+                        "AlwaysAllow" => false,
+                        other => return Err(format!("{flag}: {other:?} is not a mode (RBAC or AlwaysAllow)")),
+                    };
+                    Ok(())
+                },
+            ),
+            valued(
+                "anonymous-auth",
+                "BOOL",
+                "With RBAC, serve requests without credentials as system:anonymous [default: true]",
+                |o, v, flag| {
+                    o.anonymous_auth = Some(match string(v, flag)?.as_str() {
+                        "true" => true,
+                        "false" => false,
+                        other => return Err(format!("{flag}: {other:?} is not true or false")),
+                    });
+                    Ok(())
+                },
+            ),
+        ],
+    },
+    Section {
+        title: "Server behaviour:",
+        flags: &[
+            valued(
+                "load",
+                "PATH",
+                "Create the objects of a YAML/JSON manifest file or folder at start (repeatable; multi-document \
+                 YAML and List kinds; namespaces first)",
+                |o, v, _| {
+                    o.loads.push(PathBuf::from(v));
+                    Ok(())
+                },
+            ),
+            valued(
+                "bookmark-interval",
+                "D",
+                "BOOKMARK interval of watches [default: 1m]",
+                |o, v, flag| {
+                    let d = duration(v, flag)?;
+                    if d.is_zero() {
+                        return Err(format!("{flag}: must be more than 0"));
+                    }
+                    o.bookmark_interval = Some(d);
+                    Ok(())
+                },
+            ),
+            valued(
+                "compaction-interval",
+                "D",
+                "Compact every D to the previous tick's revision, or `off` [default: 5m]",
+                |o, v, flag| {
+                    o.compaction_interval = Some(if v == "off" {
+                        None
+                    } else {
+                        Some(duration(v, flag)?).filter(|d| !d.is_zero())
+                    });
+                    Ok(())
+                },
+            ),
+            valued(
+                "history-size",
+                "N",
+                "Watch events kept per resource [default: 10000]",
+                |o, v, flag| {
+                    o.history_size = Some(number(v, flag)?);
+                    Ok(())
+                },
+            ),
+            valued(
+                "initial-revision",
+                "N",
+                "First resourceVersion [default: 1]",
+                |o, v, flag| {
+                    o.initial_revision = Some(number(v, flag)?);
+                    Ok(())
+                },
+            ),
+            switch(
+                "no-watch-list",
+                "Refuse streaming lists (sendInitialEvents) as servers without WatchList do",
+                |o| o.watch_list = false,
+            ),
+            valued(
+                "feature-gates",
+                "GATES",
+                "key=value pairs, comma-separated, as kube-apiserver takes them: ShardedListAndWatch=true|false \
+                 [default: false] (shardSelector honoured, else ignored); WatchList=true|false [default: true] (as \
+                 --no-watch-list)",
+                |o, v, flag| {
+                    for (gate, enabled) in feature_gates(&string(v, flag)?)? {
+                        match gate.as_str() {
+                            "ShardedListAndWatch" => o.sharded_list_and_watch = enabled,
+                            _ => o.watch_list = enabled,
+                        }
+                    }
+                    Ok(())
+                },
+            ),
+            switch("no-admin-api", "Do not serve the admin API", |o| o.admin_api = false),
+        ],
+    },
+    Section {
+        title: "Limits (every wait has a deadline; kube-apiserver's values by default):",
+        flags: &[
+            valued(
+                "read-header-timeout",
+                "D",
+                "A request head must arrive within D of its first byte [default: 32s]",
+                wait,
+            ),
+            valued(
+                "tls-handshake-timeout",
+                "D",
+                "A TLS handshake must end within D of the connection's start [default: 32s]",
+                wait,
+            ),
+            valued(
+                "request-body-timeout",
+                "D",
+                "A request body must arrive within D of its head (then 504) [default: 1m]",
+                wait,
+            ),
+            valued(
+                "idle-timeout",
+                "D",
+                "A keep-alive connection waits D for its next request [default: 1m30s]",
+                wait,
+            ),
+            valued(
+                "write-timeout",
+                "D",
+                "A write making no progress for D drops the connection [default: 1m]",
+                wait,
+            ),
+            valued(
+                "max-connections",
+                "N",
+                "Connections served at once, one thread each; past it, 429 [default: 1024]",
+                |o, v, flag| {
+                    let n: usize = number(v, flag)?;
+                    if n == 0 {
+                        return Err(format!("{flag}: must be more than 0"));
+                    }
+                    o.limits.push((flag.to_owned(), Limit::Count(n)));
+                    Ok(())
+                },
+            ),
+            valued(
+                "max-requests-inflight",
+                "N",
+                "Non-mutating requests at once, watches aside; past it, 429; 0: no limit [default: 400]",
+                count,
+            ),
+            valued(
+                "max-mutating-requests-inflight",
+                "N",
+                "Mutating requests at once; past it, 429; 0: no limit [default: 200]",
+                count,
+            ),
+        ],
+    },
+    Section {
+        title: "Other:",
+        flags: &[
+            Flag {
+                short: Some('v'),
+                ..switch("verbose", "Log debug messages to stderr (-v once is enough)", |o| {
+                    o.verbose = true
+                })
+            },
+            Flag {
+                short: Some('h'),
+                ..flag("help", None, "Print this help", Action::Help)
+            },
+            Flag {
+                short: Some('V'),
+                ..flag("version", None, "Print the version", Action::Version)
+            },
+        ],
+    },
+];
+
+/// A limit that is a wait: more than 0 (every wait has a deadline).
+fn wait(o: &mut Options, v: OsString, flag: &str) -> Result<(), String> {
+    let d = duration(v, flag)?;
+    if d.is_zero() {
+        return Err(format!("{flag}: must be more than 0 (every wait has a deadline)"));
+    }
+    o.limits.push((flag.to_owned(), Limit::Wait(d)));
+    Ok(())
+}
+
+/// A limit that is a count, 0 for none.
+fn count(o: &mut Options, v: OsString, flag: &str) -> Result<(), String> {
+    let n = number(v, flag)?;
+    o.limits.push((flag.to_owned(), Limit::Count(n)));
+    Ok(())
+}
+
+/// Every declared flag.
+fn flags() -> impl Iterator<Item = &'static Flag> {
+    SECTIONS.iter().flat_map(|s| s.flags)
+}
+
+/// The column where the usage's descriptions start, and the width it is wrapped to.
+const HELP_COLUMN: usize = 33;
+const USAGE_WIDTH: usize = 117;
+
+/// The usage (`--help`), made from the declared flags.
+fn usage() -> String {
+    let mut out = String::from(USAGE_HEAD);
+    for section in SECTIONS {
+        out.push('\n');
+        out.push_str(section.title);
+        out.push('\n');
+        for f in section.flags {
+            let mut name = match f.short {
+                Some(c) => format!("  -{c}, --{}", f.long),
+                None => format!("      --{}", f.long),
+            };
+            if let Some(v) = f.value {
+                name.push(' ');
+                name.push_str(v);
+            }
+            let mut lines = wrap(f.help, USAGE_WIDTH - HELP_COLUMN).into_iter();
+            if name.len() + 2 <= HELP_COLUMN {
+                let first = lines.next().unwrap_or_default();
+                out.push_str(&format!("{name:HELP_COLUMN$}{first}\n"));
+            } else {
+                out.push_str(&name);
+                out.push('\n');
+            }
+            for line in lines {
+                out.push_str(&format!("{:HELP_COLUMN$}{line}\n", ""));
+            }
+        }
+    }
+    out.push('\n');
+    out.push_str(USAGE_TAIL);
+    out
+}
+
+/// `text`'s words in lines of at most `width` characters (a longer word on a line of its own).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -242,114 +643,19 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
     let mut o = Options::default();
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        let flag = match &arg {
-            Long(l) => format!("--{l}"),
-            Short(s) => format!("-{s}"),
+        let (declared, given) = match &arg {
+            Long(l) => (flags().find(|f| f.long == *l), format!("--{l}")),
+            Short(c) => (flags().find(|f| f.short == Some(*c)), format!("-{c}")),
             Value(v) => return Err(format!("unexpected argument {v:?}")),
         };
-        match arg {
-            Short('h') | Long("help") => return Ok(Command::Help),
-            Short('V') | Long("version") => return Ok(Command::Version),
-            Short('v') | Long("verbose") => o.verbose = true,
-            Long("address") => {
-                let s = string(value(&mut p)?, &flag)?;
-                o.address = s.parse().map_err(|_| format!("{flag}: {s:?} is not an IP address"))?;
-            }
-            Long("port") => o.port = number(value(&mut p)?, &flag)?,
-            Long("https") => o.https = true,
-            Long("kubeconfig-out") => o.kubeconfig_out = Some(PathBuf::from(value(&mut p)?)),
-            Long("kubeconfig-user") => o.kubeconfig_user = Some(string(value(&mut p)?, &flag)?),
-            Long("token") => {
-                let s = string(value(&mut p)?, &flag)?;
-                match s.split_once('=') {
-                    Some((user, token)) if !user.is_empty() && !token.is_empty() => {
-                        o.tokens.push((user.to_owned(), token.to_owned()));
-                    }
-                    // The value may hold a secret: never repeat it.
-                    _ => return Err(format!("{flag}: expected USER=TOKEN")),
-                }
-            }
-            Long("client-cert") => o.client_certs.push(string(value(&mut p)?, &flag)?),
-            Long("allow") => o.rules.push(rule(&string(value(&mut p)?, &flag)?)?),
-            Long("admin") => o.admins.push(string(value(&mut p)?, &flag)?),
-            Long("groups") => {
-                let s = string(value(&mut p)?, &flag)?;
-                match s.split_once('=') {
-                    Some((user, groups)) if !user.is_empty() && !groups.is_empty() => {
-                        o.groups
-                            .push((user.to_owned(), groups.split(',').map(str::to_owned).collect()));
-                    }
-                    _ => return Err(format!("{flag}: expected USER=GROUP[,GROUP]")),
-                }
-            }
-            Long("authorization-mode") => {
-                o.rbac = match string(value(&mut p)?, &flag)?.as_str() {
-                    "RBAC" => true,
-                    "AlwaysAllow" => false,
-                    other => return Err(format!("{flag}: {other:?} is not a mode (RBAC or AlwaysAllow)")),
-                };
-            }
-            Long("anonymous-auth") => {
-                o.anonymous_auth = Some(match string(value(&mut p)?, &flag)?.as_str() {
-                    "true" => true,
-                    "false" => false,
-                    other => return Err(format!("{flag}: {other:?} is not true or false")),
-                });
-            }
-            Long("insecure-allow-unauthenticated-remote-access") => o.insecure_remote = true,
-            Long("load") => o.loads.push(PathBuf::from(value(&mut p)?)),
-            Long("bookmark-interval") => {
-                let d = duration(value(&mut p)?, &flag)?;
-                if d.is_zero() {
-                    return Err(format!("{flag}: must be more than 0"));
-                }
-                o.bookmark_interval = Some(d);
-            }
-            Long("compaction-interval") => {
-                let v = value(&mut p)?;
-                o.compaction_interval = Some(if v == "off" {
-                    None
-                } else {
-                    Some(duration(v, &flag)?).filter(|d| !d.is_zero())
-                });
-            }
-            Long("history-size") => o.history_size = Some(number(value(&mut p)?, &flag)?),
-            Long("initial-revision") => o.initial_revision = Some(number(value(&mut p)?, &flag)?),
-            Long("no-watch-list") => o.watch_list = false,
-            Long("feature-gates") => {
-                for (gate, enabled) in feature_gates(&string(value(&mut p)?, &flag)?)? {
-                    match gate.as_str() {
-                        "ShardedListAndWatch" => o.sharded_list_and_watch = enabled,
-                        _ => o.watch_list = enabled,
-                    }
-                }
-            }
-            Long("no-admin-api") => o.admin_api = false,
-            Long(
-                "read-header-timeout"
-                | "tls-handshake-timeout"
-                | "request-body-timeout"
-                | "idle-timeout"
-                | "write-timeout",
-            ) => {
-                let d = duration(value(&mut p)?, &flag)?;
-                if d.is_zero() {
-                    return Err(format!("{flag}: must be more than 0 (every wait has a deadline)"));
-                }
-                o.limits.push((flag, Limit::Wait(d)));
-            }
-            Long("max-connections") => {
-                let n: usize = number(value(&mut p)?, &flag)?;
-                if n == 0 {
-                    return Err(format!("{flag}: must be more than 0"));
-                }
-                o.limits.push((flag, Limit::Count(n)));
-            }
-            Long("max-requests-inflight" | "max-mutating-requests-inflight") => {
-                let n = number(value(&mut p)?, &flag)?;
-                o.limits.push((flag, Limit::Count(n)));
-            }
-            _ => return Err(arg.unexpected().to_string()),
+        let Some(declared) = declared else {
+            return Err(format!("unknown option {given}"));
+        };
+        match declared.action {
+            Action::Help => return Ok(Command::Help),
+            Action::Version => return Ok(Command::Version),
+            Action::Switch(set) => set(&mut o),
+            Action::Value(set) => set(&mut o, value(&mut p)?, &format!("--{}", declared.long))?,
         }
     }
     if !o.https && !o.client_certs.is_empty() {
@@ -575,7 +881,7 @@ fn main() -> ExitCode {
     };
     let options = match command {
         Command::Help => {
-            print!("{USAGE}");
+            print!("{}", usage());
             return ExitCode::SUCCESS;
         }
         Command::Version => {
@@ -600,157 +906,5 @@ fn main() -> ExitCode {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run_opts(args: &[&str]) -> Result<Options, String> {
-        match parse(args.iter().map(OsString::from))? {
-            Command::Run(o) => Ok(*o),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn parses_every_flag() {
-        let o = run_opts(&[
-            "--address=0.0.0.0",
-            "--port",
-            "6443",
-            "--https",
-            "--kubeconfig-out",
-            "/tmp/k",
-            "--token",
-            "alice=s3cret=x",
-            "--client-cert",
-            "bob",
-            "--allow",
-            "viewer:get,list:configmaps,pods/status",
-            "--admin",
-            "alice",
-            "--load",
-            "a.yaml",
-            "--load",
-            "dir",
-            "--bookmark-interval",
-            "2s",
-            "--compaction-interval",
-            "off",
-            "--history-size",
-            "50",
-            "--initial-revision",
-            "1000",
-            "--no-watch-list",
-            "-v",
-        ])
-        .unwrap();
-        assert_eq!(o.address, "0.0.0.0".parse::<IpAddr>().unwrap());
-        assert_eq!(o.port, 6443);
-        assert!(o.https && o.verbose && !o.watch_list && o.admin_api);
-        assert_eq!(o.tokens, [("alice".to_owned(), "s3cret=x".to_owned())]);
-        assert_eq!(o.client_certs, ["bob"]);
-        assert_eq!(o.admins, ["alice"]);
-        assert_eq!(o.loads, [PathBuf::from("a.yaml"), PathBuf::from("dir")]);
-        assert_eq!(o.bookmark_interval, Some(Duration::from_secs(2)));
-        assert_eq!(o.compaction_interval, Some(None));
-        assert_eq!((o.history_size, o.initial_revision), (Some(50), Some(1000)));
-        assert_eq!(
-            o.rules,
-            [AccessRule::user("viewer")
-                .verbs(&["get", "list"])
-                .resources(&["configmaps", "pods/status"])]
-        );
-        assert_eq!(
-            run_opts(&["--compaction-interval", "30s"]).unwrap().compaction_interval,
-            Some(Some(Duration::from_secs(30)))
-        );
-        let r = run_opts(&[
-            "--authorization-mode",
-            "RBAC",
-            "--anonymous-auth",
-            "false",
-            "--groups",
-            "alice=dev,ops",
-            "--insecure-allow-unauthenticated-remote-access",
-        ])
-        .unwrap();
-        assert!(r.rbac && r.insecure_remote && r.authenticated());
-        assert_eq!(r.anonymous_auth, Some(false));
-        assert_eq!(
-            r.groups,
-            [("alice".to_owned(), vec!["dev".to_owned(), "ops".to_owned()])]
-        );
-        assert!(!run_opts(&[]).unwrap().sharded_list_and_watch);
-        let g = run_opts(&["--feature-gates", "ShardedListAndWatch=true, WatchList=false"]).unwrap();
-        assert!(g.sharded_list_and_watch && !g.watch_list);
-        let g = run_opts(&[
-            "--feature-gates=ShardedListAndWatch=true",
-            "--feature-gates=ShardedListAndWatch=0",
-        ])
-        .unwrap();
-        assert!(!g.sharded_list_and_watch);
-        let l = run_opts(&[
-            "--read-header-timeout",
-            "2s",
-            "--idle-timeout=500ms",
-            "--max-connections",
-            "10",
-            "--max-requests-inflight",
-            "0",
-        ])
-        .unwrap();
-        assert_eq!(
-            l.limits,
-            [
-                ("--read-header-timeout".to_owned(), Limit::Wait(Duration::from_secs(2))),
-                ("--idle-timeout".to_owned(), Limit::Wait(Duration::from_millis(500))),
-                ("--max-connections".to_owned(), Limit::Count(10)),
-                ("--max-requests-inflight".to_owned(), Limit::Count(0)),
-            ]
-        );
-        assert!(matches!(parse(["-h".into()]), Ok(Command::Help)));
-        assert!(matches!(parse(["--version".into()]), Ok(Command::Version)));
-    }
-
-    #[test]
-    fn refuses_bad_arguments_without_repeating_secrets() {
-        let cases: &[(&[&str], &str)] = &[
-            (&["--port", "x"], "--port: \"x\" is not a valid number"),
-            (&["--port", "70000"], "not a valid number"),
-            (&["--address", "localhost"], "not an IP address"),
-            (&["--bookmark-interval", "10"], "missing unit"),
-            (&["--bookmark-interval", "0s"], "more than 0"),
-            (&["--allow", ":get"], "names no user"),
-            (&["--allow", "u:fetch"], "unknown verb \"fetch\""),
-            (&["--allow", "u:get,:pods"], "empty item"),
-            (&["--client-cert", "bob"], "needs --https"),
-            (&["--admin", "a", "--no-admin-api"], "contradict"),
-            (&["--authorization-mode", "ABAC"], "not a mode"),
-            (&["--anonymous-auth", "yes"], "not true or false"),
-            (&["--groups", "alice"], "USER=GROUP"),
-            (&["--idle-timeout", "0s"], "every wait has a deadline"),
-            (&["--read-header-timeout", "5"], "missing unit"),
-            (&["--max-connections", "0"], "must be more than 0"),
-            (&["--frobnicate"], "--frobnicate"),
-            (&["stray"], "unexpected argument"),
-            (&["--port"], "missing argument"),
-            (
-                &["--feature-gates", "Sharded=true"],
-                "unrecognized feature gate: Sharded",
-            ),
-            (
-                &["--feature-gates", "ShardedListAndWatch"],
-                "missing bool value for ShardedListAndWatch",
-            ),
-            (
-                &["--feature-gates", "ShardedListAndWatch=yes"],
-                "invalid value of ShardedListAndWatch=yes",
-            ),
-        ];
-        for (args, want) in cases {
-            let err = run_opts(args).unwrap_err();
-            assert!(err.contains(want), "{args:?}: {err}");
-        }
-        let err = run_opts(&["--token", "hunter2"]).unwrap_err();
-        assert!(err.contains("USER=TOKEN") && !err.contains("hunter2"), "{err}");
-    }
-}
+#[path = "main_tests.rs"]
+mod tests;
