@@ -31,6 +31,8 @@ pub(crate) struct Attributes<'a> {
     pub(crate) subresource: &'a str,
     pub(crate) object: Option<&'a Value>,
     pub(crate) old_object: Option<&'a Value>,
+    /// Read by a policy's evaluation (`request.dryRun`), which needs the `cel` feature.
+    #[cfg_attr(not(feature = "cel"), allow(dead_code))]
     pub(crate) dry_run: bool,
 }
 

@@ -228,16 +228,9 @@ pub(crate) fn create(
     manager: &str,
     on_commit: OnCommit<'_>,
 ) -> Result<Written, Failure> {
+    let hooks = store.admission();
     let mut g = store.lock();
-    let w = create_locked(
-        &mut g,
-        store.admission(),
-        spec,
-        url_ns,
-        body,
-        dry_run,
-        Ownership::Track(manager),
-    )?;
+    let w = create_locked(&mut g, hooks, spec, url_ns, body, dry_run, Ownership::Track(manager))?;
     publish(store, g, spec, 201, on_commit);
     Ok(w)
 }
@@ -650,19 +643,12 @@ pub(crate) fn update(
     check_type(spec, obj)?;
     check_name(obj, name)?;
     let ns = resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
+    let hooks = store.admission();
     let mut g = store.lock();
     let current = g
         .get(&spec.id(), &object_key(&ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let (new, warnings) = prepare_update(
-        &g,
-        store.admission(),
-        spec,
-        &current,
-        body,
-        status_only,
-        Ownership::Track(manager),
-    )?;
+    let (new, warnings) = prepare_update(&g, hooks, spec, &current, body, status_only, Ownership::Track(manager))?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written {
@@ -685,19 +671,12 @@ pub(crate) fn update_current(
     build: impl FnOnce(&StoredObject) -> Result<Value, Failure>,
 ) -> Result<Written, Failure> {
     let ns = if spec.api.namespaced { url_ns.unwrap_or("") } else { "" };
+    let hooks = store.admission();
     let mut g = store.lock();
     let current = g
         .get(&spec.id(), &object_key(ns, name))
         .ok_or_else(|| errors::not_found(&spec.api, name))?;
-    let (new, warnings) = prepare_update(
-        &g,
-        store.admission(),
-        spec,
-        &current,
-        build(&current)?,
-        false,
-        Ownership::Computed,
-    )?;
+    let (new, warnings) = prepare_update(&g, hooks, spec, &current, build(&current)?, false, Ownership::Computed)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written {
@@ -795,6 +774,7 @@ pub(crate) fn patch(
     } else {
         Subresource::Main
     });
+    let hooks = store.admission();
     let mut g = store.lock();
     let Some(current) = g.get(&spec.id(), &object_key(ns, name)) else {
         if kind == PatchType::Apply && !status_only {
@@ -811,15 +791,7 @@ pub(crate) fn patch(
             }
             check_name(as_object(&mut body)?, name)?;
             admit(&mut body)?;
-            let w = create_locked(
-                &mut g,
-                store.admission(),
-                spec,
-                url_ns,
-                body,
-                dry_run,
-                Ownership::Computed,
-            )?;
+            let w = create_locked(&mut g, hooks, spec, url_ns, body, dry_run, Ownership::Computed)?;
             publish(store, g, spec, 201, on_commit);
             return Ok(w);
         }
@@ -861,7 +833,7 @@ pub(crate) fn patch(
     // A resourceVersion in the patched object is a precondition: `prepare_update` checks it, as for a PUT.
     check_name(obj, name)?;
     resolve_namespace(spec, url_ns, meta_mut(obj)?)?;
-    let (new, warnings) = prepare_update(&g, store.admission(), spec, &current, doc, status_only, ownership)?;
+    let (new, warnings) = prepare_update(&g, hooks, spec, &current, doc, status_only, ownership)?;
     let object = store_update(&mut g, spec, &current, new, dry_run);
     publish(store, g, spec, 200, on_commit);
     Ok(Written {
