@@ -342,7 +342,7 @@ impl ApiServerBuilder {
     }
 
     /// Serve the admin API (faults, compaction, restart, request log over HTTP) under
-    /// [`ADMIN_PREFIX`](super::ADMIN_PREFIX); see the [module documentation](super#the-admin-api). With
+    /// [`ADMIN_PREFIX`](crate::ADMIN_PREFIX); see the [module documentation](crate#the-admin-api). With
     /// authentication on, only the users named by [`admin_user`](Self::admin_user) may use it.
     pub fn admin_api(mut self) -> Self {
         self.admin.get_or_insert_with(Vec::new);
