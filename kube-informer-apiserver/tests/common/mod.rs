@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+// The helpers both crates' tests share; each test binary uses some of them.
+#[allow(unused_imports)]
 pub use kube_informer_test_support::{TempDir, WAIT, eventually, skip};
 
 /// A file under `tests/fixtures/`.

@@ -14,6 +14,8 @@ use kube_informer::cache::DeletedObject;
 use kube_informer::informer::ResourceEventHandler;
 use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
+// The helpers both crates' tests share; each test binary uses some of them.
+#[allow(unused_imports)]
 pub use kube_informer_test_support::{TempDir, WAIT, eventually, skip};
 
 /// An embedded server whose kubeconfig user, `alice`, may do anything to configmaps and nothing else.
