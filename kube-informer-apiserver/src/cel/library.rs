@@ -691,7 +691,10 @@ mod tests {
         // The calendar's own cases are the library's (`unstable::time`); here, what CEL makes of them.
         assert_eq!(parse_timestamp("2024-01-02"), Some(1_704_153_600 * NANOS));
         assert_eq!(parse_timestamp("2024-01-02 00:00:00Z"), None);
-        assert_eq!(parse_timestamp("1969-12-31T23:59:59.123456789Z"), Some(-NANOS + 123_456_789));
+        assert_eq!(
+            parse_timestamp("1969-12-31T23:59:59.123456789Z"),
+            Some(-NANOS + 123_456_789)
+        );
         assert_eq!(parse_timestamp("1969-12-31T23:59:59.1234567891Z"), None);
         assert_eq!(format_timestamp(-NANOS + 123_456_789), "1969-12-31T23:59:59.123456789Z");
         assert_eq!(format_timestamp(0), "1970-01-01T00:00:00Z");

@@ -83,10 +83,16 @@ mod tests {
         // The calendar's own cases are in `calendar`; here, what this reader makes of them.
         let epoch_plus = |secs, nanos| Some(UNIX_EPOCH + Duration::new(secs, nanos));
         assert_eq!(parse_rfc3339("2024-01-02 00:00:00Z"), epoch_plus(1_704_153_600, 0));
-        assert_eq!(parse_rfc3339("2024-01-02T00:00:00.1234567891Z"), epoch_plus(1_704_153_600, 123_456_789));
+        assert_eq!(
+            parse_rfc3339("2024-01-02T00:00:00.1234567891Z"),
+            epoch_plus(1_704_153_600, 123_456_789)
+        );
         assert_eq!(parse_rfc3339("1969-12-31T23:59:59.5Z"), Some(UNIX_EPOCH));
         assert_eq!(parse_rfc3339("0001-01-01T00:00:00Z"), Some(UNIX_EPOCH));
-        assert_eq!(format_rfc3339(UNIX_EPOCH - Duration::from_secs(1)), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            format_rfc3339(UNIX_EPOCH - Duration::from_secs(1)),
+            "1970-01-01T00:00:00Z"
+        );
         for bad in ["2024-01-02", "2024-01-01T00:00:00", "2024-13-01T00:00:00Z", "yesterday"] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }

@@ -220,9 +220,15 @@ mod tests {
         assert_eq!(at(0, 0).format(Fraction::None), "1970-01-01T00:00:00Z");
         assert_eq!(at(1_700_000_000, 0).format(Fraction::None), "2023-11-14T22:13:20Z");
         assert_eq!(at(951_782_400, 0).format(Fraction::None), "2000-02-29T00:00:00Z");
-        assert_eq!(at(-1, 999_999_000).format(Fraction::Micros), "1969-12-31T23:59:59.999999Z");
+        assert_eq!(
+            at(-1, 999_999_000).format(Fraction::Micros),
+            "1969-12-31T23:59:59.999999Z"
+        );
         // Year 1 (Go's zero time) and 9999, and past them: a sign and at least four digits.
-        assert_eq!(at(-62_135_596_800, 1000).format(Fraction::Micros), "0001-01-01T00:00:00.000001Z");
+        assert_eq!(
+            at(-62_135_596_800, 1000).format(Fraction::Micros),
+            "0001-01-01T00:00:00.000001Z"
+        );
         assert_eq!(at(253_402_300_799, 0).format(Fraction::None), "9999-12-31T23:59:59Z");
         assert_eq!(at(-62_135_596_801, 0).format(Fraction::None), "0000-12-31T23:59:59Z");
         assert_eq!(at(-62_198_755_200, 0).format(Fraction::None), "-0001-01-01T00:00:00Z");
@@ -248,7 +254,10 @@ mod tests {
         assert_eq!(parsed("2000-02-29T00:00:00Z"), Some(at(951_782_400, 0)));
         assert_eq!(parsed("0001-01-01T00:00:00Z"), Some(at(-62_135_596_800, 0)));
         assert_eq!(parsed("0000-12-31T23:59:59Z"), Some(at(-62_135_596_801, 0)));
-        assert_eq!(parsed("9999-12-31T23:59:59.999999999Z"), Some(at(253_402_300_799, 999_999_999)));
+        assert_eq!(
+            parsed("9999-12-31T23:59:59.999999999Z"),
+            Some(at(253_402_300_799, 999_999_999))
+        );
         // Offsets east and west of UTC.
         assert_eq!(parsed("2023-11-14T23:13:20+01:00"), Some(at(1_700_000_000, 0)));
         assert_eq!(parsed("2023-11-14T16:43:20-05:30"), Some(at(1_700_000_000, 0)));
@@ -264,9 +273,15 @@ mod tests {
         assert_eq!((p.at, p.fraction_digits), (at(1_700_000_000, 123_456_789), 10));
         // How it was written, where readers differ.
         let p = Timestamp::parse("2024-01-02").unwrap();
-        assert_eq!((p.at, p.date_only, p.space_separated), (at(1_704_153_600, 0), true, false));
+        assert_eq!(
+            (p.at, p.date_only, p.space_separated),
+            (at(1_704_153_600, 0), true, false)
+        );
         let p = Timestamp::parse("2024-01-02 00:00:00Z").unwrap();
-        assert_eq!((p.at, p.date_only, p.space_separated), (at(1_704_153_600, 0), false, true));
+        assert_eq!(
+            (p.at, p.date_only, p.space_separated),
+            (at(1_704_153_600, 0), false, true)
+        );
         assert!(!Timestamp::parse("2024-01-02T00:00:00Z").unwrap().space_separated);
     }
 
