@@ -18,7 +18,7 @@
 //! joining a circle or a new circle, and on an exception that no longer exists (so the lists only shrink).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kube_informer_test_support::rust_files;
 

@@ -5,7 +5,7 @@
 //! that runs them all at the top, and the work queue generic (it knows no object, client, cache or informer).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kube_informer_test_support::rust_files;
 
