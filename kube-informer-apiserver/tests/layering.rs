@@ -20,7 +20,9 @@
 //! joining a circle or a new circle, and on an exception that no longer exists (so the lists only shrink).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use kube_informer_test_support::rust_files;
 
 /// Each folder of `src/` (and the one top-level module, `fuzzing.rs`) and its floor.
 const FLOORS: &[(&str, u32)] = &[
@@ -54,17 +56,6 @@ const KNOWN_FOLDER_CIRCLES: &[&[&str]] = &[];
 
 /// The circles between modules of different folders that remain, each by its modules: none remain, none may form.
 const KNOWN_MODULE_CIRCLES: &[&[&str]] = &[];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The code a file runs in the server: without its trailing `#[cfg(test)] mod … {` and its comments.
 fn server_code(text: &str) -> String {

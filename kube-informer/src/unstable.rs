@@ -9,6 +9,9 @@
 //!   listing and watching (watches that recycle, ending a watch when a sharded informer's shard changes), offered
 //!   through [`ListerWatcher::unstable_hooks`](crate::cache::ListerWatcher::unstable_hooks). A `ListerWatcher` that
 //!   wraps a [`ListWatch`](crate::cache::ListWatch) keeps both by passing its hooks on.
+//! * [`time`]: the calendar [`object::time`](crate::object::time) is built on — RFC 3339 and civil dates over the
+//!   whole range of `i64` seconds — for the API server's CEL timestamps and protobuf times, which reach before 1970
+//!   and past 9999 as Go's `time.Time` does.
 //! * `fifo_model` (feature `fuzzing`, which only the fuzz crate turns on): the informer queues' reference model, for
 //!   the fuzz target that checks the queues against it.
 
@@ -25,6 +28,12 @@ pub use crate::watch::spares::SpareObjects;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fifo_model {
     pub use crate::cache::fifo_model::{FifoOp, Obj, check, check_real};
+}
+
+/// The calendar [`object::time`](crate::object::time) is built on: RFC 3339 text to and from seconds and
+/// nanoseconds since the epoch, and civil dates to and from days, over the whole range of `i64` seconds.
+pub mod time {
+    pub use crate::object::time::calendar::{Fraction, Parsed, Timestamp, civil_from_days, days_from_civil};
 }
 
 /// Recycling on a [`WatchDecoder`] of one's own: see [`SpareObjects`].

@@ -5,7 +5,9 @@
 //! that runs them all at the top, and the work queue generic (it knows no object, client, cache or informer).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use kube_informer_test_support::rust_files;
 
 /// Each top-level module of `src/` and its floor; a module may use only modules of a lower floor.
 const FLOORS: &[(&str, u32)] = &[
@@ -41,17 +43,6 @@ const FLOORS: &[(&str, u32)] = &[
     // above them, which nothing in the crate imports.
     ("unstable", 11),
 ];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The code of a file that the library itself runs: without its trailing `#[cfg(test)] mod …` and its comments.
 fn library_code(text: &str) -> Vec<&str> {

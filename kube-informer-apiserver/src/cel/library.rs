@@ -8,6 +8,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use kube_informer::unstable::time::{Fraction, Timestamp, civil_from_days, days_from_civil};
+
 use super::kubernetes;
 use super::types::Type;
 use super::value::{Key, Value};
@@ -617,103 +619,20 @@ pub(crate) fn format_duration(d: i128) -> String {
     }
 }
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// An RFC 3339 timestamp (a `date` alone too: midnight UTC) in nanoseconds since the epoch.
+/// An RFC 3339 timestamp (a `date` alone too: midnight UTC) in nanoseconds since the epoch; `T` (not a space)
+/// between date and time, at most nine digits of fraction.
 pub(crate) fn parse_timestamp(s: &str) -> Option<i128> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let p = s.get(r)?;
-        if p.bytes().all(|c| c.is_ascii_digit()) {
-            p.parse().ok()
-        } else {
-            None
-        }
-    };
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let days = days_from_civil(y, mo, d);
-    if b.len() == 10 {
-        return Some(i128::from(days) * 86400 * NANOS);
-    }
-    if b.len() < 20 || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if h > 23 || mi > 59 || se > 60 {
-        return None;
-    }
-    let mut i = 19;
-    let mut nanos: i128 = 0;
-    if b[i] == b'.' {
-        let start = i + 1;
-        i = start;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let digits = &s[start..i];
-        if digits.is_empty() || digits.len() > 9 {
-            return None;
-        }
-        nanos = format!("{digits:0<9}").parse().ok()?;
-    }
-    let offset = match &s[i..] {
-        "Z" | "z" => 0,
-        tz if tz.len() == 6 && matches!(tz.as_bytes()[0], b'+' | b'-') && tz.as_bytes()[3] == b':' => {
-            let oh: i64 = tz[1..3].parse().ok()?;
-            let om: i64 = tz[4..6].parse().ok()?;
-            let o = oh * 3600 + om * 60;
-            if tz.starts_with('-') { -o } else { o }
-        }
-        _ => return None,
-    };
-    let secs = days * 86400 + h * 3600 + mi * 60 + se - offset;
-    Some(i128::from(secs) * NANOS + nanos)
+    let p = Timestamp::parse(s).filter(|p| !p.space_separated && p.fraction_digits <= 9)?;
+    Some(i128::from(p.at.secs) * NANOS + i128::from(p.at.nanos))
 }
 
 /// A timestamp as RFC 3339 in UTC (fraction only when there is one).
 pub(crate) fn format_timestamp(t: i128) -> String {
-    let secs = t.div_euclid(NANOS) as i64;
-    let nanos = t.rem_euclid(NANOS);
-    let (y, m, d) = civil_from_days(secs.div_euclid(86400));
-    let s = secs.rem_euclid(86400);
-    let frac = if nanos == 0 {
-        String::new()
-    } else {
-        format!(".{}", format!("{nanos:09}").trim_end_matches('0'))
-    };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
+    Timestamp {
+        secs: t.div_euclid(NANOS) as i64,
+        nanos: t.rem_euclid(NANOS) as u32,
+    }
+    .format(Fraction::Nanos)
 }
 
 fn time_part(name: &str, t: &Value, tz: &[Value]) -> Result<Value, Fail> {
@@ -732,6 +651,7 @@ fn time_part(name: &str, t: &Value, tz: &[Value]) -> Result<Value, Fail> {
             let secs = ts.div_euclid(NANOS) as i64;
             let days = secs.div_euclid(86400);
             let (y, m, d) = civil_from_days(days);
+            let (m, d) = (i64::from(m), i64::from(d));
             let s = secs.rem_euclid(86400);
             Ok(Value::Int(match name {
                 "getFullYear" => y,
@@ -764,5 +684,19 @@ mod tests {
         assert_eq!(format_timestamp(t), "2023-01-02T02:04:05.5Z");
         assert_eq!(go_float(1.5), "1.5");
         assert_eq!(go_float(1e21), "1e+21");
+    }
+
+    #[test]
+    fn timestamps_read_dates_alone_but_no_space_and_no_tenth_digit() {
+        // The calendar's own cases are the library's (`unstable::time`); here, what CEL makes of them.
+        assert_eq!(parse_timestamp("2024-01-02"), Some(1_704_153_600 * NANOS));
+        assert_eq!(parse_timestamp("2024-01-02 00:00:00Z"), None);
+        assert_eq!(
+            parse_timestamp("1969-12-31T23:59:59.123456789Z"),
+            Some(-NANOS + 123_456_789)
+        );
+        assert_eq!(parse_timestamp("1969-12-31T23:59:59.1234567891Z"), None);
+        assert_eq!(format_timestamp(-NANOS + 123_456_789), "1969-12-31T23:59:59.123456789Z");
+        assert_eq!(format_timestamp(0), "1970-01-01T00:00:00Z");
     }
 }

@@ -240,25 +240,6 @@ fn go_preference(mut provider: rustls::crypto::CryptoProvider) -> rustls::crypto
     provider
 }
 
-/// Runs a TLS handshake between two in-memory connections.
-#[cfg(test)]
-pub(crate) fn handshake(client: &mut rustls::ClientConnection, server: &mut rustls::ServerConnection) {
-    while client.is_handshaking() || server.is_handshaking() {
-        let mut wire = Vec::new();
-        while client.wants_write() {
-            client.write_tls(&mut wire).unwrap();
-        }
-        server.read_tls(&mut &wire[..]).unwrap();
-        server.process_new_packets().unwrap();
-        wire.clear();
-        while server.wants_write() {
-            server.write_tls(&mut wire).unwrap();
-        }
-        client.read_tls(&mut &wire[..]).unwrap();
-        client.process_new_packets().unwrap();
-    }
-}
-
 /// A rustls client trusting `pki`'s CA, with rustls's default cipher-suite order.
 #[cfg(test)]
 pub(crate) fn client_for(pki: &Pki) -> rustls::ClientConnection {
@@ -275,6 +256,8 @@ pub(crate) fn client_for(pki: &Pki) -> rustls::ClientConnection {
 
 #[cfg(test)]
 mod tests {
+    use kube_informer_test_support::tls::handshake;
+
     use super::*;
 
     #[test]

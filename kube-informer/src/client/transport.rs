@@ -733,20 +733,7 @@ mod tests {
         let name = ServerName::try_from("localhost").unwrap();
         let mut client = rustls::ClientConnection::new(Arc::new(client_config), name).unwrap();
         let mut server = rustls::ServerConnection::new(Arc::new(server_config)).unwrap();
-        while client.is_handshaking() || server.is_handshaking() {
-            let mut wire = Vec::new();
-            while client.wants_write() {
-                client.write_tls(&mut wire).unwrap();
-            }
-            server.read_tls(&mut &wire[..]).unwrap();
-            server.process_new_packets().unwrap();
-            wire.clear();
-            while server.wants_write() {
-                server.write_tls(&mut wire).unwrap();
-            }
-            client.read_tls(&mut &wire[..]).unwrap();
-            client.process_new_packets().unwrap();
-        }
+        kube_informer_test_support::tls::handshake(&mut client, &mut server);
         (client, server)
     }
 

@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 pub mod peer;
-pub mod skip;
 pub mod watchdog;
 pub mod widget;
 
@@ -15,6 +14,9 @@ use kube_informer::cache::DeletedObject;
 use kube_informer::informer::ResourceEventHandler;
 use kube_informer::object::ObjectMeta;
 use kube_informer::object::core::ConfigMap;
+// The helpers both crates' tests share; each test binary uses some of them.
+#[allow(unused_imports)]
+pub use kube_informer_test_support::{TempDir, WAIT, eventually, skip};
 
 /// An embedded server whose kubeconfig user, `alice`, may do anything to configmaps and nothing else.
 pub fn server_allowing_only_configmaps() -> kube_informer_apiserver::ApiServer {
@@ -26,9 +28,6 @@ pub fn server_allowing_only_configmaps() -> kube_informer_apiserver::ApiServer {
         .start()
         .unwrap()
 }
-
-/// How long a test waits for something that should happen at once.
-pub const WAIT: Duration = Duration::from_secs(20);
 
 /// Reflector settings that retry within milliseconds (10 ms back-off up to 50 ms), so tests see failures and
 /// recoveries quickly.
@@ -100,45 +99,9 @@ pub fn recv_until(rx: &Receiver<Seen>, pred: impl Fn(&Seen) -> bool) -> Seen {
     }
 }
 
-/// Polls `cond` until it holds; fails naming `what` at the deadline.
-pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        // A condition, polled; the sleep only keeps the poll off the CPU the awaited threads need.
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// A ConfigMap `ns/name` with data `v=value`.
 pub fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
     ConfigMap::new(ObjectMeta::namespaced(ns, name)).with("v", value)
-}
-
-/// A scratch folder removed on drop; unique per process and call.
-pub struct TempDir(pub std::path::PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> TempDir {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "kube-informer-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    pub fn path(&self, file: &str) -> std::path::PathBuf {
-        self.0.join(file)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A file under `tests/fixtures/`.

@@ -1,4 +1,4 @@
-//! Tests that need a program (kubectl, `sh`, `ps`) or a platform (Linux's `/proc`) a machine may lack ask here
+//! Tests that need a program (kubectl, `sh`, `kill`) or a platform (Linux's `/proc`) a machine may lack ask here
 //! first: where it is missing, the test prints why and passes without running — unless
 //! `KUBE_INFORMER_REQUIRE_PEERS=1` (what `.ci/run` sets), which turns each skip into a failure, so that CI never
 //! skips silently.
