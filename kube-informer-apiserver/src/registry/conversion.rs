@@ -98,7 +98,11 @@ fn coerced(spec: &ResourceSpec, json: &[u8]) -> Option<(Value, Vec<u8>)> {
     let mut v: Value = serde_json::from_slice(json).ok()?;
     read(spec, &mut v);
     // Stored objects are written by the same serializer: equal bytes, nothing changed.
-    let out = serde_json::to_vec(&v).ok()?;
+    let out = if spec.custom {
+        crate::serializer::json::to_vec_unstructured(&v)
+    } else {
+        crate::serializer::json::to_vec(&v)
+    };
     (out != json).then_some((v, out))
 }
 
@@ -125,9 +129,10 @@ pub(crate) fn reply(spec: &ResourceSpec, answer: Reply) -> Reply {
     }
     match answer {
         Reply::Object(code, o) => Reply::Object(code, served(spec, o)),
-        Reply::List { prefix, items } => Reply::List {
+        Reply::List { prefix, items, suffix } => Reply::List {
             prefix,
             items: items.into_iter().map(|o| served(spec, o)).collect(),
+            suffix,
         },
         Reply::Warned(w, inner) => Reply::Warned(w, Box::new(reply(spec, *inner))),
         other => other,
