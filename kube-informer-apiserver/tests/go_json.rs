@@ -110,7 +110,11 @@ fn config_map(set: Option<&ServerSet>) -> String {
             );
             let go = edit(&go, metadata_head, &head);
             let go = edit(&go, metadata_tail, &tail);
-            edit(&go, r#""html":"a<b>&c\u2028d""#, r#""html":"a\u003cb\u003e\u0026c\u2028d""#)
+            edit(
+                &go,
+                r#""html":"a<b>&c\u2028d""#,
+                r#""html":"a\u003cb\u003e\u0026c\u2028d""#,
+            )
         }
     }
 }
@@ -138,10 +142,15 @@ fn an_object_reads_back_byte_for_byte_as_kube_apiserver_writes_it() {
         .to_owned();
     assert_eq!(
         list,
-        format!(r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}"}},"items":[{golden}]}}"#) + "\n"
+        format!(
+            r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}"}},"items":[{golden}]}}"#
+        ) + "\n"
     );
     let (_, page) = get_bytes(&format!("{cms}?limit=1"));
-    assert!(page.starts_with(r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":""#), "{page}");
+    assert!(
+        page.starts_with(r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":""#),
+        "{page}"
+    );
 
     // A watch event: `type`, then `object`, the object's bytes as GET gives them.
     let resp = agent()
@@ -172,7 +181,10 @@ fn a_pod_keeps_go_field_order_down_to_its_containers() {
     assert!(got.starts_with(r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","uid":""#));
     assert!(at(r#""labels":{"a":"2","b":"1"}"#) < at(r#""managedFields""#));
     assert!(at(r#""spec":{"#) < at(r#""initContainers":[{"name":"i","image":"busybox","command":["true"]"#));
-    assert!(at(r#""initContainers""#) < at(r#""containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80,"protocol":"TCP"}]"#));
+    assert!(
+        at(r#""initContainers""#)
+            < at(r#""containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80,"protocol":"TCP"}]"#)
+    );
     assert!(at(r#""containers""#) < at(r#""status":{"#));
 }
 
@@ -184,7 +196,10 @@ fn kind_is_the_first_field_as_kube_rs_expects() {
     // The `kubernetes` Service kube-apiserver creates at start, as kube-rs's test reads it.
     let services = format!("{}/api/v1/namespaces/default/services", server.url());
     let (_, got) = get_bytes(&format!("{services}/kubernetes"));
-    assert!(got.starts_with(r#"{"kind":"Service","apiVersion":"v1","metadata":{"name":"kubernetes","#), "{got}");
+    assert!(
+        got.starts_with(r#"{"kind":"Service","apiVersion":"v1","metadata":{"name":"kubernetes","#),
+        "{got}"
+    );
     #[derive(Debug, serde::Deserialize)]
     #[allow(dead_code)]
     struct PodKind {
@@ -200,7 +215,10 @@ fn kind_is_the_first_field_as_kube_rs_expects() {
         }
     }
     let err = serde_json::from_str::<PodKind>(&got).unwrap_err();
-    assert_eq!(err.to_string(), "invalid value: string \"Service\", expected Pod at line 1 column 17");
+    assert_eq!(
+        err.to_string(),
+        "invalid value: string \"Service\", expected Pod at line 1 column 17"
+    );
 }
 
 #[test]
@@ -227,7 +245,9 @@ fn status_bodies_are_written_as_kube_apiserver_writes_them() {
         (code, body),
         (
             200,
-            format!(r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Success","details":{{"name":"x","kind":"configmaps","uid":"{uid}"}}}}"#) + "\n"
+            format!(
+                r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Success","details":{{"name":"x","kind":"configmaps","uid":"{uid}"}}}}"#
+            ) + "\n"
         )
     );
 }
@@ -281,6 +301,8 @@ fn custom_resources_and_their_lists_have_sorted_keys() {
         .to_owned();
     assert_eq!(
         list,
-        format!(r#"{{"apiVersion":"example.com/v1","items":[{golden}],"kind":"WidgetList","metadata":{{"resourceVersion":"{rv}"}}}}"#) + "\n"
+        format!(
+            r#"{{"apiVersion":"example.com/v1","items":[{golden}],"kind":"WidgetList","metadata":{{"resourceVersion":"{rv}"}}}}"#
+        ) + "\n"
     );
 }

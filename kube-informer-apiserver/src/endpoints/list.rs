@@ -348,7 +348,16 @@ pub(crate) fn list_reply(spec: &ResourceSpec, meta: &Value, items: Vec<Arc<Store
     } else {
         let meta = json::to_vec_as(meta, "meta.v1.ListMeta");
         (
-            [&b"{\"kind\":"[..], &kind, b",\"apiVersion\":", &api_version, b",\"metadata\":", &meta, b",\"items\":["].concat(),
+            [
+                &b"{\"kind\":"[..],
+                &kind,
+                b",\"apiVersion\":",
+                &api_version,
+                b",\"metadata\":",
+                &meta,
+                b",\"items\":[",
+            ]
+            .concat(),
             b"}".to_vec(),
         )
     };

@@ -215,7 +215,8 @@ impl<'a> Converter<'a> {
             },
             Reply::List { prefix, items, suffix } => {
                 // The list's head is the list with no items.
-                let head: Value = serde_json::from_slice(&[&prefix[..], b"]", &suffix[..]].concat()).unwrap_or(Value::Null);
+                let head: Value =
+                    serde_json::from_slice(&[&prefix[..], b"]", &suffix[..]].concat()).unwrap_or(Value::Null);
                 let values: Vec<Value> = items.iter().map(|o| o.to_value()).collect();
                 match self.list(&head, &values) {
                     Ok(v) => Reply::Json(200, self.encode(&v)),

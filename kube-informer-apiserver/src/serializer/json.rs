@@ -142,7 +142,11 @@ impl Layouts {
                 })
                 .collect();
             let mut kinds = vec![false; schema.messages.len()];
-            let meta_kinds = ["meta.v1.Status", "meta.v1.PartialObjectMetadata", "meta.v1.PartialObjectMetadataList"];
+            let meta_kinds = [
+                "meta.v1.Status",
+                "meta.v1.PartialObjectMetadata",
+                "meta.v1.PartialObjectMetadataList",
+            ];
             for m in schema
                 .kind_messages()
                 .chain(meta_kinds.iter().filter_map(|m| schema.message(m)))

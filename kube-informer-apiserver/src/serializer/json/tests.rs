@@ -21,7 +21,10 @@ fn compact(text: &str) -> Vec<u8> {
 
 macro_rules! fixture {
     ($name:literal) => {
-        ($name, include_str!(concat!("../../../tests/fixtures/go-json/", $name, ".json")))
+        (
+            $name,
+            include_str!(concat!("../../../tests/fixtures/go-json/", $name, ".json")),
+        )
     };
 }
 
@@ -78,7 +81,8 @@ fn lists_have_type_meta_then_list_meta_then_items() {
         String::from_utf8(to_vec(&list)).unwrap(),
         r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"c","remainingItemCount":3},"items":[{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"},"data":{"a":"2","b":"1"}}]}"#
     );
-    let meta = json!({"remainingItemCount": 1, "resourceVersion": "9", "continue": "t", "shardInfo": {"selector": "s"}});
+    let meta =
+        json!({"remainingItemCount": 1, "resourceVersion": "9", "continue": "t", "shardInfo": {"selector": "s"}});
     assert_eq!(
         String::from_utf8(to_vec_as(&meta, "meta.v1.ListMeta")).unwrap(),
         r#"{"resourceVersion":"9","continue":"t","remainingItemCount":1,"shardInfo":{"selector":"s"}}"#
