@@ -97,12 +97,9 @@ fn coerced(spec: &ResourceSpec, json: &[u8]) -> Option<(Value, Vec<u8>)> {
     spec.conversion.as_ref()?;
     let mut v: Value = serde_json::from_slice(json).ok()?;
     read(spec, &mut v);
-    // Stored objects are written by the same serializer: equal bytes, nothing changed.
-    let out = if spec.custom {
-        crate::serializer::json::to_vec_unstructured(&v)
-    } else {
-        crate::serializer::json::to_vec(&v)
-    };
+    // Stored objects are written by the same serializer (a CRD's objects, the only ones converted, are
+    // unstructured: sorted keys): equal bytes, nothing changed.
+    let out = crate::serializer::json::to_vec_unstructured(&v);
     (out != json).then_some((v, out))
 }
 
