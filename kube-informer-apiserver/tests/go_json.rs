@@ -61,6 +61,15 @@ fn edit(body: &str, from: &str, to: &str) -> String {
     body.replacen(from, to, 1)
 }
 
+/// The exact body of a LIST, and the list's resourceVersion.
+fn list_and_revision(url: &str) -> (String, String) {
+    let (code, list) = get_bytes(url);
+    assert_eq!(code, 200, "{list}");
+    let v: Value = serde_json::from_str(&list).unwrap();
+    let rv = v["metadata"]["resourceVersion"].as_str().unwrap().to_owned();
+    (list, rv)
+}
+
 /// What the server set on an object it stored: uid, resourceVersion, creationTimestamp and the time of its one
 /// managed-fields entry.
 struct ServerSet {
@@ -134,12 +143,7 @@ fn an_object_reads_back_byte_for_byte_as_kube_apiserver_writes_it() {
     assert_eq!((code, got), (200, format!("{golden}\n")));
 
     // A list: TypeMeta, ListMeta in its order, then the items as stored.
-    let (code, list) = get_bytes(&cms);
-    assert_eq!(code, 200);
-    let rv = serde_json::from_str::<Value>(&list).unwrap()["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (list, rv) = list_and_revision(&cms);
     assert_eq!(
         list,
         format!(
@@ -293,12 +297,7 @@ fn custom_resources_and_their_lists_have_sorted_keys() {
         set.created, set.managed_time, set.rv, set.uid
     );
     assert_eq!(created, format!("{golden}\n"));
-    let (code, list) = get_bytes(&widgets);
-    assert_eq!(code, 200);
-    let rv = serde_json::from_str::<Value>(&list).unwrap()["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (list, rv) = list_and_revision(&widgets);
     assert_eq!(
         list,
         format!(
