@@ -5,7 +5,7 @@
 //! 0. the ground, knowing nothing of kinds: `api` (apimachinery's plain values: errors, meta, names, quantities,
 //!    Go literals, the user) and `http` (the wire, TLS, the request's one reading, serving limits, the request log);
 //! 1. `storage` (the MVCC store) and the pure libraries: `cel`, `schema`, `patch` (JSON patch, strategic merge,
-//!    managed fields and apply), `protobuf`;
+//!    managed fields and apply), `protobuf`, `serializer` (bodies as Go writes them);
 //! 2. `registry` (the kinds: `ResourceSpec`, the catalog, strategies, defaults, subresources, CRDs, conversion,
 //!    namespace lifecycle, bootstrap objects, printers, replies, the registry's store), which runs admission only
 //!    through the function values the server hands its store;
@@ -34,6 +34,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("patch", 1),
     ("protobuf", 1),
     ("schema", 1),
+    ("serializer", 1),
     ("storage", 1),
     // 2: the registry.
     ("registry", 2),

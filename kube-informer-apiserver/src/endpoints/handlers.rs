@@ -270,7 +270,7 @@ fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_
                 Directive::Ignore,
             )?;
             let answer = token_request::create(shared.store(), shared.issuer(), ns.unwrap_or(""), name, request)?;
-            return Ok(Reply::value(201, &answer));
+            return Ok(Reply::object_value(201, &answer));
         }
         Some(_) => return Err(errors::no_such_path()),
     };
@@ -381,7 +381,7 @@ fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_
             Ok(match strategy::delete(store, spec, ns, name, &opts, on_commit)? {
                 // The storages that say `ReturnDeletedObject` answer the object at the deletion's revision.
                 Deleted::Gone(last) if spec.returns_deleted_object => Reply::Object(200, last),
-                Deleted::Gone(last) => Reply::value(200, &success(spec, &last)),
+                Deleted::Gone(last) => Reply::object_value(200, &success(spec, &last)),
                 Deleted::Finalizing(obj) => Reply::Object(200, obj),
             })
         }
@@ -480,7 +480,7 @@ fn scale_request(
         }
         _ => return Err(errors::method_not_allowed()),
     };
-    Ok(Reply::value(200, &answer))
+    Ok(Reply::object_value(200, &answer))
 }
 
 /// GET of one object, with `resourceVersion` semantics ("" latest, "0" any, N at least N).
@@ -599,14 +599,6 @@ fn delete_collection(
             Err(st) => return Err(st),
         }
     }
-    let prefix = format!(
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{{\"resourceVersion\":\"{}\"}},\"items\":[",
-        json!(format!("{}List", spec.api.kind)),
-        json!(spec.api.api_version()),
-        shared.store().lock().rev(),
-    );
-    Ok(Reply::List {
-        prefix: prefix.into_bytes(),
-        items,
-    })
+    let meta = json!({"resourceVersion": shared.store().lock().rev().to_string()});
+    Ok(list::list_reply(spec, &meta, items))
 }

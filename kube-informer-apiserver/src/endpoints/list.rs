@@ -1,6 +1,7 @@
 //! LIST: query options (shared with WATCH), their validation, resourceVersion semantics, paging with continue
 //! tokens.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -10,6 +11,7 @@ use crate::api::util;
 use crate::registry::Store;
 use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;
+use crate::serializer::json;
 use crate::storage::store::{ListQuery, StoredObject};
 use kube_informer::selector::{FieldSelector, Selector, ShardField, ShardSelector};
 
@@ -328,15 +330,38 @@ pub(crate) fn list(
     if let Some(s) = &opts.shard {
         meta["shardInfo"] = json!({"selector": s.to_string()});
     }
-    let prefix = format!(
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{meta},\"items\":[",
-        json!(format!("{}List", spec.api.kind)),
-        json!(spec.api.api_version()),
-    );
-    Ok(Reply::List {
-        prefix: prefix.into_bytes(),
-        items: page.items,
-    })
+    Ok(list_reply(spec, &meta, page.items))
+}
+
+/// A list as kube-apiserver writes it: a built-in kind's as its Go struct (`kind`, `apiVersion`, `metadata` in
+/// `ListMeta`'s order — `resourceVersion`, `continue`, `remainingItemCount` — then `items`), a custom resource's
+/// as `UnstructuredList` writes it, keys sorted (`apiVersion`, `items`, `kind`, `metadata`).
+pub(crate) fn list_reply(spec: &ResourceSpec, meta: &Value, items: Vec<Arc<StoredObject>>) -> Reply {
+    let kind = json::to_vec_unstructured(&json!(format!("{}List", spec.api.kind)));
+    let api_version = json::to_vec_unstructured(&json!(spec.api.api_version()));
+    let (prefix, suffix) = if spec.custom {
+        let meta = json::to_vec_unstructured(meta);
+        (
+            [&b"{\"apiVersion\":"[..], &api_version, b",\"items\":["].concat(),
+            [&b",\"kind\":"[..], &kind, b",\"metadata\":", &meta, b"}"].concat(),
+        )
+    } else {
+        let meta = json::to_vec_as(meta, "meta.v1.ListMeta");
+        (
+            [
+                &b"{\"kind\":"[..],
+                &kind,
+                b",\"apiVersion\":",
+                &api_version,
+                b",\"metadata\":",
+                &meta,
+                b",\"items\":[",
+            ]
+            .concat(),
+            b"}".to_vec(),
+        )
+    };
+    Reply::List { prefix, items, suffix }
 }
 
 #[cfg(test)]

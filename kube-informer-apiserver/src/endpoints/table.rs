@@ -210,15 +210,16 @@ impl<'a> Converter<'a> {
         match reply {
             Reply::Warned(w, inner) => Reply::Warned(w, Box::new(self.reply(*inner))),
             Reply::Object(code, o) => match self.object(&o.to_value()) {
-                Ok(v) => Reply::value(code, &v),
+                Ok(v) => Reply::Json(code, self.encode(&v)),
                 Err(st) => Reply::Status(st),
             },
-            Reply::List { prefix, items } => {
-                // The list's head is its prefix closed with no items.
-                let head: Value = serde_json::from_slice(&[&prefix[..], b"]}"].concat()).unwrap_or(Value::Null);
+            Reply::List { prefix, items, suffix } => {
+                // The list's head is the list with no items.
+                let head: Value =
+                    serde_json::from_slice(&[&prefix[..], b"]", &suffix[..]].concat()).unwrap_or(Value::Null);
                 let values: Vec<Value> = items.iter().map(|o| o.to_value()).collect();
                 match self.list(&head, &values) {
-                    Ok(v) => Reply::value(200, &v),
+                    Ok(v) => Reply::Json(200, self.encode(&v)),
                     Err(st) => Reply::Status(st),
                 }
             }
@@ -243,8 +244,18 @@ impl<'a> Converter<'a> {
             _ => self.object(&v),
         };
         match converted {
-            Ok(converted) => serde_json::to_vec(&converted).unwrap_or_default(),
+            Ok(converted) => self.encode(&converted),
             Err(_) => object.to_vec(),
+        }
+    }
+
+    /// A converted answer's bytes as kube-apiserver writes them: a `Table` or partial metadata is a Go struct (its
+    /// fields in declaration order), an unconverted custom resource a map (sorted keys).
+    fn encode(&self, v: &Value) -> Vec<u8> {
+        if self.spec.custom && matches!(self.conversion, Conversion::None) {
+            crate::serializer::json::to_vec_unstructured(v)
+        } else {
+            crate::serializer::json::to_vec(v)
         }
     }
 

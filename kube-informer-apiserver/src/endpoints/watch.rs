@@ -111,7 +111,11 @@ fn bookmark_json(spec: &ResourceSpec, rv: u64, initial_events_end: bool) -> Vec<
         meta["annotations"] = json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
     }
     let obj = json!({"kind": spec.api.kind, "apiVersion": spec.api.api_version(), "metadata": meta});
-    serde_json::to_vec(&obj).unwrap_or_default()
+    if spec.custom {
+        crate::serializer::json::to_vec_unstructured(&obj)
+    } else {
+        crate::serializer::json::to_vec(&obj)
+    }
 }
 
 /// What a watcher with `filter` sees of a stored event (kube-apiserver's `cacheWatcher.convertToWatchEvent`).
@@ -392,7 +396,7 @@ pub(crate) fn serve(
     let result = match start {
         Start::Expired { requested, floor } => {
             let st = errors::expired(format!("too old resource version: {requested} ({floor})"));
-            let json = serde_json::to_vec(&st).unwrap_or_default();
+            let json = crate::serializer::json::status_to_vec(&st);
             s.checkpoint(ctx).and_then(|()| s.event(ctx, "ERROR", &json))
         }
         Start::Stream(resume) => stream(ctx, &mut s, opts, &filter, resume),
@@ -510,7 +514,7 @@ fn stream(
             Step::Timeout => return Ok(()),
             Step::Expired(floor) => {
                 let st = errors::expired(format!("too old resource version: {last_rv} ({floor})"));
-                return s.event(ctx, "ERROR", &serde_json::to_vec(&st).unwrap_or_default());
+                return s.event(ctx, "ERROR", &crate::serializer::json::status_to_vec(&st));
             }
             Step::Liveness => {
                 last_liveness = Instant::now();

@@ -103,7 +103,7 @@ def parse_proto(text, pkg):
 
 
 def parse_go(text, pkg):
-    """Struct fields by protobuf number, named slice types, and kinds (structs embedding TypeMeta)."""
+    """Struct fields by protobuf number (in declaration order), named slice types, and kinds (structs embedding TypeMeta)."""
     structs, slices, kinds = {}, set(), set()
     for m in re.finditer(r"^type (\w+) \[\]", text, re.M):
         slices.add(f"{pkg}.{m.group(1)}")
@@ -155,8 +155,8 @@ def main():
     print("# kind APIVERSION KIND MESSAGE: the message of a kind.")
     print("# special MESSAGE HOW: a message whose Go type writes its own JSON.")
     print("# list MESSAGE: a message wrapping a Go named slice type (its JSON is its `items` array).")
-    print("# message NAME, then one line per field: NUMBER JSONNAME TYPE FLAGS (rep = repeated, map = map,")
-    print("#   ptr = Go pointer, omit = omitempty, inline = fields inlined into the parent's JSON).")
+    print("# message NAME, then one line per field in the Go struct's order: NUMBER JSONNAME TYPE FLAGS (rep = repeated,")
+    print("#   map = map, ptr = Go pointer, omit = omitempty, inline = fields inlined into the parent's JSON).")
     for kind, api_version in sorted(kinds.items()):
         if kind in protos:
             print(f"kind {api_version} {kind.rsplit('.', 1)[1]} {kind}")
@@ -166,7 +166,11 @@ def main():
             continue
         go = structs.get(name)
         lines = []
-        for number, pname, label, ty in sorted(fields):
+        # Lines in the Go struct's declaration order: the order encoding/json writes the fields in (protobuf
+        # numbers follow it only where no field was added in the middle: PodSpec's initContainers is 20).
+        by_number = {number: (number, pname, label, ty) for number, pname, label, ty in fields}
+        order = [n for n in (go or {}) if n in by_number] + sorted(n for n in by_number if n not in (go or {}))
+        for number, pname, label, ty in (by_number[n] for n in order):
             g = (go or {}).get(number)
             if g is None:
                 # A message of a Go type defined as another package's type (core/v1's List), or of a struct

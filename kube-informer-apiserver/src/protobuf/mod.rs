@@ -13,7 +13,7 @@
 //! for (custom resources).
 
 mod json;
-mod schema;
+pub(crate) mod schema;
 mod wire;
 mod zero;
 

@@ -84,7 +84,7 @@ pub(crate) enum Special {
 /// How a message becomes JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Shape {
-    /// A Go struct: its fields, sorted by number.
+    /// A Go struct: its fields, sorted by number (their declaration order is [`Message::order`]).
     Struct(Vec<Field>),
     Special(Special),
     /// A Go named slice type (`type ExtraValue []string`) wrapped in a message with a repeated field 1.
@@ -97,6 +97,9 @@ pub(crate) struct Message {
     /// Short package and name, `core.v1.ConfigMap`.
     pub(crate) name: &'static str,
     pub(crate) shape: Shape,
+    /// A struct's fields in the Go struct's declaration order, as indices into [`Shape::Struct`]'s fields: the
+    /// order Go's `encoding/json` writes them in (empty for other shapes).
+    pub(crate) order: Vec<usize>,
 }
 
 impl Message {
@@ -131,6 +134,11 @@ impl Schema {
     /// The message of a kind (`v1`, `ConfigMap`).
     pub(crate) fn kind(&self, api_version: &str, kind: &str) -> Option<usize> {
         self.kinds.get(&(api_version, kind)).copied()
+    }
+
+    /// The messages of kinds (Go structs embedding `TypeMeta`).
+    pub(crate) fn kind_messages(&self) -> impl Iterator<Item = usize> + '_ {
+        self.kinds.values().copied()
     }
 
     fn parse(table: &'static str) -> Result<Schema, String> {
@@ -168,10 +176,18 @@ impl Schema {
         let mut current: Option<(usize, Vec<Field>)> = None;
         let close = |current: &mut Option<(usize, Vec<Field>)>, messages: &mut Vec<Option<Message>>| {
             if let Some((i, mut fields)) = current.take() {
+                // The table lists a struct's fields in declaration order; decoding looks them up by number.
+                let mut by_number: Vec<usize> = (0..fields.len()).collect();
+                by_number.sort_by_key(|&f| fields[f].number);
+                let mut order = vec![0; fields.len()];
+                for (sorted, &declared) in by_number.iter().enumerate() {
+                    order[declared] = sorted;
+                }
                 fields.sort_by_key(|f| f.number);
                 messages[i] = Some(Message {
                     name: names[i],
                     shape: Shape::Struct(fields),
+                    order,
                 });
             }
         };
@@ -196,6 +212,7 @@ impl Schema {
                     messages[by_name[name]] = Some(Message {
                         name,
                         shape: Shape::Special(special),
+                        order: Vec::new(),
                     });
                 }
                 ["list", name, item] => {
@@ -203,6 +220,7 @@ impl Schema {
                     messages[by_name[name]] = Some(Message {
                         name,
                         shape: Shape::List(item),
+                        order: Vec::new(),
                     });
                 }
                 ["message", name] => {

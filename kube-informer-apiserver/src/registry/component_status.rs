@@ -42,5 +42,6 @@ pub(crate) fn list(spec: &ResourceSpec) -> Reply {
         .map(|n| Arc::new(StoredObject::from_value(spec, &status(n))))
         .collect();
     let prefix = br#"{"kind":"ComponentStatusList","apiVersion":"v1","metadata":{},"items":["#.to_vec();
-    Reply::warned(Reply::List { prefix, items }, vec![WARNING.to_owned()])
+    let suffix = b"}".to_vec();
+    Reply::warned(Reply::List { prefix, items, suffix }, vec![WARNING.to_owned()])
 }

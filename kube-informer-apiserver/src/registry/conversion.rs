@@ -96,8 +96,9 @@ fn coerced(spec: &ResourceSpec, json: &[u8]) -> Option<(Value, Vec<u8>)> {
     spec.conversion.as_ref()?;
     let mut v: Value = serde_json::from_slice(json).ok()?;
     read(spec, &mut v);
-    // Stored objects are written by the same serializer: equal bytes, nothing changed.
-    let out = serde_json::to_vec(&v).ok()?;
+    // Stored objects are written by the same serializer (a CRD's objects, the only ones converted, are
+    // unstructured: sorted keys): equal bytes, nothing changed.
+    let out = crate::serializer::json::to_vec_unstructured(&v);
     (out != json).then_some((v, out))
 }
 
@@ -124,9 +125,10 @@ pub(crate) fn reply(spec: &ResourceSpec, answer: Reply) -> Reply {
     }
     match answer {
         Reply::Object(code, o) => Reply::Object(code, served(spec, o)),
-        Reply::List { prefix, items } => Reply::List {
+        Reply::List { prefix, items, suffix } => Reply::List {
             prefix,
             items: items.into_iter().map(|o| served(spec, o)).collect(),
+            suffix,
         },
         Reply::Warned(w, inner) => Reply::Warned(w, Box::new(reply(spec, *inner))),
         other => other,

@@ -113,7 +113,7 @@ pub(crate) fn create(
         }
     }
     strategy::delete(store, &pods, Some(ns), name, &opts, on_commit)?;
-    Ok(Reply::value(
+    Ok(Reply::object_value(
         201,
         &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
     ))

@@ -18,10 +18,12 @@ pub(crate) enum Reply {
     Json(u16, Vec<u8>),
     /// One stored object, written from its shared bytes.
     Object(u16, Arc<StoredObject>),
-    /// A list: `prefix`, the items joined by commas, then `]}`.
+    /// A list: `prefix`, the items joined by commas, `]`, then `suffix` (`}` after a built-in kind's items, which
+    /// come last; a custom resource's list has its keys sorted: `kind` and `metadata` after `items`).
     List {
         prefix: Vec<u8>,
         items: Vec<Arc<StoredObject>>,
+        suffix: Vec<u8>,
     },
     /// Plain text (`/healthz`).
     Text(u16, &'static str),
@@ -35,12 +37,16 @@ pub(crate) enum Reply {
     },
 }
 
-const LIST_SUFFIX: &[u8] = b"]}";
-
 impl Reply {
     /// A JSON value.
     pub(crate) fn value(code: u16, v: &Value) -> Reply {
         Reply::Json(code, serde_json::to_vec(v).unwrap_or_default())
+    }
+
+    /// A Kubernetes object (`kind` and `apiVersion` set), written as kube-apiserver writes its kind: a built-in
+    /// kind's fields in its Go type's order.
+    pub(crate) fn object_value(code: u16, v: &Value) -> Reply {
+        Reply::Json(code, crate::serializer::json::to_vec(v))
     }
 
     /// `reply`, with `Warning` headers when there are warnings: `warnings` first, then those `reply` already has.
@@ -91,11 +97,12 @@ impl Reply {
             Reply::Object(_, o) => o.json.len(),
             Reply::Text(_, t) => t.len(),
             Reply::Raw { body, .. } => body.len(),
-            Reply::List { prefix, items } => {
+            Reply::List { prefix, items, suffix } => {
                 prefix.len()
                     + items.iter().map(|o| o.json.len()).sum::<usize>()
                     + items.len().saturating_sub(1)
-                    + LIST_SUFFIX.len()
+                    + 1
+                    + suffix.len()
             }
         }
     }
@@ -116,7 +123,7 @@ impl Reply {
             Reply::Object(_, o) => w.write_all(&o.json),
             Reply::Text(_, t) => w.write_all(t.as_bytes()),
             Reply::Raw { body, .. } => w.write_all(body),
-            Reply::List { prefix, items } => {
+            Reply::List { prefix, items, suffix } => {
                 w.write_all(prefix)?;
                 for (i, o) in items.iter().enumerate() {
                     if i > 0 {
@@ -124,7 +131,8 @@ impl Reply {
                     }
                     w.write_all(&o.json)?;
                 }
-                w.write_all(LIST_SUFFIX)
+                w.write_all(b"]")?;
+                w.write_all(suffix)
             }
         }
     }
@@ -178,7 +186,7 @@ pub(crate) fn write_reply(
     fault: Option<&FaultAction>,
 ) -> io::Result<Sent> {
     let status_json = match reply {
-        Reply::Status(s) => serde_json::to_vec(s).unwrap_or_default(),
+        Reply::Status(s) => crate::serializer::json::status_to_vec(s),
         _ => Vec::new(),
     };
     if let Some(FaultAction::Garbage { bytes, .. }) = fault {
@@ -305,6 +313,7 @@ mod tests {
         let reply = Reply::List {
             prefix: b"{\"items\":[".to_vec(),
             items: vec![obj("a"), obj("b")],
+            suffix: b"}".to_vec(),
         };
         let (text, _) = written(&reply, None);
         let body = text.split("\r\n\r\n").nth(1).unwrap();

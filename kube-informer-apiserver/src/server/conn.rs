@@ -674,7 +674,7 @@ fn handle(ctx: &ConnCtx, out: &mut Stream, head: &RequestHead, body: &[u8]) -> N
                     tokens: Some((&shared.issuer, &shared.store)),
                 };
                 match decoded.and_then(|b| review::answer(kind, &context, b)) {
-                    Ok(v) => Reply::value(201, &v),
+                    Ok(v) => Reply::object_value(201, &v),
                     Err(st) => Reply::Status(st),
                 }
             };

@@ -23,6 +23,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde_json::Value;
 
 use crate::api::util;
+use crate::serializer::json;
 
 /// What the store needs of a resource's description (the registry's `ResourceSpec` is one).
 pub(crate) trait Spec: fmt::Debug {
@@ -98,7 +99,14 @@ impl StoredObject {
             })
             .unwrap_or_default();
         StoredObject {
-            json: serde_json::to_vec(value).unwrap_or_default().into_boxed_slice(),
+            // The bytes kube-apiserver would serve: a built-in kind in its Go type's field order, a custom
+            // resource with sorted keys.
+            json: if spec.custom() {
+                json::to_vec_unstructured(value)
+            } else {
+                json::to_vec(value)
+            }
+            .into_boxed_slice(),
             name: text("name"),
             namespace: text("namespace"),
             uid: text("uid"),

@@ -1,0 +1,399 @@
+//! JSON as kube-apiserver writes it (apimachinery's `runtime/serializer/json`, which hands every object to Go's
+//! `encoding/json`), so that a body is byte for byte what a cluster sends:
+//!
+//! * a built-in kind is a Go struct: `kind` and `apiVersion` first (the inlined `TypeMeta`), then its fields in
+//!   the struct's declaration order — `metadata` in `ObjectMeta`'s order, `spec`, `status`, a list's `metadata`
+//!   then `items` — nested structs (`PodSpec`, `Container`, …) likewise. The order is the field table of
+//!   [`crate::protobuf`] (`messages.txt` lists each struct's fields in declaration order, which protobuf numbers do
+//!   not always follow: `PodSpec.initContainers` is field 20, declared second). A built-in kind the table does not
+//!   describe gets `kind`, `apiVersion`, `metadata` in `ObjectMeta`'s order, then its other fields sorted;
+//! * maps (`labels`, `data`), custom resources (`unstructured.Unstructured`, a `map[string]interface{}`) and every
+//!   value whose Go type writes itself (`RawExtension`, `FieldsV1`) have their keys sorted, as Go sorts map keys;
+//!   so have keys a struct does not declare (Go would not keep them; the server keeps what it stored);
+//! * strings escaped as `encoding/json` escapes them: `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`… (its HTML
+//!   escaping, on by default in `json.Encoder` and `json.Marshal`), control characters as `\n`, `\b`… or `\u001f`;
+//! * numbers: integers as they are; a fractional number as Go writes a `float64` (`1` for `1.0`, `1e+21`, `1e-7`).
+//!
+//! The values written are already in memory (parsed by serde_json, whose recursion limit bounds their depth), and
+//! the walk follows their nesting: no input reaches it that a parser has not bounded first.
+
+use std::io::Write as _;
+use std::sync::OnceLock;
+
+use kube_informer::object::Status;
+use serde_json::{Map, Number, Value};
+
+use crate::protobuf::schema::{Schema, Shape, Type};
+
+/// A built-in object (or list) as kube-apiserver writes it: its Go type's order, found by its `apiVersion` and
+/// `kind`.
+pub(crate) fn to_vec(value: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    write_object(&mut out, value);
+    out
+}
+
+/// Appends [`to_vec`]'s bytes to `out`.
+pub(crate) fn write_object(out: &mut Vec<u8>, value: &Value) {
+    let layouts = Layouts::get();
+    match value {
+        Value::Object(o) => {
+            let message = match (o.get("apiVersion"), o.get("kind")) {
+                (Some(Value::String(a)), Some(Value::String(k))) => layouts
+                    .schema
+                    .kind(a, k)
+                    .or_else(|| meta_kind(a, k).and_then(|m| layouts.schema.message(m))),
+                _ => None,
+            };
+            let slots = message.map_or(&layouts.unknown_kind[..], |m| &layouts.slots[m][..]);
+            layouts.strukt(out, o, slots, true);
+        }
+        other => any(out, other),
+    }
+}
+
+/// The message of a kind of `meta/v1`, whose types every group serves.
+fn meta_kind(api_version: &str, kind: &str) -> Option<&'static str> {
+    Some(match (api_version, kind) {
+        ("v1" | "meta.k8s.io/v1", "Status") => "meta.v1.Status",
+        ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "PartialObjectMetadata") => "meta.v1.PartialObjectMetadata",
+        ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "PartialObjectMetadataList") => "meta.v1.PartialObjectMetadataList",
+        _ => return None,
+    })
+}
+
+/// A custom resource (or any value Go holds as `map[string]interface{}`): every object's keys sorted.
+pub(crate) fn to_vec_unstructured(value: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    any(&mut out, value);
+    out
+}
+
+/// A value of the Go struct `message` (`meta.v1.ListMeta`), in its order; keys sorted if the table lacks it.
+pub(crate) fn to_vec_as(value: &Value, message: &str) -> Vec<u8> {
+    let layouts = Layouts::get();
+    let mut out = Vec::with_capacity(128);
+    match (value, layouts.schema.message(message)) {
+        (Value::Object(o), Some(m)) => layouts.strukt(&mut out, o, &layouts.slots[m], false),
+        _ => any(&mut out, value),
+    }
+    out
+}
+
+/// A `Status` body: `meta/v1 Status`'s order (`kind`, `apiVersion`, `metadata`, `status`, `message`, `reason`,
+/// `details`, `code`), its `omitempty` fields left out when empty as Go leaves them out.
+pub(crate) fn status_to_vec(status: &Status) -> Vec<u8> {
+    let mut value = serde_json::to_value(status).unwrap_or(Value::Null);
+    if let Value::Object(o) = &mut value {
+        o.retain(|k, v| match k.as_str() {
+            "status" | "message" | "reason" => v.as_str().is_none_or(|s| !s.is_empty()),
+            "code" => v.as_u64() != Some(0),
+            _ => true,
+        });
+    }
+    let layouts = Layouts::get();
+    let mut out = Vec::with_capacity(256);
+    match (&value, layouts.schema.message("meta.v1.Status")) {
+        (Value::Object(o), Some(m)) => layouts.strukt(&mut out, o, &layouts.slots[m], true),
+        _ => any(&mut out, &value),
+    }
+    out
+}
+
+/// How a field's value is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    /// Keys sorted (a map, a scalar, a type that writes itself).
+    Any,
+    /// A Go struct: index of its message.
+    Struct(usize),
+}
+
+/// A field of a struct, embedded structs' fields flattened into their parent's.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    name: &'static str,
+    ty: Ty,
+    /// A slice or map: `ty` is each element's (each value's) type.
+    each: bool,
+}
+
+/// Each struct message's fields in Go's order, computed once from the table.
+struct Layouts {
+    schema: &'static Schema,
+    /// By message index; empty for messages that are not structs.
+    slots: Vec<Vec<Slot>>,
+    /// Whether a message is a kind's (embeds `TypeMeta`: `kind` and `apiVersion` come first).
+    kinds: Vec<bool>,
+    /// A built-in kind the table does not describe: its `metadata` is still an `ObjectMeta`.
+    unknown_kind: Vec<Slot>,
+}
+
+impl Layouts {
+    fn get() -> &'static Layouts {
+        static LAYOUTS: OnceLock<Layouts> = OnceLock::new();
+        LAYOUTS.get_or_init(|| {
+            let schema = Schema::get();
+            let slots = (0..schema.messages.len())
+                .map(|m| {
+                    let mut out = Vec::new();
+                    flatten(schema, m, &mut out);
+                    out
+                })
+                .collect();
+            let mut kinds = vec![false; schema.messages.len()];
+            let meta_kinds = [
+                "meta.v1.Status",
+                "meta.v1.PartialObjectMetadata",
+                "meta.v1.PartialObjectMetadataList",
+            ];
+            for m in schema
+                .kind_messages()
+                .chain(meta_kinds.iter().filter_map(|m| schema.message(m)))
+            {
+                kinds[m] = true;
+            }
+            let unknown_kind = schema
+                .message("meta.v1.ObjectMeta")
+                .map(|m| Slot {
+                    name: "metadata",
+                    ty: Ty::Struct(m),
+                    each: false,
+                })
+                .into_iter()
+                .collect();
+            Layouts {
+                schema,
+                slots,
+                kinds,
+                unknown_kind,
+            }
+        })
+    }
+
+    /// Writes `o` as a struct with fields `slots` (after `kind` and `apiVersion` when `type_meta`), then any key
+    /// the struct does not declare, sorted.
+    fn strukt(&self, out: &mut Vec<u8>, o: &Map<String, Value>, slots: &[Slot], type_meta: bool) {
+        out.push(b'{');
+        let mut written = 0;
+        let type_meta_keys: &[&str] = if type_meta { &["kind", "apiVersion"] } else { &[] };
+        for &k in type_meta_keys {
+            if let Some(v) = o.get(k) {
+                key(out, k, written);
+                any(out, v);
+                written += 1;
+            }
+        }
+        for s in slots {
+            if let Some(v) = o.get(s.name) {
+                if type_meta_keys.contains(&s.name) {
+                    continue;
+                }
+                key(out, s.name, written);
+                self.field(out, v, s);
+                written += 1;
+            }
+        }
+        if written < o.len() {
+            for (k, v) in o {
+                if !type_meta_keys.contains(&k.as_str()) && !slots.iter().any(|s| s.name == k) {
+                    key(out, k, written);
+                    any(out, v);
+                    written += 1;
+                }
+            }
+        }
+        out.push(b'}');
+    }
+
+    fn field(&self, out: &mut Vec<u8>, v: &Value, s: &Slot) {
+        if !s.each {
+            return self.value(out, v, s.ty);
+        }
+        match v {
+            Value::Array(a) => {
+                out.push(b'[');
+                for (i, e) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    self.value(out, e, s.ty);
+                }
+                out.push(b']');
+            }
+            Value::Object(o) => {
+                out.push(b'{');
+                for (i, (k, e)) in o.iter().enumerate() {
+                    key(out, k, i);
+                    self.value(out, e, s.ty);
+                }
+                out.push(b'}');
+            }
+            other => any(out, other),
+        }
+    }
+
+    fn value(&self, out: &mut Vec<u8>, v: &Value, ty: Ty) {
+        match (ty, v) {
+            (Ty::Struct(m), Value::Object(o)) => self.strukt(out, o, &self.slots[m], self.kinds[m]),
+            _ => any(out, v),
+        }
+    }
+}
+
+/// The fields of message `m` in declaration order, inlined structs' fields in their place (the first of two
+/// fields with one JSON name wins: the table has no such pair).
+fn flatten(schema: &Schema, m: usize, out: &mut Vec<Slot>) {
+    let message = &schema.messages[m];
+    let Shape::Struct(fields) = &message.shape else {
+        return;
+    };
+    for &i in &message.order {
+        let f = &fields[i];
+        let ty = match f.ty {
+            Type::Message(n) if matches!(schema.messages[n].shape, Shape::Struct(_)) => Ty::Struct(n),
+            _ => Ty::Any,
+        };
+        match ty {
+            // The table is the crate's own (finite, acyclic through inlining): this recursion is bounded by it.
+            Ty::Struct(n) if f.inline => flatten(schema, n, out),
+            _ if out.iter().any(|s| s.name == f.json) => {}
+            _ => out.push(Slot {
+                name: f.json,
+                ty,
+                each: f.repeated || f.map_key.is_some(),
+            }),
+        }
+    }
+}
+
+/// Writes `"k":` after a comma unless it is the first key.
+fn key(out: &mut Vec<u8>, k: &str, written: usize) {
+    if written > 0 {
+        out.push(b',');
+    }
+    string(out, k);
+    out.push(b':');
+}
+
+/// Any value, object keys in their (sorted) map order.
+fn any(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => number(out, n),
+        Value::String(s) => string(out, s),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                any(out, e);
+            }
+            out.push(b']');
+        }
+        Value::Object(o) => {
+            // serde_json's map is a BTreeMap (no `preserve_order`): keys come sorted byte-wise, as Go's
+            // `sort.Strings` sorts a map's keys.
+            out.push(b'{');
+            for (i, (k, e)) in o.iter().enumerate() {
+                key(out, k, i);
+                any(out, e);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// An integer as it is; a fractional number as Go's `encoding/json` writes a `float64`: the shortest digits that
+/// read back the same, in exponent form (`1e+21`, `1e-7`) below 1e-6 or from 1e21 on.
+fn number(out: &mut Vec<u8>, n: &Number) {
+    if let Some(u) = n.as_u64() {
+        let _ = write!(out, "{u}");
+    } else if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+    } else if let Some(f) = n.as_f64() {
+        let abs = f.abs();
+        if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+            let text = format!("{f:e}");
+            let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+            out.extend_from_slice(mantissa.as_bytes());
+            out.push(b'e');
+            if !exponent.starts_with('-') {
+                out.push(b'+');
+            }
+            out.extend_from_slice(exponent.as_bytes());
+        } else {
+            let _ = write!(out, "{f}");
+        }
+    }
+}
+
+/// What a byte needs in a string: 0 nothing, `u` a `\u00XX` escape, `E` a look at U+2028/U+2029 (`E2 80 A8/A9`),
+/// other bytes the letter of a two-character escape.
+const ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'<' as usize] = b'u';
+    t[b'>' as usize] = b'u';
+    t[b'&' as usize] = b'u';
+    t[0xE2] = b'E';
+    t
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A JSON string, escaped as Go's `encoding/json` escapes it (with its HTML escaping).
+fn string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let b = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        let e = ESCAPE[b[i] as usize];
+        if e == 0 {
+            i += 1;
+            continue;
+        }
+        if e == b'E' {
+            match b.get(i + 1..i + 3) {
+                Some([0x80, last @ (0xA8 | 0xA9)]) => {
+                    out.extend_from_slice(&b[start..i]);
+                    out.extend_from_slice(if *last == 0xA8 { b"\\u2028" } else { b"\\u2029" });
+                    i += 3;
+                    start = i;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        out.extend_from_slice(&b[start..i]);
+        if e == b'u' {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b[i] >> 4)]);
+            out.push(HEX[usize::from(b[i] & 0xf)]);
+        } else {
+            out.push(b'\\');
+            out.push(e);
+        }
+        i += 1;
+        start = i;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests;
