@@ -85,7 +85,7 @@ pub struct ObjectMeta {
 /// use kube_informer::object::OwnerReference;
 ///
 /// let r: OwnerReference = serde_json::from_str(
-///     r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e","controller":true}"#,
+///     r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e","controller":true,"blockOwnerDeletion":true}"#,
 /// ).unwrap();
 /// assert_eq!((r.api_version(), r.kind(), r.name(), r.uid()), ("apps/v1", "ReplicaSet", "web-7d4b9", "5c1e"));
 /// assert_eq!(r, OwnerReference::new("apps/v1", "ReplicaSet", "web-7d4b9", "5c1e").controlling());
