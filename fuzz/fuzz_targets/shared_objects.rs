@@ -1,13 +1,13 @@
 //! Decoding through a cache's interner (as an informer's reflector decodes) gives exactly what decoding without one
-//! gives — the same objects or the same errors — for ConfigMaps, DynamicObjects, metadata-only objects and
-//! `managedFields` lists, also when the values it holds came from similar inputs decoded before (a copy of the input
+//! gives — the same objects or the same errors — for ConfigMaps, DynamicObjects, metadata-only objects,
+//! `managedFields` lists and owner references (their four strings interned), also when the values it holds came from similar inputs decoded before (a copy of the input
 //! with one byte changed, which the interner codes against the first); and what is decoded writes back to JSON that
 //! decodes to the same object.
 
 #![no_main]
 
 use kube_informer::object::core::ConfigMap;
-use kube_informer::object::{DynamicObject, ManagedFields, PartialObjectMetadata, enter_interner};
+use kube_informer::object::{DynamicObject, ManagedFields, OwnerReference, PartialObjectMetadata, enter_interner};
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -44,4 +44,5 @@ fuzz_target!(|data: &[u8]| {
     same::<DynamicObject>(&texts);
     same::<PartialObjectMetadata<ConfigMap>>(&texts);
     same::<ManagedFields>(&texts);
+    same::<Vec<OwnerReference>>(&texts);
 });

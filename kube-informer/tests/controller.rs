@@ -76,7 +76,7 @@ fn copy(_key: &str, ctx: &Context<'_, ConfigMap, Client>) -> Result<Action> {
         api_version: "v1".into(),
         kind: "ConfigMap".into(),
         name: ctx.name().into(),
-        uid: src.metadata.uid.clone().unwrap_or_default(),
+        uid: src.metadata.uid.as_deref().unwrap_or_default().into(),
         controller: Some(true),
         block_owner_deletion: Some(true),
     });

@@ -421,9 +421,9 @@ fn configset_runs_against_a_cluster_by_kubeconfig_with_the_documented_rbac() {
     let cm = cms.get("app").unwrap();
     assert_eq!(cm.data.get("mode"), Some("fast"));
     let owner = &cm.metadata.owner_references[0];
-    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("ConfigSet", "app"));
+    assert_eq!((owner.kind(), owner.name()), ("ConfigSet", "app"));
     assert_eq!((owner.controller, owner.block_owner_deletion), (Some(true), Some(true)));
-    assert_eq!(Some(&owner.uid), uid.as_ref());
+    assert_eq!(Some(owner.uid()), uid.as_deref());
     let live = sets.get("app").unwrap();
     assert_eq!(live.metadata.finalizers, ["configsets.demo.kube-informer.io/cleanup"]);
     assert_eq!(live.to_value()["status"]["observedGeneration"], 1);

@@ -44,6 +44,12 @@ pub(crate) trait KnownObjects<K>: Send + Sync {
         let _ = key;
         None
     }
+    /// [`known_key`](Self::known_key), waiting for a writer rather than answering `None`: for a relist, whose
+    /// every key is known, so that the keys it keeps until its end are the store's, not a copy of each. Called
+    /// without the queue's lock held, so the processing thread keeps popping while it waits.
+    fn known_key_waiting(&self, key: &str) -> Option<Key> {
+        self.known_key(key)
+    }
     /// Every known key with its object. The default asks for each key's object in turn; a store can answer in one
     /// pass.
     fn known_objects(&self) -> Vec<(Key, Arc<K>)> {
@@ -51,6 +57,13 @@ pub(crate) trait KnownObjects<K>: Send + Sync {
             .into_iter()
             .filter_map(|k| self.known_object(&k).map(|o| (k, o)))
             .collect()
+    }
+    /// The known keys `listed` says no to, with their objects: what a relist's end deletes, without a copy of every
+    /// key and object at once beside the keys it listed. A store answers in one pass under its lock.
+    fn known_objects_except(&self, listed: &dyn Fn(&str) -> bool) -> Vec<(Key, Arc<K>)> {
+        let mut all = self.known_objects();
+        all.retain(|(k, _)| !listed(k));
+        all
     }
 }
 
@@ -259,7 +272,16 @@ impl<K> DeltaFifo<K> {
     /// [`finish`](ReplaceSession::finish). A session dropped without `finish` (a list that failed half way) leaves its items
     /// queued as `Replaced` — they are real server states — and detects no deletions.
     pub(crate) fn begin_replace(&self) -> ReplaceSession<'_, K> {
-        ReplaceSession::new(self.into())
+        let relist = self.lock().populated;
+        ReplaceSession::new(self.into(), relist)
+    }
+
+    /// `obj`'s key as the store holds it (see [`KnownObjects::known_key_waiting`]); `buf` is scratch.
+    pub(super) fn stored_key(&self, obj: &K, buf: &mut String) -> Option<Key> {
+        let known = self.known.as_ref()?;
+        buf.clear();
+        (self.key_fn)(obj, buf);
+        known.known_key_waiting(buf)
     }
 
     /// Queues a `Sync` delta for every known object that has nothing queued (client-go's `Resync`): objects with a
@@ -491,9 +513,12 @@ impl<K> LockedState for FifoState<K> {
 /// The two halves of a [`ReplaceSession`] on this queue.
 impl<K> DeltaFifo<K> {
     /// Queues a `Replaced` delta for one listed object; returns its key.
-    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake) -> Key {
+    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake, stored: Option<Key>) -> Key {
         let mut st = self.lock();
-        let key = self.key_of(&mut st, &obj);
+        let key = match stored {
+            Some(key) => key,
+            None => self.key_of(&mut st, &obj),
+        };
         self.queue_action(&mut st, key.clone(), Delta::Replaced(obj), wake);
         key
     }
@@ -515,10 +540,8 @@ impl<K> DeltaFifo<K> {
         }
         // Deletions of objects only the store knows.
         if let Some(known) = &self.known {
-            for (key, last_known) in known.known_objects() {
-                if seen.contains(&key) || st.items.contains_key(&key) {
-                    continue;
-                }
+            let missing = known.known_objects_except(&|k| seen.contains(k) || st.items.contains_key(k));
+            for (key, last_known) in missing {
                 let tomb = DeletedObject::FinalStateUnknown {
                     key: key.clone(),
                     last_known,

@@ -32,6 +32,43 @@ impl KnownObjects<Obj> for Literal {
     }
 }
 
+/// Known objects whose non-blocking key lookup always finds the store busy (a writer holding it), while the
+/// waiting one answers with the store's own key; counts the waiting lookups.
+pub(crate) struct Busy {
+    pub(crate) objs: Vec<(Key, Arc<Obj>)>,
+    pub(crate) waited: std::sync::atomic::AtomicUsize,
+}
+
+impl Busy {
+    pub(crate) fn new(objs: Vec<Arc<Obj>>) -> Self {
+        Busy {
+            objs: objs.into_iter().map(|o| (Key::from(o.name), o)).collect(),
+            waited: Default::default(),
+        }
+    }
+
+    /// The key held for `name`.
+    pub(crate) fn key(&self, name: &str) -> &Key {
+        &self.objs.iter().find(|(k, _)| &**k == name).unwrap().0
+    }
+}
+
+impl KnownObjects<Obj> for Busy {
+    fn known_keys(&self) -> Vec<Key> {
+        self.objs.iter().map(|(k, _)| k.clone()).collect()
+    }
+    fn known_object(&self, key: &str) -> Option<Arc<Obj>> {
+        self.objs.iter().find(|(k, _)| &**k == key).map(|(_, o)| o.clone())
+    }
+    fn known_key(&self, _: &str) -> Option<Key> {
+        None
+    }
+    fn known_key_waiting(&self, key: &str) -> Option<Key> {
+        self.waited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.objs.iter().find(|(k, _)| &**k == key).map(|(k, _)| k.clone())
+    }
+}
+
 pub(crate) fn added(x: Arc<Obj>) -> Delta<Obj> {
     Delta::Added(x)
 }

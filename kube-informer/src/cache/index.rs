@@ -147,7 +147,7 @@ pub fn controller_index_func<K: Object>(obj: &K) -> Vec<String> {
         .owner_references()
         .iter()
         .find(|r| r.is_controller() && !r.uid.is_empty())
-        .map(|r| r.uid.clone())
+        .map(|r| r.uid.to_string())
         .into_iter()
         .collect()
 }

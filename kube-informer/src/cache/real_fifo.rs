@@ -203,13 +203,24 @@ impl<K> RealFifo<K> {
     /// Starts a streamed replace: add listed objects one by one as they are decoded, then
     /// [`finish`](ReplaceSession::finish).
     pub(crate) fn begin_replace(&self) -> ReplaceSession<'_, K> {
-        ReplaceSession::new(self.into())
+        let relist = self.lock().populated;
+        ReplaceSession::new(self.into(), relist)
+    }
+
+    /// `obj`'s key as the store holds it (see [`KnownObjects::known_key_waiting`]); `buf` is scratch.
+    pub(super) fn stored_key(&self, obj: &K, buf: &mut String) -> Option<Key> {
+        buf.clear();
+        (self.key_fn)(obj, buf);
+        self.known.known_key_waiting(buf)
     }
 
     /// Queues a `Replaced` change for one listed object; returns its key.
-    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake) -> Key {
+    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake, stored: Option<Key>) -> Key {
         let mut st = self.lock();
-        let key = self.key_of(&mut st, &obj);
+        let key = match stored {
+            Some(key) => key,
+            None => self.key_of(&mut st, &obj),
+        };
         st.items.push_back((key.clone(), Delta::Replaced(obj)));
         self.state.queued(wake);
         key
@@ -235,11 +246,10 @@ impl<K> RealFifo<K> {
                 .filter(|(_, delta)| !matches!(delta, Delta::Deleted(_)))
                 .map(|(key, delta)| (key.clone(), delta.object().clone()))
                 .collect();
-            for (key, last_known) in self.known.known_objects() {
-                if !seen.contains(&key) && !newest.contains_key(&*key) {
-                    tombstones.push((key, last_known));
-                }
-            }
+            tombstones.extend(
+                self.known
+                    .known_objects_except(&|k| seen.contains(k) || newest.contains_key(k)),
+            );
             tombstones
         };
         if !tombstones.is_empty() {

@@ -680,3 +680,30 @@ fn changes_pop_in_arrival_order_across_objects() {
     }
     assert_eq!(popped, ["ns/a Added", "ns/b Added", "ns/a Updated"]); // A, B, A: as it happened
 }
+
+/// A relist keeps every listed key until its end: they are the store's own, also when the store was being written
+/// at the time (the lookup waits rather than copying the key); the first list, before the store holds anything,
+/// looks nothing up.
+#[test]
+fn a_relist_queues_the_keys_the_store_holds() {
+    use std::sync::atomic::Ordering;
+    let known = Arc::new(Busy::new(vec![o("foo", 1), o("bar", 2)]));
+    let f = RealFifo::with_key_fn(name_key, known.clone());
+    f.replace(vec![o("foo", 1), o("bar", 2)]);
+    assert_eq!(
+        known.waited.load(Ordering::Relaxed),
+        0,
+        "the first list looks nothing up"
+    );
+    let first = f.pop(|k, _, _| k.clone()).unwrap();
+    assert!(!Arc::ptr_eq(&first, known.key("foo")));
+    f.pop(|_, _, _| ()).unwrap();
+    f.replace(vec![o("bar", 3), o("foo", 4), o("new", 5)]);
+    assert_eq!(known.waited.load(Ordering::Relaxed), 3);
+    let popped: Vec<(Key, Delta<Obj>)> = (0..3).map(|_| f.pop(|k, d, _| (k.clone(), d)).unwrap()).collect();
+    assert!(Arc::ptr_eq(&popped[0].0, known.key("bar")));
+    assert!(Arc::ptr_eq(&popped[1].0, known.key("foo")));
+    assert_eq!(&*popped[2].0, "new", "a key the store lacks is the queue's own");
+    assert_eq!(popped[1].1, replaced(o("foo", 4)));
+    assert!(f.is_empty(), "nothing deleted: every known key was listed");
+}

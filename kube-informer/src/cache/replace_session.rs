@@ -12,8 +12,15 @@ use super::{DeltaFifo, Key, RealFifo, Wake};
 /// lacks. The old and the new full lists are never held at once.
 pub(crate) struct ReplaceSession<'a, K> {
     queue: Target<'a, K>,
-    /// Keys listed so far in this list attempt.
+    /// Keys listed so far in this list attempt. In a relist, the store's own keys wherever it has the object: held
+    /// here until the end, a copy of each would cost a relist ~50 bytes an object more than the cache holds.
     seen: HashSet<Key>,
+    /// True when the queue was populated before (a relist, its objects in the store): each listed object's key is
+    /// looked up in the store before the queue's lock is taken, waiting for the processing thread's write if need
+    /// be. The first list finds nothing there and skips the lookup.
+    relist: bool,
+    /// Scratch for computing keys.
+    key_buf: String,
 }
 
 /// The queue a session lists into.
@@ -35,10 +42,12 @@ impl<'a, K> From<&'a RealFifo<K>> for Target<'a, K> {
 }
 
 impl<'a, K> ReplaceSession<'a, K> {
-    pub(super) fn new(queue: Target<'a, K>) -> Self {
+    pub(super) fn new(queue: Target<'a, K>, relist: bool) -> Self {
         ReplaceSession {
             queue,
             seen: HashSet::new(),
+            relist,
+            key_buf: String::new(),
         }
     }
 
@@ -50,8 +59,14 @@ impl<'a, K> ReplaceSession<'a, K> {
 
     pub(crate) fn add_waking(&mut self, obj: Arc<K>, wake: Wake) {
         let key = match self.queue {
-            Target::Delta(f) => f.add_replaced(obj, wake),
-            Target::Real(f) => f.add_replaced(obj, wake),
+            Target::Delta(f) => {
+                let stored = self.relist.then(|| f.stored_key(&obj, &mut self.key_buf)).flatten();
+                f.add_replaced(obj, wake, stored)
+            }
+            Target::Real(f) => {
+                let stored = self.relist.then(|| f.stored_key(&obj, &mut self.key_buf)).flatten();
+                f.add_replaced(obj, wake, stored)
+            }
         };
         self.seen.insert(key);
     }

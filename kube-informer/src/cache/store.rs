@@ -290,8 +290,23 @@ impl<K: Send + Sync> KnownObjects<K> for Store<K> {
         inner.items.get_key_value(key).map(|(k, _)| k.clone())
     }
 
+    /// Waits for a writer: the processing thread holds the store for one batch at a time.
+    fn known_key_waiting(&self, key: &str) -> Option<Key> {
+        self.read().items.get_key_value(key).map(|(k, _)| k.clone())
+    }
+
     fn known_objects(&self) -> Vec<(Key, Arc<K>)> {
         self.read().items.iter().map(|(k, o)| (k.clone(), o.clone())).collect()
+    }
+
+    fn known_objects_except(&self, listed: &dyn Fn(&str) -> bool) -> Vec<(Key, Arc<K>)> {
+        let inner = self.read();
+        inner
+            .items
+            .iter()
+            .filter(|(k, _)| !listed(k))
+            .map(|(k, o)| (k.clone(), o.clone()))
+            .collect()
     }
 }
 
@@ -343,6 +358,37 @@ mod tests {
         drop(writing);
         assert_eq!(answer, Ok(None), "answered without waiting for the writer");
         assert!(store.known_key("ns/a").is_some());
+    }
+
+    #[test]
+    fn a_relist_waits_for_a_writer_to_share_the_stored_key() {
+        let store = Arc::new(Store::new(Indexers::new()));
+        store.add(cm("ns", "a", &[]));
+        let stored = store.list_keys()[0].clone();
+        assert!(store.known_key_waiting("ns/b").is_none());
+        let writing = store.write();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let asker = Arc::clone(&store);
+        let t = std::thread::spawn(move || tx.send(asker.known_key_waiting("ns/a")));
+        drop(writing);
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&answer, &stored), "the store's own key, not a copy");
+        t.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn the_objects_a_relist_lacks_are_read_in_one_pass() {
+        let store = Store::new(Indexers::new());
+        for name in ["a", "b", "c"] {
+            store.add(cm("ns", name, &[]));
+        }
+        let missing = store.known_objects_except(&|k| k != "ns/b");
+        assert_eq!(missing.len(), 1);
+        assert_eq!(
+            (&*missing[0].0, missing[0].1.metadata.name.as_deref()),
+            ("ns/b", Some("b"))
+        );
+        assert!(Arc::ptr_eq(&missing[0].1, &store.get("ns/b").unwrap()));
     }
 
     // Cases from client-go's thread_safe_store_test.go and index_test.go: updates move an object between index

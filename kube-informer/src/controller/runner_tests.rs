@@ -426,7 +426,7 @@ fn with_owner(owners: &parking_lot::Mutex<Vec<(String, String)>>, mut cm: Config
         cm.metadata.owner_references.push(OwnerReference {
             api_version: "v1".into(),
             kind: "ConfigMap".into(),
-            name: owner.clone(),
+            name: owner.as_str().into(),
             uid: "uid".into(),
             controller: Some(true),
             block_owner_deletion: None,

@@ -73,10 +73,10 @@ impl MetaAccessor for K8sMeta {
         Cow::Owned(
             refs.iter()
                 .map(|r| OwnerReference {
-                    api_version: r.api_version.clone(),
-                    kind: r.kind.clone(),
-                    name: r.name.clone(),
-                    uid: r.uid.clone(),
+                    api_version: r.api_version.as_str().into(),
+                    kind: r.kind.as_str().into(),
+                    name: r.name.as_str().into(),
+                    uid: r.uid.as_str().into(),
                     controller: r.controller,
                     block_owner_deletion: r.block_owner_deletion,
                 })
@@ -112,10 +112,10 @@ impl MetaAccessor for K8sMeta {
         self.owner_references = Some(
             refs.into_iter()
                 .map(|r| K8sRef {
-                    api_version: r.api_version,
-                    kind: r.kind,
-                    name: r.name,
-                    uid: r.uid,
+                    api_version: r.api_version.to_string(),
+                    kind: r.kind.to_string(),
+                    name: r.name.to_string(),
+                    uid: r.uid.to_string(),
                     controller: r.controller,
                     block_owner_deletion: r.block_owner_deletion,
                 })

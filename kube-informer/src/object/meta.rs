@@ -75,23 +75,131 @@ pub struct ObjectMeta {
 }
 
 /// A reference from an object to its owner (`metadata.ownerReferences[]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its four strings are `Arc<str>`s: the pods of one ReplicaSet carry the same reference, and decoded by an
+/// informer each of its strings is held once for all of them in the cache. Read them as `&str` with the
+/// accessors ([`kind()`](Self::kind), …) or `&*r.kind`; build a reference with [`OwnerReference::new`] or
+/// [`OwnerReference::to`](Self::to).
+///
+/// ```
+/// use kube_informer::object::OwnerReference;
+///
+/// let r: OwnerReference = serde_json::from_str(
+///     r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e","controller":true,"blockOwnerDeletion":true}"#,
+/// ).unwrap();
+/// assert_eq!((r.api_version(), r.kind(), r.name(), r.uid()), ("apps/v1", "ReplicaSet", "web-7d4b9", "5c1e"));
+/// assert_eq!(r, OwnerReference::new("apps/v1", "ReplicaSet", "web-7d4b9", "5c1e").controlling());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
-    /// API version of the owner (`apps/v1`).
-    pub api_version: String,
-    /// Kind of the owner (`ReplicaSet`).
-    pub kind: String,
-    /// Name of the owner.
-    pub name: String,
-    /// UID of the owner.
-    pub uid: String,
+    /// API version of the owner (`apps/v1`; shared between the objects of a cache).
+    #[serde(
+        serialize_with = "shared_str::serialize",
+        deserialize_with = "shared_str::deserialize"
+    )]
+    pub api_version: Arc<str>,
+    /// Kind of the owner (`ReplicaSet`; shared).
+    #[serde(
+        serialize_with = "shared_str::serialize",
+        deserialize_with = "shared_str::deserialize"
+    )]
+    pub kind: Arc<str>,
+    /// Name of the owner (shared: the dependents of one owner have the same).
+    #[serde(
+        serialize_with = "shared_str::serialize",
+        deserialize_with = "shared_str::deserialize"
+    )]
+    pub name: Arc<str>,
+    /// UID of the owner (shared).
+    #[serde(
+        serialize_with = "shared_str::serialize",
+        deserialize_with = "shared_str::deserialize"
+    )]
+    pub uid: Arc<str>,
     /// True when the owner is the managing controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
     /// True when the owner cannot be deleted before this object is (foreground deletion).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_owner_deletion: Option<bool>,
+}
+
+impl OwnerReference {
+    /// A plain (non-controller) reference to the object `kind` `name` (uid `uid`) of `api_version`.
+    pub fn new(
+        api_version: impl AsRef<str>,
+        kind: impl AsRef<str>,
+        name: impl AsRef<str>,
+        uid: impl AsRef<str>,
+    ) -> Self {
+        OwnerReference {
+            api_version: Arc::from(api_version.as_ref()),
+            kind: Arc::from(kind.as_ref()),
+            name: Arc::from(name.as_ref()),
+            uid: Arc::from(uid.as_ref()),
+            controller: None,
+            block_owner_deletion: None,
+        }
+    }
+
+    /// This reference marked as the controller's: `controller: true` and `blockOwnerDeletion: true`, as
+    /// controller-runtime's `SetControllerReference` writes it.
+    #[must_use]
+    pub fn controlling(mut self) -> Self {
+        self.controller = Some(true);
+        self.block_owner_deletion = Some(true);
+        self
+    }
+
+    /// API version of the owner (`apps/v1`).
+    pub fn api_version(&self) -> &str {
+        &self.api_version
+    }
+
+    /// Kind of the owner (`ReplicaSet`).
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// Name of the owner.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// UID of the owner.
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+}
+
+/// An `Arc<str>` field read through the interner (held once per cache) and written as a string.
+mod shared_str {
+    use std::fmt;
+    use std::sync::Arc;
+
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::ser::Serializer;
+
+    use crate::object::interner;
+
+    pub(super) fn serialize<S: Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+        struct Interned;
+        impl Visitor<'_> for Interned {
+            type Value = Arc<str>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+                Ok(interner::intern(v))
+            }
+        }
+        d.deserialize_str(Interned)
+    }
 }
 
 /// Metadata of a list response (`metadata` of a `*List`).
@@ -435,6 +543,41 @@ mod tests {
         assert!(serde_json::from_str::<ObjectMeta>(r#"{"name":5}"#).is_err());
         assert!(serde_json::from_str::<ObjectMeta>(r#"{"labels":{"a":1}}"#).is_err());
         assert!(serde_json::from_str::<ObjectMeta>(r#"[]"#).is_err());
+    }
+
+    #[test]
+    fn owner_references_share_their_strings_in_a_cache() {
+        let pod = |name: &str| {
+            format!(
+                r#"{{"name":"{name}","ownerReferences":[{{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e-77","controller":true,"blockOwnerDeletion":true}}]}}"#
+            )
+        };
+        let read = |name: &str| serde_json::from_str::<ObjectMeta>(&pod(name)).unwrap().owner_references;
+        let strings = |r: &OwnerReference| [r.api_version.clone(), r.kind.clone(), r.name.clone(), r.uid.clone()];
+        let (a, b) = (read("web-7d4b9-a"), read("web-7d4b9-b"));
+        assert_eq!(a, b);
+        assert_eq!(
+            a[0],
+            OwnerReference::new("apps/v1", "ReplicaSet", "web-7d4b9", "5c1e-77").controlling()
+        );
+        for (x, y) in strings(&a[0]).iter().zip(&strings(&b[0])) {
+            assert!(!Arc::ptr_eq(x, y), "outside a cache, strings of their own: {x}");
+        }
+        let _scope = crate::object::interner::Interner::enter();
+        let (c, d) = (read("web-7d4b9-a"), read("web-7d4b9-b"));
+        assert_eq!((&c, &d), (&a, &b));
+        for (x, y) in strings(&c[0]).iter().zip(&strings(&d[0])) {
+            assert!(Arc::ptr_eq(x, y), "in a cache, held once: {x}");
+        }
+        // Written back as read; a missing or mistyped string is refused as before.
+        assert_eq!(
+            serde_json::to_string(&c[0]).unwrap(),
+            r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e-77","controller":true,"blockOwnerDeletion":true}"#
+        );
+        let e = serde_json::from_str::<OwnerReference>(r#"{"apiVersion":"v1","kind":"ConfigMap","name":"a"}"#);
+        assert!(e.unwrap_err().to_string().contains("missing field `uid`"));
+        let e = serde_json::from_str::<OwnerReference>(r#"{"apiVersion":"v1","kind":1,"name":"a","uid":"u"}"#);
+        assert!(e.unwrap_err().to_string().contains("expected a string"));
     }
 
     #[test]

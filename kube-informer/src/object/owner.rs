@@ -100,31 +100,20 @@ impl OwnerReference {
     /// assert_eq!(OwnerReference::to(&w, &ar), None); // not created yet: no uid
     /// w.metadata.uid = Some("7c0e".into());
     /// let r = OwnerReference::to(&w, &ar).unwrap();
-    /// assert_eq!((r.api_version.as_str(), r.kind.as_str(), r.name.as_str()), ("example.com/v1", "Widget", "w1"));
+    /// assert_eq!((r.api_version(), r.kind(), r.name()), ("example.com/v1", "Widget", "w1"));
     /// assert_eq!((r.controller, r.block_owner_deletion), (None, None));
     /// ```
     pub fn to<O: Object>(owner: &O, resource: &ApiResource) -> Option<OwnerReference> {
         let meta = owner.meta();
         let name = meta.name().filter(|n| !n.is_empty())?;
         let uid = meta.uid().filter(|u| !u.is_empty())?;
-        Some(OwnerReference {
-            api_version: resource.api_version(),
-            kind: resource.kind.clone(),
-            name: name.to_owned(),
-            uid: uid.to_owned(),
-            controller: None,
-            block_owner_deletion: None,
-        })
+        Some(OwnerReference::new(resource.api_version(), &resource.kind, name, uid))
     }
 
     /// A controller reference to `owner` (`controller: true`, `blockOwnerDeletion: true`, as controller-runtime's
     /// `SetControllerReference` writes it); `None` when the owner has no name or uid yet.
     pub fn controller_to<O: Object>(owner: &O, resource: &ApiResource) -> Option<OwnerReference> {
-        OwnerReference::to(owner, resource).map(|mut r| {
-            r.controller = Some(true);
-            r.block_owner_deletion = Some(true);
-            r
-        })
+        OwnerReference::to(owner, resource).map(OwnerReference::controlling)
     }
 
     /// True when both references point to the same object: same API group (the version may differ), kind and
@@ -156,7 +145,7 @@ fn group_of(api_version: &str) -> &str {
 /// let mut cm = ConfigMap::new(ObjectMeta::namespaced("prod", "settings"));
 /// cm.metadata.uid = Some("5d2a".into());
 /// let r = cm.controller_owner_ref().unwrap();
-/// assert_eq!((r.api_version.as_str(), r.kind.as_str()), ("v1", "ConfigMap"));
+/// assert_eq!((r.api_version(), r.kind()), ("v1", "ConfigMap"));
 /// assert_eq!((r.controller, r.block_owner_deletion), (Some(true), Some(true)));
 /// ```
 pub trait OwnerRefs: Resource {
@@ -191,7 +180,7 @@ pub fn is_controlled_by<K: Object, O: Object>(obj: &K, owner: &O) -> bool {
     obj.meta()
         .owner_references()
         .iter()
-        .any(|r| r.is_controller() && r.uid == uid)
+        .any(|r| r.is_controller() && *r.uid == *uid)
 }
 
 /// Makes `owner` the controller of `obj` (controller-runtime's `SetControllerReference`, without its silent
@@ -291,10 +280,10 @@ pub(crate) fn controller_ref_of<S: Object>(obj: &S, owner: &ApiResource) -> Opti
     let meta = obj.meta();
     let refs = meta.owner_references();
     let r = refs.iter().find(|r| r.is_controller())?;
-    if r.kind != owner.kind || group_of(&r.api_version) != owner.group || r.name.is_empty() {
+    if *r.kind != *owner.kind || group_of(&r.api_version) != owner.group || r.name.is_empty() {
         return None;
     }
-    let found = super::ObjectRef::new(r.name.clone());
+    let found = super::ObjectRef::new(r.name());
     match meta.namespace().filter(|ns| owner.namespaced && !ns.is_empty()) {
         Some(ns) => Some(found.within(ns)),
         None => Some(found),
@@ -323,12 +312,12 @@ pub fn set_owner_reference_with<O: Object, K: Object>(
 /// Removes every reference of `obj` pointing to `owner` (same group, kind and name); true if one was there.
 pub fn remove_owner_reference<O: Resource, K: Object>(owner: &O, obj: &mut K) -> bool {
     let resource = O::api_resource();
-    let target = OwnerReference {
-        api_version: resource.api_version(),
-        kind: resource.kind,
-        name: owner.meta().name().unwrap_or_default().to_owned(),
-        ..Default::default()
-    };
+    let target = OwnerReference::new(
+        resource.api_version(),
+        &resource.kind,
+        owner.meta().name().unwrap_or_default(),
+        "",
+    );
     let mut refs = obj.meta().owner_references().into_owned();
     let before = refs.len();
     refs.retain(|r| !r.refers_to_same_object(&target));
@@ -417,7 +406,7 @@ mod tests {
         assert_eq!(dep.metadata.owner_references.len(), 2);
         let r = &dep.metadata.owner_references[1];
         assert_eq!(
-            (r.name.as_str(), r.uid.as_str(), r.controller, r.block_owner_deletion),
+            (r.name(), r.uid(), r.controller, r.block_owner_deletion),
             ("owner", "u1", Some(true), Some(true))
         );
         assert!(is_controlled_by(&dep, &owner));
@@ -427,7 +416,7 @@ mod tests {
         assert!(!is_controlled_by(&dep, &recreated));
         set_controller_reference(&recreated, &mut dep).unwrap();
         assert_eq!(dep.metadata.owner_references.len(), 2);
-        assert_eq!(dep.metadata.owner_references[1].uid, "u2");
+        assert_eq!(dep.metadata.owner_references[1].uid(), "u2");
         assert!(is_controlled_by(&dep, &recreated) && !is_controlled_by(&dep, &owner));
     }
 
@@ -437,19 +426,19 @@ mod tests {
         set_controller_reference(&stored(Some("ns"), "a", "ua"), &mut dep).unwrap();
         let e = set_controller_reference(&stored(Some("ns"), "b", "ub"), &mut dep).unwrap_err();
         match &e {
-            OwnerReferenceError::AlreadyOwned { existing } => assert_eq!(existing.name, "a"),
+            OwnerReferenceError::AlreadyOwned { existing } => assert_eq!(existing.name(), "a"),
             other => panic!("{other:?}"),
         }
         assert!(e.to_string().contains("already controlled by ConfigMap a"), "{e}");
         // A plain owner reference may still be added.
         set_owner_reference(&stored(Some("ns"), "b", "ub"), &mut dep).unwrap();
         assert_eq!(dep.metadata.owner_references.len(), 2);
-        assert_eq!(controller_of(&dep).unwrap().name, "a");
+        assert_eq!(controller_of(&dep).unwrap().name(), "a");
         // Removing the controller frees the slot.
         assert!(remove_owner_reference(&stored(Some("ns"), "a", "ua"), &mut dep));
         assert!(!remove_owner_reference(&stored(Some("ns"), "a", "ua"), &mut dep));
         set_controller_reference(&stored(Some("ns"), "c", "uc"), &mut dep).unwrap();
-        assert_eq!(controller_of(&dep).unwrap().name, "c");
+        assert_eq!(controller_of(&dep).unwrap().name(), "c");
     }
 
     #[test]
@@ -480,7 +469,7 @@ mod tests {
         // A cluster-scoped owner may own anything.
         set_controller_reference(&namespace("b", "n1"), &mut dep).unwrap();
         set_controller_reference(&namespace("b", "n1"), &mut cluster_scoped).unwrap();
-        assert_eq!(dep.metadata.owner_references[0].kind, "Namespace");
+        assert_eq!(dep.metadata.owner_references[0].kind(), "Namespace");
     }
 
     #[test]

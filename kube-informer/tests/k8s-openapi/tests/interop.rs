@@ -71,7 +71,7 @@ fn owner_references_and_finalizers_work_on_k8s_openapi_objects() {
     };
     let r = deploy.controller_owner_ref().unwrap();
     assert_eq!(
-        (r.api_version.as_str(), r.kind.as_str(), r.controller),
+        (r.api_version(), r.kind(), r.controller),
         ("apps/v1", "Deployment", Some(true))
     );
     let mut cm = ConfigMap {
