@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::serializer;
+
 use super::compare::compare;
 use super::schema::{Schema, Ty};
 use super::set::Set;
@@ -64,7 +66,9 @@ pub(crate) fn record(obj: &mut Value, applied: &Value) {
     {
         a.remove(ANNOTATION);
     }
-    let text = go_json(&applied) + "\n";
+    // Go's encoding/json of the unstructured object: keys sorted, Go's escaping and float format.
+    let mut text = String::from_utf8_lossy(&serializer::json::to_vec_unstructured(&applied)).into_owned();
+    text.push('\n');
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
@@ -77,19 +81,6 @@ pub(crate) fn record(obj: &mut Value, applied: &Value) {
     if size > TOTAL_ANNOTATION_SIZE_LIMIT {
         a.remove(ANNOTATION);
     }
-}
-
-/// JSON as Go's `encoding/json` writes it: `<`, `>`, `&` and the line and paragraph separators escaped.
-fn go_json(v: &Value) -> String {
-    let s = v.to_string();
-    if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        return s;
-    }
-    s.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
 }
 
 #[cfg(test)]
