@@ -302,3 +302,66 @@ fn the_default_kinds_are_known_and_custom_ones_are_not() {
     assert!(!knows_kind("example.com/v1", "Widget"));
     assert!(!knows_kind("apps/v1", "ConfigMap"));
 }
+
+/// The kinds of the groups whose protobuf came with their Go field order: k8s.io/api's (and
+/// apiextensions-apiserver's) round-trip fixtures (tests/fixtures/go-json/, every field set), their `.pb` decoded to
+/// exactly their `.json` object.
+#[test]
+fn k8s_api_round_trip_fixtures_decode_to_their_json() {
+    let dir = format!("{}/tests/fixtures/go-json", env!("CARGO_MANIFEST_DIR"));
+    for name in [
+        "admissionregistration.k8s.io.v1.MutatingWebhookConfiguration",
+        "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicy",
+        "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicyBinding",
+        "admissionregistration.k8s.io.v1.ValidatingWebhookConfiguration",
+        "apidiscovery.k8s.io.v2.APIGroupDiscovery",
+        "apiextensions.k8s.io.v1.CustomResourceDefinition",
+        "autoscaling.v1.HorizontalPodAutoscaler",
+        "autoscaling.v1.Scale",
+        "discovery.k8s.io.v1.EndpointSlice",
+        "events.k8s.io.v1.Event",
+        "flowcontrol.apiserver.k8s.io.v1.FlowSchema",
+        "flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration",
+        "node.k8s.io.v1.RuntimeClass",
+        "resource.k8s.io.v1.DeviceClass",
+        "resource.k8s.io.v1.ResourceClaim",
+        "resource.k8s.io.v1.ResourceClaimTemplate",
+        "resource.k8s.io.v1.ResourceSlice",
+        "storage.k8s.io.v1.CSIDriver",
+        "storage.k8s.io.v1.CSINode",
+        "storage.k8s.io.v1.CSIStorageCapacity",
+        "storage.k8s.io.v1.StorageClass",
+        "storage.k8s.io.v1.VolumeAttachment",
+        "storage.k8s.io.v1.VolumeAttributesClass",
+    ] {
+        // GROUP.VERSION.KIND
+        let (group_version, kind) = name.rsplit_once('.').unwrap();
+        let (group, version) = group_version.rsplit_once('.').unwrap();
+        let api_version = format!("{group}/{version}");
+        let api_version = api_version.as_str();
+        let read = |ext: &str| {
+            let path = format!("{dir}/{name}.{ext}");
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        };
+        assert!(knows_kind(api_version, kind), "{name}");
+        let got = decode_object(&read("pb"), api_version, kind).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want: Value = serde_json::from_slice(&read("json")).unwrap();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// Kinds described for their JSON order only are not decoded: the discovery documents, Table.
+#[test]
+fn kinds_described_for_json_order_only_are_not_decoded() {
+    for (api_version, kind) in [
+        ("v1", "APIResourceList"),
+        ("v1", "APIVersions"),
+        ("meta.k8s.io/v1", "Table"),
+    ] {
+        assert!(!knows_kind(api_version, kind), "{kind}");
+        assert!(Schema::get().kind(api_version, kind).is_some(), "{kind}");
+        let body = envelope(api_version, kind, &meta("x"));
+        let e = decode_object(&body, api_version, kind).unwrap_err();
+        assert!(e.contains("no kind"), "{kind}: {e}");
+    }
+}
