@@ -269,12 +269,13 @@ impl Converter<'_> {
             let merged: Vec<u8> = schemas.concat();
             self.message(of, &merged, depth + 1)
         };
-        let others = fields.iter().filter(|(n, _)| *n == other.0).map(|(_, raw)| raw);
+        let mut others = fields.iter().filter(|(n, _)| *n == other.0).map(|(_, raw)| raw);
         match or {
             Or::Bool if !schemas.is_empty() => schema(&schemas),
+            // A scalar's last occurrence counts.
             Or::Bool => Ok(Value::Bool(
                 others
-                    .last()
+                    .next_back()
                     .is_some_and(|raw| matches!(raw, Raw::Number(n) if *n != 0)),
             )),
             Or::Array | Or::Strings => {
