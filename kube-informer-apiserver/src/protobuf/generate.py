@@ -5,10 +5,12 @@ Usage: generate.py API_REPO APIMACHINERY_REPO APIEXTENSIONS_REPO AGGREGATOR_REPO
 
 The four repositories are git clones (bare or not) of k8s.io/api, k8s.io/apimachinery,
 k8s.io/apiextensions-apiserver (the CustomResourceDefinition kind) and k8s.io/kube-aggregator (APIService); TAG is
-the release tag read from all four (v0.34.x matches the Kubernetes version the server's /version claims). The wire shape of
-each message (field numbers, scalar types, repeated, maps) comes from the generated.proto files; what the JSON
-encoding needs and protobuf does not say (the JSON name, `omitempty`, `,inline`, whether the Go field is a pointer,
-Go's named slice types) comes from the Go structs' tags in the same packages.
+the release tag read from all four (v0.34.x matches the Kubernetes version the server's /version claims). The wire
+shape of each message (field numbers, scalar types, repeated, maps) comes from the generated.proto files; what the
+JSON encoding needs and protobuf does not say (the JSON name, `omitempty`, `,inline`, whether the Go field is a
+pointer, Go's named slice types, the fields' declaration order) comes from the Go structs' tags in the same
+packages. The table serves two readers: the protobuf decoder and the JSON encoder (src/serializer/json.rs), which
+writes every built-in kind in its Go struct's order.
 """
 
 import re

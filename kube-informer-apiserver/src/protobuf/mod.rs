@@ -6,7 +6,8 @@
 //! The body is the magic `k8s\0`, then a `runtime.Unknown` message: `typeMeta` (apiVersion, kind), `raw` (the
 //! object's own message, as the `generated.proto` files of k8s.io/api define it), `contentEncoding`,
 //! `contentType`. Which messages exist and how each becomes JSON is data: `messages.txt`, written by
-//! `generate.py` from k8s.io/api and k8s.io/apimachinery (see [`schema`]); [`json`] says how Go's rules are kept.
+//! `generate.py` from k8s.io/api, apimachinery, apiextensions-apiserver and kube-aggregator (see [`schema`]);
+//! [`json`] says how Go's rules are kept.
 //!
 //! Answers stay JSON: kubectl asks for `application/vnd.kubernetes.protobuf,application/json`, and every client
 //! that asks for protobuf lists JSON too, since kube-apiserver itself answers JSON for the kinds it has no protobuf

@@ -1,6 +1,8 @@
-//! The field table of Kubernetes' protobuf messages (`messages.txt`, written by `generate.py` from k8s.io/api's
-//! `generated.proto` files and the Go types' JSON tags): what the decoder needs to turn a message into the JSON
-//! Go's `encoding/json` writes for the same object.
+//! The field table of Kubernetes' protobuf messages (`messages.txt`, written by `generate.py` from the
+//! `generated.proto` files of k8s.io/api, apimachinery, apiextensions-apiserver and kube-aggregator, and the Go
+//! types' JSON tags): what the decoder needs to turn a message into the JSON Go's `encoding/json` writes for the same
+//! object, and the order the JSON encoder writes each Go struct's fields in. A few Go structs without protobuf
+//! (meta/v1's `Table`, `version.Info`) are there for that order alone, their fields numbered 0.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -50,6 +52,7 @@ pub(crate) enum Type {
 /// One field of a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Field {
+    /// The protobuf field number; 0 in a Go struct that has no protobuf encoding (never on the wire).
     pub(crate) number: u32,
     /// The JSON name (empty for an inlined embedded struct).
     pub(crate) json: &'static str,
