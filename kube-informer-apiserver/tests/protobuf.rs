@@ -227,3 +227,73 @@ fn undecodable_bodies_get_kube_apiservers_answers() {
          application/yaml"
     );
 }
+
+/// The groups whose protobuf came with their Go field order (storage, apiextensions, discovery, …) take protobuf
+/// bodies as kube-apiserver does (they were refused with 415): a StorageClass and a CustomResourceDefinition are
+/// stored as their JSON would have been.
+#[test]
+fn kinds_of_the_added_groups_take_protobuf_bodies() {
+    let server = ApiServer::start().unwrap();
+    let classes = format!("{}/apis/storage.k8s.io/v1/storageclasses", server.url());
+    // metadata.name, provisioner (2), parameters (3), allowVolumeExpansion (6)
+    let sc = [
+        field(1, &field(1, b"fast")),
+        field(2, b"example.com/p"),
+        field(3, &[field(1, b"k"), field(2, b"v")].concat()),
+        vec![6 << 3, 1],
+    ]
+    .concat();
+    let (code, _, created) = send(
+        "POST",
+        &classes,
+        PROTOBUF,
+        &envelope("storage.k8s.io/v1", "StorageClass", &sc),
+    );
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        (
+            &created["provisioner"],
+            &created["parameters"],
+            &created["allowVolumeExpansion"]
+        ),
+        (&json!("example.com/p"), &json!({"k": "v"}), &json!(true))
+    );
+    assert_eq!(get(&format!("{classes}/fast")), created);
+
+    // A CRD whose `spec` property's additionalProperties is a schema (JSONSchemaPropsOrBool field 2 of field 30).
+    let names = [field(1, b"gadgets"), field(2, b"gadget"), field(4, b"Gadget")].concat();
+    let spec_props = [field(5, b"object"), field(30, &field(2, &field(5, b"string")))].concat();
+    let props = [
+        field(5, b"object"),
+        field(29, &[field(1, b"spec"), field(2, &spec_props)].concat()),
+    ]
+    .concat();
+    // CustomResourceValidation.openAPIV3Schema (1) in CustomResourceDefinitionVersion.schema (4)
+    let version = [
+        field(1, b"v1"),
+        vec![2 << 3, 1],
+        vec![3 << 3, 1],
+        field(4, &field(1, &props)),
+    ]
+    .concat();
+    let spec = [
+        field(1, b"example.com"),
+        field(3, &names),
+        field(4, b"Namespaced"),
+        field(7, &version),
+    ]
+    .concat();
+    let crd = [field(1, &field(1, b"gadgets.example.com")), field(2, &spec)].concat();
+    let crds = format!(
+        "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        server.url()
+    );
+    let body = envelope("apiextensions.k8s.io/v1", "CustomResourceDefinition", &crd);
+    let (code, _, created) = send("POST", &crds, PROTOBUF, &body);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        created["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+        json!({"type": "object", "properties": {"spec": {"type": "object", "additionalProperties": {"type": "string"}}}})
+    );
+    assert_eq!(created["spec"]["names"]["kind"], "Gadget");
+}

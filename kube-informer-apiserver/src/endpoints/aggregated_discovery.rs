@@ -27,7 +27,7 @@ pub(crate) fn serve(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketA
     }
     match discovery::answer(path, specs, addr) {
         Ok(Value::String(_)) => Reply::Text(200, "ok"),
-        Ok(v) => Reply::value(200, &v),
+        Ok(v) => Reply::Json(200, discovery::to_vec(path, &v)),
         Err(st) => Reply::Status(st),
     }
 }
@@ -168,7 +168,8 @@ pub(crate) fn document(catalogue: &Catalogue, core: bool, version: Version) -> V
 
 /// The answer to `GET /api` (`core`) or `/apis` asking aggregated discovery in `version`.
 pub(crate) fn reply(catalogue: &Catalogue, core: bool, version: Version, head: &RequestHead) -> Reply {
-    let mut body = serde_json::to_vec(&document(catalogue, core, version)).unwrap_or_default();
+    // Go's encoding of apidiscovery's structs (their declaration order), as kube-apiserver writes the document.
+    let mut body = crate::serializer::json::to_vec(&document(catalogue, core, version));
     body.push(b'\n');
     let etag = format!("\"{}\"", hash_hex(&body));
     let current = head

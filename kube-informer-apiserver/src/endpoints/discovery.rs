@@ -252,6 +252,30 @@ fn resource_list(group: &str, version: &str, catalogue: &Catalogue) -> Option<Va
     Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
 }
 
+/// A discovery answer's bytes as kube-apiserver writes them: Go's `encoding/json` over meta/v1's `APIVersions`,
+/// `APIGroupList`, `APIGroup`, `APIResourceList` and apimachinery's `version.Info`, their fields in declaration
+/// order. `/api`'s `APIVersions` has a `kind` and no `apiVersion`, as kube-apiserver sends it.
+pub(crate) fn to_vec(path: &Discovery, v: &Value) -> Vec<u8> {
+    use crate::serializer::json;
+    match (path, v) {
+        (Discovery::Api, Value::Object(o)) => {
+            let mut fields = o.clone();
+            let kind = fields.remove("kind");
+            let body = json::to_vec_as(&Value::Object(fields), "meta.v1.APIVersions");
+            match kind {
+                // TypeMeta's `kind`, then the struct's fields.
+                Some(kind) if body.len() > 2 => {
+                    let head = format!("{{\"kind\":{kind},");
+                    [head.as_bytes(), &body[1..]].concat()
+                }
+                _ => json::to_vec(v),
+            }
+        }
+        (Discovery::Version, _) => json::to_vec_as(v, "version.Info"),
+        _ => json::to_vec(v),
+    }
+}
+
 /// The JSON answer to a discovery path, or 404.
 pub(crate) fn answer(path: &Discovery, specs: &[Arc<ResourceSpec>], addr: SocketAddr) -> Result<Value, Failure> {
     let catalogue = || Catalogue::new(specs);

@@ -20,7 +20,7 @@
 use kube_informer::unstable::time::{Fraction, Timestamp};
 use serde_json::{Map, Number, Value};
 
-use super::schema::{Field, Scalar, Schema, Shape, Special, Type};
+use super::schema::{Field, Or, Scalar, Schema, Shape, Special, Type};
 use super::wire::{self, FIXED32, FIXED64, LEN, Raw, Reader, VARINT, WireError};
 
 /// Nesting deeper than this is refused (Kubernetes' types nest a dozen levels at most).
@@ -56,6 +56,7 @@ impl Converter<'_> {
         }
         let m = &self.schema.messages[msg];
         match &m.shape {
+            Shape::Special(Special::StructOr(of, or)) => self.struct_or(m.short_name(), *of, *or, data, depth),
             Shape::Special(s) => self.special(*s, data),
             Shape::List(item) => {
                 let f = Field {
@@ -239,6 +240,62 @@ impl Converter<'_> {
         Ok((k, v))
     }
 
+    /// apiextensions' `JSONSchemaPropsOr…` (marshal.go's MarshalJSON): the struct `of` when its field is set and the
+    /// alternative is not, else the alternative (`Or::Bool`'s bool; an array; `null` when neither is set).
+    fn struct_or(
+        &self,
+        message: &'static str,
+        of: usize,
+        or: Or,
+        data: &[u8],
+        depth: usize,
+    ) -> Result<Value, WireError> {
+        if depth > MAX_DEPTH {
+            return Err(WireError::Other("proto: message nested too deeply".into()));
+        }
+        let (schema_field, other): (u32, (u32, u8, &'static str)) = match or {
+            Or::Bool => (2, (1, VARINT, "Allows")),
+            Or::Array => (1, (2, LEN, "JSONSchemas")),
+            Or::Strings => (1, (2, LEN, "Property")),
+        };
+        let fields = fields_of(data, message, &[(schema_field, LEN, "Schema"), other])?;
+        let schemas: Vec<&[u8]> = fields
+            .iter()
+            .filter(|(n, _)| *n == schema_field)
+            .map(|(_, raw)| payload(raw))
+            .collect();
+        // A message field's occurrences merge (one value, as gogo-protobuf's Unmarshal builds it).
+        let schema = |schemas: &[&[u8]]| -> Result<Value, WireError> {
+            let merged: Vec<u8> = schemas.concat();
+            self.message(of, &merged, depth + 1)
+        };
+        let mut others = fields.iter().filter(|(n, _)| *n == other.0).map(|(_, raw)| raw);
+        match or {
+            Or::Bool if !schemas.is_empty() => schema(&schemas),
+            // A scalar's last occurrence counts.
+            Or::Bool => Ok(Value::Bool(
+                others
+                    .next_back()
+                    .is_some_and(|raw| matches!(raw, Raw::Number(n) if *n != 0)),
+            )),
+            Or::Array | Or::Strings => {
+                let items = others
+                    .map(|raw| match or {
+                        Or::Array => self.message(of, payload(raw), depth + 1),
+                        _ => Ok(Value::String(go_string(payload(raw)))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if !items.is_empty() {
+                    Ok(Value::Array(items))
+                } else if !schemas.is_empty() {
+                    schema(&schemas)
+                } else {
+                    Ok(Value::Null)
+                }
+            }
+        }
+    }
+
     fn special(&self, s: Special, data: &[u8]) -> Result<Value, WireError> {
         let (message, expect): (&'static str, &[(u32, u8, &'static str)]) = match s {
             Special::Time | Special::MicroTime => ("Timestamp", &[(1, VARINT, "Seconds"), (2, VARINT, "Nanos")]),
@@ -248,6 +305,10 @@ impl Converter<'_> {
                 &[(1, VARINT, "Type"), (2, VARINT, "IntVal"), (3, LEN, "StrVal")],
             ),
             Special::Quantity => ("Quantity", &[(1, LEN, "String_")]),
+            // Decoded by `struct_or`, which `message` calls for it.
+            Special::StructOr(..) => return Err(WireError::Other("an either-or value out of place".into())),
+            // Only fields numbered 0 (Go-only structs) have it: no wire field reaches it.
+            Special::Object => return Err(WireError::Other("an embedded object: not decoded from protobuf".into())),
         };
         let fields = fields_of(data, message, expect)?;
         let num = |n: u32| {
@@ -292,6 +353,7 @@ impl Converter<'_> {
                 Some(b) => go_string(b),
                 None => "0".to_owned(),
             })),
+            Special::StructOr(..) | Special::Object => Ok(Value::Null),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! The body is the magic `k8s\0`, then a `runtime.Unknown` message: `typeMeta` (apiVersion, kind), `raw` (the
 //! object's own message, as the `generated.proto` files of k8s.io/api define it), `contentEncoding`,
 //! `contentType`. Which messages exist and how each becomes JSON is data: `messages.txt`, written by
-//! `generate.py` from k8s.io/api and k8s.io/apimachinery (see [`schema`]); [`json`] says how Go's rules are kept.
+//! `generate.py` from k8s.io/api, apimachinery, apiextensions-apiserver and kube-aggregator (see [`schema`]);
+//! [`json`] says how Go's rules are kept.
 //!
 //! Answers stay JSON: kubectl asks for `application/vnd.kubernetes.protobuf,application/json`, and every client
 //! that asks for protobuf lists JSON too, since kube-apiserver itself answers JSON for the kinds it has no protobuf
@@ -32,9 +33,10 @@ pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// What every protobuf body starts with.
 const MAGIC: &[u8; 4] = b"k8s\0";
 
-/// True when objects of this kind can be decoded from protobuf (its message is in the table).
+/// True when objects of this kind can be decoded from protobuf (its message is in the table, not marked as
+/// described for JSON's order only).
 pub(crate) fn knows_kind(api_version: &str, kind: &str) -> bool {
-    Schema::get().kind(api_version, kind).is_some()
+    Schema::get().decodable_kind(api_version, kind).is_some()
 }
 
 /// The envelope around the object.
@@ -150,7 +152,7 @@ pub(crate) fn decode_object(body: &[u8], api_version: &str, kind: &str) -> Resul
     let cannot =
         |e: &dyn std::fmt::Display| format!("{actual_kind} in version {version:?} cannot be handled as a {kind}: {e}");
     let schema = Schema::get();
-    let msg = schema.kind(&actual_version, actual_kind).ok_or_else(|| {
+    let msg = schema.decodable_kind(&actual_version, actual_kind).ok_or_else(|| {
         cannot(&format!(
             "no kind {actual_kind:?} is registered for version {actual_version:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
         ))

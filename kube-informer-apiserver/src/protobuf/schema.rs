@@ -1,6 +1,8 @@
-//! The field table of Kubernetes' protobuf messages (`messages.txt`, written by `generate.py` from k8s.io/api's
-//! `generated.proto` files and the Go types' JSON tags): what the decoder needs to turn a message into the JSON
-//! Go's `encoding/json` writes for the same object.
+//! The field table of Kubernetes' protobuf messages (`messages.txt`, written by `generate.py` from the
+//! `generated.proto` files of k8s.io/api, apimachinery, apiextensions-apiserver and kube-aggregator, and the Go
+//! types' JSON tags): what the decoder needs to turn a message into the JSON Go's `encoding/json` writes for the same
+//! object, and the order the JSON encoder writes each Go struct's fields in. A few Go structs without protobuf
+//! (meta/v1's `Table`, `version.Info`) are there for that order alone, their fields numbered 0.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -50,6 +52,7 @@ pub(crate) enum Type {
 /// One field of a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Field {
+    /// The protobuf field number; 0 in a Go struct that has no protobuf encoding (never on the wire).
     pub(crate) number: u32,
     /// The JSON name (empty for an inlined embedded struct).
     pub(crate) json: &'static str,
@@ -79,6 +82,23 @@ pub(crate) enum Special {
     IntOrString,
     /// `resource.Quantity`: its string.
     Quantity,
+    /// A value of the struct message (index into [`Schema::messages`]) or another JSON value, as [`Or`] says:
+    /// apiextensions' `JSONSchemaPropsOrBool`, `…OrArray`, `…OrStringArray`.
+    StructOr(usize, Or),
+    /// A `RawExtension` holding a typed object (a Table row's): written as that object's kind writes it. Go-only
+    /// structs use it (fields numbered 0, never decoded).
+    Object,
+}
+
+/// The other shape of a [`Special::StructOr`], and its protobuf: field 1 or 2 the struct, the other the alternative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Or {
+    /// `JSONSchemaPropsOrBool`: `allows` (1, a bool) unless `schema` (2) is set.
+    Bool,
+    /// `JSONSchemaPropsOrArray`: `jSONSchemas` (2, the structs) when there are any, else `schema` (1) or `null`.
+    Array,
+    /// `JSONSchemaPropsOrStringArray`: `property` (2, strings) when there are any, else `schema` (1) or `null`.
+    Strings,
 }
 
 /// How a message becomes JSON.
@@ -114,8 +134,9 @@ impl Message {
 pub(crate) struct Schema {
     pub(crate) messages: Vec<Message>,
     by_name: HashMap<&'static str, usize>,
-    /// (apiVersion, kind) → message.
-    kinds: HashMap<(&'static str, &'static str), usize>,
+    /// (apiVersion, kind) → (message, decoded from protobuf: false for kinds the table describes only for JSON's
+    /// order).
+    kinds: HashMap<(&'static str, &'static str), (usize, bool)>,
 }
 
 impl Schema {
@@ -131,14 +152,22 @@ impl Schema {
         self.by_name.get(name).copied()
     }
 
-    /// The message of a kind (`v1`, `ConfigMap`).
+    /// The message of a kind (`v1`, `ConfigMap`): the Go struct its JSON is written from.
     pub(crate) fn kind(&self, api_version: &str, kind: &str) -> Option<usize> {
-        self.kinds.get(&(api_version, kind)).copied()
+        self.kinds.get(&(api_version, kind)).map(|&(m, _)| m)
+    }
+
+    /// The message of a kind whose bodies are decoded from protobuf (`kind` lines without `json`).
+    pub(crate) fn decodable_kind(&self, api_version: &str, kind: &str) -> Option<usize> {
+        match self.kinds.get(&(api_version, kind)) {
+            Some(&(m, true)) => Some(m),
+            _ => None,
+        }
     }
 
     /// The messages of kinds (Go structs embedding `TypeMeta`).
     pub(crate) fn kind_messages(&self) -> impl Iterator<Item = usize> + '_ {
-        self.kinds.values().copied()
+        self.kinds.values().map(|&(m, _)| m)
     }
 
     fn parse(table: &'static str) -> Result<Schema, String> {
@@ -154,7 +183,7 @@ impl Schema {
         for line in lines() {
             let words: Vec<&str> = line.split(' ').collect();
             let name = match words[..] {
-                ["message", name] | ["list", name, _] | ["special", name, _] => name,
+                ["message", name] | ["list", name, _] | ["special", name, ..] => name,
                 _ => continue,
             };
             if by_name.insert(name, names.len()).is_some() {
@@ -194,19 +223,36 @@ impl Schema {
         for line in lines() {
             let words: Vec<&'static str> = line.split(' ').collect();
             match words[..] {
-                ["kind", api_version, kind, message] => {
+                ["kind", api_version, kind, message, ref json @ ..] => {
                     let i = *by_name
                         .get(message)
                         .ok_or_else(|| format!("kind of unknown {message}"))?;
-                    kinds.insert((api_version, kind), i);
+                    let decoded = match json {
+                        [] => true,
+                        ["json"] => false,
+                        _ => return Err(format!("bad line: {line}")),
+                    };
+                    kinds.insert((api_version, kind), (i, decoded));
                 }
-                ["special", name, how] => {
-                    let special = match how {
-                        "time" => Special::Time,
-                        "microtime" => Special::MicroTime,
-                        "rawjson" => Special::RawJson,
-                        "intorstring" => Special::IntOrString,
-                        "quantity" => Special::Quantity,
+                ["special", name, how, ref of @ ..] => {
+                    let special = match (how, of) {
+                        ("time", []) => Special::Time,
+                        ("microtime", []) => Special::MicroTime,
+                        ("rawjson", []) => Special::RawJson,
+                        ("intorstring", []) => Special::IntOrString,
+                        ("quantity", []) => Special::Quantity,
+                        ("object", []) => Special::Object,
+                        ("structor", [message, or]) => Special::StructOr(
+                            *by_name
+                                .get(message)
+                                .ok_or_else(|| format!("structor of unknown {message}"))?,
+                            match *or {
+                                "bool" => Or::Bool,
+                                "array" => Or::Array,
+                                "strings" => Or::Strings,
+                                _ => return Err(format!("structor or {or}")),
+                            },
+                        ),
                         _ => return Err(format!("unknown special {how}")),
                     };
                     messages[by_name[name]] = Some(Message {
@@ -263,6 +309,16 @@ impl Schema {
             .zip(&names)
             .map(|(m, name)| m.ok_or_else(|| format!("{name} has no description")))
             .collect::<Result<Vec<_>, _>>()?;
+        for m in &messages {
+            if let Shape::Special(Special::StructOr(of, _)) = m.shape
+                && !matches!(messages[of].shape, Shape::Struct(_))
+            {
+                return Err(format!(
+                    "{} is a struct or {}, which is not a struct",
+                    m.name, messages[of].name
+                ));
+            }
+        }
         Ok(Schema {
             messages,
             by_name,
@@ -318,6 +374,12 @@ mod tests {
             "kind v1 B a.B",
             "message a.B\nx y string",
             "list a.B message",
+            "message a.B\nkind v1 B a.B proto",
+            "special a.B structor",
+            "message a.C\nspecial a.B structor a.C",
+            "message a.C\nspecial a.B structor a.C maybe",
+            "special a.B structor c.D bool",
+            "special a.C time\nspecial a.B structor a.C bool",
         ] {
             assert!(Schema::parse(bad).is_err(), "{bad}");
         }

@@ -54,7 +54,10 @@ fn zero_field(schema: &Schema, f: &Field, depth: usize) -> Option<Value> {
         }),
         Type::Message(m) => Some(match &schema.messages[m].shape {
             Shape::Struct(_) => Value::Object(zero_struct(schema, m, depth + 1)),
-            Shape::Special(Special::Time | Special::MicroTime | Special::RawJson) => Value::Null,
+            // A StructOr's fields are pointers and map values (apiextensions'): never a zero value of its own.
+            Shape::Special(
+                Special::Time | Special::MicroTime | Special::RawJson | Special::StructOr(..) | Special::Object,
+            ) => Value::Null,
             Shape::Special(Special::IntOrString) => Value::from(0),
             Shape::Special(Special::Quantity) => Value::String("0".into()),
             Shape::List(_) => return (!f.omit).then_some(Value::Null),

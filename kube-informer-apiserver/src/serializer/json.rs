@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use kube_informer::object::Status;
 use serde_json::{Map, Number, Value};
 
-use crate::protobuf::schema::{Schema, Shape, Type};
+use crate::protobuf::schema::{Schema, Shape, Special, Type};
 
 /// A built-in object (or list) as kube-apiserver writes it: its Go type's order, found by its `apiVersion` and
 /// `kind`.
@@ -60,6 +60,16 @@ fn meta_kind(api_version: &str, kind: &str) -> Option<&'static str> {
         ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "PartialObjectMetadataList") => "meta.v1.PartialObjectMetadataList",
         _ => return None,
     })
+}
+
+/// Whether an embedded object is of a kind the table describes (a custom resource is a map in Go: keys sorted).
+fn built_in(o: &Map<String, Value>) -> bool {
+    match (o.get("apiVersion"), o.get("kind")) {
+        (Some(Value::String(a)), Some(Value::String(k))) => {
+            Layouts::get().schema.kind(a, k).is_some() || meta_kind(a, k).is_some()
+        }
+        _ => false,
+    }
 }
 
 /// A custom resource (or any value Go holds as `map[string]interface{}`): every object's keys sorted.
@@ -107,6 +117,8 @@ enum Ty {
     Any,
     /// A Go struct: index of its message.
     Struct(usize),
+    /// An embedded object (a Table row's `RawExtension` holding a typed object): its own kind's order.
+    Object,
 }
 
 /// A field of a struct, embedded structs' fields flattened into their parent's.
@@ -236,6 +248,7 @@ impl Layouts {
     fn value(&self, out: &mut Vec<u8>, v: &Value, ty: Ty) {
         match (ty, v) {
             (Ty::Struct(m), Value::Object(o)) => self.strukt(out, o, &self.slots[m], self.kinds[m]),
+            (Ty::Object, Value::Object(o)) if built_in(o) => write_object(out, v),
             _ => any(out, v),
         }
     }
@@ -252,6 +265,12 @@ fn flatten(schema: &Schema, m: usize, out: &mut Vec<Slot>) {
         let f = &fields[i];
         let ty = match f.ty {
             Type::Message(n) if matches!(schema.messages[n].shape, Shape::Struct(_)) => Ty::Struct(n),
+            Type::Message(n) => match schema.messages[n].shape {
+                // apiextensions' JSONSchemaPropsOr*: a schema in JSONSchemaProps' order; a bool or an array as is.
+                Shape::Special(Special::StructOr(of, _)) => Ty::Struct(of),
+                Shape::Special(Special::Object) => Ty::Object,
+                _ => Ty::Any,
+            },
             _ => Ty::Any,
         };
         match ty {

@@ -48,6 +48,29 @@ fn built_in_kinds_are_written_in_go_field_order() {
         fixture!("networking.k8s.io.v1.Ingress"),
         fixture!("autoscaling.v2.HorizontalPodAutoscaler"),
         fixture!("policy.v1.PodDisruptionBudget"),
+        fixture!("admissionregistration.k8s.io.v1.MutatingWebhookConfiguration"),
+        fixture!("admissionregistration.k8s.io.v1.ValidatingAdmissionPolicy"),
+        fixture!("admissionregistration.k8s.io.v1.ValidatingAdmissionPolicyBinding"),
+        fixture!("admissionregistration.k8s.io.v1.ValidatingWebhookConfiguration"),
+        fixture!("apidiscovery.k8s.io.v2.APIGroupDiscovery"),
+        fixture!("apiextensions.k8s.io.v1.CustomResourceDefinition"),
+        fixture!("autoscaling.v1.HorizontalPodAutoscaler"),
+        fixture!("autoscaling.v1.Scale"),
+        fixture!("discovery.k8s.io.v1.EndpointSlice"),
+        fixture!("events.k8s.io.v1.Event"),
+        fixture!("flowcontrol.apiserver.k8s.io.v1.FlowSchema"),
+        fixture!("flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration"),
+        fixture!("node.k8s.io.v1.RuntimeClass"),
+        fixture!("resource.k8s.io.v1.DeviceClass"),
+        fixture!("resource.k8s.io.v1.ResourceClaim"),
+        fixture!("resource.k8s.io.v1.ResourceClaimTemplate"),
+        fixture!("resource.k8s.io.v1.ResourceSlice"),
+        fixture!("storage.k8s.io.v1.CSIDriver"),
+        fixture!("storage.k8s.io.v1.CSINode"),
+        fixture!("storage.k8s.io.v1.CSIStorageCapacity"),
+        fixture!("storage.k8s.io.v1.StorageClass"),
+        fixture!("storage.k8s.io.v1.VolumeAttachment"),
+        fixture!("storage.k8s.io.v1.VolumeAttributesClass"),
     ] {
         let value: Value = serde_json::from_str(text).unwrap();
         let ours = to_vec(&value);
@@ -103,12 +126,13 @@ fn custom_resources_and_unknown_fields_have_sorted_keys() {
         String::from_utf8(to_vec(&cm)).unwrap(),
         r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{},"data":{},"alpha":2,"zeta":1}"#
     );
-    // A built-in kind the table does not describe: TypeMeta, ObjectMeta in its order, then the rest sorted.
-    let sc = json!({"kind": "StorageClass", "apiVersion": "storage.k8s.io/v1", "provisioner": "p",
+    // A built-in kind the table does not describe (a beta version the server does not serve): TypeMeta, ObjectMeta
+    // in its order, then the rest sorted.
+    let sc = json!({"kind": "StorageClass", "apiVersion": "storage.k8s.io/v1beta1", "provisioner": "p",
         "metadata": {"uid": "u", "name": "n"}, "allowVolumeExpansion": true});
     assert_eq!(
         String::from_utf8(to_vec(&sc)).unwrap(),
-        r#"{"kind":"StorageClass","apiVersion":"storage.k8s.io/v1","metadata":{"name":"n","uid":"u"},"allowVolumeExpansion":true,"provisioner":"p"}"#
+        r#"{"kind":"StorageClass","apiVersion":"storage.k8s.io/v1beta1","metadata":{"name":"n","uid":"u"},"allowVolumeExpansion":true,"provisioner":"p"}"#
     );
 }
 
