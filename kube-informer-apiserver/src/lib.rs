@@ -130,14 +130,15 @@
 //!
 //! The folders of `src/` are floors named as k8s.io/apiserver names its packages; a folder uses folders of its own
 //! floor or lower ones, and a lower floor reaches up only through a value it is handed (`tests/layering.rs` holds
-//! this, listing the arrows and circles that still run against it):
+//! this, listing the arrows and circles that still run against it, and counts the circles between the modules of each
+//! folder: none inside `registry/` may go through `resource`):
 //!
 //! | Floor | Folders (kube-apiserver's packages) | What they hold |
 //! |---|---|---|
 //! | 5 server | `server/` (`server`, `server/filters`) | [`ApiServer`] (`server/mod.rs`: the shared state and the control API), its builder (`builder`: wiring), `serving` (listening, the acceptor and connection threads, restart, shutdown), `conn` (the connection loop and the filters: max-in-flight, faults, authentication, impersonation, authorization), `direct` (the Rust calls), `faults` (the queue and its JSON form), `admin`, `manifests`, `kubeconfig`, `service_account_client`, `fd_limit`; beside it `main.rs` and the fuzz targets' `fuzzing.rs` |
 //! | 4 endpoints | `endpoints/` (`endpoints`, `endpoints/handlers`, `endpoints/discovery`, `endpoints/openapi`) | `router`, `handlers` (the handlers per verb, one `RequestContext` passed down per request), `list`, `watch`, `table`, `discovery`, `aggregated_discovery`, `openapi` |
 //! | 3 admission, auth | `admission/` (`admission`, its `policy/validating` plugin), `auth/` (`authentication`, `authorization`, RBAC, `serviceaccount`) | admission: the chain (`admission/mod.rs`, and the hooks it hands the registry's store), `field_validation`, `validating_admission_policy`; auth: [`AccessRule`] (`auth/mod.rs`), `authentication`, `authorizer`, `rbac`, `impersonation`, `review`, `serviceaccount` |
-//! | 2 registry | `registry/` (`registry`, kube-apiserver's `pkg/registry`, k8s.io/apiserver's `registry/generic`) | `resource` ([`ResourceSpec`]), `store` (the registry's store: storage's, with the admission the server hands it as function values), `builtin_catalog`, `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `bootstrap`, `flowcontrol_bootstrap`, the subresources (`eviction`, `pod_subresources`, `certificate_approval`, `component_status`), `printers`, `printer_column`, `reply` (an answer as a value, which registry code returns and the endpoints write) |
+//! | 2 registry | `registry/` (`registry`, kube-apiserver's `pkg/registry`, k8s.io/apiserver's `registry/generic`) | `resource` ([`ResourceSpec`] as data: it imports only the registry's plain values — `builtin_catalog`'s entry, `kind_rules` (a kind's rules as function values), `printer_column`, `scale_subresource` ([`ScaleSubresource`]) — and the modules that fill a spec import it: `builtin_kinds` builds the catalog's ([`ResourceSpec::defaults`]) and the CRD resource, `defaults` writes the rules, `crd` a CRD's versions; `codec` adds what a schema decides for a write: pruning, patch types, field manager), `store` (the registry's store: storage's, with the admission the server hands it as function values), `builtin_catalog`, `builtin_kinds`, `strategy` (the write rules; a write's `Target`), `defaults`, `scale`, `crd`, `conversion`, `customresource_strategy`, `namespace_lifecycle`, `bootstrap`, `flowcontrol_bootstrap`, the subresources (`eviction`, `pod_subresources`, `certificate_approval`, `component_status`), `printers`, `printer_column`, `reply` (an answer as a value, which registry code returns and the endpoints write) |
 //! | 1 storage and libraries | `storage/` (`storage`), `cel/`, `schema/`, `patch/`, `protobuf/`, `serializer/` (apimachinery's and apiextensions-apiserver's libraries) | `storage/store` (MVCC, watch history, compaction, continue tokens); `cel`; `schema` (structural schemas: pruning, defaulting, validation, CEL rules; the built-in schemas, the Go type checks); `patch` (`json`: merge patch and JSON patch, [`strategic_merge`], `managed_fields` and apply); `protobuf`; `serializer` (`json`: bodies as kube-apiserver's Go encoding writes them) |
 //! | 0 the ground | `http/` (Go's `net/http`, `endpoints/request`), `api/` (apimachinery's `api/errors`, `api/resource`, `apis/meta`) | http: the wire (`http/mod.rs`), `tls`, `request_info` (the one reading of a request's path, which authorization and routing share), `serving_limits`, `warning`, `fault_action`, `log`; api: `errors`, `meta`, `names`, `quantity`, `go_literals`, `nesting`, `jsonpath`, `user`, `util` |
 
@@ -171,7 +172,7 @@ pub use patch::managed_fields::DIRECT_FIELD_MANAGER;
 pub use patch::strategic_merge;
 pub use registry::printer_column::{CellFn, ColumnType, PrinterColumn};
 pub use registry::resource::{NameRule, ResourceSpec};
-pub use registry::scale::ScaleSubresource;
+pub use registry::scale_subresource::ScaleSubresource;
 pub use server::admin::PREFIX as ADMIN_PREFIX;
 pub use server::builder::ApiServerBuilder;
 pub use server::faults::{Fault, FaultAction, FaultTarget};

@@ -3,25 +3,18 @@
 //! answers are JSON, and kinds with no protobuf message (custom resources) keep kube-apiserver's 415.
 
 mod common;
+#[path = "common/raw_http.rs"]
+mod raw_http;
 
-use common::{WAIT, fixture};
+use common::fixture;
 use kube_informer::object::ApiResource;
 use kube_informer_apiserver::{ApiServer, ResourceSpec};
+use raw_http::agent;
 use serde_json::{Value, json};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 /// The Accept header kubectl 1.32 sends with protobuf bodies.
 const KUBECTL_ACCEPT: &str = "application/vnd.kubernetes.protobuf,application/json";
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::new_with_config(
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .timeout_global(Some(WAIT))
-            .build(),
-    )
-}
 
 /// Sends `body` with `content_type` and kubectl's Accept; (status, content type of the answer, JSON answer).
 fn send(method: &str, url: &str, content_type: &str, body: &[u8]) -> (u16, String, Value) {

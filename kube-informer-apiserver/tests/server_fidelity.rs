@@ -712,19 +712,7 @@ fn accept_is_negotiated_as_kube_apiserver_does() {
 }
 
 fn watch_accepting(server: &ApiServer, path: &str, accept: &str) -> Raw {
-    use std::io::{BufReader, Write};
-    let s = std::net::TcpStream::connect(server.addr()).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    let mut w = s.try_clone().unwrap();
-    write!(w, "GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: {accept}\r\n\r\n").unwrap();
-    let mut raw = Raw {
-        r: BufReader::new(s),
-        code: 0,
-        headers: Vec::new(),
-        pending: Vec::new(),
-    };
-    raw.read_head();
-    raw
+    Raw::request_with(server.addr(), "GET", path, &[("Accept", accept)])
 }
 
 #[test]

@@ -1,15 +1,15 @@
 //! kubeconfig loading: real-world shapes (kind, EKS, GKE, on-prem client certificates, JSON), kubectl's merge of
 //! several files, and readable errors for broken files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kube_informer::Error;
 use kube_informer::client::{Client, Config, Kubeconfig};
+use kube_informer_test_support::fixture_in;
 
+/// A kubeconfig under `tests/fixtures/kubeconfig/`.
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/kubeconfig")
-        .join(name)
+    fixture_in(env!("CARGO_MANIFEST_DIR"), &format!("kubeconfig/{name}"))
 }
 
 fn load(name: &str) -> Config {
@@ -321,8 +321,7 @@ fn debug_of_configs_and_clients_shows_no_secret() {
     }
     // The RSA key of the kind fixture.
     let kind = load("kind.yaml");
-    let key = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls/rsa-client.key"))
-        .unwrap();
+    let key = std::fs::read_to_string(fixture_in(env!("CARGO_MANIFEST_DIR"), "tls/rsa-client.key")).unwrap();
     let key_line = key.lines().nth(1).unwrap();
     for text in [format!("{kind:?}"), format!("{:?}", Client::new(kind.clone()).unwrap())] {
         assert!(!text.contains(key_line), "key material in {text}");

@@ -101,9 +101,10 @@ fn an_unresolvable_host_is_named_with_its_port() {
 #[test]
 fn a_certificate_from_an_unknown_authority_points_at_certificate_authority() {
     let server = https_server();
-    let foreign_ca = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls/client-ca.pem"),
-    )
+    let foreign_ca = std::fs::read_to_string(kube_informer_test_support::fixture_in(
+        env!("CARGO_MANIFEST_DIR"),
+        "tls/client-ca.pem",
+    ))
     .unwrap();
     let err = list_error(config_with_ca(&server, &foreign_ca));
     assert_eq!(kind(&err), Some(TransportErrorKind::Tls), "{err}");

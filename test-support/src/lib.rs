@@ -1,7 +1,8 @@
 //! What the tests of both crates share, written once: [`skip`] (a test that needs a program or platform a machine
 //! may lack), [`eventually`] (a condition polled until a deadline), [`TempDir`] (a scratch folder) and [`tls`] (a
-//! TLS handshake done in memory), [`rust_files`] (the sources a layering test reads). A dev-dependency only, never published; each crate's `tests/common` adds what only
-//! its own tests need.
+//! TLS handshake done in memory), [`rust_files`] (the sources a layering test reads), [`fixture_in`] and
+//! [`define_fixture!`] (a file under a crate's `tests/fixtures/`). A dev-dependency only, never published; each crate's
+//! `tests/common` adds what only its own tests need.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -63,4 +64,22 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// The path of `path` under `tests/fixtures/` of the crate whose manifest folder is `manifest_dir`.
+pub fn fixture_in(manifest_dir: &str, path: &str) -> PathBuf {
+    Path::new(manifest_dir).join("tests/fixtures").join(path)
+}
+
+/// Defines `pub fn fixture(path: &str) -> PathBuf`, a file under `tests/fixtures/` of the crate whose tests call it:
+/// [`fixture_in`] with that crate's `CARGO_MANIFEST_DIR`, which `env!` reads where the macro is expanded (in the
+/// calling crate, not here). Each crate's `tests/common` invokes it once.
+#[macro_export]
+macro_rules! define_fixture {
+    () => {
+        /// A file under `tests/fixtures/`.
+        pub fn fixture(path: &str) -> ::std::path::PathBuf {
+            $crate::fixture_in(env!("CARGO_MANIFEST_DIR"), path)
+        }
+    };
 }

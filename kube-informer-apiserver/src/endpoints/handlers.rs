@@ -23,11 +23,12 @@ use crate::registry::component_status;
 use crate::registry::conversion;
 use crate::registry::crd;
 use crate::registry::eviction;
-use crate::registry::namespace_lifecycle;
+use crate::registry::namespace_deletion;
 use crate::registry::pod_subresources;
 use crate::registry::reply::Reply;
 use crate::registry::resource::ResourceSpec;
-use crate::registry::scale::{self, ScaleSubresource};
+use crate::registry::scale;
+use crate::registry::scale_subresource::ScaleSubresource;
 use crate::registry::strategy::{self, DeleteOptions, Deleted, OnCommit, PatchType, Target};
 use crate::storage::store::{ListQuery, StoredObject, object_key};
 use std::sync::Arc;
@@ -127,7 +128,7 @@ pub(crate) fn handle(ctx: &RequestContext<'_>, on_commit: OnCommit<'_>) -> Reply
     }
     // A write in a terminating namespace (or to one) may let its deletion go on.
     if write {
-        namespace_lifecycle::after_write(shared.store(), &r.spec, r.namespace.as_deref(), r.name.as_deref());
+        namespace_deletion::after_write(shared.store(), &r.spec, r.namespace.as_deref(), r.name.as_deref());
     }
     // A write to a ClusterRole moves what the aggregated ones hold.
     if r.spec.id() == rbac::rule_resolver::CLUSTER_ROLES && write {
@@ -254,7 +255,7 @@ fn run(ctx: &RequestContext<'_>, checks: WriteChecks<'_>, on_commit: OnCommit<'_
         }
         Some("finalize") if verb == Verb::Update => {
             let (v, _) = decode_body(spec, head, body, Directive::Ignore)?;
-            return namespace_lifecycle::finalize(shared.store(), spec, name, &v).map(|o| Reply::Object(200, o));
+            return namespace_deletion::finalize(shared.store(), spec, name, &v).map(|o| Reply::Object(200, o));
         }
         Some("status") if spec.status_subresource => true,
         Some("scale") => match &spec.scale {

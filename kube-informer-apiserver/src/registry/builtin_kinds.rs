@@ -5,16 +5,20 @@
 //! printers of `pkg/printers/internalversion`); the rest of each resource comes from the generated
 //! [`builtin_catalog`](crate::registry::builtin_catalog).
 //!
+//! The catalog builds the specs ([`ResourceSpec::defaults`], the CRD resource's [`crd_resource`]) and attaches each
+//! kind's rules ([`defaults`](crate::registry::defaults)' function values): a spec knows neither the catalog nor the
+//! rules' code.
+//!
 //! A resource not named here gets the generic registry's behaviour: generation untracked, DNS-subdomain names,
 //! `metadata.name`/`metadata.namespace` selectors, a `Status` answering a delete, NAME and AGE columns.
 
 use kube_informer::object::ApiResource;
 
 use crate::api::meta::GenerationRule;
-use crate::registry::builtin_catalog::Entry;
-use crate::registry::printers;
-use crate::registry::resource::{NameRule, ResourceSpec};
-use crate::registry::scale::ScaleSubresource;
+use crate::registry::builtin_catalog::{self, Entry};
+use crate::registry::resource::{NameRule, ResourceSpec, SchemaSlot};
+use crate::registry::scale_subresource::ScaleSubresource;
+use crate::registry::{conversion, crd, defaults, printers};
 
 /// Resources whose storage sets `ReturnDeletedObject: true`: a DELETE answers the object as it was when deleted
 /// (`pkg/registry/core/{pod,service,namespace,serviceaccount,persistentvolume,persistentvolumeclaim}/storage`,
@@ -162,5 +166,82 @@ pub(crate) fn spec(entry: &'static Entry) -> ResourceSpec {
             .printer_columns(printers::deployments()),
         _ => spec,
     };
-    spec.with_builtin_rules()
+    with_builtin_rules(spec)
+}
+
+/// Attaches kube-apiserver's rules for this kind, and the schema Kubernetes publishes for it when the resource
+/// is one of the catalog's (read from the generated data the first time it is needed).
+fn with_builtin_rules(mut spec: ResourceSpec) -> ResourceSpec {
+    spec.builtin = defaults::rules(&spec.api.api_version(), &spec.api.kind);
+    if let Some(entry) = spec.catalog {
+        spec.schema = SchemaSlot::Builtin(entry);
+    }
+    spec
+}
+
+/// The CRD resource, served by every server as kube-apiserver does.
+pub(crate) fn crd_resource() -> ResourceSpec {
+    let spec = ResourceSpec::new(ApiResource::new(
+        crd::GROUP,
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+    ))
+    .with_status_subresource()
+    .short_name("crd")
+    .short_name("crds")
+    .category("api-extensions");
+    let mut spec = with_builtin_rules(spec).printer_columns(printers::default_convertor());
+    spec.catalog = builtin_catalog::entry(crd::GROUP, "v1", "customresourcedefinitions");
+    spec
+}
+
+impl ResourceSpec {
+    /// The resources registered unless
+    /// [`ApiServerBuilder::no_default_resources`](crate::ApiServerBuilder::no_default_resources): every resource
+    /// kube-apiserver 1.34 serves by default — each resource of each stable group-version, from core/v1 `pods` to
+    /// resource.k8s.io/v1 `resourceslices` — with the scope, verbs, subresources, singular and short names and
+    /// categories its discovery gives, generated from Kubernetes' published OpenAPI and discovery documents
+    /// (`tools/k8s-schemas/`). CustomResourceDefinitions are registered beside them by the server itself; the access
+    /// reviews, token reviews and bindings, which store nothing, are answered by the server without a resource of their
+    /// own.
+    ///
+    /// Each carries the OpenAPI schema Kubernetes 1.34 publishes for its kind (see
+    /// [`object_schema`](Self::object_schema)), which makes it accept strategic merge patches, and its registry's
+    /// rules: when generations count (pods, the workload controllers, …; deployments also on annotation changes),
+    /// the field selectors it accepts, whether a delete answers the deleted object (pods, services, namespaces, …),
+    /// the `scale` subresource where kube has it (`.spec.replicas`, `.status.replicas`, `.spec.selector`), the table
+    /// columns of kube-apiserver's printers (config maps DATA; pods READY, STATUS, RESTARTS, and IP, NODE, … in
+    /// wide output; NAME and AGE for kinds without one here).
+    ///
+    /// Their objects are defaulted as kube-apiserver defaults them where the fidelity table says so (a secret's
+    /// `type: Opaque`, a deployment's strategy and pod template, a service's cluster IP, …).
+    ///
+    /// ```
+    /// use kube_informer::object::ApiResource;
+    /// use kube_informer_apiserver::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::start().unwrap();
+    /// let secrets = ApiResource::new("", "v1", "Secret", "secrets", true);
+    /// let created = server.create_json(&secrets, Some("default"), json!({"metadata": {"name": "pw"}})).unwrap();
+    /// assert_eq!(created["type"], "Opaque");
+    /// ```
+    pub fn defaults() -> Vec<ResourceSpec> {
+        let entries = builtin_catalog::entries();
+        entries
+            .iter()
+            .filter(|e| e.stored() && e.group != crd::GROUP)
+            // A resource served in several versions (autoscaling v2 and v1) is served in its preferred one.
+            .filter(|e| {
+                !entries.iter().any(|o| {
+                    o.group == e.group
+                        && o.plural == e.plural
+                        && conversion::priority(&o.version, &e.version) == std::cmp::Ordering::Less
+                })
+            })
+            .map(spec)
+            .collect()
+    }
 }

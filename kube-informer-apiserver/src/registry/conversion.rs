@@ -18,38 +18,14 @@ use serde_json::Value;
 
 use crate::api::errors::{self, Failure};
 use crate::registry::reply::Reply;
-use crate::registry::resource::ResourceSpec;
+use crate::registry::resource::{ConversionStrategy, ResourceSpec};
 use crate::schema;
 use crate::storage::store::StoredObject;
-
-/// How a CRD converts between its versions (`spec.conversion.strategy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Strategy {
-    /// Only `apiVersion` changes.
-    None,
-    /// A webhook converts; the embedded server calls none.
-    Webhook,
-}
-
-/// How the objects of a CRD are read and written when they may not match the version asked for: set on the spec of
-/// every version of a CRD that has more than one version (declared, or stored at some time) or whose spec changed
-/// since it was created. Without it, objects are served exactly as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Conversion {
-    /// The `apiVersion` objects are stored with from now on (`example.com/v1`).
-    pub(crate) storage_api_version: String,
-    pub(crate) strategy: Strategy,
-    /// The `apiVersion` of every version the CRD declares, served or not.
-    pub(crate) api_versions: Vec<String>,
-    /// The schema of each version, by `apiVersion`: an object read back is defaulted by the one of the version it
-    /// is stored in.
-    pub(crate) schemas: Vec<(String, Arc<Value>)>,
-}
 
 /// The Status answering a request that would need a conversion webhook.
 pub(crate) fn refused(spec: &ResourceSpec) -> Option<Failure> {
     let c = spec.conversion.as_ref()?;
-    (c.strategy == Strategy::Webhook && spec.api.api_version() != c.storage_api_version).then(|| {
+    (c.strategy == ConversionStrategy::Webhook && spec.api.api_version() != c.storage_api_version).then(|| {
         errors::internal(format!(
             "conversion webhook for {}, Kind={} failed: the embedded API server calls no conversion webhook \
              (spec.conversion.strategy: Webhook); request the storage version {}",
@@ -75,7 +51,8 @@ pub(crate) fn to_served(spec: &ResourceSpec, value: &mut Value) {
 }
 
 /// A stored object made what a read through `spec`'s version gives: pruned and defaulted by the schema of the
-/// version it is stored in, then in `spec`'s version, pruned by its schema. Nothing changes without a [`Conversion`].
+/// version it is stored in, then in `spec`'s version, pruned by its schema. Nothing changes without a
+/// [`Conversion`](crate::registry::resource::Conversion).
 pub(crate) fn read(spec: &ResourceSpec, value: &mut Value) {
     let Some(c) = &spec.conversion else {
         return;
@@ -174,6 +151,7 @@ pub(crate) fn priority(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::resource::Conversion;
     use kube_informer::object::ApiResource;
     use serde_json::json;
 
@@ -218,7 +196,7 @@ mod tests {
         let mut s = ResourceSpec::new(ApiResource::new("example.com", version, "Widget", "widgets", true));
         s.conversion = stored.map(|v| Conversion {
             storage_api_version: format!("example.com/{v}"),
-            strategy: Strategy::None,
+            strategy: ConversionStrategy::None,
             api_versions: vec!["example.com/v1".into(), "example.com/v2".into()],
             schemas: Vec::new(),
         });
@@ -258,7 +236,7 @@ mod tests {
     #[test]
     fn webhook_conversion_is_refused_not_faked() {
         let mut v2 = spec("v2", Some("v1"));
-        v2.conversion.as_mut().unwrap().strategy = Strategy::Webhook;
+        v2.conversion.as_mut().unwrap().strategy = ConversionStrategy::Webhook;
         let st = refused(&v2).unwrap();
         assert_eq!(st.code, 500);
         assert!(
@@ -269,7 +247,7 @@ mod tests {
         );
         assert!(refused(&spec("v1", None)).is_none());
         let mut storage = spec("v1", Some("v1"));
-        storage.conversion.as_mut().unwrap().strategy = Strategy::Webhook;
+        storage.conversion.as_mut().unwrap().strategy = ConversionStrategy::Webhook;
         assert!(refused(&storage).is_none(), "the storage version needs no webhook");
     }
 }

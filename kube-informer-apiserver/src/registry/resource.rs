@@ -1,5 +1,12 @@
 //! `ResourceSpec`: a resource the embedded server serves, and how (status subresource, selectable fields, names,
-//! schema).
+//! schema), as data: names, scope, verbs, subresources, and the function values of a kind's rules
+//! ([`KindRules`]). This module imports only plain values of the registry (the catalog's [`Entry`], [`KindRules`],
+//! [`PrinterColumn`], [`ScaleSubresource`]); the modules that fill a spec import it, never the reverse
+//! (`tests/layering.rs` holds it): the catalog builds the default ones
+//! ([`ResourceSpec::defaults`], in [`builtin_kinds`](crate::registry::builtin_kinds)), a CRD's versions are built by
+//! [`crd`](crate::registry::crd), a version's [`Conversion`] is applied by
+//! [`conversion`](crate::registry::conversion), and what a resource's schema decides for a write (pruning, the patch
+//! types, the field manager) is [`codec`](crate::registry::codec)'s.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -7,28 +14,24 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::api::meta::GenerationRule;
-use crate::patch::managed_fields::{FieldManager, Schema, Subresource};
-use crate::patch::strategic_merge;
-use crate::registry::conversion::Conversion;
-use crate::registry::defaults::{self, KindRules};
+use crate::registry::builtin_catalog::Entry;
+use crate::registry::kind_rules::KindRules;
 use crate::registry::printer_column::PrinterColumn;
-use crate::registry::scale::ScaleSubresource;
-use crate::registry::{builtin_catalog, builtin_kinds, crd};
-use crate::schema::{self, FieldPath};
+use crate::registry::scale_subresource::ScaleSubresource;
 use kube_informer::object::ApiResource;
 
 pub use crate::api::names::NameRule;
 pub(crate) use crate::api::names::validate_name;
 
 /// An object's schema: none, one given, or a built-in kind's, which Kubernetes publishes and the
-/// [`builtin_catalog`] entry reads from the generated data the first time it is needed (starting a server inlines
-/// none of them).
+/// [`builtin_catalog`](crate::registry::builtin_catalog) entry reads from the generated data the first time it is
+/// needed (starting a server inlines none of them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum SchemaSlot {
     #[default]
     None,
     Given(Arc<Value>),
-    Builtin(&'static builtin_catalog::Entry),
+    Builtin(&'static Entry),
 }
 
 impl SchemaSlot {
@@ -40,6 +43,31 @@ impl SchemaSlot {
             SchemaSlot::Builtin(entry) => entry.schema(),
         }
     }
+}
+
+/// How a CRD converts between its versions (`spec.conversion.strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConversionStrategy {
+    /// Only `apiVersion` changes.
+    None,
+    /// A webhook converts; the embedded server calls none.
+    Webhook,
+}
+
+/// How the objects of a CRD are read and written when they may not match the version asked for: set on the spec of
+/// every version of a CRD that has more than one version (declared, or stored at some time) or whose spec changed
+/// since it was created. Without it, objects are served exactly as stored. Data; the reading and writing through it
+/// is [`conversion`](crate::registry::conversion)'s.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Conversion {
+    /// The `apiVersion` objects are stored with from now on (`example.com/v1`).
+    pub(crate) storage_api_version: String,
+    pub(crate) strategy: ConversionStrategy,
+    /// The `apiVersion` of every version the CRD declares, served or not.
+    pub(crate) api_versions: Vec<String>,
+    /// The schema of each version, by `apiVersion`: an object read back is defaulted by the one of the version it
+    /// is stored in.
+    pub(crate) schemas: Vec<(String, Arc<Value>)>,
 }
 
 /// The resources whose kube-apiserver strategy allows create-on-update (`AllowCreateOnUpdate() bool { return true }`
@@ -119,49 +147,15 @@ pub struct ResourceSpec {
     pub(crate) field_selectable: Option<Vec<String>>,
     /// Its CRD is being deleted: creates are refused (405) and every write lets the CRD's cleanup go on.
     pub(crate) terminating: bool,
-    /// A built-in resource's entry in the [`builtin_catalog`]: the verbs and subresources kube-apiserver serves for
+    /// A built-in resource's entry in the [`builtin_catalog`](crate::registry::builtin_catalog): the verbs and subresources kube-apiserver serves for
     /// it (discovery lists them, other methods get 405) and its storage version hash. `None`: every verb, and the
     /// `status` and `scale` subresources as set.
-    pub(crate) catalog: Option<&'static builtin_catalog::Entry>,
+    pub(crate) catalog: Option<&'static Entry>,
     /// A DELETE answers the object as it was deleted, not a `Status` (a registry's `ReturnDeletedObject`).
     pub(crate) returns_deleted_object: bool,
 }
 
 impl ResourceSpec {
-    /// The field manager of this resource's writes through its main endpoint or `subresource`: its schema, kind and
-    /// versions.
-    pub(crate) fn field_manager(&self, subresource: Subresource) -> FieldManager<'_> {
-        FieldManager {
-            schema: Schema::new(self.object_schema(), self.custom),
-            api_version: self.api.api_version(),
-            kind: &self.api.kind,
-            subresource,
-            status_subresource: self.status_subresource,
-            builtin: self.builtin.is_some(),
-            other_versions: self.conversion.as_ref().map_or(&[][..], |c| c.api_versions.as_slice()),
-        }
-    }
-
-    /// Drops what this resource's schema does not know from `obj` (a whole object), as decoding through its codec
-    /// does; returns the dropped paths in the order kube-apiserver reports them (`fieldValidation`) for a custom
-    /// resource: metadata first, then the schema's (sorted), then embedded resources' metadata. Nothing happens
-    /// without a schema.
-    pub(crate) fn prune(&self, obj: &mut Value) -> Vec<String> {
-        let Some(schema) = self.schema.get() else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        if let Some(meta) = obj.get_mut("metadata") {
-            out.extend(schema::prune_object_meta(meta, &FieldPath::default().child("metadata")));
-        }
-        out.extend(schema::prune(obj, Some(schema), true));
-        if self.custom {
-            schema::prune_non_nullable_nulls(obj, Some(schema));
-        }
-        out.extend(schema::coerce_embedded_metadata(obj, Some(schema)));
-        out
-    }
-
     /// A resource without status subresource, extra selectable fields or short names; names are DNS subdomains;
     /// generations counted as for a custom resource ([`GenerationRule::Spec`]).
     pub fn new(api: ApiResource) -> Self {
@@ -219,8 +213,6 @@ impl ResourceSpec {
         self.catalog.is_none_or(|e| e.verbs.iter().any(|v| v == verb))
     }
 
-    /// True when `…/{name}/{sub}` exists: a built-in resource's catalog subresources, or the `status` and `scale`
-    /// subresources set.
     /// The kind's strategy allows create-on-update (`AllowCreateOnUpdate`): a PUT of an object that does not exist
     /// creates it (201), after the same authorization (`create` too) and escalation checks as a POST. True for the
     /// built-in kinds whose kube-apiserver 1.34 strategy says so; never for custom resources (the CRD strategy's
@@ -229,12 +221,8 @@ impl ResourceSpec {
         self.catalog.is_some() && CREATE_ON_UPDATE.contains(&self.id().as_str())
     }
 
-    /// 415 for a PATCH whose `Content-Type` the resource does not take: kube-apiserver lists the patch types it
-    /// serves ([`ResourceSpec::patch_types`]; a custom resource's omit strategic merge patch).
-    pub(crate) fn unsupported_patch_type(&self) -> crate::api::errors::Failure {
-        crate::api::errors::unsupported_body_type(&self.patch_types())
-    }
-
+    /// True when `…/{name}/{sub}` exists: a built-in resource's catalog subresources, or the `status` and `scale`
+    /// subresources set.
     pub(crate) fn has_subresource(&self, sub: &str) -> bool {
         match self.catalog {
             Some(e) => e.subresource(sub).is_some(),
@@ -396,83 +384,6 @@ impl ResourceSpec {
     /// True when the resource has a status subresource.
     pub fn has_status_subresource(&self) -> bool {
         self.status_subresource
-    }
-
-    /// The resources registered unless
-    /// [`ApiServerBuilder::no_default_resources`](crate::ApiServerBuilder::no_default_resources): every resource
-    /// kube-apiserver 1.34 serves by default — each resource of each stable group-version, from core/v1 `pods` to
-    /// resource.k8s.io/v1 `resourceslices` — with the scope, verbs, subresources, singular and short names and
-    /// categories its discovery gives, generated from Kubernetes' published OpenAPI and discovery documents
-    /// (`tools/k8s-schemas/`). CustomResourceDefinitions are registered beside them by the server itself; the access
-    /// reviews, token reviews and bindings, which store nothing, are answered by the server without a resource of their
-    /// own.
-    ///
-    /// Each carries the OpenAPI schema Kubernetes 1.34 publishes for its kind (see
-    /// [`object_schema`](Self::object_schema)), which makes it accept strategic merge patches, and its registry's
-    /// rules: when generations count (pods, the workload controllers, …; deployments also on annotation changes),
-    /// the field selectors it accepts, whether a delete answers the deleted object (pods, services, namespaces, …),
-    /// the `scale` subresource where kube has it (`.spec.replicas`, `.status.replicas`, `.spec.selector`), the table
-    /// columns of kube-apiserver's printers (config maps DATA; pods READY, STATUS, RESTARTS, and IP, NODE, … in
-    /// wide output; NAME and AGE for kinds without one here).
-    ///
-    /// Their objects are defaulted as kube-apiserver defaults them where the fidelity table says so (a secret's
-    /// `type: Opaque`, a deployment's strategy and pod template, a service's cluster IP, …).
-    ///
-    /// ```
-    /// use kube_informer::object::ApiResource;
-    /// use kube_informer_apiserver::ApiServer;
-    /// use serde_json::json;
-    ///
-    /// let server = ApiServer::start().unwrap();
-    /// let secrets = ApiResource::new("", "v1", "Secret", "secrets", true);
-    /// let created = server.create_json(&secrets, Some("default"), json!({"metadata": {"name": "pw"}})).unwrap();
-    /// assert_eq!(created["type"], "Opaque");
-    /// ```
-    pub fn defaults() -> Vec<ResourceSpec> {
-        let entries = builtin_catalog::entries();
-        entries
-            .iter()
-            .filter(|e| e.stored() && e.group != crd::GROUP)
-            // A resource served in several versions (autoscaling v2 and v1) is served in its preferred one.
-            .filter(|e| {
-                !entries.iter().any(|o| {
-                    o.group == e.group
-                        && o.plural == e.plural
-                        && crate::registry::conversion::priority(&o.version, &e.version) == std::cmp::Ordering::Less
-                })
-            })
-            .map(builtin_kinds::spec)
-            .collect()
-    }
-
-    /// Attaches kube-apiserver's rules for this kind, and the schema Kubernetes publishes for it when the resource
-    /// is one of the catalog's (read from the generated data the first time it is needed).
-    pub(crate) fn with_builtin_rules(mut self) -> Self {
-        self.builtin = defaults::rules(&self.api.api_version(), &self.api.kind);
-        if let Some(entry) = self.catalog {
-            self.schema = SchemaSlot::Builtin(entry);
-        }
-        self
-    }
-
-    /// The schema, if it carries strategic merge information (as the built-in kinds' do) and the resource is not a
-    /// custom resource (whose merge keys kube-apiserver never reads): the resource accepts
-    /// `application/strategic-merge-patch+json`.
-    pub(crate) fn strategic_merge_schema(&self) -> Option<&Value> {
-        self.schema
-            .get()
-            .filter(|s| !self.custom && strategic_merge::has_strategy(s))
-    }
-
-    /// The media types a PATCH of this resource accepts, in the order kube-apiserver lists them (its OpenAPI
-    /// documents and its 415): strategic merge patch only with [`strategic_merge_schema`](Self::strategic_merge_schema).
-    pub(crate) fn patch_types(&self) -> Vec<&'static str> {
-        let mut types = vec!["application/json-patch+json", "application/merge-patch+json"];
-        if self.strategic_merge_schema().is_some() {
-            types.push("application/strategic-merge-patch+json");
-        }
-        types.push("application/apply-patch+yaml");
-        types
     }
 
     /// The singular name (`configmap`).

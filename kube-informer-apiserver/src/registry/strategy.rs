@@ -14,7 +14,7 @@ use crate::patch::json;
 use crate::patch::managed_fields::{FieldManager, Ownership, Requested, Subresource, Writer, take_requested};
 use crate::patch::strategic_merge;
 use crate::registry::conversion;
-use crate::registry::defaults::Cluster;
+use crate::registry::kind_rules::Cluster;
 use crate::registry::namespace_lifecycle;
 use crate::registry::resource::{ResourceSpec, validate_name};
 use crate::registry::store::{AdmissionHooks, Attributes};

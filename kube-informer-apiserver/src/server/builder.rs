@@ -28,9 +28,9 @@ use crate::http::serving_limits::{InFlight, SHORTEST_WAIT, ServingLimits};
 use crate::http::tls::Pki;
 use crate::registry::Store;
 use crate::registry::bootstrap;
-use crate::registry::crd;
 use crate::registry::flowcontrol_bootstrap;
 use crate::registry::resource::ResourceSpec;
+use crate::registry::{builtin_kinds, crd};
 use kube_informer::Error;
 
 /// File descriptors kept for everything but connections (the listener, kubeconfigs, a manifest being read, the
@@ -535,7 +535,7 @@ impl ApiServerBuilder {
         let mut specs = if self.default_resources {
             // kube-apiserver always serves CRDs.
             let mut d = ResourceSpec::defaults();
-            d.push(crd::resource());
+            d.push(builtin_kinds::crd_resource());
             d
         } else {
             Vec::new()

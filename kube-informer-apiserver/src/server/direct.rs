@@ -12,7 +12,7 @@ use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, Writer};
 use crate::registry::conversion;
 use crate::registry::crd;
-use crate::registry::namespace_lifecycle;
+use crate::registry::namespace_deletion;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, DeleteOptions, Deleted, PatchType, Target};
 use crate::server::ApiServer;
@@ -38,7 +38,7 @@ impl ApiServer {
         if spec.id() == crd::ID || spec.terminating {
             crd::sync(&self.shared().store);
         }
-        namespace_lifecycle::after_write(&self.shared().store, spec, namespace, name);
+        namespace_deletion::after_write(&self.shared().store, spec, namespace, name);
         if spec.id() == crate::auth::rbac::rule_resolver::CLUSTER_ROLES {
             crate::auth::rbac::clusterrole_aggregation::sync(&self.shared().store);
         }

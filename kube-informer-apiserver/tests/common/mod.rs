@@ -6,9 +6,5 @@
 #[allow(unused_imports)]
 pub use kube_informer_test_support::{TempDir, WAIT, eventually, skip};
 
-/// A file under `tests/fixtures/`.
-pub fn fixture(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
-}
+// `fixture(path)`: a file under this crate's `tests/fixtures/`.
+kube_informer_test_support::define_fixture!();

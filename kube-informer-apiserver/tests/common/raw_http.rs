@@ -103,10 +103,19 @@ pub struct Raw {
 
 impl Raw {
     pub fn request(addr: SocketAddr, method: &str, path: &str) -> Raw {
+        Raw::request_with(addr, method, path, &[])
+    }
+
+    /// [`Raw::request`] with `headers` besides `Host`.
+    pub fn request_with(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Raw {
         let s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(WAIT)).unwrap();
         let mut s2 = s.try_clone().unwrap();
-        write!(s2, "{method} {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        write!(s2, "{head}\r\n").unwrap();
         let mut raw = Raw {
             r: BufReader::new(s),
             code: 0,

@@ -104,12 +104,8 @@ pub fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
     ConfigMap::new(ObjectMeta::namespaced(ns, name)).with("v", value)
 }
 
-/// A file under `tests/fixtures/`.
-pub fn fixture(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
-}
+// `fixture(path)`: a file under this crate's `tests/fixtures/`.
+kube_informer_test_support::define_fixture!();
 
 /// Whether this machine can run the exec plugins of these tests (sh scripts, run as kubectl runs a plugin: by
 /// name, through `PATH`); false (the test or its part skipped, saying why) without `sh`.

@@ -17,11 +17,8 @@ use serde_json::{Value, json};
 use crate::api::errors::{self, Failure};
 use crate::patch::managed_fields::{DIRECT_FIELD_MANAGER, SERVER};
 use crate::registry::Store;
-use crate::registry::builtin_catalog;
-use crate::registry::printers;
 use crate::registry::resource::ResourceSpec;
 use crate::registry::strategy::{self, Target};
-use kube_informer::object::ApiResource;
 
 pub(crate) use finalizer::FINALIZER;
 use naming::{Condition, Names, Taken};
@@ -31,25 +28,6 @@ pub(crate) use validation::check_update;
 pub(crate) const GROUP: &str = "apiextensions.k8s.io";
 /// `customresourcedefinitions.apiextensions.k8s.io`: the store id of CRDs.
 pub(crate) const ID: &str = "customresourcedefinitions.apiextensions.k8s.io";
-
-/// The CRD resource, served by every server as kube-apiserver does.
-pub(crate) fn resource() -> ResourceSpec {
-    let mut spec = ResourceSpec::new(ApiResource::new(
-        GROUP,
-        "v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        false,
-    ))
-    .with_status_subresource()
-    .short_name("crd")
-    .short_name("crds")
-    .category("api-extensions")
-    .with_builtin_rules()
-    .printer_columns(printers::default_convertor());
-    spec.catalog = builtin_catalog::entry(GROUP, "v1", "customresourcedefinitions");
-    spec
-}
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")

@@ -9,10 +9,10 @@ use serde_json::Value;
 use super::naming::{self, Names};
 use super::text;
 use crate::api::errors::FieldError;
-use crate::registry::conversion::{self, Conversion, Strategy};
+use crate::registry::conversion;
 use crate::registry::printer_column::{ColumnType, PrinterColumn};
-use crate::registry::resource::{NameRule, ResourceSpec, validate_name};
-use crate::registry::scale::ScaleSubresource;
+use crate::registry::resource::{Conversion, ConversionStrategy, NameRule, ResourceSpec, validate_name};
+use crate::registry::scale_subresource::ScaleSubresource;
 use kube_informer::object::ApiResource;
 
 /// At most this many selectable fields per version (`MaxSelectableFields`).
@@ -331,7 +331,7 @@ fn check_names(n: &Names, errs: &mut Vec<FieldError>) {
 }
 
 /// `validateCustomResourceConversion` (the paths are those of the internal type kube-apiserver reports).
-fn check_conversion(crd: &Value, errs: &mut Vec<FieldError>) -> Strategy {
+fn check_conversion(crd: &Value, errs: &mut Vec<FieldError>) -> ConversionStrategy {
     let c = crd.pointer("/spec/conversion");
     let webhook = c.and_then(|c| c.get("webhook")).filter(|w| !w.is_null());
     match c.map_or("None", |c| text(c, "/strategy")) {
@@ -352,7 +352,7 @@ fn check_conversion(crd: &Value, errs: &mut Vec<FieldError>) -> Strategy {
                     "should not be set when strategy is not set to Webhook",
                 ));
             }
-            Strategy::None
+            ConversionStrategy::None
         }
         "Webhook" => {
             let config = webhook.and_then(|w| w.get("clientConfig")).filter(|c| !c.is_null());
@@ -383,11 +383,11 @@ fn check_conversion(crd: &Value, errs: &mut Vec<FieldError>) -> Strategy {
                     "must include at least one of v1, v1beta1",
                 ));
             }
-            Strategy::Webhook
+            ConversionStrategy::Webhook
         }
         "" => {
             errs.push(FieldError::required("spec.conversion.strategy", ""));
-            Strategy::None
+            ConversionStrategy::None
         }
         other => {
             errs.push(FieldError::not_supported(
@@ -395,7 +395,7 @@ fn check_conversion(crd: &Value, errs: &mut Vec<FieldError>) -> Strategy {
                 other,
                 &["None", "Webhook"],
             ));
-            Strategy::None
+            ConversionStrategy::None
         }
     }
 }
@@ -745,7 +745,7 @@ mod tests {
         let c2 = v2.conversion.as_ref().unwrap();
         assert_eq!(
             (c2.storage_api_version.as_str(), c2.strategy),
-            ("example.com/v1", Strategy::None)
+            ("example.com/v1", ConversionStrategy::None)
         );
         assert!(
             d.served
@@ -899,7 +899,10 @@ mod tests {
         c["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
             "clientConfig": {"url": "https://conv.example.com/convert"}, "conversionReviewVersions": ["v1"]}});
         let d = define(&c).unwrap();
-        assert_eq!(d.served[0].conversion.as_ref().unwrap().strategy, Strategy::Webhook);
+        assert_eq!(
+            d.served[0].conversion.as_ref().unwrap().strategy,
+            ConversionStrategy::Webhook
+        );
         c["spec"]["conversion"] = json!({"strategy": "None", "webhook": {"clientConfig": {"url": "https://x"}}});
         assert_eq!(
             define(&c).unwrap_err(),

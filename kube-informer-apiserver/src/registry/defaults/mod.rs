@@ -32,89 +32,10 @@ pub(crate) mod rbac;
 mod service;
 mod service_alloc;
 
-use std::fmt;
-
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::api::errors::Failure;
-use crate::registry::StoreInner;
-use crate::storage::store::ListQuery;
-
-pub(crate) type Object = Map<String, Value>;
-
-/// kube-apiserver's rules for one built-in kind. Compared and printed by their `apiVersion/Kind`.
-#[derive(Clone, Copy)]
-pub(crate) struct KindRules {
-    /// `v1/Pod`, `apps/v1/Deployment`.
-    pub(crate) kind: &'static str,
-    /// The scheme's defaulting of a decoded object (`SetObjectDefaults_<Kind>`), plus what Go always encodes.
-    default: fn(&mut Object),
-    /// A create keeps the `.status` of the body even though the resource has a status subresource (nodes: the
-    /// kubelet registers a node with its status).
-    pub(crate) create_keeps_status: bool,
-    /// The strategy's `PrepareForCreate` (and a service's allocations), after the generic preparation.
-    prepare_for_create: fn(&mut Object, &Cluster<'_>) -> Result<(), Failure>,
-    /// The strategy's `PrepareForUpdate` (or the status strategy's, when `status_only`) given the stored object,
-    /// after the generic preparation (status or spec kept from the stored object).
-    prepare_for_update: fn(&mut Object, &Object, bool, &Cluster<'_>) -> Result<(), Failure>,
-    /// A finalizer the kind's REST storage adds when an object is first deleted (a CRD's
-    /// `customresourcecleanup.apiextensions.k8s.io`: its objects are removed before it goes).
-    pub(crate) delete_finalizer: Option<&'static str>,
-}
-
-impl KindRules {
-    /// The rules of a kind whose functions live outside this module (the RBAC kinds').
-    pub(crate) const fn new(
-        kind: &'static str,
-        default: fn(&mut Object),
-        prepare_for_create: fn(&mut Object, &Cluster<'_>) -> Result<(), Failure>,
-        prepare_for_update: fn(&mut Object, &Object, bool, &Cluster<'_>) -> Result<(), Failure>,
-    ) -> KindRules {
-        KindRules {
-            kind,
-            default,
-            create_keeps_status: false,
-            prepare_for_create,
-            prepare_for_update,
-            delete_finalizer: None,
-        }
-    }
-
-    /// Applies the scheme's defaults to a decoded object.
-    pub(crate) fn default(&self, obj: &mut Object) {
-        (self.default)(obj);
-    }
-
-    /// The strategy's preparation of a new object.
-    pub(crate) fn prepare_for_create(&self, obj: &mut Object, cluster: &Cluster<'_>) -> Result<(), Failure> {
-        (self.prepare_for_create)(obj, cluster)
-    }
-
-    /// The strategy's preparation of an update from `old`.
-    pub(crate) fn prepare_for_update(
-        &self,
-        new: &mut Object,
-        old: &Object,
-        status_only: bool,
-        cluster: &Cluster<'_>,
-    ) -> Result<(), Failure> {
-        (self.prepare_for_update)(new, old, status_only, cluster)
-    }
-}
-
-impl PartialEq for KindRules {
-    fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind
-    }
-}
-
-impl Eq for KindRules {}
-
-impl fmt::Debug for KindRules {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "KindRules({})", self.kind)
-    }
-}
+use crate::registry::kind_rules::{Cluster, KindRules, Object};
 
 /// Nothing beyond the generic rules.
 fn no_create(_: &mut Object, _: &Cluster<'_>) -> Result<(), Failure> {
@@ -215,45 +136,6 @@ pub(crate) fn rules(api_version: &str, kind: &str) -> Option<&'static KindRules>
         .iter()
         .chain(rbac::RULES.iter())
         .find(|r| r.kind.strip_suffix(kind).and_then(|v| v.strip_suffix('/')) == Some(api_version))
-}
-
-/// What a preparation may read of the rest of the cluster: the other live objects of the same resource (a service's
-/// allocated IPs and ports), under the store's lock.
-pub(crate) struct Cluster<'a> {
-    store: &'a StoreInner,
-    /// The resource's id in the store.
-    id: &'a str,
-    /// The written object's key, left out of [`Cluster::others`].
-    key: &'a str,
-}
-
-impl<'a> Cluster<'a> {
-    pub(crate) fn new(store: &'a StoreInner, id: &'a str, key: &'a str) -> Self {
-        Cluster { store, id, key }
-    }
-
-    /// The written object's key (`namespace/name`).
-    pub(crate) fn key(&self) -> &str {
-        self.key
-    }
-
-    /// Every other live object of the resource, in every namespace.
-    pub(crate) fn others(&self) -> Vec<Value> {
-        let q = ListQuery {
-            namespace: None,
-            at: self.store.rev(),
-            after: None,
-            limit: 0,
-            filter: &|o| o.key() != self.key,
-            count_remaining: false,
-        };
-        self.store
-            .list(self.id, &q)
-            .items
-            .iter()
-            .map(|o| o.to_value())
-            .collect()
-    }
 }
 
 // ----- JSON helpers: Go's view of a decoded field -----

@@ -26,7 +26,7 @@ impl Fixture {
     /// The default resources and CRDs, as a server has them.
     fn specs() -> Vec<ResourceSpec> {
         let mut specs = ResourceSpec::defaults();
-        specs.push(crate::registry::crd::resource());
+        specs.push(crate::registry::builtin_kinds::crd_resource());
         specs
     }
 
