@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::child::{Proc, num};
 use crate::corpus::{NAMESPACES, namespace};
+use crate::lean::{Kind, LeanServer};
 use crate::report::{mb, medians};
 use crate::sync::{client, reflector_config, run_sync};
 
@@ -244,25 +245,9 @@ pub(crate) fn serve_pods(args: &[String]) {
                 )
                 .unwrap();
                 s.spawn(move || {
-                    let api = Api::<DynamicObject>::all_with(client, &pods());
                     let (mut json_bytes, mut meta_bytes) = (0usize, 0usize);
-                    let manager = |m: &str| kube_informer::client::params::PostParams {
-                        field_manager: Some(m.into()),
-                        ..Default::default()
-                    };
                     for i in (w..n).step_by(writers) {
-                        let ns = namespace(i / PODS_PER_DEPLOYMENT);
-                        let api = Api::<DynamicObject>::namespaced_with(api.client().clone(), &ns, &pods());
-                        let created = api
-                            .create(
-                                &manager("kube-controller-manager"),
-                                &serde_json::from_value(pod(i)).unwrap(),
-                            )
-                            .unwrap();
-                        let mut with_status = created.clone();
-                        with_status.set_field("status", &pod_status(i)).unwrap();
-                        let name = created.metadata.name.clone().unwrap();
-                        let done = api.replace_status(&name, &manager("kubelet"), &with_status).unwrap();
+                        let done = create_pod(&client, i);
                         json_bytes += serde_json::to_vec(&done).unwrap().len();
                         let partial = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                                              "metadata": done.metadata});
@@ -297,6 +282,27 @@ pub(crate) fn serve_pods(args: &[String]) {
         std::io::stdout().flush().unwrap();
     }
     server.shutdown();
+}
+
+/// Pod `i` written as a cluster writes it: created by the ReplicaSet controller, its status by the kubelet, over
+/// HTTP(S) with their field managers (so that its `managedFields` are the two entries a cluster shows).
+pub(crate) fn create_pod(client: &Client, i: usize) -> DynamicObject {
+    let manager = |m: &str| kube_informer::client::params::PostParams {
+        field_manager: Some(m.into()),
+        ..Default::default()
+    };
+    let ns = namespace(i / PODS_PER_DEPLOYMENT);
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), &ns, &pods());
+    let created = api
+        .create(
+            &manager("kube-controller-manager"),
+            &serde_json::from_value(pod(i)).unwrap(),
+        )
+        .unwrap();
+    let mut with_status = created.clone();
+    with_status.set_field("status", &pod_status(i)).unwrap();
+    let name = created.metadata.name.clone().unwrap();
+    api.replace_status(&name, &manager("kubelet"), &with_status).unwrap()
 }
 
 /// What a Pod cache holds: this crate's `Pod`, a `DynamicObject`, metadata only, or k8s-openapi's `Pod`; each
@@ -400,56 +406,71 @@ pub(crate) fn pods_child(args: &[String]) {
 
 /// The Pod caches measured: the JSON sizes served (whole, metadata), and medians per mode.
 pub(crate) struct PodRows {
+    /// Served by the lean server (over HTTP) rather than the embedded one.
+    pub(crate) lean: bool,
     pub(crate) json: f64,
     pub(crate) meta: f64,
     pub(crate) rows: Vec<(PodMode, HashMap<String, f64>)>,
 }
 
-pub(crate) fn run_pods(n: usize, runs: usize, https: bool) -> PodRows {
-    eprintln!("== {n} Pods: populating the server");
-    let mut server = Proc::spawn(&[
-        "serve-pods".into(),
-        n.to_string(),
-        if https { "https" } else { "http" }.into(),
-    ]);
-    let ready = server.expect("READY ");
-    let (json, meta) = (num(&ready, "json"), num(&ready, "meta"));
-    eprintln!(
-        "   {json:.0} bytes of JSON per Pod, {meta:.0} of its metadata, setup {:.1} s",
-        num(&ready, "setup")
-    );
-    if std::env::var_os("INFORMER_BENCH_SAMPLE").is_some() {
-        server.send("sample");
-        let mut line = String::new();
-        server.stdout.read_line(&mut line).unwrap();
-        eprintln!("{line}");
-    }
+pub(crate) fn run_pods(n: usize, runs: usize, https: bool, lean: bool) -> PodRows {
+    let (mut embedded, lean_server) = if lean {
+        eprintln!("== {n} Pods: the lean server");
+        (None, Some(LeanServer::start(Kind::Pods, n)))
+    } else {
+        eprintln!("== {n} Pods: populating the server");
+        let server = Proc::spawn(&[
+            "serve-pods".into(),
+            n.to_string(),
+            if https { "https" } else { "http" }.into(),
+        ]);
+        (Some(server), None)
+    };
+    let (kubeconfig, json, meta) = match (&mut embedded, &lean_server) {
+        (Some(server), _) => {
+            let ready = server.expect("READY ");
+            eprintln!("   setup {:.1} s", num(&ready, "setup"));
+            if std::env::var_os("INFORMER_BENCH_SAMPLE").is_some() {
+                server.send("sample");
+                let mut line = String::new();
+                server.stdout.read_line(&mut line).unwrap();
+                eprintln!("{line}");
+            }
+            (ready["kubeconfig"].clone(), num(&ready, "json"), num(&ready, "meta"))
+        }
+        (None, Some(l)) => (l.kubeconfig.clone(), l.json, l.meta),
+        (None, None) => unreachable!(),
+    };
+    eprintln!("   {json:.0} bytes of JSON per Pod, {meta:.0} of its metadata");
     let mut rows = Vec::new();
     for mode in PodMode::all() {
         let mut results = Vec::new();
         for run in 0..runs {
             eprintln!("   {} run {}", mode.name(), run + 1);
-            let mut p = Proc::spawn(&[
-                "pods".into(),
-                mode.name().into(),
-                ready["kubeconfig"].clone(),
-                n.to_string(),
-            ]);
+            let mut p = Proc::spawn(&["pods".into(), mode.name().into(), kubeconfig.clone(), n.to_string()]);
             results.push(p.expect("RESULT "));
             p.finish();
         }
         rows.push((mode, medians(&results)));
     }
-    server.send("quit");
-    server.finish();
-    PodRows { json, meta, rows }
+    if let Some(mut server) = embedded {
+        server.send("quit");
+        server.finish();
+    }
+    PodRows {
+        lean: lean_server.is_some(),
+        json,
+        meta,
+        rows,
+    }
 }
 
-pub(crate) fn report_pods(n: usize, PodRows { json, meta, rows }: &PodRows) {
+pub(crate) fn report_pods(n: usize, PodRows { lean, json, meta, rows }: &PodRows) {
     println!();
     println!(
         "Memory per Pod: {n} Pods of a Deployment's ReplicaSets ({PODS_PER_DEPLOYMENT} each), {json:.0} bytes of JSON \
-         each ({meta:.0} of it metadata; managedFields of the controller and the kubelet included)"
+         each ({meta:.0} of it metadata; managedFields of the controller and the kubelet included){}",
+        if *lean { ", from the lean server over HTTP" } else { "" }
     );
     println!();
     println!("| cache | RSS per Pod (B) | ÷ JSON | ÷ whole | steady RSS (MB) | synced (s) | CPU/object (µs) |");

@@ -191,16 +191,21 @@ pub(crate) fn report(
 }
 
 /// Cost per object as the cache grows: the scale run's table.
-pub(crate) fn report_scale(rows: &[SyncRow]) {
+pub(crate) fn report_scale(rows: &[SyncRow], http: bool) {
     println!();
-    println!("Scale: the same ConfigMaps from 10k to 1M objects (cost per object should not grow with the cache)");
+    println!(
+        "Scale: the same ConfigMaps from 10k to 1M objects over {} (cost per object should not grow with the cache)",
+        if http { "HTTP" } else { "HTTPS" }
+    );
     println!();
-    println!("| objects | type | synced (s) | CPU/object (µs) | RSS/object (B) | ÷ JSON | peak ÷ steady |");
-    println!("|---:|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| objects | type | synced (s) | CPU/object (µs) | RSS/object (B) | ÷ JSON | peak ÷ steady | steady RSS (MB) | server CPU (s) |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let m = &r.m;
         println!(
-            "| {} | {} | {:.2} | {:.1} | {:.0} | {:.2} | {:.2} |",
+            "| {} | {} | {:.2} | {:.1} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} |",
             r.n,
             r.mode.label(),
             m["synced"],
@@ -208,6 +213,8 @@ pub(crate) fn report_scale(rows: &[SyncRow]) {
             m["per_object"],
             m["per_object"] / r.json,
             m["peak"] / m["steady"],
+            mb(m["steady"]),
+            r.server_cpu,
         );
     }
 }

@@ -14,6 +14,7 @@ use kube_informer::object::{DynamicObject, Object};
 
 use crate::child::{Proc, Server, num};
 use crate::corpus::configmaps;
+use crate::lean::{Kind, LeanServer};
 use crate::procfs;
 use crate::report::medians;
 
@@ -275,4 +276,42 @@ pub(crate) fn run_sizes(
         server.proc.finish();
     }
     (rows, server_lines)
+}
+
+/// The scale run against the lean server: typed ConfigMaps, RealFIFO, at each size (the server's CPU is this
+/// process's while the child syncs).
+pub(crate) fn run_scale_lean(sizes: &[usize], runs: usize) -> Vec<SyncRow> {
+    let mut rows = Vec::new();
+    for &n in sizes {
+        eprintln!("== {n} objects: the lean server");
+        let lean = LeanServer::start(Kind::ConfigMaps, n);
+        eprintln!("   {:.0} bytes of JSON per object", lean.json);
+        let mut results = Vec::new();
+        for run in 0..runs {
+            eprintln!("   {} real run {}", Mode::Typed.name(), run + 1);
+            let cpu0 = procfs::cpu();
+            let mut p = Proc::spawn(&[
+                "sync".into(),
+                Mode::Typed.name().into(),
+                lean.kubeconfig.clone(),
+                n.to_string(),
+                "no".into(),
+                fifo_name(Fifo::Real).into(),
+            ]);
+            let mut r = p.expect("RESULT ");
+            p.finish();
+            r.insert("server_cpu".into(), format!("{}", procfs::cpu() - cpu0));
+            results.push(r);
+        }
+        let m = medians(&results);
+        rows.push(SyncRow {
+            n,
+            mode: Mode::Typed,
+            fifo: Fifo::Real,
+            json: lean.json,
+            server_cpu: m["server_cpu"],
+            m,
+        });
+    }
+    rows
 }
