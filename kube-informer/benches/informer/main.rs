@@ -10,7 +10,9 @@
 //!
 //! Run: `cargo bench --bench informer` (prints a table; `harness = false`). Environment knobs:
 //! `INFORMER_BENCH_SIZES` (default `10000,50000,100000`; empty for none), `INFORMER_BENCH_SECRETS` (default 10000;
-//! 0 for none), `INFORMER_BENCH_PODS` (default 100000; 0 for none), `INFORMER_BENCH_SCALE` (the scale run: typed
+//! 0 for none), `INFORMER_BENCH_PODS` (default 100000; 0 for none), `INFORMER_BENCH_POD_MODES` (the Pod caches
+//! measured, by name: `pod,dynamic,metadata,k8s-openapi,pod-stripped,metadata-stripped,k8s-openapi-stripped`; default
+//! all), `INFORMER_BENCH_SCALE` (the scale run: typed
 //! ConfigMaps at each size given, e.g. `10000,100000,1000000`; default none), `INFORMER_BENCH_RUNS` (default 3;
 //! medians are reported),
 //! `INFORMER_BENCH_EVENTS` (default 200000), `INFORMER_BENCH_RELIST_AT` (default 50000), `INFORMER_BENCH_HTTP=1`

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::child::{Proc, num};
 use crate::corpus::{NAMESPACES, namespace};
 use crate::lean::{Kind, LeanServer};
-use crate::report::{mb, medians};
+use crate::report::{mb, medians, run_line};
 use crate::sync::{client, reflector_config, run_sync};
 
 /// Pods per ReplicaSet (one Deployment each) in the Pod corpus.
@@ -443,13 +443,20 @@ pub(crate) fn run_pods(n: usize, runs: usize, https: bool, lean: bool) -> PodRow
     };
     eprintln!("   {json:.0} bytes of JSON per Pod, {meta:.0} of its metadata");
     let mut rows = Vec::new();
-    for mode in PodMode::all() {
+    // INFORMER_BENCH_POD_MODES: the caches to measure, by name (default all).
+    let only = std::env::var("INFORMER_BENCH_POD_MODES").unwrap_or_default();
+    let modes = PodMode::all()
+        .into_iter()
+        .filter(|m| only.is_empty() || only.split(',').any(|o| o.trim() == m.name()));
+    for mode in modes {
         let mut results = Vec::new();
         for run in 0..runs {
             eprintln!("   {} run {}", mode.name(), run + 1);
             let mut p = Proc::spawn(&["pods".into(), mode.name().into(), kubeconfig.clone(), n.to_string()]);
-            results.push(p.expect("RESULT "));
+            let r = p.expect("RESULT ");
             p.finish();
+            eprintln!("{}", run_line(&r, n));
+            results.push(r);
         }
         rows.push((mode, medians(&results)));
     }
@@ -475,7 +482,10 @@ pub(crate) fn report_pods(n: usize, PodRows { lean, json, meta, rows }: &PodRows
     println!();
     println!("| cache | RSS per Pod (B) | ÷ JSON | ÷ whole | steady RSS (MB) | synced (s) | CPU/object (µs) |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
-    let whole = rows[0].1["per_object"];
+    let whole = rows
+        .iter()
+        .find(|(mode, _)| *mode == PodMode::Pod)
+        .map_or(f64::NAN, |(_, m)| m["per_object"]);
     for (mode, m) in rows {
         println!(
             "| {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.1} |",

@@ -24,6 +24,16 @@ pub(crate) fn medians(runs: &[HashMap<String, String>]) -> HashMap<String, f64> 
     out
 }
 
+/// One run's figures, for the spread of the medians reported.
+pub(crate) fn run_line(r: &HashMap<String, String>, n: usize) -> String {
+    format!(
+        "      RSS/object {:.0} B, CPU/object {:.1} µs, synced {:.2} s",
+        num(r, "per_object"),
+        num(r, "cpu") * 1e6 / n as f64,
+        num(r, "synced")
+    )
+}
+
 pub(crate) fn mb(bytes: f64) -> f64 {
     bytes / (1024.0 * 1024.0)
 }

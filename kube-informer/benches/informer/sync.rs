@@ -16,7 +16,7 @@ use crate::child::{Proc, Server, num};
 use crate::corpus::configmaps;
 use crate::lean::{Kind, LeanServer};
 use crate::procfs;
-use crate::report::medians;
+use crate::report::{medians, run_line};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -301,6 +301,7 @@ pub(crate) fn run_scale_lean(sizes: &[usize], runs: usize) -> Vec<SyncRow> {
             let mut r = p.expect("RESULT ");
             p.finish();
             r.insert("server_cpu".into(), format!("{}", procfs::cpu() - cpu0));
+            eprintln!("{}", run_line(&r, n));
             results.push(r);
         }
         let m = medians(&results);
