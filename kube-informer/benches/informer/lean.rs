@@ -554,6 +554,11 @@ fn watch(
     }
     out.flush()?;
     let mut buf = [0u8; 512];
-    while !shared.stop.load(Ordering::SeqCst) && reader.read(&mut buf)? > 0 {}
+    // A blocking read: 0 when the client closes, or once the server's stop shuts the socket down.
+    while reader.read(&mut buf)? > 0 {
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
     Ok(())
 }
