@@ -209,9 +209,10 @@ impl Layouts {
     }
 
     /// Writes `o` as a struct laid out as `layout` (after `kind` and `apiVersion` when `type_meta`), then any key
-    /// the struct does not declare, sorted. Each present key is placed by its rank (a binary search of the
-    /// struct's sorted names, from where the previous key was found: the keys come sorted too) and the few
-    /// present are sorted by it; `scratch` holds them, its tail this struct's, nested structs' past it.
+    /// the struct does not declare, sorted. Each present key is placed by its rank (the struct's sorted names
+    /// searched from where the previous key was found, the keys coming sorted too: the next name first, then a
+    /// binary search) and the few present are sorted by it; `scratch` holds them, its tail this struct's, nested
+    /// structs' past it.
     fn strukt<'a>(
         &self,
         out: &mut Vec<u8>,
@@ -227,7 +228,7 @@ impl Layouts {
             let rank = match k.as_str() {
                 "kind" if type_meta => 0,
                 "apiVersion" if type_meta => 1,
-                k => match layout.by_name[from..].binary_search_by(|&(n, _)| n.cmp(k)) {
+                k => match next_or_search(&layout.by_name[from..], k) {
                     Ok(i) => {
                         from += i + 1;
                         FIRST_SLOT + layout.by_name[from - 1].1
@@ -295,6 +296,15 @@ impl Layouts {
             (Ty::Struct(m), Value::Object(o)) => self.strukt(out, o, &self.structs[m], self.kinds[m], scratch),
             _ => any(out, v),
         }
+    }
+}
+
+/// Where `k` is in `names` (sorted): where most fields are set, the first name is `k` itself (one comparison),
+/// else a binary search.
+fn next_or_search(names: &[(&'static str, u32)], k: &str) -> Result<usize, usize> {
+    match names.first() {
+        Some(&(n, _)) if n == k => Ok(0),
+        _ => names.binary_search_by(|&(n, _)| n.cmp(k)),
     }
 }
 
