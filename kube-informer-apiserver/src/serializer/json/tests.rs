@@ -272,9 +272,9 @@ fn thin(v: &mut Value, seed: usize) {
             let mut i = seed;
             o.retain(|k, _| {
                 i += 1;
-                k == "kind" || k == "apiVersion" || (i + k.len()) % 3 != 0
+                k == "kind" || k == "apiVersion" || !(i + k.len()).is_multiple_of(3)
             });
-            if seed % 2 == 0 {
+            if seed.is_multiple_of(2) {
                 for k in ["0undeclared", "mUndeclared", "~undeclared"] {
                     o.insert(k.to_owned(), json!(seed));
                 }
