@@ -10,5 +10,6 @@ pub(crate) mod meta;
 pub(crate) mod names;
 pub(crate) mod nesting;
 pub(crate) mod quantity;
+pub(crate) mod strconv;
 pub(crate) mod user;
 pub(crate) mod util;

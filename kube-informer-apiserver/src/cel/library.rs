@@ -8,6 +8,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::api::strconv::format_float_g;
 use kube_informer::unstable::time::{Fraction, Timestamp, civil_from_days, days_from_civil};
 
 use super::kubernetes;
@@ -474,7 +475,7 @@ fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
         ("string", V::String(s)) => V::String(s.clone()),
         ("string", V::Int(i)) => V::str(&i.to_string()),
         ("string", V::Uint(u)) => V::str(&u.to_string()),
-        ("string", V::Double(d)) => V::str(&go_float(*d)),
+        ("string", V::Double(d)) => V::str(&format_float_g(*d)),
         ("string", V::Bool(b)) => V::str(&b.to_string()),
         ("string", V::Bytes(b)) => {
             V::str(std::str::from_utf8(b).map_err(|_| "invalid UTF-8 in bytes, cannot convert to string")?)
@@ -501,24 +502,6 @@ fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
         }
         _ => return Err(NO_OVERLOAD.into()),
     })
-}
-
-/// Go's `strconv.FormatFloat(f, 'g', -1, 64)` as CEL's `string(double)` writes it, for ordinary values.
-fn go_float(d: f64) -> String {
-    if d.is_infinite() {
-        return if d > 0.0 { "+Inf".into() } else { "-Inf".into() };
-    }
-    if d.is_nan() {
-        return "NaN".into();
-    }
-    let abs = d.abs();
-    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
-        let s = format!("{d:e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let e: i32 = e.parse().unwrap_or(0);
-        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
-    }
-    format!("{d}")
 }
 
 fn index(c: &Value, i: &Value) -> Result<Value, Fail> {
@@ -682,8 +665,9 @@ mod tests {
         assert_eq!(format_duration(90 * NANOS), "90s");
         let t = parse_timestamp("2023-01-02T03:04:05.5+01:00").unwrap();
         assert_eq!(format_timestamp(t), "2023-01-02T02:04:05.5Z");
-        assert_eq!(go_float(1.5), "1.5");
-        assert_eq!(go_float(1e21), "1e+21");
+        // `strconv.FormatFloat(d, 'g', -1, 64)`, whose own cases are `api::strconv`'s.
+        assert_eq!(format_float_g(1.5), "1.5");
+        assert_eq!(format_float_g(1e21), "1e+21");
     }
 
     #[test]

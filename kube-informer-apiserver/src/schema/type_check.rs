@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::api::go_literals::{RFC3339, RFC3339_MICRO, check_base64, check_time};
 use crate::api::quantity::Quantity;
+use crate::api::strconv::format_float_g;
 use crate::schema::FieldPath;
 
 /// Which of kube-apiserver's decoders reads the object, and so how a problem is worded.
@@ -601,7 +602,7 @@ pub(crate) fn go_value(v: &Value) -> String {
                 Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
                 Value::Number(n) => match n.as_i64() {
                     Some(i) => out.push_str(&i.to_string()),
-                    None => out.push_str(&go_float(n.as_f64().unwrap_or(0.0))),
+                    None => out.push_str(&format_float_g(n.as_f64().unwrap_or(0.0))),
                 },
                 Value::String(s) => out.push_str(s),
                 Value::Array(a) => {
@@ -630,25 +631,6 @@ pub(crate) fn go_value(v: &Value) -> String {
         }
     }
     out
-}
-
-/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest text, an exponent past 21 digits.
-fn go_float(f: f64) -> String {
-    if f == f.trunc() && f.abs() < 1e21 {
-        return format!("{f}");
-    }
-    let exp = f.abs().log10().floor() as i32;
-    if (-4..21).contains(&exp) {
-        return format!("{f}");
-    }
-    let s = format!("{f:e}");
-    match s.split_once('e') {
-        Some((m, e)) => {
-            let e: i32 = e.parse().unwrap_or(0);
-            format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-        }
-        None => s,
-    }
 }
 
 /// The first position of each path in a JSON body, for [`check`].

@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use kube_informer::object::Status;
 use serde_json::{Map, Number, Value};
 
+use crate::api::strconv::exponent_form;
 use crate::protobuf::schema::{Schema, Shape, Special, Type};
 
 /// A built-in object (or list) as kube-apiserver writes it: its Go type's order, found by its `apiVersion` and
@@ -45,8 +46,8 @@ pub(crate) fn write_object(out: &mut Vec<u8>, value: &Value) {
                     .or_else(|| meta_kind(a, k).and_then(|m| layouts.schema.message(m))),
                 _ => None,
             };
-            let slots = message.map_or(&layouts.unknown_kind[..], |m| &layouts.slots[m][..]);
-            layouts.strukt(out, o, slots, true);
+            let layout = message.map_or(&layouts.unknown_kind, |m| &layouts.structs[m]);
+            layouts.strukt(out, o, layout, true, &mut Vec::with_capacity(32));
         }
         other => any(out, other),
     }
@@ -84,7 +85,9 @@ pub(crate) fn to_vec_as(value: &Value, message: &str) -> Vec<u8> {
     let layouts = Layouts::get();
     let mut out = Vec::with_capacity(128);
     match (value, layouts.schema.message(message)) {
-        (Value::Object(o), Some(m)) => layouts.strukt(&mut out, o, &layouts.slots[m], false),
+        (Value::Object(o), Some(m)) => {
+            layouts.strukt(&mut out, o, &layouts.structs[m], false, &mut Vec::with_capacity(32))
+        }
         _ => any(&mut out, value),
     }
     out
@@ -104,7 +107,9 @@ pub(crate) fn status_to_vec(status: &Status) -> Vec<u8> {
     let layouts = Layouts::get();
     let mut out = Vec::with_capacity(256);
     match (&value, layouts.schema.message("meta.v1.Status")) {
-        (Value::Object(o), Some(m)) => layouts.strukt(&mut out, o, &layouts.slots[m], true),
+        (Value::Object(o), Some(m)) => {
+            layouts.strukt(&mut out, o, &layouts.structs[m], true, &mut Vec::with_capacity(32))
+        }
         _ => any(&mut out, &value),
     }
     out
@@ -130,15 +135,45 @@ struct Slot {
     each: bool,
 }
 
+/// A struct's fields in Go's order, and where each name goes, so that writing an object costs what the object
+/// holds, not what its struct declares (a `PodSpec` declares ~40 fields and usually sets a few).
+#[derive(Debug, Default)]
+struct Layout {
+    slots: Vec<Slot>,
+    /// `(name, index into slots)`, sorted by name as the object's keys are (byte-wise).
+    by_name: Vec<(&'static str, u32)>,
+}
+
+impl Layout {
+    fn new(slots: Vec<Slot>) -> Layout {
+        let mut by_name: Vec<(&'static str, u32)> = (0u32..).zip(&slots).map(|(i, s)| (s.name, i)).collect();
+        by_name.sort_unstable();
+        Layout { slots, by_name }
+    }
+}
+
+/// A key of the object being written, with its place: 0 and 1 for `kind` and `apiVersion` (a kind's
+/// `TypeMeta`), `FIRST_SLOT + i` for the struct's `i`th field, after those the keys it does not declare in their
+/// (sorted) map order.
+#[derive(Clone, Copy)]
+struct Placed<'a> {
+    rank: u32,
+    key: &'a str,
+    value: &'a Value,
+}
+
+/// The rank of a struct's first declared field (after `kind` and `apiVersion`).
+const FIRST_SLOT: u32 = 2;
+
 /// Each struct message's fields in Go's order, computed once from the table.
 struct Layouts {
     schema: &'static Schema,
     /// By message index; empty for messages that are not structs.
-    slots: Vec<Vec<Slot>>,
+    structs: Vec<Layout>,
     /// Whether a message is a kind's (embeds `TypeMeta`: `kind` and `apiVersion` come first).
     kinds: Vec<bool>,
     /// A built-in kind the table does not describe: its `metadata` is still an `ObjectMeta`.
-    unknown_kind: Vec<Slot>,
+    unknown_kind: Layout,
 }
 
 impl Layouts {
@@ -146,11 +181,11 @@ impl Layouts {
         static LAYOUTS: OnceLock<Layouts> = OnceLock::new();
         LAYOUTS.get_or_init(|| {
             let schema = Schema::get();
-            let slots = (0..schema.messages.len())
+            let structs = (0..schema.messages.len())
                 .map(|m| {
                     let mut out = Vec::new();
                     flatten(schema, m, &mut out);
-                    out
+                    Layout::new(out)
                 })
                 .collect();
             let mut kinds = vec![false; schema.messages.len()];
@@ -165,62 +200,85 @@ impl Layouts {
             {
                 kinds[m] = true;
             }
-            let unknown_kind = schema
-                .message("meta.v1.ObjectMeta")
-                .map(|m| Slot {
-                    name: "metadata",
-                    ty: Ty::Struct(m),
-                    each: false,
-                })
-                .into_iter()
-                .collect();
+            let unknown_kind = Layout::new(
+                schema
+                    .message("meta.v1.ObjectMeta")
+                    .map(|m| Slot {
+                        name: "metadata",
+                        ty: Ty::Struct(m),
+                        each: false,
+                    })
+                    .into_iter()
+                    .collect(),
+            );
             Layouts {
                 schema,
-                slots,
+                structs,
                 kinds,
                 unknown_kind,
             }
         })
     }
 
-    /// Writes `o` as a struct with fields `slots` (after `kind` and `apiVersion` when `type_meta`), then any key
-    /// the struct does not declare, sorted.
-    fn strukt(&self, out: &mut Vec<u8>, o: &Map<String, Value>, slots: &[Slot], type_meta: bool) {
+    /// Writes `o` as a struct laid out as `layout` (after `kind` and `apiVersion` when `type_meta`), then any key
+    /// the struct does not declare, sorted. Each present key is placed by its rank (the struct's sorted names
+    /// searched from where the previous key was found, the keys coming sorted too: the next name first, then a
+    /// binary search) and the few present are sorted by it; `scratch` holds them, its tail this struct's, nested
+    /// structs' past it.
+    fn strukt<'a>(
+        &self,
+        out: &mut Vec<u8>,
+        o: &'a Map<String, Value>,
+        layout: &Layout,
+        type_meta: bool,
+        scratch: &mut Vec<Placed<'a>>,
+    ) {
+        let base = scratch.len();
+        let mut undeclared = FIRST_SLOT + layout.slots.len() as u32;
+        let (mut from, mut in_order, mut last) = (0, true, 0);
+        for (k, value) in o {
+            let rank = match k.as_str() {
+                "kind" if type_meta => 0,
+                "apiVersion" if type_meta => 1,
+                k => match next_or_search(&layout.by_name[from..], k) {
+                    Ok(i) => {
+                        from += i + 1;
+                        FIRST_SLOT + layout.by_name[from - 1].1
+                    }
+                    Err(i) => {
+                        from += i;
+                        undeclared += 1;
+                        undeclared - 1
+                    }
+                },
+            };
+            in_order &= rank >= last;
+            last = rank;
+            scratch.push(Placed { rank, key: k, value });
+        }
+        if !in_order {
+            scratch[base..].sort_unstable_by_key(|p| p.rank);
+        }
         out.push(b'{');
-        let mut written = 0;
-        let type_meta_keys: &[&str] = if type_meta { &["kind", "apiVersion"] } else { &[] };
-        for &k in type_meta_keys {
-            if let Some(v) = o.get(k) {
-                key(out, k, written);
-                any(out, v);
-                written += 1;
+        for i in base..scratch.len() {
+            let p = scratch[i];
+            key(out, p.key, i - base);
+            match p
+                .rank
+                .checked_sub(FIRST_SLOT)
+                .and_then(|s| layout.slots.get(s as usize))
+            {
+                Some(s) => self.field(out, p.value, s, scratch),
+                None => any(out, p.value),
             }
         }
-        for s in slots {
-            if let Some(v) = o.get(s.name) {
-                if type_meta_keys.contains(&s.name) {
-                    continue;
-                }
-                key(out, s.name, written);
-                self.field(out, v, s);
-                written += 1;
-            }
-        }
-        if written < o.len() {
-            for (k, v) in o {
-                if !type_meta_keys.contains(&k.as_str()) && !slots.iter().any(|s| s.name == k) {
-                    key(out, k, written);
-                    any(out, v);
-                    written += 1;
-                }
-            }
-        }
+        scratch.truncate(base);
         out.push(b'}');
     }
 
-    fn field(&self, out: &mut Vec<u8>, v: &Value, s: &Slot) {
+    fn field<'a>(&self, out: &mut Vec<u8>, v: &'a Value, s: &Slot, scratch: &mut Vec<Placed<'a>>) {
         if !s.each {
-            return self.value(out, v, s.ty);
+            return self.value(out, v, s.ty, scratch);
         }
         match v {
             Value::Array(a) => {
@@ -229,7 +287,7 @@ impl Layouts {
                     if i > 0 {
                         out.push(b',');
                     }
-                    self.value(out, e, s.ty);
+                    self.value(out, e, s.ty, scratch);
                 }
                 out.push(b']');
             }
@@ -237,7 +295,7 @@ impl Layouts {
                 out.push(b'{');
                 for (i, (k, e)) in o.iter().enumerate() {
                     key(out, k, i);
-                    self.value(out, e, s.ty);
+                    self.value(out, e, s.ty, scratch);
                 }
                 out.push(b'}');
             }
@@ -245,12 +303,21 @@ impl Layouts {
         }
     }
 
-    fn value(&self, out: &mut Vec<u8>, v: &Value, ty: Ty) {
+    fn value<'a>(&self, out: &mut Vec<u8>, v: &'a Value, ty: Ty, scratch: &mut Vec<Placed<'a>>) {
         match (ty, v) {
-            (Ty::Struct(m), Value::Object(o)) => self.strukt(out, o, &self.slots[m], self.kinds[m]),
+            (Ty::Struct(m), Value::Object(o)) => self.strukt(out, o, &self.structs[m], self.kinds[m], scratch),
             (Ty::Object, Value::Object(o)) if built_in(o) => write_object(out, v),
             _ => any(out, v),
         }
+    }
+}
+
+/// Where `k` is in `names` (sorted): where most fields are set, the first name is `k` itself (one comparison),
+/// else a binary search.
+fn next_or_search(names: &[(&'static str, u32)], k: &str) -> Result<usize, usize> {
+    match names.first() {
+        Some(&(n, _)) if n == k => Ok(0),
+        _ => names.binary_search_by(|&(n, _)| n.cmp(k)),
     }
 }
 
@@ -336,14 +403,7 @@ fn number(out: &mut Vec<u8>, n: &Number) {
     } else if let Some(f) = n.as_f64() {
         let abs = f.abs();
         if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-            let text = format!("{f:e}");
-            let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-            out.extend_from_slice(mantissa.as_bytes());
-            out.push(b'e');
-            if !exponent.starts_with('-') {
-                out.push(b'+');
-            }
-            out.extend_from_slice(exponent.as_bytes());
+            out.extend_from_slice(exponent_form(f, 1).as_bytes());
         } else {
             let _ = write!(out, "{f}");
         }

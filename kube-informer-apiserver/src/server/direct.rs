@@ -92,23 +92,7 @@ impl ApiServer {
     /// [`Error::Api`] as the HTTP verb.
     pub fn replace_json(&self, ar: &ApiResource, namespace: Option<&str>, obj: Value) -> Result<Value, Error> {
         let spec = self.spec_of(ar)?;
-        let mut obj = obj;
-        Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let w = strategy::update(
-            Target::new(&self.shared().store, &spec, namespace, &name),
-            obj,
-            false,
-            DIRECT_FIELD_MANAGER,
-            &mut |_| {},
-        )
-        .map_err(api)?;
-        self.after_write(&spec, namespace, None);
-        Ok(conversion::served(&spec, w.object).to_value())
+        self.replace_stored(&spec, namespace, obj, false)
     }
 
     /// Replaces an object's `.status` only (PUT on the status subresource).
@@ -120,23 +104,34 @@ impl ApiServer {
         if !spec.status_subresource {
             return Err(api(errors::no_such_path()));
         }
+        self.replace_stored(&spec, namespace, obj, true)
+    }
+
+    /// PUT of the object or (`status`) of its status subresource: admission, then the update strategy.
+    fn replace_stored(
+        &self,
+        spec: &ResourceSpec,
+        namespace: Option<&str>,
+        obj: Value,
+        status: bool,
+    ) -> Result<Value, Error> {
         let mut obj = obj;
-        Admission::quiet(&spec).admit(&mut obj).map_err(api)?;
+        Admission::quiet(spec).admit(&mut obj).map_err(api)?;
         let name = obj
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
         let w = strategy::update(
-            Target::new(&self.shared().store, &spec, namespace, &name),
+            Target::new(&self.shared().store, spec, namespace, &name),
             obj,
-            true,
+            status,
             DIRECT_FIELD_MANAGER,
             &mut |_| {},
         )
         .map_err(api)?;
-        self.after_write(&spec, namespace, None);
-        Ok(conversion::served(&spec, w.object).to_value())
+        self.after_write(spec, namespace, None);
+        Ok(conversion::served(spec, w.object).to_value())
     }
 
     /// Applies a JSON merge patch (RFC 7386) to an object.

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::api::strconv::format_float_g;
+
 /// `%v`.
 pub(super) fn go_v(v: &Value) -> String {
     let mut out = String::new();
@@ -55,7 +57,7 @@ fn write(out: &mut String, v: &Value, verb_s: bool) {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => match n.as_i64() {
             Some(i) => i.to_string(),
-            None => float(n.as_f64().unwrap_or_default()),
+            None => format_float_g(n.as_f64().unwrap_or_default()),
         },
         Value::String(s) => {
             out.push_str(s);
@@ -99,18 +101,6 @@ fn write(out: &mut String, v: &Value, verb_s: bool) {
     }
 }
 
-/// Go's `%v` of a float64: the shortest digits, in exponent form when the exponent is below -4 or at least 6.
-fn float(f: f64) -> String {
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    let sign = if exp < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exp.abs())
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -132,18 +122,8 @@ mod tests {
         assert_eq!(go_s(&json!(5)), "%!s(int64=5)");
         assert_eq!(go_s(&json!(null)), "%!s(<nil>)");
         assert_eq!(go_s(&json!(true)), "%!s(bool=true)");
-        for (f, want) in [
-            (1.5, "1.5"),
-            (123456.0, "123456"),
-            (1e6, "1e+06"),
-            (1234567.0, "1.234567e+06"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (-2.5e-7, "-2.5e-07"),
-            (1e21, "1e+21"),
-        ] {
-            assert_eq!(float(f), want, "{f}");
-        }
+        // `strconv.FormatFloat(f, 'g', -1, 64)`, whose own cases are `api::strconv`'s.
+        assert_eq!(go_v(&json!([1.5, 1e6, 0.00001])), "[1.5 1e+06 1e-05]");
         assert_eq!(go_type(&json!([])), "[]interface {}");
         assert_eq!(go_type(&json!(1.5)), "float64");
     }
