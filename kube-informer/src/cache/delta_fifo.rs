@@ -30,6 +30,7 @@ use parking_lot::MutexGuard;
 use super::fifo_lock::{FifoLock, InFlight, LockedState, Wake};
 use super::{DeletedObject, Delta, Deltas, Key, ReplaceSession};
 use crate::object::{MetaAccessor, Object};
+use crate::stop::StopSignal;
 
 /// What a [`DeltaFifo`] asks of the store behind it: which keys exist, and their objects. Used to detect deletions
 /// missed while disconnected (on replace) and to produce resyncs.
@@ -255,6 +256,12 @@ impl<K> DeltaFifo<K> {
     #[cfg(test)]
     pub(crate) fn settling(&self) -> usize {
         self.state.settling()
+    }
+
+    /// Producers waiting for room.
+    #[cfg(test)]
+    pub(crate) fn waiting_for_room(&self) -> usize {
+        self.state.waiting_for_room()
     }
 
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, and a
@@ -501,6 +508,10 @@ impl<K> LockedState for FifoState<K> {
         !self.queue.is_empty()
     }
 
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+
     fn closed(&mut self) -> &mut bool {
         &mut self.closed
     }
@@ -512,15 +523,20 @@ impl<K> LockedState for FifoState<K> {
 
 /// The two halves of a [`ReplaceSession`] on this queue.
 impl<K> DeltaFifo<K> {
-    /// Queues a `Replaced` delta for one listed object; returns its key.
-    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake, stored: Option<Key>) -> Key {
+    /// Queues a `Replaced` delta for one listed object; returns its key and how many objects are queued now.
+    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake, stored: Option<Key>) -> (Key, usize) {
         let mut st = self.lock();
         let key = match stored {
             Some(key) => key,
             None => self.key_of(&mut st, &obj),
         };
         self.queue_action(&mut st, key.clone(), Delta::Replaced(obj), wake);
-        key
+        (key, st.queue.len())
+    }
+
+    /// Blocks while more than `room` objects are queued (see [`FifoLock::wait_for_room`]).
+    pub(super) fn wait_for_room(&self, room: usize, stop: &StopSignal) {
+        self.state.wait_for_room(room, stop);
     }
 
     /// Ends a replace that listed `seen`: every key queued or known but not listed gets a

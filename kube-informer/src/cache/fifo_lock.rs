@@ -5,10 +5,16 @@
 #[cfg(test)]
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::Closed;
+use crate::stop::StopSignal;
+
+/// How often a producer waiting for room ([`FifoLock::wait_for_room`]) checks its stop signal; closing the queue
+/// wakes it at once.
+const STOP_CHECK: Duration = Duration::from_millis(100);
 
 /// When a push wakes a blocked pop.
 ///
@@ -32,6 +38,8 @@ pub(crate) trait LockedState {
     fn in_flight(&mut self) -> &mut InFlight<Self::Popped>;
     /// Something is queued.
     fn has_items(&self) -> bool;
+    /// Items queued (changes of a RealFIFO, objects of a DeltaFIFO), not counting a batch being processed.
+    fn len(&self) -> usize;
     /// The queue's closed flag.
     fn closed(&mut self) -> &mut bool;
     /// The batch in flight has been processed (called under the lock, the batch's state already cleared).
@@ -66,11 +74,15 @@ pub(crate) struct FifoLock<S> {
     cond: Condvar,
     /// Items were queued with [`Wake::Later`] and no waiter has been woken for them yet.
     unwoken: AtomicBool,
-    /// Signalled when a batch taken by [`pop_batch`](FifoLock::pop_batch) has been processed.
+    /// Signalled when a batch taken by [`pop_batch`](FifoLock::pop_batch) has been processed, and when the queue
+    /// is closed.
     batch_done: Condvar,
     /// Threads waiting in `settled` for a batch (tests watch it to know a waiter is blocked, without timing).
     #[cfg(test)]
     settling: AtomicUsize,
+    /// Producers waiting in `wait_for_room` (tests watch it the same way).
+    #[cfg(test)]
+    waiting_for_room: AtomicUsize,
 }
 
 impl<S: LockedState> FifoLock<S> {
@@ -82,6 +94,8 @@ impl<S: LockedState> FifoLock<S> {
             batch_done: Condvar::new(),
             #[cfg(test)]
             settling: AtomicUsize::new(0),
+            #[cfg(test)]
+            waiting_for_room: AtomicUsize::new(0),
         }
     }
 
@@ -124,10 +138,27 @@ impl<S: LockedState> FifoLock<S> {
         }
     }
 
-    /// Closes the queue: blocked and future pops return [`Closed`].
+    /// Blocks while more than `room` items are queued: until the processing thread has popped and processed
+    /// enough of them, the queue is closed, or `stop` is set (seen within [`STOP_CHECK`]). Whatever was queued with
+    /// [`Wake::Later`] is woken for first, so the wait never waits on a pop nobody was told about. The queue's lock
+    /// is released while waiting and no other lock is held.
+    pub(crate) fn wait_for_room(&self, room: usize, stop: &StopSignal) {
+        self.wake();
+        let mut st = self.lock();
+        while st.len() > room && !*st.closed() && !stop.is_stopped() {
+            #[cfg(test)]
+            self.waiting_for_room.fetch_add(1, Ordering::SeqCst);
+            self.batch_done.wait_for(&mut st, STOP_CHECK);
+            #[cfg(test)]
+            self.waiting_for_room.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Closes the queue: blocked and future pops return [`Closed`]; a producer waiting for room stops waiting.
     pub(crate) fn close(&self) {
         *self.lock().closed() = true;
         self.cond.notify_all();
+        self.batch_done.notify_all();
     }
 
     /// True once closed.
@@ -184,6 +215,12 @@ impl<S: LockedState> FifoLock<S> {
     #[cfg(test)]
     pub(crate) fn settling(&self) -> usize {
         self.settling.load(Ordering::SeqCst)
+    }
+
+    /// Producers waiting for room.
+    #[cfg(test)]
+    pub(crate) fn waiting_for_room(&self) -> usize {
+        self.waiting_for_room.load(Ordering::SeqCst)
     }
 }
 

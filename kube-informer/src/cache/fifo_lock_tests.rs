@@ -55,16 +55,23 @@ impl Under {
     fn drain(&self) -> Vec<Deltas<Obj>> {
         let mut out = Vec::new();
         while self.queue.len() > 0 {
-            self.queue
-                .pop_batch(1, |items| {
-                    for (key, deltas, _) in items {
-                        out.push(deltas.clone());
-                        apply(&self.store, &key, deltas);
-                    }
-                })
-                .unwrap();
+            out.extend(self.drain_one());
         }
         out
+    }
+
+    /// Pops one item (blocking until there is one), writing the store.
+    fn drain_one(&self) -> Option<Deltas<Obj>> {
+        self.queue
+            .pop_batch(1, |items| {
+                let mut out = None;
+                for (key, deltas, _) in items {
+                    out = Some(deltas.clone());
+                    apply(&self.store, &key, deltas);
+                }
+                out
+            })
+            .unwrap()
     }
 }
 
@@ -257,5 +264,87 @@ fn a_panic_while_processing_a_batch_ends_the_batch() {
         assert_eq!(rx.recv_timeout(WAIT).expect("the batch ended"), Ok(1), "{fifo:?}");
         after.join().unwrap();
         assert_eq!(q.store.list_keys().iter().map(|k| &**k).collect::<Vec<_>>(), ["b"]);
+    }
+}
+
+/// Names for the bound tests' objects (the test object's name is `&'static str`).
+const NAMES: [&str; 12] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+
+/// Yields until `queue`'s producer waits for room or `producer` has ended.
+fn until_waiting_or_done<T>(queue: &Queue<Obj>, producer: &JoinHandle<T>) {
+    let waiting = || match queue {
+        Queue::Real(f) => f.waiting_for_room(),
+        Queue::Delta(f) => f.waiting_for_room(),
+    };
+    yield_until(|| waiting() > 0 || producer.is_finished(), "the relist waits or ends");
+}
+
+#[test]
+fn a_bounded_relist_waits_for_the_processing_thread_and_loses_nothing() {
+    const AHEAD: usize = 4;
+    for fifo in Fifo::ALL {
+        let q = Arc::new(Under::new(fifo));
+        for name in NAMES {
+            q.add(o(name, 1));
+        }
+        q.drain();
+        let stop = Arc::new(crate::stop::StopSignal::new());
+        let queue = q.queue.clone();
+        let producer = std::thread::spawn(move || {
+            let mut session = queue.begin_replace().bounded(AHEAD, stop);
+            for name in NAMES {
+                session.add(o(name, 2));
+            }
+            session.finish();
+        });
+        let mut applied = Vec::new();
+        loop {
+            until_waiting_or_done(&q.queue, &producer);
+            // Read before the length: a producer that ended queues nothing after.
+            let ended = producer.is_finished();
+            let queued = q.queue.len();
+            assert!(queued <= AHEAD + 1, "{fifo:?}: {queued} queued");
+            if queued > 0 {
+                applied.extend(q.drain_one());
+            } else if ended {
+                break;
+            }
+        }
+        producer.join().unwrap();
+        assert_eq!(
+            applied,
+            NAMES.map(|n| one(replaced(o(n, 2)))),
+            "{fifo:?}: in order, none lost"
+        );
+    }
+}
+
+#[test]
+fn closing_the_queue_or_stopping_ends_the_wait_for_room() {
+    for (fifo, close) in [
+        (Fifo::Real, true),
+        (Fifo::Delta, true),
+        (Fifo::Real, false),
+        (Fifo::Delta, false),
+    ] {
+        let q = Under::new(fifo);
+        q.add(o("a", 1));
+        q.drain();
+        let stop = Arc::new(crate::stop::StopSignal::new());
+        let (queue, stop2) = (q.queue.clone(), stop.clone());
+        let producer = std::thread::spawn(move || {
+            let mut session = queue.begin_replace().bounded(2, stop2);
+            for name in NAMES {
+                session.add(o(name, 2));
+            }
+        });
+        until_waiting_or_done(&q.queue, &producer);
+        assert!(!producer.is_finished(), "{fifo:?}: nothing pops, the relist waits");
+        if close {
+            q.queue.close();
+        } else {
+            stop.stop();
+        }
+        producer.join().unwrap();
     }
 }

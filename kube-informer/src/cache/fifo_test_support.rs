@@ -90,3 +90,13 @@ pub(crate) fn tomb(key: &str, x: Arc<Obj>) -> Delta<Obj> {
 
 /// How long a test waits for what must happen (a failure, not a pace).
 pub(crate) const WAIT: Duration = Duration::from_secs(10);
+
+/// Yields until `done` holds: a wait for another thread to reach a state the test can see (a counter, a finished
+/// thread), not a timing. Fails after [`WAIT`] as a guard against a hang.
+pub(crate) fn yield_until(done: impl Fn() -> bool, what: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "never happened: {what}");
+        std::thread::yield_now();
+    }
+}

@@ -40,6 +40,7 @@ use super::delta_fifo::KEEP_CAPACITY;
 use super::fifo_lock::{FifoLock, InFlight, LockedState, Wake};
 use super::{Closed, DeletedObject, Delta, Key, KeyFunc, KnownObjects, ReplaceSession, SyncHook, object_key_into};
 use crate::object::Object;
+use crate::stop::StopSignal;
 
 /// The in-order change queue between the Reflector and the informer's processing thread.
 pub(crate) struct RealFifo<K> {
@@ -189,6 +190,12 @@ impl<K> RealFifo<K> {
         self.state.settling()
     }
 
+    /// Producers waiting for room.
+    #[cfg(test)]
+    pub(crate) fn waiting_for_room(&self) -> usize {
+        self.state.waiting_for_room()
+    }
+
     /// Replaces the queue's view of the world with `list` in one go: `Replaced` for each listed object, then a
     /// `Deleted(FinalStateUnknown)` for each object queued or known but absent from the list.
     #[cfg(test)]
@@ -214,8 +221,8 @@ impl<K> RealFifo<K> {
         self.known.known_key_waiting(buf)
     }
 
-    /// Queues a `Replaced` change for one listed object; returns its key.
-    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake, stored: Option<Key>) -> Key {
+    /// Queues a `Replaced` change for one listed object; returns its key and how many changes are queued now.
+    pub(super) fn add_replaced(&self, obj: Arc<K>, wake: Wake, stored: Option<Key>) -> (Key, usize) {
         let mut st = self.lock();
         let key = match stored {
             Some(key) => key,
@@ -223,7 +230,12 @@ impl<K> RealFifo<K> {
         };
         st.items.push_back((key.clone(), Delta::Replaced(obj)));
         self.state.queued(wake);
-        key
+        (key, st.items.len())
+    }
+
+    /// Blocks while more than `room` changes are queued (see [`FifoLock::wait_for_room`]).
+    pub(super) fn wait_for_room(&self, room: usize, stop: &StopSignal) {
+        self.state.wait_for_room(room, stop);
     }
 
     /// Ends a replace that listed `seen`: a `Deleted(FinalStateUnknown)` for every object the list lacks — first
@@ -436,6 +448,10 @@ impl<K> LockedState for RealState<K> {
 
     fn has_items(&self) -> bool {
         !self.items.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
     }
 
     fn closed(&mut self) -> &mut bool {

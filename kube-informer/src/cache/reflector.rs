@@ -40,7 +40,9 @@
 //!   the watch or the list (a flapping load balancer, a compacting etcd), 429s, refused connections — slows the
 //!   loop down exponentially. The first 410 after a healthy period relists at once (after `relist_jitter`).
 //!
-//! Every list streams straight into the queue ([`ReplaceSession`]): no full list is ever buffered.
+//! Every list streams straight into the queue ([`ReplaceSession`]): no full list is ever buffered. A relist — the
+//! store full of the old versions — reads no further than [`RELIST_AHEAD`] objects ahead of what the processing
+//! thread has applied: each object queued is a second version beside the store's until then.
 
 use std::fmt;
 use std::sync::Arc;
@@ -140,6 +142,12 @@ const SHARD_SETTLE_MAX: Duration = Duration::from_millis(300);
 
 /// How often a reflector holding nothing checks the stop flag while it waits for its shard to change.
 const IDLE_CHECK: Duration = Duration::from_millis(100);
+
+/// A relist waits, once this many of its objects are queued and not yet applied to the store, for the processing
+/// thread to bring the queue down to half of it (see [`ReplaceSession::bounded`]): the old and new versions alive
+/// at once stay within this many objects (and one popped batch) whatever the threads' scheduling, while a burst
+/// decoded from one read (~100 ConfigMaps of 128 KiB) fits several times over.
+pub(crate) const RELIST_AHEAD: usize = 1024;
 
 /// Most watch events queued under one lock of the queue (the stream decodes up to 128 ahead; see `WatchStream`).
 const BATCH: usize = 128;
@@ -637,7 +645,7 @@ impl<K: Object> Reflector<K> {
         };
         let mut params = first_params.clone();
         let fifo = self.fifo.clone();
-        let mut session = fifo.begin_replace();
+        let mut session = fifo.begin_replace().bounded(RELIST_AHEAD, self.stop.clone());
         let mut first_page = true;
         let mut fell_back = false;
         let final_rv = loop {
@@ -738,7 +746,7 @@ impl<K: Object> Reflector<K> {
         };
         self.stats.watches.fetch_add(1, Ordering::Relaxed);
         let fifo = self.fifo.clone();
-        let mut session = fifo.begin_replace();
+        let mut session = fifo.begin_replace().bounded(RELIST_AHEAD, self.stop.clone());
         let mut streamed = shard::StreamedShard::default();
         loop {
             let event = match stream.next() {

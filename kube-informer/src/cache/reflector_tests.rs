@@ -1154,3 +1154,8 @@ mod rewatch;
 
 #[path = "reflector_real_fifo_tests.rs"]
 mod real_fifo;
+
+// ---- a relist's distance ahead of the processing thread: in a file of their own ----
+
+#[path = "reflector_relist_bound_tests.rs"]
+mod relist_bound;

@@ -4,12 +4,18 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{DeltaFifo, Key, RealFifo, Wake};
+use crate::stop::StopSignal;
 
 /// A replace in progress; see [`DeltaFifo::begin_replace`] and [`RealFifo::begin_replace`].
 ///
 /// Listed objects are queued as `Replaced` one by one, as they are decoded, while the processing thread keeps
 /// popping; [`finish`](ReplaceSession::finish) then queues a `Deleted(FinalStateUnknown)` for every object the list
 /// lacks. The old and the new full lists are never held at once.
+///
+/// In a relist every object queued is a second version beside the one the store still holds, alive until the
+/// processing thread has applied it. A session [`bounded`](ReplaceSession::bounded) to `ahead` items waits, once the
+/// queue holds more than that, until the processing thread has brought it down to half — so a relist holds at most
+/// `ahead` + 1 queued items and one popped batch beside the cache, however far behind the processing thread is.
 pub(crate) struct ReplaceSession<'a, K> {
     queue: Target<'a, K>,
     /// Keys listed so far in this list attempt. In a relist, the store's own keys wherever it has the object: held
@@ -21,6 +27,10 @@ pub(crate) struct ReplaceSession<'a, K> {
     relist: bool,
     /// Scratch for computing keys.
     key_buf: String,
+    /// In a relist, the most items the queue may hold before an add waits for room, and the signal that ends the
+    /// wait; `None`: never waits (the first list, whose objects are no second copy of anything; tests and fuzz
+    /// targets that pop nothing while they list).
+    bound: Option<(usize, Arc<StopSignal>)>,
 }
 
 /// The queue a session lists into.
@@ -48,7 +58,16 @@ impl<'a, K> ReplaceSession<'a, K> {
             seen: HashSet::new(),
             relist,
             key_buf: String::new(),
+            bound: None,
         }
+    }
+
+    /// Makes a relist's adds wait while the queue holds more than `ahead` items (at least 2), until it holds half
+    /// of that or fewer, the queue is closed or `stop` is set. The wait holds no lock: the processing thread,
+    /// handlers and listers go on. A first list never waits.
+    pub(crate) fn bounded(mut self, ahead: usize, stop: Arc<StopSignal>) -> Self {
+        self.bound = Some((ahead.max(2), stop));
+        self
     }
 
     /// Queues a `Replaced` delta for one listed object.
@@ -58,7 +77,7 @@ impl<'a, K> ReplaceSession<'a, K> {
     }
 
     pub(crate) fn add_waking(&mut self, obj: Arc<K>, wake: Wake) {
-        let key = match self.queue {
+        let (key, queued) = match self.queue {
             Target::Delta(f) => {
                 let stored = self.relist.then(|| f.stored_key(&obj, &mut self.key_buf)).flatten();
                 f.add_replaced(obj, wake, stored)
@@ -69,6 +88,15 @@ impl<'a, K> ReplaceSession<'a, K> {
             }
         };
         self.seen.insert(key);
+        if let (true, Some((ahead, stop))) = (self.relist, &self.bound)
+            && queued > *ahead
+            && !stop.is_stopped()
+        {
+            match self.queue {
+                Target::Delta(f) => f.wait_for_room(ahead / 2, stop),
+                Target::Real(f) => f.wait_for_room(ahead / 2, stop),
+            }
+        }
     }
 
     /// Forgets the keys listed so far: the list starts over (an expired continue token forces a full list). Items

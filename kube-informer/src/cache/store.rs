@@ -29,6 +29,9 @@ use crate::object::{Object, key_of};
 /// ```
 pub struct Store<K> {
     inner: RwLock<StoreInner<K>>,
+    /// Calls of `known_key_waiting` begun (tests see one start while a writer holds the store, without timing).
+    #[cfg(test)]
+    waiting_lookups: std::sync::atomic::AtomicUsize,
 }
 
 /// The store's state; reachable only through the store's lock.
@@ -51,6 +54,8 @@ impl<K> Store<K> {
                 indexers,
                 indices,
             }),
+            #[cfg(test)]
+            waiting_lookups: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -292,6 +297,8 @@ impl<K: Send + Sync> KnownObjects<K> for Store<K> {
 
     /// Waits for a writer: the processing thread holds the store for one batch at a time.
     fn known_key_waiting(&self, key: &str) -> Option<Key> {
+        #[cfg(test)]
+        self.waiting_lookups.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.read().items.get_key_value(key).map(|(k, _)| k.clone())
     }
 
@@ -316,6 +323,7 @@ mod tests {
     use crate::cache::NAMESPACE_INDEX;
     use crate::object::core::ConfigMap;
     use crate::object::{MetaAccessor, ObjectMeta};
+    use std::sync::atomic::Ordering;
 
     fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> Arc<ConfigMap> {
         let mut m = ObjectMeta::namespaced(ns, name);
@@ -364,16 +372,30 @@ mod tests {
     fn a_relist_waits_for_a_writer_to_share_the_stored_key() {
         let store = Arc::new(Store::new(Indexers::new()));
         store.add(cm("ns", "a", &[]));
-        let stored = store.list_keys()[0].clone();
+        let a = store.list_keys()[0].clone();
         assert!(store.known_key_waiting("ns/b").is_none());
-        let writing = store.write();
-        let (tx, rx) = crossbeam_channel::bounded(1);
+        assert!(
+            Arc::ptr_eq(&store.known_key_waiting("ns/a").unwrap(), &a),
+            "the store's own key"
+        );
+        // The processing thread holds the store for a batch that adds ns/b. A lookup begun meanwhile waits for the
+        // batch and answers with the key the batch stored: one that answered at once (as `known_key` does) would
+        // find no ns/b, so the relist would hold a copy of the key beside the store's.
+        let mut writing = store.write();
         let asker = Arc::clone(&store);
-        let t = std::thread::spawn(move || tx.send(asker.known_key_waiting("ns/a")));
+        let lookups = store.waiting_lookups.load(Ordering::SeqCst);
+        let answer = std::thread::spawn(move || asker.known_key_waiting("ns/b"));
+        let begun = || store.waiting_lookups.load(Ordering::SeqCst) > lookups;
+        crate::cache::fifo_test_support::yield_until(begun, "the lookup begins");
+        // The lookup has begun, and the batch is still being written.
+        let b: Key = "ns/b".into();
+        writing.put(b.clone(), cm("ns", "b", &[]));
         drop(writing);
-        let answer = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap().unwrap();
-        assert!(Arc::ptr_eq(&answer, &stored), "the store's own key, not a copy");
-        t.join().unwrap().unwrap();
+        let answer = answer
+            .join()
+            .unwrap()
+            .expect("the lookup waited for the batch that stored ns/b");
+        assert!(Arc::ptr_eq(&answer, &b), "the key the batch stored, not a copy");
     }
 
     #[test]

@@ -28,10 +28,11 @@ pub enum QueuePolicy {
         warn_at: usize,
     },
     /// At most `capacity` pending events; when full, the informer's processing thread waits for this handler
-    /// (back-pressure: the store and every other handler wait too, and the informer's queue grows instead). The handler's
-    /// `pending` then counts `capacity + 1`: the full queue and the event waiting to enter it. The processing thread
-    /// applies pops to the store in batches of up to 64 before notifying, so the store may be that many objects ahead
-    /// of what a blocked handler was given.
+    /// (back-pressure: the store and every other handler wait too, and the informer's queue grows instead — except
+    /// in a relist, which stops reading once it is 1,024 objects ahead of the store). The handler's `pending` then
+    /// counts `capacity + 1`: the full queue and the event waiting to enter it. The processing thread applies pops
+    /// to the store in batches of up to 64 before notifying, so the store may be that many objects ahead of what a
+    /// blocked handler was given.
     Block {
         /// Maximum pending events.
         capacity: usize,
