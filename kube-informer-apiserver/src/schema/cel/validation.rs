@@ -181,7 +181,7 @@ impl Walk<'_> {
                     self.budget = -1;
                     return;
                 }
-                Err(EvalError::Eval(e)) if e.starts_with(cel::library::NO_OVERLOAD) => {
+                Err(EvalError::Eval(e)) if e.starts_with(cel::errors::NO_OVERLOAD) => {
                     self.out.errors.push(invalid(
                         path,
                         &ty_name,
