@@ -3,6 +3,8 @@
 //! (`tests/fixtures/go-json`, Go's field order with every field set) less the fields the server sets, with the
 //! values the server chose put in their place — the only normalization, named field by field.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 
 use kube_informer_apiserver::ApiServer;
@@ -38,8 +40,7 @@ fn send(method: &str, url: &str, body: &Value) -> (u16, String) {
 
 /// k8s.io/api's fixture, compacted as Go's `json.Compact` would (whitespace outside strings dropped).
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/go-json/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = std::fs::read_to_string(common::fixture(&format!("go-json/{name}.json"))).unwrap();
     let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
     for c in text.chars() {
         if in_string {

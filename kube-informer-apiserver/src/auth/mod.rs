@@ -1,11 +1,12 @@
 //! Authentication and authorization (k8s.io/apiserver's `authentication` and `authorization`, kube-apiserver's
 //! RBAC authorizer and `serviceaccount`): who makes a request ([`authentication`], [`serviceaccount`] tokens,
-//! [`impersonation`]), what it may do ([`authorizer`], [`rbac`]) and the review resources answered from both
-//! ([`review`]).
+//! [`impersonation`]), what it may do ([`attributes`] of a request, [`authorizer`], [`rbac`]) and the review
+//! resources answered from both ([`review`]).
 //!
 //! This module itself holds the allow rules of the small authorizer ([`AccessRule`]) and the bearer tokens and
 //! client certificates the server accepts.
 
+pub(crate) mod attributes;
 pub(crate) mod authentication;
 pub(crate) mod authorizer;
 pub(crate) mod impersonation;

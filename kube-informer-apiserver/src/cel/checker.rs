@@ -369,10 +369,10 @@ impl Checker<'_> {
         let Some(text) = literal(arg) else { return };
         let problem = match check {
             "regex" => super::kubernetes::regex(&text).err(),
-            "duration" => library::parse_duration(&text)
+            "duration" => super::time::parse_duration(&text)
                 .is_none()
                 .then(|| format!("invalid duration: {text:?}")),
-            _ => library::parse_timestamp(&text)
+            _ => super::time::parse_timestamp(&text)
                 .is_none()
                 .then(|| format!("timestamp parsing error: {text:?}")),
         };

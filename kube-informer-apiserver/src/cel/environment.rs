@@ -269,7 +269,7 @@ pub(crate) const BASE: &[Row] = &[
         introduced: (1, 32),
         removed: None,
         options: "ext.TwoVarComprehensions",
-        functions: &[super::macros::MAP_INSERT],
+        functions: &[super::library::MAP_INSERT],
         macros: &[
             "all",
             "exists",

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::library::{self, NAMESPACES, NO_OVERLOAD};
-use super::value::{Key, Value};
+use super::errors::NO_OVERLOAD;
+use super::library::{self, NAMESPACES};
+use super::value::{Key, Value, key_text};
 
 /// Why evaluation failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,7 +155,7 @@ impl Eval<'_> {
                         v
                     };
                     if out.insert(key.clone(), v).is_some() {
-                        return Err(fail(format!("Failed with repeated key: {}", library::key_text(&key))));
+                        return Err(fail(format!("Failed with repeated key: {}", key_text(&key))));
                     }
                 }
                 Ok(Value::Map(Arc::new(out)))

@@ -5,7 +5,8 @@ use std::cmp::Ordering;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use super::library::{Fail, NO_OVERLOAD};
+use super::arithmetic::arithmetic;
+use super::errors::{Fail, NO_OVERLOAD};
 use super::types::Type;
 use super::value::{Semver, Url, Value};
 use crate::api::quantity::Quantity;
@@ -159,7 +160,7 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             for x in l.iter() {
                 acc = Some(match acc {
                     None => x.clone(),
-                    Some(a) => super::library::call("_+_", None, vec![a, x.clone()])?,
+                    Some(a) => arithmetic("_+_", &a, x)?,
                 });
             }
             acc.unwrap_or(V::Int(0))
@@ -552,8 +553,8 @@ fn validate_format(f: &str, s: &str) -> Vec<String> {
             }
         }
         "byte" if crate::api::util::base64_std_decode(s).is_none() => errs.push("invalid base64".into()),
-        "date" if s.len() != 10 || super::library::parse_timestamp(s).is_none() => errs.push("invalid date".into()),
-        "datetime" if super::library::parse_timestamp(s).is_none() || s.len() <= 10 => {
+        "date" if s.len() != 10 || super::time::parse_timestamp(s).is_none() => errs.push("invalid date".into()),
+        "datetime" if super::time::parse_timestamp(s).is_none() || s.len() <= 10 => {
             errs.push("invalid datetime".into())
         }
         _ => {}

@@ -6,19 +6,16 @@
 //! functions).
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
-use crate::api::strconv::format_float_g;
-use kube_informer::unstable::time::{Fraction, Timestamp, civil_from_days, days_from_civil};
+use kube_informer::unstable::time::{civil_from_days, days_from_civil};
 
+use super::arithmetic::arithmetic;
+use super::conversions::convert;
+use super::errors::{Fail, NO_OVERLOAD};
 use super::kubernetes;
+use super::time::NANOS;
 use super::types::Type;
-use super::value::{Key, Value};
-
-/// A runtime error, worded as cel-go words it.
-pub(crate) type Fail = String;
-
-pub(crate) const NO_OVERLOAD: &str = "no such overload";
+use super::value::{Key, Value, key_text};
 
 /// Namespaces whose functions are called as `ns.f(…)`.
 pub(crate) const NAMESPACES: [&str; 5] = ["optional", "format", "sets", "strings", "ip"];
@@ -138,7 +135,7 @@ pub(crate) fn result_type(name: &str, target: Option<&Type>, args: &[Type]) -> R
         },
         ("_[?_]", None, [c, _]) => T::Optional(Box::new(element_type(c))),
         ("_[_]", None, [c, _]) => element_type(c),
-        (super::macros::MAP_INSERT, None, _) => return super::macros::map_insert_type(args),
+        (MAP_INSERT, None, _) => return map_insert_type(args),
         ("format", Some(T::String { .. } | T::Dyn), [T::List { .. } | T::Dyn]) => s,
         _ => {
             return kubernetes::result_type(name, target, args).or(if any_dyn { Ok(T::Dyn) } else { Err(()) });
@@ -337,7 +334,7 @@ pub(crate) fn call(name: &str, target: Option<Value>, args: Vec<Value>) -> Resul
             None => x.clone(),
         },
         ("_[_]", None, [c, i]) => index(c, i)?,
-        (super::macros::MAP_INSERT, None, _) => super::macros::map_insert(args)?,
+        (MAP_INSERT, None, _) => map_insert(args)?,
         ("format", Some(V::String(f)), [V::List(l)]) => V::str(&super::strings::format(f, l)?),
         ("_[?_]", None, [V::Optional(None), _]) => V::Optional(None),
         ("_[?_]", None, [V::Optional(Some(c)), i]) => optional_index(c, i)?,
@@ -407,103 +404,6 @@ fn string_index(name: &str, s: &str, t: &str, rest: &[Value]) -> Result<Value, F
     Ok(Value::Int(found.map_or(-1, |i| i as i64)))
 }
 
-fn arithmetic(op: &str, x: &Value, y: &Value) -> Result<Value, Fail> {
-    use Value as V;
-    const OVERFLOW: &str = "integer overflow";
-    Ok(match (op, x, y) {
-        ("_+_", V::Int(a), V::Int(b)) => V::Int(a.checked_add(*b).ok_or(OVERFLOW)?),
-        ("_-_", V::Int(a), V::Int(b)) => V::Int(a.checked_sub(*b).ok_or(OVERFLOW)?),
-        ("_*_", V::Int(a), V::Int(b)) => V::Int(a.checked_mul(*b).ok_or(OVERFLOW)?),
-        ("_/_", V::Int(_), V::Int(0)) | ("_/_", V::Uint(_), V::Uint(0)) => return Err("division by zero".into()),
-        ("_%_", V::Int(_), V::Int(0)) | ("_%_", V::Uint(_), V::Uint(0)) => return Err("modulus by zero".into()),
-        ("_/_", V::Int(a), V::Int(b)) => V::Int(a.checked_div(*b).ok_or(OVERFLOW)?),
-        ("_%_", V::Int(a), V::Int(b)) => V::Int(a.checked_rem(*b).ok_or(OVERFLOW)?),
-        ("_+_", V::Uint(a), V::Uint(b)) => V::Uint(a.checked_add(*b).ok_or("unsigned integer overflow")?),
-        ("_-_", V::Uint(a), V::Uint(b)) => V::Uint(a.checked_sub(*b).ok_or("unsigned integer overflow")?),
-        ("_*_", V::Uint(a), V::Uint(b)) => V::Uint(a.checked_mul(*b).ok_or("unsigned integer overflow")?),
-        ("_/_", V::Uint(a), V::Uint(b)) => V::Uint(a / b),
-        ("_%_", V::Uint(a), V::Uint(b)) => V::Uint(a % b),
-        ("_+_", V::Double(a), V::Double(b)) => V::Double(a + b),
-        ("_-_", V::Double(a), V::Double(b)) => V::Double(a - b),
-        ("_*_", V::Double(a), V::Double(b)) => V::Double(a * b),
-        ("_/_", V::Double(a), V::Double(b)) => V::Double(a / b),
-        ("_+_", V::String(a), V::String(b)) => V::str(&format!("{a}{b}")),
-        ("_+_", V::Bytes(a), V::Bytes(b)) => V::Bytes(Arc::from([&a[..], &b[..]].concat())),
-        ("_+_", V::List(a), V::List(b)) => V::list(a.iter().chain(b.iter()).cloned().collect()),
-        ("_+_", V::Duration(a), V::Duration(b)) => V::Duration(a + b),
-        ("_-_", V::Duration(a), V::Duration(b)) => V::Duration(a - b),
-        ("_+_", V::Timestamp(a), V::Duration(b)) | ("_+_", V::Duration(b), V::Timestamp(a)) => V::Timestamp(a + b),
-        ("_-_", V::Timestamp(a), V::Duration(b)) => V::Timestamp(a - b),
-        ("_-_", V::Timestamp(a), V::Timestamp(b)) => V::Duration(a - b),
-        _ => return Err(NO_OVERLOAD.into()),
-    })
-}
-
-fn convert(to: &str, x: &Value) -> Result<Value, Fail> {
-    use Value as V;
-    const RANGE: &str = "range error";
-    Ok(match (to, x) {
-        ("dyn", x) => x.clone(),
-        ("type", x) => V::Type(Arc::from(x.type_name())),
-        ("int", V::Int(i)) => V::Int(*i),
-        ("int", V::Uint(u)) => V::Int(i64::try_from(*u).map_err(|_| RANGE)?),
-        ("int", V::Double(d)) => {
-            if !d.is_finite() || *d <= -9.223_372_036_854_776e18 || *d >= 9.223_372_036_854_776e18 {
-                return Err(RANGE.into());
-            }
-            V::Int(*d as i64)
-        }
-        ("int", V::String(s)) => V::Int(s.parse().map_err(|_| format!("cannot convert string '{s}' to int"))?),
-        ("int", V::Duration(d)) => V::Int(i64::try_from(*d).map_err(|_| RANGE)?),
-        ("int", V::Timestamp(t)) => V::Int(i64::try_from(t.div_euclid(1_000_000_000)).map_err(|_| RANGE)?),
-        ("uint", V::Uint(u)) => V::Uint(*u),
-        ("uint", V::Int(i)) => V::Uint(u64::try_from(*i).map_err(|_| RANGE)?),
-        ("uint", V::Double(d)) => {
-            if !d.is_finite() || *d < 0.0 || *d >= 1.8446744073709552e19 {
-                return Err(RANGE.into());
-            }
-            V::Uint(*d as u64)
-        }
-        ("uint", V::String(s)) => V::Uint(s.parse().map_err(|_| format!("cannot convert string '{s}' to uint"))?),
-        ("double", V::Double(d)) => V::Double(*d),
-        ("double", V::Int(i)) => V::Double(*i as f64),
-        ("double", V::Uint(u)) => V::Double(*u as f64),
-        ("double", V::String(s)) => V::Double(
-            s.parse()
-                .map_err(|_| format!("cannot convert string '{s}' to double"))?,
-        ),
-        ("string", V::String(s)) => V::String(s.clone()),
-        ("string", V::Int(i)) => V::str(&i.to_string()),
-        ("string", V::Uint(u)) => V::str(&u.to_string()),
-        ("string", V::Double(d)) => V::str(&format_float_g(*d)),
-        ("string", V::Bool(b)) => V::str(&b.to_string()),
-        ("string", V::Bytes(b)) => {
-            V::str(std::str::from_utf8(b).map_err(|_| "invalid UTF-8 in bytes, cannot convert to string")?)
-        }
-        ("string", V::Duration(d)) => V::str(&format_duration(*d)),
-        ("string", V::Timestamp(t)) => V::str(&format_timestamp(*t)),
-        ("string", v @ (V::Ip(_) | V::Cidr(..) | V::Quantity(_) | V::Url(_))) => {
-            V::str(super::value::to_json(v).as_str().unwrap_or(""))
-        }
-        ("bytes", V::Bytes(b)) => V::Bytes(b.clone()),
-        ("bytes", V::String(s)) => V::Bytes(Arc::from(s.as_bytes())),
-        ("bool", V::Bool(b)) => V::Bool(*b),
-        ("bool", V::String(s)) => V::Bool(match &**s {
-            "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
-            "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
-            _ => return Err("type conversion error from 'string' to 'bool'".into()),
-        }),
-        ("duration", V::Duration(d)) => V::Duration(*d),
-        ("duration", V::String(s)) => V::Duration(parse_duration(s).ok_or_else(|| format!("invalid duration: {s:?}"))?),
-        ("timestamp", V::Timestamp(t)) => V::Timestamp(*t),
-        ("timestamp", V::Int(i)) => V::Timestamp(i128::from(*i) * 1_000_000_000),
-        ("timestamp", V::String(s)) => {
-            V::Timestamp(parse_timestamp(s).ok_or_else(|| format!("timestamp parsing error: {s:?}"))?)
-        }
-        _ => return Err(NO_OVERLOAD.into()),
-    })
-}
-
 fn index(c: &Value, i: &Value) -> Result<Value, Fail> {
     match (c, i) {
         (Value::List(l), _) => {
@@ -535,87 +435,6 @@ fn optional_index(c: &Value, i: &Value) -> Result<Value, Fail> {
         Err(e) if e.starts_with("no such key") || e.starts_with("index out of bounds") => Ok(Value::Optional(None)),
         Err(e) => Err(e),
     }
-}
-
-pub(crate) fn key_text(k: &Key) -> String {
-    match k {
-        Key::Str(s) => s.to_string(),
-        Key::Int(i) => i.to_string(),
-        Key::Uint(u) => u.to_string(),
-        Key::Bool(b) => b.to_string(),
-    }
-}
-
-const NANOS: i128 = 1_000_000_000;
-
-/// A Go duration string (`1h30m`, `-1.5s`, `300ms`) in nanoseconds.
-pub(crate) fn parse_duration(s: &str) -> Option<i128> {
-    let (neg, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if num_end == 0 {
-            return None;
-        }
-        let n: f64 = rest[..num_end].parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        total += n * unit;
-    }
-    let v = total.round() as i128;
-    Some(if neg { -v } else { v })
-}
-
-/// A duration as CEL's `string()` writes it (seconds with a fraction: `90s`, `1.5s`).
-pub(crate) fn format_duration(d: i128) -> String {
-    let secs = d / NANOS;
-    let frac = (d % NANOS).abs();
-    if frac == 0 {
-        format!("{secs}s")
-    } else {
-        let f = format!("{frac:09}");
-        let sign = if d < 0 && secs == 0 { "-" } else { "" };
-        format!("{sign}{secs}.{}s", f.trim_end_matches('0'))
-    }
-}
-
-/// An RFC 3339 timestamp (a `date` alone too: midnight UTC) in nanoseconds since the epoch; `T` (not a space)
-/// between date and time, at most nine digits of fraction.
-pub(crate) fn parse_timestamp(s: &str) -> Option<i128> {
-    let p = Timestamp::parse(s).filter(|p| !p.space_separated && p.fraction_digits <= 9)?;
-    Some(i128::from(p.at.secs) * NANOS + i128::from(p.at.nanos))
-}
-
-/// A timestamp as RFC 3339 in UTC (fraction only when there is one).
-pub(crate) fn format_timestamp(t: i128) -> String {
-    Timestamp {
-        secs: t.div_euclid(NANOS) as i64,
-        nanos: t.rem_euclid(NANOS) as u32,
-    }
-    .format(Fraction::Nanos)
 }
 
 fn time_part(name: &str, t: &Value, tz: &[Value]) -> Result<Value, Fail> {
@@ -653,34 +472,45 @@ fn time_part(name: &str, t: &Value, tz: &[Value]) -> Result<Value, Fail> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// cel-go's internal `cel.@mapInsert(map, key, value)` / `cel.@mapInsert(map, entries)`, which the map transforms of
+/// [`macros`](super::macros) accumulate with.
+pub(crate) const MAP_INSERT: &str = "cel.@mapInsert";
 
-    #[test]
-    fn durations_and_timestamps_parse_as_go_does() {
-        assert_eq!(parse_duration("1h30m"), Some(5400 * NANOS));
-        assert_eq!(parse_duration("-1.5s"), Some(-1_500_000_000));
-        assert_eq!(parse_duration("1x"), None);
-        assert_eq!(format_duration(90 * NANOS), "90s");
-        let t = parse_timestamp("2023-01-02T03:04:05.5+01:00").unwrap();
-        assert_eq!(format_timestamp(t), "2023-01-02T02:04:05.5Z");
-        // `strconv.FormatFloat(d, 'g', -1, 64)`, whose own cases are `api::strconv`'s.
-        assert_eq!(format_float_g(1.5), "1.5");
-        assert_eq!(format_float_g(1e21), "1e+21");
+/// The type of [`MAP_INSERT`]'s result.
+pub(crate) fn map_insert_type(args: &[Type]) -> Result<Type, ()> {
+    use Type as T;
+    match args {
+        [T::Map { .. } | T::Dyn, k, v] => Ok(T::Map {
+            key: Box::new(k.clone()),
+            value: Box::new(v.clone()),
+            max: 0,
+        }),
+        [m @ (T::Map { .. } | T::Dyn), e @ (T::Map { .. } | T::Dyn)] => {
+            Ok(if e.is_dyn() { m.clone() } else { e.clone() })
+        }
+        _ => Err(()),
     }
+}
 
-    #[test]
-    fn timestamps_read_dates_alone_but_no_space_and_no_tenth_digit() {
-        // The calendar's own cases are the library's (`unstable::time`); here, what CEL makes of them.
-        assert_eq!(parse_timestamp("2024-01-02"), Some(1_704_153_600 * NANOS));
-        assert_eq!(parse_timestamp("2024-01-02 00:00:00Z"), None);
-        assert_eq!(
-            parse_timestamp("1969-12-31T23:59:59.123456789Z"),
-            Some(-NANOS + 123_456_789)
-        );
-        assert_eq!(parse_timestamp("1969-12-31T23:59:59.1234567891Z"), None);
-        assert_eq!(format_timestamp(-NANOS + 123_456_789), "1969-12-31T23:59:59.123456789Z");
-        assert_eq!(format_timestamp(0), "1970-01-01T00:00:00Z");
+/// [`MAP_INSERT`]: the map with a key and value, or another map's entries, added; a key already there is an error.
+pub(crate) fn map_insert(args: Vec<Value>) -> Result<Value, String> {
+    use Value as V;
+    let mut it = args.into_iter();
+    let Some(V::Map(m)) = it.next() else {
+        return Err(NO_OVERLOAD.into());
+    };
+    let entries: Vec<(Value, Value)> = match (it.next(), it.next()) {
+        (Some(V::Map(e)), None) => e.iter().map(|(k, v)| (k.to_value(), v.clone())).collect(),
+        (Some(k), Some(v)) => vec![(k, v)],
+        _ => return Err(NO_OVERLOAD.into()),
+    };
+    let mut m = std::sync::Arc::unwrap_or_clone(m);
+    for (k, v) in entries {
+        let key = Key::from_value(&k).ok_or("unsupported key type")?;
+        if m.contains_key(&key) {
+            return Err(format!("insert failed: key {} already exists", key_text(&key)));
+        }
+        m.insert(key, v);
     }
+    Ok(V::Map(std::sync::Arc::new(m)))
 }

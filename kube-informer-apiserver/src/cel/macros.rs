@@ -3,15 +3,14 @@
 //! itself): the two-variable comprehensions of `ext.TwoVarComprehensions` (1.32): `all`,
 //! `exists`, `existsOne`/`exists_one` with two variables, `transformList`, `transformMap`, `transformMapEntry`.
 //! Each expands as cel-go expands it, into a comprehension the checker and interpreter already know; the map
-//! transforms accumulate with [`MAP_INSERT`].
+//! transforms accumulate with [`MAP_INSERT`] (a function of the [`library`](super::library)).
 
 use std::sync::LazyLock;
 
 use cel::common::ast::{CallExpr, ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr};
 use cel::parser::{Macro, MacroExprHelper, ParseError};
 
-/// cel-go's internal `cel.@mapInsert(map, key, value)` / `cel.@mapInsert(map, entries)`.
-pub(crate) const MAP_INSERT: &str = "cel.@mapInsert";
+use super::library::MAP_INSERT;
 
 /// The accumulator's name, as cel-go names it.
 const RESULT: &str = "@result";
@@ -250,47 +249,4 @@ fn transform(
     let cond = boolean(h, true);
     let result = ident(h, RESULT);
     Ok(comprehension(h, range, (first, Some(second)), init, cond, step, result))
-}
-
-/// The type of [`MAP_INSERT`]'s result.
-pub(crate) fn map_insert_type(args: &[super::Type]) -> Result<super::Type, ()> {
-    use super::Type as T;
-    match args {
-        [T::Map { .. } | T::Dyn, k, v] => Ok(T::Map {
-            key: Box::new(k.clone()),
-            value: Box::new(v.clone()),
-            max: 0,
-        }),
-        [m @ (T::Map { .. } | T::Dyn), e @ (T::Map { .. } | T::Dyn)] => {
-            Ok(if e.is_dyn() { m.clone() } else { e.clone() })
-        }
-        _ => Err(()),
-    }
-}
-
-/// [`MAP_INSERT`]: the map with a key and value, or another map's entries, added; a key already there is an error.
-pub(crate) fn map_insert(args: Vec<super::Value>) -> Result<super::Value, String> {
-    use super::Value as V;
-    use super::value::Key;
-    let mut it = args.into_iter();
-    let Some(V::Map(m)) = it.next() else {
-        return Err(super::library::NO_OVERLOAD.into());
-    };
-    let entries: Vec<(super::Value, super::Value)> = match (it.next(), it.next()) {
-        (Some(V::Map(e)), None) => e.iter().map(|(k, v)| (k.to_value(), v.clone())).collect(),
-        (Some(k), Some(v)) => vec![(k, v)],
-        _ => return Err(super::library::NO_OVERLOAD.into()),
-    };
-    let mut m = std::sync::Arc::unwrap_or_clone(m);
-    for (k, v) in entries {
-        let key = Key::from_value(&k).ok_or("unsupported key type")?;
-        if m.contains_key(&key) {
-            return Err(format!(
-                "insert failed: key {} already exists",
-                super::library::key_text(&key)
-            ));
-        }
-        m.insert(key, v);
-    }
-    Ok(V::Map(std::sync::Arc::new(m)))
 }

@@ -4,8 +4,11 @@
 //! ([`interpreter`]: cel-go's semantics with its runtime cost) here, with the Kubernetes libraries
 //! ([`library`], [`kubernetes`]).
 
+pub(crate) mod arithmetic;
 pub(crate) mod checker;
+pub(crate) mod conversions;
 pub(crate) mod environment;
+pub(crate) mod errors;
 pub(crate) mod go_url;
 pub(crate) mod interpreter;
 pub(crate) mod kubernetes;
@@ -14,6 +17,7 @@ pub(crate) mod limits;
 pub(crate) mod macros;
 pub(crate) mod stack;
 pub(crate) mod strings;
+pub(crate) mod time;
 pub(crate) mod types;
 pub(crate) mod value;
 

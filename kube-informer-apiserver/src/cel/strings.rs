@@ -2,7 +2,9 @@
 //! `strings.quote` (version 1), as the CEL spec's `string_ext` conformance cases define them: `%s`, `%d`, `%f`,
 //! `%e`, `%b`, `%x`, `%X`, `%o` and `%%`, precision for `%f` and `%e`, cel-go's error texts.
 
-use super::Value;
+use super::conversions::convert;
+use super::errors::NO_OVERLOAD;
+use super::value::Value;
 
 /// `strings.quote`: the string in double quotes with CEL's escapes (`\a \b \f \n \r \t \v \\ \"`).
 pub(crate) fn quote(s: &str) -> String {
@@ -194,9 +196,9 @@ fn string_clause(arg: &Value) -> Result<String, String> {
 }
 
 fn to_string(v: &Value) -> Result<String, String> {
-    match super::library::call("string", None, vec![v.clone()])? {
+    match convert("string", v)? {
         Value::String(s) => Ok(s.to_string()),
-        _ => Err(super::library::NO_OVERLOAD.into()),
+        _ => Err(NO_OVERLOAD.into()),
     }
 }
 

@@ -235,11 +235,11 @@ pub(crate) fn from_json(v: &Json, t: &Type) -> Value {
                 }
             },
         },
-        (Json::String(s), Type::Timestamp) => match super::library::parse_timestamp(s) {
+        (Json::String(s), Type::Timestamp) => match super::time::parse_timestamp(s) {
             Some(ts) => Value::Timestamp(ts),
             None => Value::str(s),
         },
-        (Json::String(s), Type::Duration) => match super::library::parse_duration(s) {
+        (Json::String(s), Type::Duration) => match super::time::parse_duration(s) {
             Some(d) => Value::Duration(d),
             None => Value::str(s),
         },
@@ -305,8 +305,8 @@ pub(crate) fn to_json(v: &Value) -> Json {
                 })
                 .collect(),
         ),
-        Value::Duration(d) => Json::String(super::library::format_duration(*d)),
-        Value::Timestamp(t) => Json::String(super::library::format_timestamp(*t)),
+        Value::Duration(d) => Json::String(super::time::format_duration(*d)),
+        Value::Timestamp(t) => Json::String(super::time::format_timestamp(*t)),
         Value::Type(t) => Json::String(t.to_string()),
         Value::Optional(o) => o.as_deref().map_or(Json::Null, to_json),
         Value::Quantity(q) => Json::String(q.canonical()),
@@ -315,5 +315,15 @@ pub(crate) fn to_json(v: &Value) -> Json {
         Value::Url(u) => Json::String(u.text.clone()),
         Value::Semver(s) => Json::String(format!("{}.{}.{}", s.major, s.minor, s.patch)),
         Value::Format(f) => Json::String((*f).to_owned()),
+    }
+}
+
+/// A map key as error messages print it.
+pub(crate) fn key_text(k: &Key) -> String {
+    match k {
+        Key::Str(s) => s.to_string(),
+        Key::Int(i) => i.to_string(),
+        Key::Uint(u) => u.to_string(),
+        Key::Bool(b) => b.to_string(),
     }
 }

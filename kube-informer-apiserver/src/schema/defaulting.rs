@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::SchemaNode;
+use super::structural::SchemaNode;
 
 fn non_nullable_null(x: &Value, s: Option<&Value>) -> bool {
     x.is_null() && s.is_some_and(|s| !s.nullable())

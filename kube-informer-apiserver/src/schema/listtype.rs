@@ -5,8 +5,9 @@
 
 use serde_json::{Map, Value};
 
+use super::field_path::FieldPath;
+use super::structural::SchemaNode;
 use super::validation::render;
-use super::{FieldPath, SchemaNode};
 use crate::api::errors::FieldError;
 
 /// The list-type errors of `x` under `schema`, in kube-apiserver's order: a map's values (`additionalProperties`)

@@ -8,16 +8,19 @@ pub(crate) mod builtin_schemas;
 #[cfg(feature = "cel")]
 pub(crate) mod cel;
 mod defaulting;
+pub(crate) mod field_path;
 mod listtype;
 mod objectmeta;
 mod pruning;
 pub(crate) mod ratcheting;
+pub(crate) mod structural;
 pub(crate) mod type_check;
 mod validation;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub(crate) use defaulting::{default, prune_non_nullable_nulls};
+pub(crate) use field_path::FieldPath;
 pub(crate) use listtype::validate_list_types;
 pub(crate) use objectmeta::{coerce_embedded_metadata, prune_object_meta, validate_embedded};
 pub(crate) use pruning::prune;
@@ -59,86 +62,5 @@ fn refuse_rules(s: &Value, path: &str, out: &mut Vec<crate::api::errors::FieldEr
         if let Some(c) = s.get(key).filter(|c| c.is_object()) {
             refuse_rules(c, &format!("{path}.{key}"), out);
         }
-    }
-}
-
-/// A field path as kube-apiserver prints it: `spec.containers[0].name`.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct FieldPath(String);
-
-impl FieldPath {
-    #[cfg(feature = "cel")]
-    /// A path already written out.
-    pub(crate) fn from_raw(path: String) -> FieldPath {
-        FieldPath(path)
-    }
-
-    /// `.key` (no dot at the start).
-    pub(crate) fn child(&self, key: &str) -> FieldPath {
-        if self.0.is_empty() {
-            FieldPath(key.to_owned())
-        } else {
-            FieldPath(format!("{}.{key}", self.0))
-        }
-    }
-
-    /// `[key]`: a key of a map whose values share one schema (`additionalProperties`), as `field.Path.Key` prints
-    /// it.
-    pub(crate) fn key(&self, key: &str) -> FieldPath {
-        FieldPath(format!("{}[{key}]", self.0))
-    }
-
-    /// `[i]`.
-    pub(crate) fn index(&self, i: usize) -> FieldPath {
-        FieldPath(format!("{}[{i}]", self.0))
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// A schema node's view: the keywords these algorithms read.
-pub(crate) trait SchemaNode {
-    fn keyword(&self, key: &str) -> Option<&Value>;
-
-    /// A boolean keyword or extension set to true.
-    fn flag(&self, key: &str) -> bool {
-        self.keyword(key).and_then(Value::as_bool) == Some(true)
-    }
-
-    fn properties(&self) -> Option<&Map<String, Value>> {
-        self.keyword("properties").and_then(Value::as_object)
-    }
-
-    /// `additionalProperties`: `None` when absent; `Some(None)` for a boolean (no schema for the values).
-    fn additional(&self) -> Option<Option<&Value>> {
-        match self.keyword("additionalProperties")? {
-            s @ Value::Object(_) => Some(Some(s)),
-            Value::Bool(_) => Some(None),
-            _ => None,
-        }
-    }
-
-    fn items(&self) -> Option<&Value> {
-        self.keyword("items").filter(|i| i.is_object())
-    }
-
-    fn preserves_unknown(&self) -> bool {
-        self.flag("x-kubernetes-preserve-unknown-fields")
-    }
-
-    fn embedded(&self) -> bool {
-        self.flag("x-kubernetes-embedded-resource")
-    }
-
-    fn nullable(&self) -> bool {
-        self.flag("nullable")
-    }
-}
-
-impl SchemaNode for Value {
-    fn keyword(&self, key: &str) -> Option<&Value> {
-        self.get(key)
     }
 }

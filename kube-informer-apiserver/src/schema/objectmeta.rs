@@ -5,7 +5,8 @@
 
 use serde_json::Value;
 
-use super::{FieldPath, SchemaNode};
+use super::field_path::FieldPath;
+use super::structural::SchemaNode;
 use crate::api::errors::FieldError;
 
 const OBJECT_META: &[&str] = &[

@@ -6,7 +6,8 @@
 
 use serde_json::Value;
 
-use super::{FieldPath, SchemaNode};
+use super::field_path::FieldPath;
+use super::structural::SchemaNode;
 
 fn is_meta_field(k: &str) -> bool {
     matches!(k, "apiVersion" | "kind" | "metadata")

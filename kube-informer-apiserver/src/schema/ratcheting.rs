@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::SchemaNode;
+use super::structural::SchemaNode;
 
 /// The old value of field `key` of an object whose old value is `old`.
 pub(crate) fn field<'a>(old: Option<&'a Value>, _schema: &Value, key: &str) -> Option<&'a Value> {

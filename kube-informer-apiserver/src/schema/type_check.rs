@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::api::go_literals::{RFC3339, RFC3339_MICRO, check_base64, check_time};
 use crate::api::quantity::Quantity;
 use crate::api::strconv::format_float_g;
-use crate::schema::FieldPath;
+use crate::schema::field_path::FieldPath;
 
 /// Which of kube-apiserver's decoders reads the object, and so how a problem is worded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{FieldPath, SchemaNode};
+use super::field_path::FieldPath;
+use super::structural::SchemaNode;
 use crate::api::errors::FieldError;
 
 /// Validates `x` against `schema`; the errors in kube-apiserver's order (a node's own checks, then its children).

@@ -5,10 +5,9 @@
 //! With authentication on, only admin users may use them (401 without credentials, 403 for other users).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::api::errors::{self, Failure};
@@ -18,7 +17,7 @@ use crate::http::RequestHead;
 use crate::http::log::{LogMark, RequestRecord};
 use crate::registry::reply::Reply;
 use crate::server::faults::Fault;
-use crate::server::{self, Shared};
+use crate::server::shared::{Admin, Shared};
 use kube_informer::object::Status;
 
 /// Where the admin API lives. Kubernetes serves nothing under it.
@@ -58,27 +57,6 @@ const ENDPOINTS: &[(&str, &str)] = &[
         "settings: {\"bookmarkInterval\": \"1m\", \"watchList\": true}",
     ),
 ];
-
-/// The admin API's configuration and state.
-#[derive(Debug)]
-pub(crate) struct Admin {
-    /// Users allowed when authentication is on.
-    users: Vec<String>,
-    /// Held during a restart: a second one at the same time is refused (each would cut the other's connection).
-    restarting: Mutex<()>,
-    /// `watchers` requests waiting now (shown by `status`, so a test can tell a wait has begun).
-    waiting: AtomicUsize,
-}
-
-impl Admin {
-    pub(crate) fn new(users: Vec<String>) -> Admin {
-        Admin {
-            users,
-            restarting: Mutex::new(()),
-            waiting: AtomicUsize::new(0),
-        }
-    }
-}
 
 /// True for a path of the admin API.
 pub(crate) fn is_admin_path(path: &str) -> bool {
@@ -288,7 +266,7 @@ fn restart(req: &AdminRequest<'_>, admin: &Admin) -> AdminAnswer {
         let st = Status::failure(409, "Conflict", "another restart is under way");
         return Err(Box::new(st)).into();
     };
-    match server::serving::restart(req.shared, down, Some(req.connection)) {
+    match (req.shared.restart)(req.shared, down, Some(req.connection)) {
         Ok(()) => {
             let mut answer = json!({"restarted": true});
             if let Some(d) = down {

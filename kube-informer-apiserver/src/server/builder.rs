@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::admin::Admin;
+use super::api_server::{ADMIN_USER, ApiServer};
 use super::faults::Faults;
 use super::kubeconfig::{self, TempDir};
-use super::serving::{Conns, spawn_acceptor};
-use super::{ADMIN_USER, ApiServer, Shared};
+use super::serving::{self, spawn_acceptor};
+use super::shared::{Admin, Conns, Shared};
 use crate::admission;
 use crate::auth::rbac::{self, PolicyCache};
 use crate::auth::serviceaccount::TokenIssuer;
@@ -152,6 +152,21 @@ impl Default for ApiServerBuilder {
             insecure_remote: false,
             limits: ServingLimits::default(),
         }
+    }
+}
+
+impl ApiServer {
+    /// A plain-HTTP server without authentication, serving the default resources.
+    ///
+    /// # Errors
+    /// When no socket can be bound or the kubeconfig cannot be written.
+    pub fn start() -> Result<ApiServer, Error> {
+        ApiServer::builder().start()
+    }
+
+    /// A builder for anything else.
+    pub fn builder() -> ApiServerBuilder {
+        ApiServerBuilder::default()
     }
 }
 
@@ -567,6 +582,7 @@ impl ApiServerBuilder {
             acceptor: Mutex::new(None),
             timer: (Mutex::new(false), Condvar::new()),
             restarts: Mutex::new(Vec::new()),
+            restart: serving::restart,
         });
         let dir = TempDir::new().map_err(|e| io_err("temporary directory", e))?;
         let scheme = if shared.pki.is_some() { "https" } else { "http" };

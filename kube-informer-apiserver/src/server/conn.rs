@@ -32,9 +32,9 @@ use crate::http::tls::{Pki, subject_common_name, subject_organizations};
 use crate::http::{self, HttpError, MAX_BODY, RequestHead};
 use crate::registry::conversion;
 use crate::registry::reply::{self, Reply, Sent};
-use crate::server::Shared;
 use crate::server::admin;
 use crate::server::faults::FaultAction;
+use crate::server::shared::Shared;
 
 /// A connection's socket: its one file descriptor, shared with the server's table of live connections (which shuts
 /// it down to cut the connection). Reads fail with `TimedOut` once the deadline set, if any, has passed.

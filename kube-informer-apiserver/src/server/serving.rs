@@ -1,24 +1,15 @@
 //! Serving (k8s.io/apiserver's `server/secure_serving.go`): listening, the acceptor and its connection threads (one
 //! per connection, past the limit refused), and stopping them — for a restart, a pause of listening or shutdown.
 
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{Shared, conn};
-
-/// Connections being served. Invariant: every live connection's thread is in `threads`.
-#[derive(Debug, Default)]
-pub(super) struct Conns {
-    pub(super) next_id: u64,
-    /// Each live connection's socket (its one file descriptor, shared with its thread), to cut it.
-    pub(super) live: HashMap<u64, Arc<TcpStream>>,
-    pub(super) threads: Vec<JoinHandle<()>>,
-}
+use super::conn;
+use super::shared::Shared;
 
 /// The stack of a connection thread, set rather than left to `RUST_MIN_STACK`: the deepest walk a request makes is
 /// over a JSON value at most 128 levels deep (serde_json's limit, which the server keeps for every object it stores),

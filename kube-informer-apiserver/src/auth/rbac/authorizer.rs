@@ -7,7 +7,7 @@ use super::evaluation_helpers::rule_allows;
 use super::rule_resolver::{Policy, Visit, aggregate};
 use super::types::PolicyRule;
 use crate::api::user::UserInfo;
-use crate::auth::authorizer::{Attributes, Decision};
+use crate::auth::attributes::{Attributes, Decision};
 
 /// Decides a request.
 pub(crate) fn authorize(policy: &Policy, attrs: &Attributes<'_>) -> Decision {

@@ -22,8 +22,7 @@ use super::rule_resolver::{Policy, aggregate};
 use super::types::{ClusterRole, GROUP, PolicyRule, RoleRef, go_quote, go_quote_list};
 use crate::api::errors::{self, Failure};
 use crate::api::user::{SYSTEM_PRIVILEGED_GROUP, UserInfo};
-use crate::auth::Auth;
-use crate::auth::authorizer::{self, Attributes, forbidden_status};
+use crate::auth::attributes::{Attributes, Decision, forbidden_status};
 use kube_informer::object::ApiResource;
 
 /// `system:masters` may escalate (`EscalationAllowed`).
@@ -114,6 +113,14 @@ impl Kind {
     }
 }
 
+/// What decides whether the writer may `escalate` or `bind` (`authorizer.Authorizer`, as kube's
+/// `RoleEscalationAuthorized` and `BindingAuthorized` are handed it): the server's authorizer, over the policy the
+/// check reads.
+pub(crate) trait Authorizer {
+    /// Decides `attrs` with `policy` as the RBAC policy.
+    fn authorize(&self, policy: &Policy, attrs: &Attributes<'_>) -> Decision;
+}
+
 /// Every permission there is: what an aggregation rule needs.
 fn full_authority() -> [PolicyRule; 2] {
     [
@@ -126,7 +133,7 @@ fn full_authority() -> [PolicyRule; 2] {
 /// check must not take: it may run under it, as a patch's admission does).
 pub(crate) struct Guard<'a> {
     kind: Kind,
-    auth: &'a Auth,
+    auth: &'a dyn Authorizer,
     policy: Arc<Policy>,
     user: UserInfo,
     /// The request's namespace (empty for the cluster-scoped kinds).
@@ -141,7 +148,7 @@ impl<'a> Guard<'a> {
     /// The check of a write of `id` (a store id) named `name` by `user`; `None` when nothing is to be checked
     /// (another resource, or a member of `system:masters`).
     pub(crate) fn new(
-        auth: &'a Auth,
+        auth: &'a dyn Authorizer,
         policy: Arc<Policy>,
         user: &UserInfo,
         id: &str,
@@ -155,7 +162,7 @@ impl<'a> Guard<'a> {
         }
         let may_escalate = matches!(kind, Kind::Role | Kind::ClusterRole) && {
             let attrs = Attributes::resource(user, "escalate", namespace, GROUP, kind.plural(), "", name);
-            authorizer::authorize(auth, Some(&policy), &attrs).allowed
+            auth.authorize(&policy, &attrs).allowed
         };
         Some(Guard {
             kind,
@@ -234,7 +241,7 @@ impl<'a> Guard<'a> {
             "",
             &role_ref.name,
         );
-        authorizer::authorize(self.auth, Some(&self.policy), &attrs).allowed
+        self.auth.authorize(&self.policy, &attrs).allowed
     }
 }
 
@@ -256,6 +263,7 @@ fn only_gc_fields_change(new: &Value, old: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::Auth;
     use serde_json::json;
 
     fn policy() -> Arc<Policy> {

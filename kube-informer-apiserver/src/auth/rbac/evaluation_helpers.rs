@@ -3,7 +3,7 @@
 //! `*` matches any suffix).
 
 use super::types::{ALL, PolicyRule};
-use crate::auth::authorizer::Attributes;
+use crate::auth::attributes::Attributes;
 
 pub(crate) fn verb_matches(rule: &PolicyRule, verb: &str) -> bool {
     rule.verbs.iter().any(|v| v == ALL || v == verb)

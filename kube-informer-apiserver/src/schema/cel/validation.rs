@@ -13,7 +13,8 @@ use super::compilation::CompiledRule;
 use super::{Rules, rules};
 use crate::api::errors::FieldError;
 use crate::cel::{self, EvalError, Type, Value as Cel};
-use crate::schema::{FieldPath, ratcheting};
+use crate::schema::field_path::FieldPath;
+use crate::schema::ratcheting;
 
 /// What the rules said: errors, and the warnings of ratcheted ones.
 #[derive(Debug, Default)]
@@ -180,7 +181,7 @@ impl Walk<'_> {
                     self.budget = -1;
                     return;
                 }
-                Err(EvalError::Eval(e)) if e.starts_with(cel::library::NO_OVERLOAD) => {
+                Err(EvalError::Eval(e)) if e.starts_with(cel::errors::NO_OVERLOAD) => {
                     self.out.errors.push(invalid(
                         path,
                         &ty_name,
