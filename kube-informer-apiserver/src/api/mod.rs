@@ -3,6 +3,7 @@
 //! (`api/resource`), Go's literal formats, nesting depth, JSONPath (client-go's `util/jsonpath`), the request's
 //! user (k8s.io/apiserver's `authentication/user`) and small helpers.
 
+pub(crate) mod duration;
 pub(crate) mod errors;
 pub(crate) mod go_literals;
 pub(crate) mod jsonpath;

@@ -96,7 +96,8 @@ pub(crate) fn name_suffix() -> String {
 
 /// Parses a duration as Go's `time.ParseDuration` writes them, which kube-apiserver's flags take: a sequence of
 /// decimal numbers, each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), such as `300ms`, `1.5s` or `1h30m`;
-/// `0` alone needs no unit. Negative durations are refused.
+/// `0` alone needs no unit; at most Go's limit, 2562047h47m16.854775807s. Negative durations are refused (`-0s`
+/// is zero, as in Go).
 ///
 /// ```
 /// use std::time::Duration;
@@ -110,59 +111,10 @@ pub(crate) fn name_suffix() -> String {
 /// # Errors
 /// A message saying what is wrong with `text`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = |why: &str| format!("invalid duration {text:?}: {why}");
-    let s = text.trim();
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if s.is_empty() {
-        return Err(bad("empty"));
-    }
-    if s.starts_with('-') {
-        return Err(bad("negative"));
-    }
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let mut total: u128 = 0;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (number, tail) = rest.split_at(number_len);
-        if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-            return Err(bad("expected a number"));
-        }
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_len);
-        let nanos_per: u128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            "" => return Err(bad("missing unit (ns, us, ms, s, m, h)")),
-            _ => return Err(bad(&format!("unknown unit {unit:?}"))),
-        };
-        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-        let whole: u128 = if whole.is_empty() {
-            0
-        } else {
-            whole.parse().map_err(|_| bad("number too large"))?
-        };
-        let mut part = whole.checked_mul(nanos_per).ok_or_else(|| bad("too large"))?;
-        let mut scale = nanos_per;
-        for digit in fraction.bytes().take(18) {
-            scale /= 10;
-            part += u128::from(digit - b'0') * scale;
-        }
-        total = total.checked_add(part).ok_or_else(|| bad("too large"))?;
-        rest = tail;
-    }
-    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| bad("too large"))?;
-    Ok(Duration::new(secs, (total % 1_000_000_000) as u32))
+    let nanos =
+        super::duration::parse_go_duration(text.trim()).map_err(|why| format!("invalid duration {text:?}: {why}"))?;
+    let nanos = u64::try_from(nanos).map_err(|_| format!("invalid duration {text:?}: negative"))?;
+    Ok(Duration::from_nanos(nanos))
 }
 
 /// Writes a duration as [`parse_duration`] reads it: `2s`, `250ms`, `1500us`, `7ns` (the largest unit that
@@ -242,6 +194,9 @@ mod tests {
             ("3ns", Duration::from_nanos(3)),
             ("+2m", Duration::from_secs(120)),
             ("1.0000000001s", Duration::new(1, 0)),
+            ("+0", Duration::ZERO),
+            ("-0s", Duration::ZERO),
+            ("2562047h47m16.854775807s", Duration::from_nanos(i64::MAX as u64)),
         ];
         for (text, want) in ok {
             assert_eq!(parse_duration(text), Ok(want), "{text}");
@@ -258,10 +213,21 @@ mod tests {
             ".s",
             "99999999999999999999999h",
             "1s 2s",
+            "-",
+            "3000000h",
+            "9223372036854775808ns",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
         assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(
+            parse_duration(" -1s"),
+            Err("invalid duration \" -1s\": negative".to_owned())
+        );
+        assert_eq!(
+            parse_duration("3"),
+            Err("invalid duration \"3\": missing unit (ns, us, ms, s, m, h)".to_owned())
+        );
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub(crate) struct Auth {
     /// When false, every request is served as an anonymous one and no rule applies.
     pub(crate) required: bool,
     rules: Vec<AccessRule>,
-    /// Authorization by RBAC ([`authorizer`](crate::auth::authorizer)), the access rules granting beside it.
+    /// Authorization by RBAC ([`authorizer`]), the access rules granting beside it.
     pub(crate) rbac: bool,
     /// Requests without credentials are served as `system:anonymous` (kube-apiserver's `--anonymous-auth`, which
     /// it turns off when every request is allowed anyway: here, outside the RBAC mode).

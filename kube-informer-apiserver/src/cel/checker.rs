@@ -100,14 +100,14 @@ impl Checker<'_> {
             ),
             Expr::Ident(name) => match self.lookup(name) {
                 Some(t) => (t, 1),
-                None if super::interpreter::type_value(name).is_some() => (Type::Kind, 1),
+                None if super::value::type_value(name).is_some() => (Type::Kind, 1),
                 None => {
                     self.issue(e, format!("undeclared reference to '{name}' (in container '')"));
                     (Type::Dyn, 1)
                 }
             },
             Expr::Select(s)
-                if super::interpreter::qualified_type(&s.operand, &s.field, |n| self.is_variable(n)).is_some() =>
+                if super::value::qualified_type(&s.operand, &s.field, |n| self.is_variable(n)).is_some() =>
             {
                 (Type::Kind, 1)
             }

@@ -10,7 +10,7 @@ use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::errors::NO_OVERLOAD;
 use super::library::{self, NAMESPACES};
-use super::value::{Key, Value, key_text};
+use super::value::{Key, Value, key_text, qualified_type, type_value};
 
 /// Why evaluation failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,7 +49,8 @@ pub(crate) fn eval(expr: &IdedExpr, globals: &[(&str, Value)], limit: u64) -> (R
     eval_with(expr, globals, limit, &[])
 }
 
-/// [`eval`] with the zeros the checker found for typed `sum()` calls.
+/// Evaluates `expr` with the variables `globals` and the zeros the checker found for typed `sum()` calls, stopping
+/// past `limit`; returns the result and the cost spent.
 pub(crate) fn eval_with(expr: &IdedExpr, globals: &[(&str, Value)], limit: u64, zeros: &[(u64, Value)]) -> (Res, u64) {
     let mut e = Eval {
         globals,
@@ -284,24 +285,5 @@ fn literal(l: &LiteralValue) -> Value {
         LiteralValue::Null => Value::Null,
         LiteralValue::String(s) => Value::str(s.inner()),
         LiteralValue::UInt(u) => Value::Uint(*u.inner()),
-    }
-}
-
-/// The type values CEL names (`int`, `string`, …).
-pub(crate) fn type_value(name: &str) -> Option<Value> {
-    matches!(
-        name,
-        "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map" | "null_type" | "type"
-    )
-    .then(|| Value::Type(Arc::from(name)))
-}
-
-/// The library types CEL names with a qualified name (`net.IP`, `net.CIDR`), unless `net` is a variable.
-pub(crate) fn qualified_type(operand: &IdedExpr, field: &str, is_variable: impl Fn(&str) -> bool) -> Option<Value> {
-    match &operand.expr {
-        Expr::Ident(ns) if ns == "net" && matches!(field, "IP" | "CIDR") && !is_variable(ns) => {
-            Some(Value::Type(Arc::from(format!("net.{field}").as_str())))
-        }
-        _ => None,
     }
 }

@@ -1,6 +1,6 @@
 //! The functions a Kubernetes CEL environment declares: CEL's standard ones (operators, conversions, `size`,
 //! string tests, `matches`, durations and timestamps), cel-go's extension libraries Kubernetes enables (strings,
-//! sets, optionals) and k8s.io/apiserver's libraries ([`kubernetes`](super::kubernetes): lists, regex, URLs,
+//! sets, optionals) and k8s.io/apiserver's libraries ([`kubernetes`]: lists, regex, URLs,
 //! quantity, IP, CIDR, format, semver). Each function has a type rule (for the checker), an implementation and a
 //! cost (cel-go's: 1 per call, a tenth of the characters traversed by string functions, the items traversed by list
 //! functions).

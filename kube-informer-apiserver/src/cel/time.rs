@@ -3,48 +3,15 @@
 
 use kube_informer::unstable::time::{Fraction, Timestamp};
 
+use crate::api::duration::parse_go_duration;
+
 /// Nanoseconds in a second: durations and timestamps are counted in nanoseconds.
 pub(crate) const NANOS: i128 = 1_000_000_000;
 
-/// A Go duration string (`1h30m`, `-1.5s`, `300ms`) in nanoseconds.
+/// A Go duration string (`1h30m`, `-1.5s`, `300ms`) in nanoseconds, as cel-go reads it (`time.ParseDuration`:
+/// [`parse_go_duration`]).
 pub(crate) fn parse_duration(s: &str) -> Option<i128> {
-    let (neg, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if num_end == 0 {
-            return None;
-        }
-        let n: f64 = rest[..num_end].parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        total += n * unit;
-    }
-    let v = total.round() as i128;
-    Some(if neg { -v } else { v })
+    parse_go_duration(s).ok().map(i128::from)
 }
 
 /// A duration as CEL's `string()` writes it (seconds with a fraction: `90s`, `1.5s`).
@@ -86,6 +53,9 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Some(5400 * NANOS));
         assert_eq!(parse_duration("-1.5s"), Some(-1_500_000_000));
         assert_eq!(parse_duration("1x"), None);
+        // Go's parser, to the nanosecond and within an int64 (its own cases are `api::duration`'s).
+        assert_eq!(parse_duration("9007199254740993ns"), Some((1 << 53) + 1));
+        assert_eq!(parse_duration("9223372036854775808ns"), None);
         assert_eq!(format_duration(90 * NANOS), "90s");
         let t = parse_timestamp("2023-01-02T03:04:05.5+01:00").unwrap();
         assert_eq!(format_timestamp(t), "2023-01-02T02:04:05.5Z");

@@ -1,4 +1,4 @@
-//! CEL values (cel-go's `ref.Val`s as Kubernetes uses them): the standard types, optionals, and the opaque
+//! CEL values (cel-go's `ref.Val`s as Kubernetes uses them): the standard types, optionals, type values (`int`, `net.IP`: cel-go's type values), and the opaque
 //! Kubernetes types of k8s.io/apiserver's CEL libraries (quantity, IP, CIDR, URL, semver, format). JSON values
 //! become CEL values by their schema ([`from_json`]): integers and numbers apart, `date-time` strings as timestamps,
 //! `duration` strings as durations, `byte` strings as bytes, as apiextensions-apiserver's `UnstructuredToVal` does.
@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use cel::common::ast::{Expr, IdedExpr};
 use serde_json::Value as Json;
 
 use super::types::Type;
@@ -325,5 +326,24 @@ pub(crate) fn key_text(k: &Key) -> String {
         Key::Int(i) => i.to_string(),
         Key::Uint(u) => u.to_string(),
         Key::Bool(b) => b.to_string(),
+    }
+}
+
+/// The type values CEL names (`int`, `string`, …).
+pub(crate) fn type_value(name: &str) -> Option<Value> {
+    matches!(
+        name,
+        "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map" | "null_type" | "type"
+    )
+    .then(|| Value::Type(Arc::from(name)))
+}
+
+/// The library types CEL names with a qualified name (`net.IP`, `net.CIDR`), unless `net` is a variable.
+pub(crate) fn qualified_type(operand: &IdedExpr, field: &str, is_variable: impl Fn(&str) -> bool) -> Option<Value> {
+    match &operand.expr {
+        Expr::Ident(ns) if ns == "net" && matches!(field, "IP" | "CIDR") && !is_variable(ns) => {
+            Some(Value::Type(Arc::from(format!("net.{field}").as_str())))
+        }
+        _ => None,
     }
 }

@@ -1,5 +1,5 @@
 //! The resource verbs other than WATCH: GET, LIST, POST, PUT, PATCH, DELETE, DELETE of a collection — request
-//! decoding and answers around [`strategy`](crate::registry::strategy) and [`list`](crate::endpoints::list).
+//! decoding and answers around [`strategy`] and [`list`].
 
 use serde_json::{Value, json};
 

@@ -1,6 +1,6 @@
 //! Server-side conversions of an answer, as the client's `Accept` header asks: a `Table` (`as=Table;v=v1;
 //! g=meta.k8s.io`, what `kubectl get` asks for, on GET, LIST, writes and every WATCH event) made from the resource's
-//! [`PrinterColumn`](crate::PrinterColumn)s, or `PartialObjectMetadata(List)` (metadata-only clients: client-go's
+//! [`PrinterColumn`]s, or `PartialObjectMetadata(List)` (metadata-only clients: client-go's
 //! metadata informers, controller-runtime's `OnlyMetadata`).
 //!
 //! Negotiation follows kube-apiserver's: `Accept` clauses by quality, each matched against the media types it

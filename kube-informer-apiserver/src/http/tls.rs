@@ -58,7 +58,8 @@ impl Pki {
         Pki::with_names(&["localhost".to_owned(), "127.0.0.1".to_owned()], extra_client_cas)
     }
 
-    /// [`Pki::new`] with a server certificate for `names` (DNS names and IP addresses).
+    /// A new CA and a server certificate for `names` (DNS names and IP addresses); client certificates are accepted
+    /// when signed by the CA or by one of `extra_client_cas` (PEM bundles).
     pub(crate) fn with_names(names: &[String], extra_client_cas: &[String]) -> Result<Pki, Error> {
         let ca_key = KeyPair::generate().map_err(tls_err)?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;

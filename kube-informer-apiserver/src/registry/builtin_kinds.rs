@@ -3,10 +3,10 @@
 //! scale subresource's paths, the table columns. Typed from kube-apiserver 1.34's `pkg/registry/<group>/<kind>`
 //! (each strategy's `PrepareForCreate`, `GetAttrs`/`SelectableFields`, the storage's `ReturnDeletedObject`, the
 //! printers of `pkg/printers/internalversion`); the rest of each resource comes from the generated
-//! [`builtin_catalog`](crate::registry::builtin_catalog).
+//! [`builtin_catalog`].
 //!
 //! The catalog builds the specs ([`ResourceSpec::defaults`], the CRD resource's [`crd_resource`]) and attaches each
-//! kind's rules ([`defaults`](crate::registry::defaults)' function values): a spec knows neither the catalog nor the
+//! kind's rules ([`defaults`]' function values): a spec knows neither the catalog nor the
 //! rules' code.
 //!
 //! A resource not named here gets the generic registry's behaviour: generation untracked, DNS-subdomain names,

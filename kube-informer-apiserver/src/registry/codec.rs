@@ -2,7 +2,7 @@
 //! it (the codec, the field manager, the patch types its handler accepts): pruning by the schema as decoding through
 //! its codec does, the field manager of its writes, and the patch media types it takes (strategic merge only with a
 //! schema that says how). Methods of [`ResourceSpec`], which stays data: it imports none of the pure libraries
-//! ([`schema`](crate::schema), [`patch`](crate::patch)) whose work this is.
+//! ([`schema`], [`patch`](crate::patch)) whose work this is.
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! The namespace controller's deletion of a terminating namespace's content (kube's
 //! `pkg/controller/namespace/deletion`), run here after each write that allows a step since no controller-manager
 //! runs, and the namespace storage's `finalize` subresource: both write through the registry's
-//! [`strategy`](crate::registry::strategy). The lifecycle's admission and the marking of a namespace for deletion,
+//! [`strategy`]. The lifecycle's admission and the marking of a namespace for deletion,
 //! which the strategy itself calls, are [`namespace_lifecycle`](crate::registry::namespace_lifecycle)'s.
 
 use std::sync::Arc;

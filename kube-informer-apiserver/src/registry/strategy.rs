@@ -711,7 +711,7 @@ pub(crate) enum PatchType {
     /// `application/json-patch+json` (RFC 6902).
     Json,
     /// `application/strategic-merge-patch+json`: lists merge as the resource's schema says
-    /// ([`strategic_merge`](crate::patch::strategic_merge)).
+    /// ([`strategic_merge`]).
     Strategic,
     /// `application/apply-patch+yaml` (or `+json`): server-side apply
     /// ([`managed_fields`](crate::patch::managed_fields)), which may create.

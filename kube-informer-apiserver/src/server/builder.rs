@@ -203,7 +203,7 @@ impl ApiServerBuilder {
     /// kube-apiserver's bootstrap policy at start (cluster-admin, admin, edit, view, the `system:*` roles and their
     /// bindings). Requests without credentials are then `system:anonymous` in `system:unauthenticated` (see
     /// [`anonymous_auth`](Self::anonymous_auth)), and the server's kubeconfig and [`ApiServer::client`] act as the
-    /// user [`ADMIN_USER`](crate::ADMIN_USER), in `system:masters`, unless [`kubeconfig_user`](Self::kubeconfig_user)
+    /// user [`ADMIN_USER`], in `system:masters`, unless [`kubeconfig_user`](Self::kubeconfig_user)
     /// names another. [`ApiServer::service_account_client`] acts as a service account, with exactly what its
     /// bindings grant.
     ///

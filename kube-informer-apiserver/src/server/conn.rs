@@ -1,7 +1,8 @@
 //! One client connection: TLS handshake, HTTP/1.1 keep-alive loop, and the request pipeline
 //! (route → fault → authenticate → authorize → handle → log → answer). Every read has a deadline
-//! ([`ServingLimits`]): the TLS handshake and each request head from their start, a body from the end of its head,
-//! the wait for the next request on an idle keep-alive connection; every write has a timeout.
+//! ([`ServingLimits`](crate::http::serving_limits::ServingLimits)): the TLS handshake and each request head from
+//! their start, a body from the end of its head, the wait for the next request on an idle keep-alive connection;
+//! every write has a timeout.
 
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, TcpStream};

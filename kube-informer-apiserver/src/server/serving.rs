@@ -173,8 +173,8 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, epoch: u64) {
     }
 }
 
-/// A connection past [`ServingLimits::max_connections`] (or without a thread to serve it), refused without blocking
-/// the acceptor: on plain HTTP, kube-apiserver's 429 text (what it answers past its in-flight limits), after reading
+/// A connection past [`ServingLimits::max_connections`](crate::http::serving_limits::ServingLimits::max_connections)
+/// (or without a thread to serve it), refused without blocking the acceptor: on plain HTTP, kube-apiserver's 429 text (what it answers past its in-flight limits), after reading
 /// whatever request already arrived so that closing does not reset the answer away; on HTTPS, closed.
 fn refuse_connection(shared: &Shared, tcp: &TcpStream) {
     if shared.pki.is_none() && tcp.set_nonblocking(true).is_ok() {

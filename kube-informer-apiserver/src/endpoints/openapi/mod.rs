@@ -1,5 +1,5 @@
 //! `/openapi/v2` and `/openapi/v3`: the OpenAPI documents of the registered resources, generated from their
-//! [`ResourceSpec`](crate::ResourceSpec)s and served as kube-apiserver serves them.
+//! [`ResourceSpec`]s and served as kube-apiserver serves them.
 //!
 //! * `/openapi/v2`: one document, as JSON or — for `Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf`,
 //!   what every kubectl asks for — gnostic's protobuf encoding ([`gnostic`]); `ETag` (and 304 on `If-None-Match`),

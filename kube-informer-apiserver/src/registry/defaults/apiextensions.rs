@@ -1,6 +1,6 @@
 //! apiextensions.k8s.io/v1 CustomResourceDefinition: `SetObjectDefaults_CustomResourceDefinition` (the spec's names
 //! and conversion, a webhook service's port, the stored versions). Checking a CRD and serving what it defines is
-//! [`crd`](crate::registry::crd)'s.
+//! [`crd`]'s.
 
 use serde_json::{Value, json};
 
