@@ -55,6 +55,7 @@ use kube_informer::cache::Fifo;
 
 use burst::{Burst, burst_child, run_burst, stream_child};
 use child::serve;
+use lean::serve_lean;
 use pods::{pods_child, report_pods, run_pods, serve_pods};
 use raw::raw_child;
 use report::{env_or, report, report_scale};
@@ -72,6 +73,7 @@ fn main() {
         Some("secrets") => return secrets_child(&args[1..]),
         Some("serve-pods") => return serve_pods(&args[1..]),
         Some("pods") => return pods_child(&args[1..]),
+        Some("serve-lean") => return serve_lean(&args[1..]),
         _ => {}
     }
     // `cargo test --benches` runs bench binaries without `--bench`: keep that quick.
