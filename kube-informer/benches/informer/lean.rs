@@ -400,6 +400,25 @@ impl LeanServer {
     }
 }
 
+/// `serve-lean configmaps|pods N`: a lean server in a process of its own, for a measurement that runs the informer
+/// child by hand (`tools/bench-callgrind/informer-scale.py` counts its instructions under callgrind). Prints
+/// `READY kubeconfig=… json=…` and serves until a line (or the end) on stdin.
+pub(crate) fn serve_lean(args: &[String]) {
+    let kind = match args[0].as_str() {
+        "configmaps" => Kind::ConfigMaps,
+        "pods" => Kind::Pods,
+        other => panic!("kind {other:?}: configmaps or pods"),
+    };
+    let n: usize = args[1].parse().unwrap();
+    let lean = LeanServer::start(kind, n);
+    println!(
+        "READY kubeconfig={} json={:.1} meta={:.1}",
+        lean.kubeconfig, lean.json, lean.meta
+    );
+    std::io::stdout().flush().unwrap();
+    let _ = std::io::stdin().read_line(&mut String::new());
+}
+
 impl Drop for LeanServer {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);

@@ -20,14 +20,16 @@
 //! over both), `INFORMER_BENCH_FIFOS` (default `real,delta`: the informers' queue, `Fifo::Real` and `Fifo::Delta`,
 //! each measured; one of them alone halves the syncs' and bursts' time), `INFORMER_BENCH_LEAN` (default 1: the scale
 //! and Pod runs read from the lean server, see below; 0: from the embedded API server, over HTTPS unless
-//! `INFORMER_BENCH_HTTP=1`).
+//! `INFORMER_BENCH_HTTP=1`), `INFORMER_BENCH_SYNC_TIMEOUT` (default 600: seconds a `sync` child waits for its cache;
+//! more for a child under callgrind).
 //!
 //! Every measurement runs in a process of its own, so RSS and CPU are the informer's alone: this binary re-executes
 //! itself as `serve` (the embedded API server, driven over stdin/stdout), `sync` (one informer's initial sync and
 //! relist), `burst` (the watch burst), `stream` (the same replay through `Api::watch` alone, on one thread: what
 //! reading and decoding cost without the informer) and `raw` (the server's own list and watch rates read by a client that only
 //! counts bytes, and the decoder's own rate on the same bytes: dropping each object, keeping the latest of each name as
-//! a cache does, and decoding into the object replaced as the informer does). RSS and CPU come from `/proc/self/status` (VmRSS,
+//! a cache does, and decoding into the object replaced as the informer does); `serve-lean` runs the lean server alone,
+//! for a child run by hand (`tools/bench-callgrind/informer-scale.py` counts a `sync` child's instructions with it). RSS and CPU come from `/proc/self/status` (VmRSS,
 //! VmHWM, reset between phases through `/proc/self/clear_refs`) and `/proc/self/stat` (utime + stime).
 //!
 //! The sync table, the relist, the watch burst and the Secrets read from the embedded API server: they measure its
@@ -55,6 +57,7 @@ use kube_informer::cache::Fifo;
 
 use burst::{Burst, burst_child, run_burst, stream_child};
 use child::serve;
+use lean::serve_lean;
 use pods::{pods_child, report_pods, run_pods, serve_pods};
 use raw::raw_child;
 use report::{env_or, report, report_scale};
@@ -72,6 +75,7 @@ fn main() {
         Some("secrets") => return secrets_child(&args[1..]),
         Some("serve-pods") => return serve_pods(&args[1..]),
         Some("pods") => return pods_child(&args[1..]),
+        Some("serve-lean") => return serve_lean(&args[1..]),
         _ => {}
     }
     // `cargo test --benches` runs bench binaries without `--bench`: keep that quick.

@@ -16,7 +16,7 @@ use crate::child::{Proc, Server, num};
 use crate::corpus::configmaps;
 use crate::lean::{Kind, LeanServer};
 use crate::procfs;
-use crate::report::{medians, run_line};
+use crate::report::{env_or, medians, run_line};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -129,10 +129,9 @@ pub(crate) fn run_sync<K: Object>(api: Api<K>, opts: InformerOptions<K>, n: usiz
         })
         .unwrap();
     informer.start().unwrap();
-    assert!(
-        informer.wait_for_cache_sync(Duration::from_secs(600)).is_ok(),
-        "sync timed out"
-    );
+    // Ten minutes, or longer for a run under callgrind (~50 times slower): `INFORMER_BENCH_SYNC_TIMEOUT` seconds.
+    let timeout = Duration::from_secs(env_or("INFORMER_BENCH_SYNC_TIMEOUT", 600));
+    assert!(informer.wait_for_cache_sync(timeout).is_ok(), "sync timed out");
     let (synced, cpu) = (t0.elapsed().as_secs_f64(), procfs::cpu() - cpu0);
     let peak = procfs::peak();
     assert_eq!(informer.lister().len(), n);
