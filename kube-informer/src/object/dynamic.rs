@@ -153,6 +153,14 @@ impl Serialize for DynamicObject {
 /// Reads a DynamicObject over `self.0` (a default one for a fresh decode), reusing its metadata's allocations.
 struct DynVisitor<'a>(&'a mut DynamicObject);
 
+thread_local! {
+    /// Where [`DynVisitor`] gathers an object's fields before boxing them at their exact count: a `Vec` grown for
+    /// them and then shrunk into the box splits off a small free chunk for every object decoded, which glibc's fast
+    /// bins keep from joining its neighbours — the holes a relist's new versions then cannot use. Taken while in use,
+    /// so a decode nested in another (none today) gets a fresh one.
+    static FIELDS: std::cell::Cell<Vec<(Arc<str>, RawJson)>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 impl<'de> Visitor<'de> for DynVisitor<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -160,7 +168,8 @@ impl<'de> Visitor<'de> for DynVisitor<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let o = self.0;
-        let mut fields = Vec::new();
+        // Left empty on an error (`?` drops it): the next decode starts a new one.
+        let mut fields = FIELDS.take();
         let (mut api_version, mut kind, mut metadata) = (None, None, false);
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
@@ -184,7 +193,9 @@ impl<'de> Visitor<'de> for DynVisitor<'_> {
         // What the object did not mention takes its default, as in a fresh decode.
         o.api_version = api_version.unwrap_or_else(|| interner::intern(""));
         o.kind = kind.unwrap_or_else(|| interner::intern(""));
-        o.fields = fields.into_boxed_slice();
+        // `drain` knows its length: one allocation of exactly that, no shrinking.
+        o.fields = fields.drain(..).collect();
+        FIELDS.set(fields);
         if !metadata {
             o.metadata = ObjectMeta::default();
         }

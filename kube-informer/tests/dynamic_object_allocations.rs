@@ -1,0 +1,87 @@
+//! How a `DynamicObject` decode allocates: its fields are boxed once at their exact count, never grown and shrunk.
+//!
+//! Growing a `Vec` and shrinking it into the box (a `realloc` to a smaller size) split a small free chunk off each
+//! object decoded, which glibc's fast bins keep from joining its neighbours: the heap a relist reuses came out
+//! fragmented, and a relist of `DynamicObject`s raised RSS ~2.5 points more than the live heap grew. This needs a
+//! counting allocator, hence a test binary of its own (and the one `unsafe` block the allocator interface asks for).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use kube_informer::object::DynamicObject;
+use serde::Deserialize;
+
+struct Counting;
+
+thread_local! {
+    /// Reallocations on this thread while counting; `None` when not counting.
+    static REALLOCS: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+// SAFETY: every call is passed on to `System` unchanged; the counter is a const-initialised thread-local without a
+// destructor, which allocates nothing.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = REALLOCS.try_with(|c| c.set(c.get().map(|n| n + 1)));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Reallocations `f` made on this thread.
+fn reallocs(f: impl FnOnce()) -> usize {
+    REALLOCS.with(|c| c.set(Some(0)));
+    f();
+    REALLOCS.with(|c| c.replace(None)).unwrap()
+}
+
+/// The fields of `o` as a JSON object.
+fn fields(o: &DynamicObject) -> serde_json::Value {
+    o.fields()
+        .map(|(k, v)| (k.to_owned(), v.parse::<serde_json::Value>().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_dynamic_objects_fields_are_boxed_at_their_exact_count() {
+    // No metadata: what is measured is the object's own decode, not `ObjectMeta`'s.
+    let texts = [
+        r#"{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"b"}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":3},"status":{}}"#,
+        r#"{"kind":"X","a":1,"b":[2],"c":"3","d":null,"e":{},"a":4}"#,
+    ];
+    // The thread's scratch list grows once, to the most fields an object had.
+    for text in texts {
+        serde_json::from_str::<DynamicObject>(text).unwrap();
+    }
+    for text in texts {
+        let mut decoded = None;
+        assert_eq!(
+            reallocs(|| decoded = Some(serde_json::from_str::<DynamicObject>(text).unwrap())),
+            0,
+            "{text}"
+        );
+        let decoded = decoded.unwrap();
+        // What was decoded is unchanged: every field (of a duplicate key, the last value).
+        let mut expected: serde_json::Value = serde_json::from_str(text).unwrap();
+        let map = expected.as_object_mut().unwrap();
+        map.remove("apiVersion");
+        map.remove("kind");
+        assert_eq!(fields(&decoded), expected, "{text}");
+        // Decoding in place, over an object with other fields, boxes them at their count too.
+        let mut place: DynamicObject = serde_json::from_str(r#"{"kind":"Y","x":1}"#).unwrap();
+        let n = reallocs(|| {
+            DynamicObject::deserialize_in_place(&mut serde_json::Deserializer::from_str(text), &mut place).unwrap()
+        });
+        assert_eq!(n, 0, "in place: {text}");
+        assert_eq!(place, decoded, "{text}");
+    }
+}
