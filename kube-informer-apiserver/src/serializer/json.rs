@@ -515,8 +515,8 @@ fn plain_word(w: u64) -> bool {
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
     (below_space
-        | zero((w | ONES * 0x04) ^ (ONES * 0x26))
-        | zero((w | ONES * 0x02) ^ (ONES * 0x3e))
+        | zero((w | (ONES * 0x04)) ^ (ONES * 0x26))
+        | zero((w | (ONES * 0x02)) ^ (ONES * 0x3e))
         | zero(w ^ (ONES * u64::from(b'\\')))
         | zero(w ^ (ONES * 0xe2)))
         == 0
