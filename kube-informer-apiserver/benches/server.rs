@@ -2,6 +2,10 @@
 //! client (and ureq for the list), independent of the informer.
 //!
 //! Run: `cargo bench --bench server` (prints a table; `harness = false`).
+//!
+//! `cargo bench --bench server -- --bench writes KIND N` only does N store writes of one kind (after the same
+//! fixed setup whatever N is), for counting instructions per write under callgrind:
+//! `tools/bench-callgrind/server-writes.py` runs it with N and with 0 and divides the difference by N.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -227,10 +231,61 @@ fn bench_watch() {
     );
 }
 
+/// N store writes of one kind through the direct API (as "store writes" does), after a setup that does not depend
+/// on N: a server with one namespace and 1,000 ConfigMaps. The kinds: `cm-update` (the "store writes" line's
+/// replace of a ConfigMap with a 400-byte value), `cm-create`, `pod-create` and `deploy-create` (defaulted by the
+/// server: a Pod's and a Deployment's spec gain their kube defaults before they are stored).
+fn writes(kind: &str, n: usize) {
+    let server = ApiServer::builder()
+        .history_size(n + 2000)
+        .compaction_interval(None)
+        .namespace("watch")
+        .start()
+        .unwrap();
+    for i in 0..1000 {
+        let obj = json!({"metadata": {"name": format!("w-{i}")}, "data": {}});
+        server.create_json(&cm(), Some("watch"), obj).unwrap();
+    }
+    let payload = "p".repeat(400);
+    let pod = ApiResource::new("", "v1", "Pod", "pods", true);
+    let deploy = ApiResource::new("apps", "v1", "Deployment", "deployments", true);
+    let container = json!({"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}});
+    for i in 0..n {
+        match kind {
+            "cm-update" => update(&server, i, &payload),
+            "cm-create" => {
+                let obj = json!({"metadata": {"name": format!("c-{i}"), "labels": {"app": "bench"}},
+                    "data": {"i": i.to_string(), "payload": payload}});
+                server.create_json(&cm(), Some("watch"), obj).unwrap();
+            }
+            "pod-create" => {
+                let obj = json!({"metadata": {"name": format!("p-{i}"), "labels": {"app": "web"}},
+                    "spec": {"containers": [container]}});
+                server.create_json(&pod, Some("watch"), obj).unwrap();
+            }
+            "deploy-create" => {
+                let obj = json!({"metadata": {"name": format!("d-{i}")},
+                    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container]}}}});
+                server.create_json(&deploy, Some("watch"), obj).unwrap();
+            }
+            _ => panic!("unknown kind of write {kind:?}: cm-update, cm-create, pod-create or deploy-create"),
+        };
+    }
+    println!("{n} {kind} writes, revision {}", server.revision());
+}
+
 fn main() {
     // `cargo test --benches` runs bench binaries with `--bench` absent: keep that quick.
     if !std::env::args().any(|a| a == "--bench") {
         println!("server bench: run with `cargo bench --bench server`");
+        return;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "writes") {
+        let n = args.get(at + 2).and_then(|n| n.parse().ok()).unwrap_or(1000);
+        writes(args.get(at + 1).map_or("cm-update", String::as_str), n);
         return;
     }
     let namespaces: Vec<String> = (0..10).map(|i| format!("ns-{i}")).collect();

@@ -53,6 +53,19 @@ pub(crate) fn write_object(out: &mut Vec<u8>, value: &Value) {
     }
 }
 
+impl Slot {
+    fn new(name: &'static str, ty: Ty, each: bool) -> Slot {
+        let mut quoted = Vec::with_capacity(name.len() + 3);
+        key(&mut quoted, name, 0);
+        Slot {
+            name,
+            quoted: quoted.into_boxed_slice(),
+            ty,
+            each,
+        }
+    }
+}
+
 /// The message of a kind of `meta/v1`, whose types every group serves.
 fn meta_kind(api_version: &str, kind: &str) -> Option<&'static str> {
     Some(match (api_version, kind) {
@@ -127,9 +140,11 @@ enum Ty {
 }
 
 /// A field of a struct, embedded structs' fields flattened into their parent's.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Slot {
     name: &'static str,
+    /// `"name":` as [`key`] writes it, written in one copy.
+    quoted: Box<[u8]>,
     ty: Ty,
     /// A slice or map: `ty` is each element's (each value's) type.
     each: bool,
@@ -203,11 +218,7 @@ impl Layouts {
             let unknown_kind = Layout::new(
                 schema
                     .message("meta.v1.ObjectMeta")
-                    .map(|m| Slot {
-                        name: "metadata",
-                        ty: Ty::Struct(m),
-                        each: false,
-                    })
+                    .map(|m| Slot::new("metadata", Ty::Struct(m), false))
                     .into_iter()
                     .collect(),
             );
@@ -262,15 +273,22 @@ impl Layouts {
         out.push(b'{');
         for i in base..scratch.len() {
             let p = scratch[i];
-            key(out, p.key, i - base);
-            match p
-                .rank
-                .checked_sub(FIRST_SLOT)
-                .and_then(|s| layout.slots.get(s as usize))
-            {
-                Some(s) => self.field(out, p.value, s, scratch),
-                None => any(out, p.value),
+            if i > base {
+                out.push(b',');
             }
+            match p.rank {
+                0 => out.extend_from_slice(b"\"kind\":"),
+                1 => out.extend_from_slice(b"\"apiVersion\":"),
+                r => match layout.slots.get((r - FIRST_SLOT) as usize) {
+                    Some(s) => {
+                        out.extend_from_slice(&s.quoted);
+                        self.field(out, p.value, s, scratch);
+                        continue;
+                    }
+                    None => key(out, p.key, 0),
+                },
+            }
+            any(out, p.value);
         }
         scratch.truncate(base);
         out.push(b'}');
@@ -313,11 +331,11 @@ impl Layouts {
 }
 
 /// Where `k` is in `names` (sorted): where most fields are set, the first name is `k` itself (one comparison),
-/// else a binary search.
+/// else a binary search, which compares first bytes before whole names (the byte-wise order either way).
 fn next_or_search(names: &[(&'static str, u32)], k: &str) -> Result<usize, usize> {
     match names.first() {
         Some(&(n, _)) if n == k => Ok(0),
-        _ => names.binary_search_by(|&(n, _)| n.cmp(k)),
+        _ => names.binary_search_by(|&(n, _)| n.as_bytes().first().cmp(&k.as_bytes().first()).then_with(|| n.cmp(k))),
     }
 }
 
@@ -344,11 +362,7 @@ fn flatten(schema: &Schema, m: usize, out: &mut Vec<Slot>) {
             // The table is the crate's own (finite, acyclic through inlining): this recursion is bounded by it.
             Ty::Struct(n) if f.inline => flatten(schema, n, out),
             _ if out.iter().any(|s| s.name == f.json) => {}
-            _ => out.push(Slot {
-                name: f.json,
-                ty,
-                each: f.repeated || f.map_key.is_some(),
-            }),
+            _ => out.push(Slot::new(f.json, ty, f.repeated || f.map_key.is_some())),
         }
     }
 }
@@ -397,9 +411,9 @@ fn any(out: &mut Vec<u8>, v: &Value) {
 /// read back the same, in exponent form (`1e+21`, `1e-7`) below 1e-6 or from 1e21 on.
 fn number(out: &mut Vec<u8>, n: &Number) {
     if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
+        out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
+        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
     } else if let Some(f) = n.as_f64() {
         let abs = f.abs();
         if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
@@ -435,17 +449,17 @@ const ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// A JSON string, escaped as Go's `encoding/json` escapes it (with its HTML escaping).
+/// A JSON string, escaped as Go's `encoding/json` escapes it (with its HTML escaping): runs of bytes that need no
+/// escape are found eight at a time ([`plain_word`]) and copied in one piece.
 fn string(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
     let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
     let (mut start, mut i) = (0, 0);
-    while i < b.len() {
-        let e = ESCAPE[b[i] as usize];
-        if e == 0 {
-            i += 1;
-            continue;
-        }
+    loop {
+        i += plain_run(&b[i..]);
+        let Some(&c) = b.get(i) else { break };
+        let e = ESCAPE[usize::from(c)];
         if e == b'E' {
             match b.get(i + 1..i + 3) {
                 Some([0x80, last @ (0xA8 | 0xA9)]) => {
@@ -461,8 +475,8 @@ fn string(out: &mut Vec<u8>, s: &str) {
         out.extend_from_slice(&b[start..i]);
         if e == b'u' {
             out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b[i] >> 4)]);
-            out.push(HEX[usize::from(b[i] & 0xf)]);
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xf)]);
         } else {
             out.push(b'\\');
             out.push(e);
@@ -472,6 +486,40 @@ fn string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
+}
+
+/// How many bytes at the start of `b` need no escape ([`ESCAPE`] 0): eight at a time while a whole word is plain,
+/// then byte by byte.
+fn plain_run(b: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(word) = b.get(i..i + 8) {
+        let word = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        if !plain_word(word) {
+            break;
+        }
+        i += 8;
+    }
+    i + b[i..]
+        .iter()
+        .position(|&c| ESCAPE[usize::from(c)] != 0)
+        .unwrap_or(b.len() - i)
+}
+
+/// Whether none of a word's eight bytes is one [`ESCAPE`] marks: below 0x20, `"` or `&` (`0x22 | 4 == 0x26 | 4`),
+/// `<` or `>` (`0x3c | 2 == 0x3e | 2`), `\`, or `E2` (U+2028/U+2029's first byte). A word holds one of those
+/// exactly when a byte of a test below is zero (or, for the first, less than 0x20): the classic "has a zero byte"
+/// test, `(x - 0x01…) & !x & 0x80…`, is exact about whether there is one.
+fn plain_word(w: u64) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    (below_space
+        | zero((w | (ONES * 0x04)) ^ (ONES * 0x26))
+        | zero((w | (ONES * 0x02)) ^ (ONES * 0x3e))
+        | zero(w ^ (ONES * u64::from(b'\\')))
+        | zero(w ^ (ONES * 0xe2)))
+        == 0
 }
 
 #[cfg(test)]

@@ -158,6 +158,113 @@ fn strings_are_escaped_as_go_escapes_them() {
     assert_eq!(to_vec_unstructured(&keyed), br#"{"\u003ck\u003e":"v"}"#);
 }
 
+/// Go's `encodeState.string` (HTML escaping on) one character at a time, as the Go source reads: the reference the
+/// encoder's run-at-a-time escaper is held to.
+fn go_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{0}'..='\u{1f}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Every byte that needs an escape (and the near misses: DEL, `/`, `'`, U+2027, U+202A, other `E2` sequences), at the
+/// start, the end, the middle and next to each other, in runs of plain bytes of every length up to past 64 (where
+/// a run-at-a-time scan changes gear): the encoder writes what Go's character loop writes, as key and as value.
+#[test]
+fn the_escaper_writes_what_gos_character_loop_writes() {
+    let specials: Vec<String> = (0u32..0x20)
+        .chain([0x22, 0x5c, 0x3c, 0x3e, 0x26, 0x7f, 0x2f, 0x27, 0xe9])
+        .chain([0x2028, 0x2029, 0x2027, 0x202a, 0x20ac, 0x2000, 0x1f600])
+        .filter_map(char::from_u32)
+        .map(String::from)
+        .collect();
+    let mut checked = 0;
+    for special in &specials {
+        for run in [0usize, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 130] {
+            let plain = "abcdefghijklmnopqrstuvwxyz0123456789".repeat(4)[..run.min(144)].to_owned()
+                + &"x".repeat(run.saturating_sub(144));
+            for s in [
+                format!("{special}{plain}"),
+                format!("{plain}{special}"),
+                format!("{plain}{special}{plain}"),
+                format!("{special}{special}{plain}{special}"),
+                plain.clone(),
+            ] {
+                let got = String::from_utf8(to_vec_unstructured(&json!(s))).unwrap();
+                assert_eq!(got, go_string(&s), "{s:?}");
+                let keyed = String::from_utf8(to_vec_unstructured(&json!({ s.clone(): 1 }))).unwrap();
+                assert_eq!(keyed, format!("{{{}:1}}", go_string(&s)), "{s:?}");
+                checked += 1;
+            }
+        }
+    }
+    // Every pair of specials once, and a string of all of them.
+    for a in &specials {
+        for b in &specials {
+            let s = format!("{a}{b}");
+            assert_eq!(
+                String::from_utf8(to_vec_unstructured(&json!(s))).unwrap(),
+                go_string(&s),
+                "{s:?}"
+            );
+        }
+    }
+    let all = specials.concat();
+    assert_eq!(
+        String::from_utf8(to_vec_unstructured(&json!(all))).unwrap(),
+        go_string(&all)
+    );
+    assert!(checked > 3000);
+}
+
+/// The word-at-a-time test agrees with the table for every byte, alone and among plain bytes at each position.
+#[test]
+fn a_word_is_plain_exactly_when_each_of_its_bytes_is() {
+    for c in 0..=255u8 {
+        let plain = ESCAPE[usize::from(c)] == 0;
+        assert_eq!(plain_word(u64::from_le_bytes([c; 8])), plain, "{c:#04x}");
+        for at in 0..8 {
+            for filler in [
+                b' ', b'!', b'#', b'$', b'%', b'\'', b'=', b'?', b'[', b']', b'a', b'~', 0x7f, 0x80, 0xa8, 0xe0, 0xe1,
+                0xe3, 0xe6, 0xea, 0xff,
+            ] {
+                let mut word = [filler; 8];
+                word[at] = c;
+                assert_eq!(
+                    plain_word(u64::from_le_bytes(word)),
+                    plain,
+                    "{c:#04x} at {at} among {filler:#04x}"
+                );
+            }
+        }
+    }
+}
+
+/// Values in a built-in kind's declared fields, map keys and undeclared keys go through the same escaper.
+#[test]
+fn strings_in_structs_maps_and_undeclared_keys_are_escaped() {
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "a&b", "labels": {"<k>": "v\u{2028}"}, "x-<>": "\"q\""},
+        "data": {"script": "if a < b && c > d {\n\treturn\n}"}});
+    assert_eq!(
+        String::from_utf8(to_vec(&cm)).unwrap(),
+        r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a\u0026b","labels":{"\u003ck\u003e":"v\u2028"},"x-\u003c\u003e":"\"q\""},"data":{"script":"if a \u003c b \u0026\u0026 c \u003e d {\n\treturn\n}"}}"#
+    );
+}
+
 /// Go's `floatEncoder`: shortest digits, `%f` from 1e-6 to 1e21, `%e` with a cleaned exponent outside.
 #[test]
 fn numbers_are_written_as_go_writes_them() {
