@@ -286,8 +286,10 @@ impl Builder {
         }
         let n = self.ends.len();
         if n > 0 && self.sorted {
-            let prev = &self.entries[self.start(n - 1)..self.ends[n - 1].0 as usize];
-            if prev >= &self.entries[self.start(n)..key_end] {
+            // As bytes: the same order as `str`'s, without the character-boundary checks of slicing a `str`.
+            let e = self.entries.as_bytes();
+            let prev_end = self.ends[n - 1];
+            if e[self.start(n - 1)..prev_end.0 as usize] >= e[prev_end.1 as usize..key_end] {
                 self.sorted = false;
             }
         }
