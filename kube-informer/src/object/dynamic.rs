@@ -168,8 +168,9 @@ impl<'de> Visitor<'de> for DynVisitor<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let o = self.0;
-        // Left empty on an error (`?` drops it): the next decode starts a new one.
-        let mut fields = FIELDS.take();
+        // Left empty on an error (`?` drops it): the next decode starts a new one. In a thread's destructors, where
+        // the scratch is gone, a fresh `Vec` does the same job.
+        let mut fields = FIELDS.try_with(std::cell::Cell::take).unwrap_or_default();
         let (mut api_version, mut kind, mut metadata) = (None, None, false);
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
@@ -195,7 +196,8 @@ impl<'de> Visitor<'de> for DynVisitor<'_> {
         o.kind = kind.unwrap_or_else(|| interner::intern(""));
         // `drain` knows its length: one allocation of exactly that, no shrinking.
         o.fields = fields.drain(..).collect();
-        FIELDS.set(fields);
+        // Gone only in a thread's destructors: the `Vec` is then dropped here.
+        let _ = FIELDS.try_with(|scratch| scratch.set(fields));
         if !metadata {
             o.metadata = ObjectMeta::default();
         }
@@ -229,6 +231,43 @@ mod tests {
         assert_eq!(o.raw_field("status").unwrap().get(), r#"{"phase":"Running"}"#);
         let a: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(o.to_value(), a);
+    }
+
+    /// A decode in a thread's destructors, after the thread's decode scratch (fields, labels, managedFields) is
+    /// gone, works as anywhere else instead of panicking.
+    #[test]
+    fn decodes_in_a_threads_destructors() {
+        const TEXT: &str = r#"{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"w","labels":{"app":"a"},"managedFields":[{"manager":"m","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},"spec":{"size":3}}"#;
+        type Decoded = std::thread::Result<DynamicObject>;
+        struct DecodeOnDrop(Option<std::sync::mpsc::Sender<Decoded>>);
+        impl Drop for DecodeOnDrop {
+            fn drop(&mut self) {
+                let decoded = std::panic::catch_unwind(|| serde_json::from_str::<DynamicObject>(TEXT).unwrap());
+                if let Some(tx) = self.0.take() {
+                    let _ = tx.send(decoded);
+                }
+            }
+        }
+        thread_local! {
+            static ON_EXIT: std::cell::RefCell<DecodeOnDrop> = const { std::cell::RefCell::new(DecodeOnDrop(None)) };
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("test:tls-exit".into())
+            .spawn(move || {
+                // Touched first, so destroyed after the scratch the decode below sets up (destructors run in
+                // reverse order of first use).
+                ON_EXIT.with(|d| d.borrow_mut().0 = Some(tx));
+                let first: DynamicObject = serde_json::from_str(TEXT).unwrap();
+                assert_eq!(first.metadata.managed_fields.map(|m| m.len()), Some(1));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let o = rx.recv().unwrap().expect("the decode in the destructor panicked");
+        assert_eq!(o.metadata.labels.get("app"), Some("a"));
+        assert_eq!(o.metadata.managed_fields.as_ref().map(|m| m.len()), Some(1));
+        assert_eq!(o.raw_field("spec").unwrap().get(), r#"{"size":3}"#);
     }
 
     #[test]

@@ -313,7 +313,10 @@ impl<'de> Visitor<'de> for EntryVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ManagedFieldsEntry, A::Error> {
-        let (mut rest, mut members, mut sorted) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        // `try_with`: in a thread's destructors, where the scratch is gone, fresh buffers do the same job.
+        let (mut rest, mut members, mut sorted) = SCRATCH
+            .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
+            .unwrap_or_default();
         rest.clear();
         members.clear();
         let (mut time, mut fields) = (None, None);
@@ -354,7 +357,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
             })
         })();
         if rest.capacity() <= 64 * 1024 && members.capacity() <= 1024 {
-            SCRATCH.with(|s| *s.borrow_mut() = (rest, members, sorted));
+            let _ = SCRATCH.try_with(|s| *s.borrow_mut() = (rest, members, sorted));
         }
         result
     }

@@ -619,7 +619,10 @@ impl<'de> Visitor<'de> for MapVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
         // Taken out of the thread-local for the duration (a nested decode would simply find an empty one).
-        let mut sc = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        // In a thread's destructors, where the thread-local is gone, a fresh scratch does the same job.
+        let mut sc = SCRATCH
+            .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
+            .unwrap_or_default();
         sc.builder.clear();
         let result = (|| {
             let b = &mut sc.builder;
@@ -637,7 +640,7 @@ impl<'de> Visitor<'de> for MapVisitor {
         {
             sc = Scratch::default();
         }
-        SCRATCH.with(|s| *s.borrow_mut() = sc);
+        let _ = SCRATCH.try_with(|s| *s.borrow_mut() = sc);
         result
     }
 }
