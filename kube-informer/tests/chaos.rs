@@ -525,9 +525,10 @@ fn informers_survive_the_fault_schedule() {
         if w.name.ends_with("panicky") {
             assert!(hm.panics > 0, "the panicky handler panicked");
         }
-        if w.name.contains("coalesce") && !w.name.contains("late") {
-            assert!(hm.coalesced > 0, "{}: intermediate states were skipped", w.name);
-        }
+        // Whether a coalescing handler skipped states depends on how fast it ran beside the writer (a fast one under
+        // a nice'd CI run skipped none): timing, not asserted here. That coalescing keeps the latest state per key
+        // is shown without timing by `handler_lag.rs` (a stuck handler) and the informer's unit tests; here the
+        // replay above holds every handler, coalescing or not, to the states it was delivered.
     }
     watchdog::phase("stopping the informers and the server");
     for inf in &informers {
