@@ -148,11 +148,16 @@ fn the_controller_example_serves_probes_and_metrics_with_a_flag() {
     };
     eventually("ready", || get("/readyz").0 == 200);
     assert_eq!(get("/healthz"), (200, "ok".to_owned()));
+    // Ready is synced caches; the controller may still hold the first keys (a CI run saw a depth of 8), so the
+    // queue's depth is awaited, not assumed.
+    let drained = r#"workqueue_depth{name="configmap-sync"} 0"#;
+    eventually("the queue drained, as /metrics shows", || {
+        get("/metrics").1.contains(drained)
+    });
     let (status, metrics) = get("/metrics");
     assert_eq!(status, 200);
     assert!(
-        metrics.contains(r#"workqueue_depth{name="configmap-sync"} 0"#)
-            && metrics.contains(r#"kube_informer_health{check="informer:namespaces",state="healthy"} 1"#),
+        metrics.contains(r#"kube_informer_health{check="informer:namespaces",state="healthy"} 1"#),
         "{metrics}"
     );
     terminate(&child.0); // SIGTERM: the manager shuts down
