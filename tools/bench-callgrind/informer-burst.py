@@ -11,25 +11,21 @@ callgrind, as `burst` (the informer: list of the 1,000 objects at the start, the
 2 × EVENTS events); the difference of the two totals, divided by EVENTS, is the cost of one event, the start and the
 list left out. The profiles are written to TAG.EVENTS.callgrind.out and TAG.(2 × EVENTS).callgrind.out.
 """
+import os
 import subprocess
 import sys
 
-
-def total(out):
-    annotated = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
-    line = next((l for l in annotated.splitlines() if "PROGRAM TOTALS" in l), None)
-    if line is None:
-        sys.exit(f"no totals in {out}")
-    return int(line.split()[0].replace(",", ""))
+sys.dont_write_bytecode = True  # no __pycache__ left beside the scripts
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import callgrind  # noqa: E402  (callgrind.py beside this script)
 
 
 def run(binary, ready, tag, events, fifo):
     out = f"{tag}.{events}.callgrind.out"
     subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "burst", ready["kubeconfig"],
-         ready["rv0"], str(events), "1", *fifo],
+        callgrind.command(out, [binary, "burst", ready["kubeconfig"], ready["rv0"], str(events), "1", *fifo]),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return total(out)
+    return callgrind.total(out)
 
 
 def main():
@@ -37,19 +33,10 @@ def main():
     events = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
     # The informer's queue (a bench binary from before the choice existed takes no such argument).
     fifo = [sys.argv[4]] if len(sys.argv) > 4 else []
-    server = subprocess.Popen([binary, "serve", "1000", str(2 * events), "https"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    while not line.startswith("READY "):
-        if not line:
-            sys.exit("the server exited before it was ready")
-        line = server.stdout.readline()
-    ready = dict(p.split("=", 1) for p in line.split()[1:])
+    server, ready = callgrind.serve([binary, "serve", "1000", str(2 * events), "https"])
     once = run(binary, ready, tag, events, fifo)
     twice = run(binary, ready, tag, 2 * events, fifo)
-    server.stdin.write("quit\n")
-    server.stdin.flush()
-    server.wait()
+    callgrind.stop(server)
     print(f"{tag} instructions per event: {(twice - once) / events:,.0f} ({once:,} for {events}, {twice:,} for {2 * events})")
 
 

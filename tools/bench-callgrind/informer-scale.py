@@ -18,37 +18,23 @@ import os
 import subprocess
 import sys
 
-
-def total(out):
-    annotated = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
-    line = next((l for l in annotated.splitlines() if "PROGRAM TOTALS" in l), None)
-    if line is None:
-        sys.exit(f"no totals in {out}")
-    return int(line.split()[0].replace(",", ""))
+sys.dont_write_bytecode = True  # no __pycache__ left beside the scripts
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import callgrind  # noqa: E402  (callgrind.py beside this script)
 
 
 def count(binary, tag, n):
-    server = subprocess.Popen([binary, "serve-lean", "configmaps", str(n)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    while not line.startswith("READY "):
-        if not line:
-            sys.exit("the lean server exited before it was ready")
-        line = server.stdout.readline()
-    ready = dict(p.split("=", 1) for p in line.split()[1:])
+    server, ready = callgrind.serve([binary, "serve-lean", "configmaps", str(n)], "lean server")
     out = f"{tag}.{n}.callgrind.out"
     env = dict(os.environ, INFORMER_BENCH_SYNC_TIMEOUT="86400")
     child = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "sync", "typed", ready["kubeconfig"],
-         str(n), "no", "real"],
+        callgrind.command(out, [binary, "sync", "typed", ready["kubeconfig"], str(n), "no", "real"]),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    server.stdin.write("quit\n")
-    server.stdin.flush()
-    server.wait()
+    callgrind.stop(server)
     result = next((l for l in child.stdout.splitlines() if l.startswith("RESULT")), None)
     if child.returncode != 0 or result is None:
         sys.exit(child.stderr[-2000:])
-    return total(out), float(ready["json"])
+    return callgrind.total(out), float(ready["json"])
 
 
 def main():

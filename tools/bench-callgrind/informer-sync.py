@@ -10,8 +10,13 @@ relist` (the informer); the profile is written to TAG.callgrind.out and its tota
 where the instructions go). Run it on the binaries of two commits (`git archive` each into a folder, build both
 with one CARGO_TARGET_DIR) and compare the totals.
 """
+import os
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ left beside the scripts
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import callgrind  # noqa: E402  (callgrind.py beside this script)
 
 
 def main():
@@ -19,16 +24,10 @@ def main():
     n = sys.argv[3] if len(sys.argv) > 3 else "10000"
     # The informer's queue (a bench binary from before the choice existed takes no such argument).
     fifo = [sys.argv[4]] if len(sys.argv) > 4 else []
-    server = subprocess.Popen([binary, "serve", n, "0", "https"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    while not line.startswith("READY "):
-        if not line:
-            sys.exit("the server exited before it was ready")
-        line = server.stdout.readline()
-    ready = dict(p.split("=", 1) for p in line.split()[1:])
+    server, ready = callgrind.serve([binary, "serve", n, "0", "https"])
     out = f"{tag}.callgrind.out"
     child = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "sync", "typed", ready["kubeconfig"], n, "relist", *fifo],
+        callgrind.command(out, [binary, "sync", "typed", ready["kubeconfig"], n, "relist", *fifo]),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while True:
         line = child.stdout.readline()
@@ -44,11 +43,8 @@ def main():
         elif line.startswith("RESULT"):
             break
     child.wait()
-    server.stdin.write("quit\n")
-    server.stdin.flush()
-    server.wait()
-    total = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
-    print(tag, next((l.strip() for l in total.splitlines() if "PROGRAM TOTALS" in l), "no totals"))
+    callgrind.stop(server)
+    print(f"{tag} {callgrind.total(out):,} (100.0%)  PROGRAM TOTALS")
 
 
 if __name__ == "__main__":

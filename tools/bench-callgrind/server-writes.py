@@ -14,19 +14,19 @@ by default. Profiles are written to TAG.KIND.N.callgrind.out (`callgrind_annotat
 To compare with a commit whose bench lacks the mode, copy this bench's `benches/server.rs` into a checkout of it
 (`git worktree add --detach`) and build there.
 """
+import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ left beside the scripts
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import callgrind  # noqa: E402  (callgrind.py beside this script)
+
 
 def total(binary, out, kind, n):
-    subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--bench", "writes", kind, str(n)],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(out) as f:
-        for line in f:
-            if line.startswith(("summary:", "totals:")):
-                return int(line.split()[1])
-    sys.exit(f"no total in {out}")
+    subprocess.run(callgrind.command(out, [binary, "--bench", "writes", kind, str(n)]), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return callgrind.total(out)
 
 
 def main():
