@@ -1,24 +1,24 @@
 //! The DeltaFIFO: a queue of per-object change lists between the Reflector and the informer (client-go's
 //! `DeltaFIFO`).
 //!
-//! The Reflector pushes what the server says ([`DeltaFifo::add`], [`update`](DeltaFifo::update),
-//! [`delete`](DeltaFifo::delete), a relist through [`begin_replace`](DeltaFifo::begin_replace)); the informer's
+//! The Reflector pushes what the server says (a watch's added, updated and deleted objects through
+//! [`push_all`](DeltaFifo::push_all), a relist through [`begin_replace`](DeltaFifo::begin_replace)); the informer's
 //! processing thread pops one object's accumulated [`Deltas`] at a time. An object changed many times while it waited
 //! is popped once, with every change in order; objects come out in the order they were first queued.
 //!
 //! Two differences from client-go, both deliberate:
 //! * **Streamed replace.** A relist does not hand over one big list: items enter the queue one by one as they are
-//!   decoded ([`ReplaceSession::add`]), while the processing thread keeps popping, and deletion detection runs at
-//!   [`ReplaceSession::finish`]. The old and new full lists are never held at once, so a relist has no 2× memory peak.
-//!   Items popped while a replace is still streaming are in the store by the time `finish` looks at it, so deletion
-//!   detection sees them.
-//! * **Processing outside the lock, and notification after it.** As in client-go, [`DeltaFifo::pop`] runs its
-//!   closure under the queue's lock, so a concurrent replace or resync never sees an object that was popped but not
-//!   yet written to the store. The informer pops with [`DeltaFifo::pop_batch`] instead: it takes up to 64 objects
-//!   under the lock and writes them to the store after releasing it, so the Reflector keeps queueing meanwhile
-//!   instead of sleeping on the lock; a replace, resync or delete that must see the store as the popped objects
-//!   leave it waits for the batch (or, for a delete, looks at what the batch holds). Handlers are called after the
-//!   pop returns, so a slow handler never holds anything.
+//!   decoded ([`ReplaceSession::add_waking`]), while the processing thread keeps popping, and deletion detection runs
+//!   at [`ReplaceSession::finish`]. The old and new full lists are never held at once, so a relist has no 2× memory
+//!   peak. Items popped while a replace is still streaming are in the store by the time `finish` looks at it, so
+//!   deletion detection sees them.
+//! * **Processing outside the lock, and notification after it.** As in client-go, `DeltaFifo::pop` (kept for the
+//!   tests and the fuzz target) runs its closure under the queue's lock, so a concurrent replace or resync never sees
+//!   an object that was popped but not yet written to the store. The informer pops with
+//!   [`DeltaFifo::pop_batch_with`] instead: it takes up to 64 objects under the lock and writes them to the store
+//!   after releasing it, so the Reflector keeps queueing meanwhile instead of sleeping on the lock; a replace, resync
+//!   or delete that must see the store as the popped objects leave it waits for the batch (or, for a delete, looks at
+//!   what the batch holds). Handlers are called after the pop returns, so a slow handler never holds anything.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -109,7 +109,7 @@ struct FifoState<K> {
     populated: bool,
     /// Items of the first replace not popped yet. Invariant: 0 unless `populated`.
     initial_population_count: usize,
-    /// The batch [`DeltaFifo::pop_batch`] took and is processing outside the lock.
+    /// The batch [`DeltaFifo::pop_batch_with`] took and is processing outside the lock.
     in_flight: InFlight<Popped<K>>,
     /// Each key of the batch in flight, and whether its object exists once processed (its newest delta is not a
     /// deletion). Invariant: empty unless `in_flight.active`.
@@ -193,10 +193,10 @@ impl<K> DeltaFifo<K> {
         self.push_locked(&mut self.lock(), Delta::Deleted(DeletedObject::Object(obj)), Wake::Now);
     }
 
-    /// Queues `deltas` in order, as [`add`](DeltaFifo::add), [`update`](DeltaFifo::update) and
-    /// [`delete`](DeltaFifo::delete) would one by one, under one acquisition of the lock; leaves the vector empty
-    /// (its capacity kept for the next batch). `wake` applies to the batch as a whole: [`Wake::Now`] wakes the
-    /// waiting pops for everything queued with [`Wake::Later`] so far, also when this batch is empty.
+    /// Queues `deltas` in order, as pushing them one by one would (the tests' `add`, `update` and `delete`), under
+    /// one acquisition of the lock; leaves the vector empty (its capacity kept for the next batch). `wake` applies to
+    /// the batch as a whole: [`Wake::Now`] wakes the waiting pops for everything queued with [`Wake::Later`] so far,
+    /// also when this batch is empty.
     ///
     /// A watching reflector queues the events it has already decoded this way: one lock per burst instead of one per
     /// event, so the processing thread, popping meanwhile, rarely finds the queue locked and sleeps until it is
@@ -344,15 +344,8 @@ impl<K> DeltaFifo<K> {
         }
     }
 
-    /// Like [`pop`](DeltaFifo::pop) for up to `max` objects at once, but `process` runs **outside** the lock: blocks
-    /// until something is queued, removes the deltas of up to `max` objects (at least one) in queue order under one
-    /// hold of the lock, releases it, and runs `process` on each in turn. Returns how many were popped.
-    ///
-    /// Pushes go on meanwhile. Whatever must see the known objects as the batch leaves them — a replace's deletion
-    /// detection, a resync, another pop — waits until `process` has run on the whole batch; a delete of an object in
-    /// the batch is judged by the batch, and [`has_synced`](DeltaFifo::has_synced) stays false until the batch's
-    /// initial-list items are processed. `process` should therefore write the store (the known objects) and nothing
-    /// slow.
+    /// [`pop_batch_with`](DeltaFifo::pop_batch_with) running `process` on each object in turn; returns how many were
+    /// popped.
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.
@@ -371,8 +364,19 @@ impl<K> DeltaFifo<K> {
         })
     }
 
-    /// [`pop_batch`](DeltaFifo::pop_batch) handing `process` the whole batch at once (so that it can write the
-    /// store under one lock): the batch's items, in queue order, as (key, deltas, initial list).
+    /// Pops up to `max` objects at once, `process` running **outside** the lock (unlike the tests' `pop`): blocks
+    /// until something is queued, removes the deltas of up to `max` objects (at least one) in queue order under one
+    /// hold of the lock, releases it, and hands `process` the whole batch (so that it can write the store under one
+    /// lock): the batch's items, in queue order, as (key, deltas, initial list); returns what `process` returns.
+    ///
+    /// Pushes go on meanwhile. Whatever must see the known objects as the batch leaves them — a replace's deletion
+    /// detection, a resync, another pop — waits until `process` has run on the whole batch; a delete of an object in
+    /// the batch is judged by the batch, and [`has_synced`](DeltaFifo::has_synced) stays false until the batch's
+    /// initial-list items are processed. `process` should therefore write the store (the known objects) and nothing
+    /// slow.
+    ///
+    /// # Errors
+    /// [`Closed`] when the queue is closed.
     pub(crate) fn pop_batch_with<R>(
         &self,
         max: usize,

@@ -213,7 +213,7 @@ pub trait WatchHooks<K>: Send + Sync {
     /// Opens a watch, as [`ListerWatcher::watch`], whose events may be decoded into objects taken from `spares` —
     /// the versions the informer's cache let go of — reusing their memory
     /// ([`Recycling::recycling`](crate::unstable::Recycling::recycling) on a
-    /// [`WatchStream`](crate::client::WatchStream), [`RecycleFrom`](crate::unstable::RecycleFrom) on a decoder of
+    /// [`WatchStream`], [`RecycleFrom`](crate::unstable::RecycleFrom) on a decoder of
     /// one's own). The reflector opens its watches (all but a streaming list's) with this.
     fn watch_recycling(&self, params: &WatchParams, spares: Arc<dyn SpareObjects<K>>) -> Result<EventStream<K>>;
 

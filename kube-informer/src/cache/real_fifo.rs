@@ -19,10 +19,10 @@
 //!   where client-go queues them before (its `Replace` holds the whole list first). Holding the list to put them
 //!   first would double a relist's memory; both orders end in the server's state and give each object its changes
 //!   in order.
-//! * **Processing outside the lock**, as the DeltaFIFO's [`pop_batch`](super::DeltaFifo::pop_batch) (client-go
-//!   1.36 does the same behind its `UnlockWhileProcessingFIFO` gate): the informer takes up to a batch of changes
-//!   under the lock and applies them to the store after releasing it; a replace's end, a resync and a late handler's
-//!   snapshot wait for the batch.
+//! * **Processing outside the lock**, as the DeltaFIFO's [`pop_batch_with`](super::DeltaFifo::pop_batch_with)
+//!   (client-go 1.36 does the same behind its `UnlockWhileProcessingFIFO` gate): the informer takes up to a batch of
+//!   changes under the lock and applies them to the store after releasing it; a replace's end, a resync and a late
+//!   handler's snapshot wait for the batch.
 //! * **Batches of any changes.** client-go's `PopBatch` (gate `InOrderInformersBatchProcess`, 1.35) ends a batch
 //!   before a second change to an object already in it, because its store transaction reads every object's old
 //!   state before applying the batch; the informer here applies a batch's changes one after the other under one
@@ -64,7 +64,7 @@ struct RealState<K> {
     /// Changes queued when the first replace finished (its own and those before them) not popped yet. Invariant: 0
     /// unless `populated`.
     initial_population_count: usize,
-    /// The batch [`RealFifo::pop_batch`] took and is processing outside the lock.
+    /// The batch [`RealFifo::pop_batch_with`] took and is processing outside the lock.
     in_flight: InFlight<Popped<K>>,
     closed: bool,
     /// Scratch buffer for key computation.
@@ -145,7 +145,7 @@ impl<K> RealFifo<K> {
     }
 
     /// Queues `deltas` in order under one acquisition of the lock and leaves the vector empty (its capacity kept);
-    /// see [`DeltaFifo::push_all`](super::DeltaFifo).
+    /// see [`DeltaFifo::push_all`](super::DeltaFifo::push_all).
     pub(crate) fn push_all(&self, deltas: &mut Vec<Delta<K>>, wake: Wake) {
         if !deltas.is_empty() {
             #[cfg(test)]
@@ -323,14 +323,8 @@ impl<K> RealFifo<K> {
         Ok(r)
     }
 
-    /// Like [`pop`](RealFifo::pop) for up to `max` changes at once, but `process` runs **outside** the lock: blocks
-    /// until something is queued, removes up to `max` changes (at least one) in queue order under one hold of the
-    /// lock, releases it, and runs `process` on each in turn. Returns how many were popped.
-    ///
-    /// Pushes go on meanwhile. Whatever must see the known objects as the batch leaves them — a replace's end, a
-    /// resync, another pop — waits until `process` has run on the whole batch, and
-    /// [`has_synced`](RealFifo::has_synced) stays false until the batch's initial-list changes are processed.
-    /// `process` should therefore write the store (the known objects) and nothing slow.
+    /// [`pop_batch_with`](RealFifo::pop_batch_with) running `process` on each change in turn; returns how many were
+    /// popped.
     ///
     /// # Errors
     /// [`Closed`] when the queue is closed.
@@ -345,8 +339,18 @@ impl<K> RealFifo<K> {
         })
     }
 
-    /// [`pop_batch`](RealFifo::pop_batch) handing `process` the whole batch at once (so that it can write the
-    /// store under one lock).
+    /// Pops up to `max` changes at once, `process` running **outside** the lock (unlike the tests' `pop`): blocks
+    /// until something is queued, removes up to `max` changes (at least one) in queue order under one hold of the
+    /// lock, releases it, and hands `process` the whole batch (so that it can write the store under one lock);
+    /// returns what `process` returns.
+    ///
+    /// Pushes go on meanwhile. Whatever must see the known objects as the batch leaves them — a replace's end, a
+    /// resync, another pop — waits until `process` has run on the whole batch, and
+    /// [`has_synced`](RealFifo::has_synced) stays false until the batch's initial-list changes are processed.
+    /// `process` should therefore write the store (the known objects) and nothing slow.
+    ///
+    /// # Errors
+    /// [`Closed`] when the queue is closed.
     pub(crate) fn pop_batch_with<R>(
         &self,
         max: usize,

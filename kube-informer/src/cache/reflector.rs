@@ -120,7 +120,8 @@ enum State<K> {
     },
     /// Sleeping until `until` (woken early by stop), then `then`.
     BackingOff { until: Instant, then: Next },
-    /// Holding nothing (the shard is [`ShardScope::Nothing`]): waiting for the shard to change.
+    /// Holding nothing (the shard is [`ShardScope::Nothing`](super::ShardScope::Nothing)): waiting for the shard to
+    /// change.
     Idle,
     /// Done: stop was requested.
     Stopped,

@@ -29,8 +29,9 @@ pub(crate) struct ReflectorStats {
     pub(super) shard_fallback_logged: AtomicBool,
     /// Relists because the informer's shard changed (a sharded controller's replica gained or lost slots).
     pub(super) shard_changes: AtomicU64,
-    /// The list/watch loop's health: `Degraded` through a streak of failures (see [`Reflector::round_failed`]),
-    /// `Healthy` again when it ends ([`Reflector::healthy`]); the informer halts it.
+    /// The list/watch loop's health: `Degraded` through a streak of failures (see
+    /// [`Reflector::round_failed`](super::reflector::Reflector::round_failed)), `Healthy` again when it ends
+    /// ([`Reflector::healthy`](super::reflector::Reflector::healthy)); the informer halts it.
     pub(crate) health: HealthCell,
     /// When the last list (or streaming list) completed.
     pub(crate) last_list: Stamp,

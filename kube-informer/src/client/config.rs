@@ -25,7 +25,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Default idle limit of a watch: 180 s without a single byte ends the watch with
-/// [`Error::WatchIdle`](crate::Error::WatchIdle).
+/// [`Error::WatchIdle`].
 ///
 /// kube-apiserver sends a BOOKMARK about every minute to watches that allow bookmarks (since Kubernetes 1.19), so
 /// three silent minutes mean a dead connection. A watch without bookmarks on a quiet resource can legitimately be
@@ -139,7 +139,7 @@ pub struct Timeouts {
     pub read: Option<Duration>,
     /// Overall limit on one non-watch request, body included; `None` (the default, as in client-go) means none.
     pub request: Option<Duration>,
-    /// The longest a watch may stay silent before it ends with [`Error::WatchIdle`](crate::Error::WatchIdle)
+    /// The longest a watch may stay silent before it ends with [`Error::WatchIdle`]
     /// ([`DEFAULT_WATCH_IDLE_LIMIT`], 180 s).
     pub watch_idle: Duration,
 }

@@ -1,4 +1,4 @@
-//! TLS: the rustls client configuration built from a [`Config`](super::Config).
+//! TLS: the rustls client configuration built from a [`Config`].
 //!
 //! * Trust: the configured certificate authorities only (`certificate-authority(-data)`), or the Mozilla roots
 //!   (webpki-roots) when none is configured — never both, so a cluster CA cannot be bypassed by a public one.

@@ -162,7 +162,7 @@ impl<K: Object, D> Context<'_, K, D> {
 
     /// Makes the object `name` of `api` what `mutate` says, **controlled by the primary**: controller-runtime's
     /// `CreateOrUpdate` with `SetControllerReference`, reading the cache of the builder's informer of `S` (given to
-    /// [`owns`](super::ControllerBuilder::owns)) as [`create_or_update`](super::create_or_update) does — nothing
+    /// [`owns`](super::ControllerBuilder::owns)) as [`create_or_update`](super::create_or_update()) does — nothing
     /// sent when nothing changed, conflicts retried on the server's copy.
     ///
     /// The controller reference is set here, before `mutate` runs (and again after, should `mutate` drop it).
@@ -171,7 +171,7 @@ impl<K: Object, D> Context<'_, K, D> {
     /// `mutate` does not run, and the outcome is [`OperationResult::Refused`] (not an error: retrying cannot fix
     /// it). The name is remembered: when that object changes or is deleted, the primary is queued again, so that a
     /// reconcile blocked by a squatter resumes when the squatter goes. To take orphans over on purpose, use
-    /// [`create_or_update`](super::create_or_update) with [`adopt`](crate::object::adopt) in `mutate`.
+    /// [`create_or_update`](super::create_or_update()) with [`adopt`](crate::object::adopt) in `mutate`.
     ///
     /// ```no_run
     /// # use kube_informer::controller::{Context, OperationResult};
@@ -188,7 +188,7 @@ impl<K: Object, D> Context<'_, K, D> {
     /// # Errors
     /// [`Error::InvalidInput`] when the builder was given no informer of `S`, or the primary is not in the cache
     /// (deleted: there is nothing to own it); [`Error::OwnerReference`] for a reference that cannot be made (a
-    /// primary in another namespace than `api`'s); otherwise as [`create_or_update`](super::create_or_update).
+    /// primary in another namespace than `api`'s); otherwise as [`create_or_update`](super::create_or_update()).
     pub fn create_or_update<S>(
         &self,
         api: &Api<S>,
@@ -338,7 +338,7 @@ impl<K: Object, D> Context<'_, K, D> {
         Ok(deleted)
     }
 
-    /// [`finalizer`](super::finalizer) on the primary, through the reconcile's client: adds the finalizer `name`
+    /// [`finalizer`](super::finalizer()) on the primary, through the reconcile's client: adds the finalizer `name`
     /// before the first [`Apply`](super::FinalizerEvent::Apply), runs [`Cleanup`](super::FinalizerEvent::Cleanup)
     /// when the primary is being deleted and removes the finalizer after it. A primary already gone from the cache
     /// (its finalizer removed, the object deleted) is nothing to do: `Ok(Action::await_change())` without calling
@@ -348,7 +348,7 @@ impl<K: Object, D> Context<'_, K, D> {
     /// [`prune`](Self::prune) and [`create_or_update`](Self::create_or_update) work as in Apply.
     ///
     /// # Errors
-    /// As [`finalizer`](super::finalizer); [`FinalizerError::AddFinalizer`] when the controller has no client.
+    /// As [`finalizer`](super::finalizer()); [`FinalizerError::AddFinalizer`] when the controller has no client.
     pub fn finalizer<E>(
         &self,
         name: &str,

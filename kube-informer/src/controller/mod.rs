@@ -22,7 +22,8 @@
 //!   [`GenerationChanged`](predicate::GenerationChanged) its own status writes no longer queue it again;
 //! * an error policy ([`ControllerBuilder::build_with_error_policy`]) deciding per error whether to back off, retry
 //!   after a delay, or wait for a change;
-//! * [`finalizer`]: cleanup that must happen before an object goes, safe against crashes and concurrent replicas;
+//! * [`finalizer`](finalizer()): cleanup that must happen before an object goes, safe against crashes and concurrent
+//!   replicas;
 //! * owner references ([`set_controller_reference`](crate::object::set_controller_reference),
 //!   [`OwnerRefs`](crate::object::OwnerRefs)) for what it creates, mapped back by [`ControllerBuilder::owns`], which
 //!   also indexes the owned objects by controller ([`Context::owned`]); adoption of existing objects only when

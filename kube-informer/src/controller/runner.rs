@@ -146,7 +146,7 @@ pub(crate) struct Shared<K: Object, D> {
     pub(super) handed_over: Mutex<HashSet<QueueKey>>,
 }
 
-/// What a sharded controller keeps ([`ControllerBuilder::sharded`]).
+/// What a sharded controller keeps ([`ControllerBuilder::sharded`](super::ControllerBuilder::sharded)).
 pub(super) struct Sharding {
     pub(super) ownership: Arc<Ownership>,
     pub(super) client: Client,

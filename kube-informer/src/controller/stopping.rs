@@ -8,7 +8,8 @@ use super::runner::Unregister;
 use super::shard_coordinator::ShardCoordinator;
 use crate::worker::Worker;
 
-/// A controller that takes no more work, its reconciles in flight still running ([`Controller::begin_stop`]).
+/// A controller that takes no more work, its reconciles in flight still running
+/// ([`Controller::begin_stop`](super::Controller::begin_stop)).
 pub(crate) struct StoppingController {
     pub(super) name: String,
     /// A sharded controller's coordinator: stopped, releasing the slots, once the workers are done.

@@ -198,7 +198,7 @@ impl LeaderCallbacks {
     /// Adds an `on_started_leading` callback given the [`LeaseTerm`] that began, run after those set before. Work
     /// that writes through [`client.fenced(term)`](crate::client::Client::fenced) stops writing when the term ends,
     /// whatever it is doing then: its requests are refused, or aborted in flight, with
-    /// [`Error::OwnershipLost`](crate::Error::OwnershipLost).
+    /// [`Error::OwnershipLost`].
     #[must_use]
     pub fn on_started_leading_with_term(self, f: impl FnMut(&LeaseTerm) + Send + 'static) -> Self {
         self.then(LeaderCallbacks {
