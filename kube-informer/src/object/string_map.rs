@@ -181,7 +181,11 @@ impl StringMap {
     /// # Panics
     /// When the map would hold more than 16 MiB of text.
     pub fn insert(&mut self, key: String, value: String) -> Option<String> {
-        let mut b = Builder::with_capacity(self.heap_size() + key.len() + value.len(), self.len() + 1);
+        let mut b = Builder::with_capacity(
+            self.key_text().len() + key.len(),
+            self.value_text().len() + value.len(),
+            self.len() + 1,
+        );
         let mut old = None;
         let mut pending = Some((key, value));
         for (k, v) in self.iter() {
@@ -211,7 +215,7 @@ impl StringMap {
 
     /// Keeps only the entries for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &str) -> bool) {
-        let mut b = Builder::with_capacity(self.heap_size(), self.len());
+        let mut b = Builder::with_capacity(self.key_text().len(), self.value_text().len(), self.len());
         for (k, v) in self.iter() {
             if keep(k, v) {
                 b.push(k, v);
@@ -240,26 +244,30 @@ impl StringMap {
 /// Builds a `StringMap` from entries in any order: appends them, then sorts only when they did not come sorted
 /// (Kubernetes sends map keys sorted). A later duplicate key replaces an earlier one, as with `BTreeMap::insert`.
 struct Builder {
-    /// Keys and values, concatenated in arrival order.
-    entries: String,
-    /// `(key_end, value_end)` per entry: offsets into `entries`, each entry starting where the previous one ends.
+    /// The keys, concatenated in arrival order (the keys of a sorted map, as its keys text holds them).
+    keys: String,
+    /// The values, concatenated in arrival order.
+    values: String,
+    /// `(key_end, value_end)` per entry: offsets into `keys` and `values`, each entry's key and value starting where
+    /// the previous entry's end.
     ends: Vec<(u32, u32)>,
     /// The keys so far are strictly increasing.
     sorted: bool,
-    /// `entries` grew past what a map may hold: `finish` fails (and `ends` stopped being recorded).
+    /// `keys` and `values` grew past what a map may hold: `finish` fails (and `ends` stopped being recorded).
     overflow: bool,
 }
 
 impl Default for Builder {
     fn default() -> Self {
-        Builder::with_capacity(0, 0)
+        Builder::with_capacity(0, 0, 0)
     }
 }
 
 impl Builder {
-    fn with_capacity(text: usize, entries: usize) -> Self {
+    fn with_capacity(keys: usize, values: usize, entries: usize) -> Self {
         Builder {
-            entries: String::with_capacity(text),
+            keys: String::with_capacity(keys),
+            values: String::with_capacity(values),
             ends: Vec::with_capacity(entries),
             sorted: true,
             overflow: false,
@@ -267,41 +275,43 @@ impl Builder {
     }
 
     fn clear(&mut self) {
-        self.entries.clear();
+        self.keys.clear();
+        self.values.clear();
         self.ends.clear();
         self.sorted = true;
         self.overflow = false;
     }
 
-    /// Start of entry `i`'s key in `entries`.
-    fn start(&self, i: usize) -> usize {
-        if i == 0 { 0 } else { self.ends[i - 1].1 as usize }
+    /// Byte ranges of entry `i`'s key in `keys` and value in `values`.
+    fn entry(&self, i: usize) -> (Range<usize>, Range<usize>) {
+        let (k, v) = if i == 0 { (0, 0) } else { self.ends[i - 1] };
+        let (ke, ve) = self.ends[i];
+        (k as usize..ke as usize, v as usize..ve as usize)
     }
 
-    /// Records the entry whose key and value were just appended to `entries`, its key ending at `key_end`.
-    fn close_entry(&mut self, key_end: usize) {
-        if self.overflow || self.entries.len() > MAX_FIELD {
+    /// Records the entry whose key and value were just appended to `keys` and `values`.
+    fn close_entry(&mut self) {
+        if self.overflow || self.keys.len() + self.values.len() > MAX_FIELD {
             self.overflow = true;
             return;
         }
         let n = self.ends.len();
         if n > 0 && self.sorted {
             // As bytes: the same order as `str`'s, without the character-boundary checks of slicing a `str`.
-            let e = self.entries.as_bytes();
-            let prev_end = self.ends[n - 1];
-            if e[self.start(n - 1)..prev_end.0 as usize] >= e[prev_end.1 as usize..key_end] {
+            let k = self.keys.as_bytes();
+            let prev = self.entry(n - 1).0;
+            if k[prev.clone()] >= k[prev.end..] {
                 self.sorted = false;
             }
         }
         // Both fit: they are at most `MAX_FIELD`.
-        self.ends.push((key_end as u32, self.entries.len() as u32));
+        self.ends.push((self.keys.len() as u32, self.values.len() as u32));
     }
 
     fn push(&mut self, key: &str, value: &str) {
-        self.entries.push_str(key);
-        let key_end = self.entries.len();
-        self.entries.push_str(value);
-        self.close_entry(key_end);
+        self.keys.push_str(key);
+        self.values.push_str(value);
+        self.close_entry();
     }
 
     /// The map: its keys and its values, in key order (already so when `sorted`).
@@ -316,7 +326,7 @@ impl Builder {
         if self.overflow || self.ends.len() > MAX_FIELD {
             return Err(format!(
                 "a string map holds at most {MAX_FIELD} bytes of keys and values (got {} or more)",
-                self.entries.len()
+                self.keys.len() + self.values.len()
             ));
         }
         if self.ends.is_empty() {
@@ -325,35 +335,27 @@ impl Builder {
         keys.clear();
         values.clear();
         if self.sorted {
-            // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the entries.
+            // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the keys and the
+            // values as they came.
             let n = self.ends.len();
             // Room for both texts up front (scratch buffers: the spare room is kept for the next map), so that
             // writing the headers a digit at a time never grows them.
-            keys.reserve(DIGITS * (1 + n) + self.entries.len());
-            values.reserve(DIGITS * n + self.entries.len());
+            keys.reserve(DIGITS * (1 + n) + self.keys.len());
+            values.reserve(DIGITS * n + self.values.len());
             put_field(keys, n);
-            let (mut key_len, mut value_len) = (0, 0);
-            for i in 0..n {
-                let (start, (k, e)) = (self.start(i), self.ends[i]);
-                key_len += k as usize - start;
-                value_len += e as usize - k as usize;
-                put_field(keys, key_len);
-                put_field(values, value_len);
+            for &(k, v) in &self.ends {
+                put_field(keys, k as usize);
+                put_field(values, v as usize);
             }
-            for i in 0..n {
-                let (start, (k, e)) = (self.start(i), self.ends[i]);
-                keys.push_str(&self.entries[start..k as usize]);
-                values.push_str(&self.entries[k as usize..e as usize]);
-            }
+            keys.push_str(&self.keys);
+            values.push_str(&self.values);
         } else {
-            // (start, key_end, value_end) of each entry to keep, in key order: a stable sort, then the last of each
-            // run of equal keys wins.
-            let mut order: Vec<(usize, usize, usize)> = (0..self.ends.len())
-                .map(|i| (self.start(i), self.ends[i].0 as usize, self.ends[i].1 as usize))
-                .collect();
-            let key = |e: &(usize, usize, usize)| &self.entries[e.0..e.1];
+            // The key and value ranges of each entry to keep, in key order: a stable sort, then the last of each run
+            // of equal keys wins.
+            let mut order: Vec<(Range<usize>, Range<usize>)> = (0..self.ends.len()).map(|i| self.entry(i)).collect();
+            let key = |e: &(Range<usize>, Range<usize>)| &self.keys[e.0.clone()];
             order.sort_by(|a, b| key(a).cmp(key(b)));
-            let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
+            let mut kept: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(order.len());
             for e in order {
                 match kept.last_mut() {
                     Some(last) if key(last) == key(&e) => *last = e,
@@ -362,15 +364,15 @@ impl Builder {
             }
             put_field(keys, kept.len());
             let (mut key_len, mut value_len) = (0, 0);
-            for &(s, k, e) in &kept {
-                key_len += k - s;
-                value_len += e - k;
+            for (k, v) in &kept {
+                key_len += k.len();
+                value_len += v.len();
                 put_field(keys, key_len);
                 put_field(values, value_len);
             }
-            for &(s, k, e) in &kept {
-                keys.push_str(&self.entries[s..k]);
-                values.push_str(&self.entries[k..e]);
+            for (k, v) in kept {
+                keys.push_str(&self.keys[k]);
+                values.push_str(&self.values[v]);
             }
         }
         let values = if values.len() <= SHARED_VALUES_MAX {
@@ -460,7 +462,7 @@ impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StringMap {
 
 impl<K: AsRef<str>, V: AsRef<str>> Extend<(K, V)> for StringMap {
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
-        let mut b = Builder::with_capacity(self.heap_size(), self.len());
+        let mut b = Builder::with_capacity(self.key_text().len(), self.value_text().len(), self.len());
         for (k, v) in self.iter() {
             b.push(k, v);
         }
@@ -626,14 +628,14 @@ impl<'de> Visitor<'de> for MapVisitor {
         sc.builder.clear();
         let result = (|| {
             let b = &mut sc.builder;
-            while map.next_key_seed(Append(&mut b.entries))?.is_some() {
-                let key_end = b.entries.len();
-                map.next_value_seed(Append(&mut b.entries))?;
-                b.close_entry(key_end);
+            while map.next_key_seed(Append(&mut b.keys))?.is_some() {
+                map.next_value_seed(Append(&mut b.values))?;
+                b.close_entry();
             }
             b.finish_with(&mut sc.keys, &mut sc.values).map_err(de::Error::custom)
         })();
-        if sc.builder.entries.capacity() > SCRATCH_KEEP
+        if sc.builder.keys.capacity() > SCRATCH_KEEP
+            || sc.builder.values.capacity() > SCRATCH_KEEP
             || sc.builder.ends.capacity() > SCRATCH_KEEP / 8
             || sc.keys.capacity() > SCRATCH_KEEP
             || sc.values.capacity() > SCRATCH_KEEP
