@@ -39,6 +39,9 @@ pub(crate) const MAX_LEN: usize = 16 * 1024;
 /// The table is never swept below this many values.
 pub(crate) const SWEEP_MIN: usize = 4096;
 
+/// Texts [`intern_recent`] remembers.
+const RECENT: usize = 4;
+
 /// The values one cache shares (see the module docs).
 pub(crate) struct Interner {
     /// Every value interned and not yet swept. Invariant: no two equal values; each at most `MAX_LEN` bytes.
@@ -56,6 +59,12 @@ pub(crate) struct Interner {
     sweep_at: usize,
     /// Sweeps so far.
     sweeps: usize,
+    /// The last texts [`intern_recent`] returned, latest first: recognised before anything is written or hashed.
+    /// Invariant: each is one of `strings`.
+    recent: [Option<Arc<str>>; RECENT],
+    /// Texts [`intern_recent`] found in `recent`.
+    #[cfg(test)]
+    recent_hits: usize,
 }
 
 thread_local! {
@@ -162,6 +171,9 @@ impl Interner {
             raw_lists: HashMap::with_hasher(seed),
             sweep_at: SWEEP_MIN,
             sweeps: 0,
+            recent: Default::default(),
+            #[cfg(test)]
+            recent_hits: 0,
         }
     }
 
@@ -196,6 +208,8 @@ impl Interner {
 
     /// Drops the values no object holds any more, and sets the next sweep at twice what is left.
     fn sweep(&mut self) {
+        // Forgotten, so that what only they hold is swept now.
+        self.recent = Default::default();
         // A count of 1 is the table's own reference: nobody else can clone it (only this thread reads the table),
         // so it stays garbage. A count read as higher while another thread drops its reference is swept next time.
         // A base only this map holds (and the table) is dropped with its family's key.
@@ -228,6 +242,46 @@ pub(crate) fn intern(s: &str) -> Arc<str> {
         return shared;
     }
     Arc::from(s)
+}
+
+/// The shared text `is_it` accepts among the few this function returned last (found without writing or hashing it),
+/// else the text `text` writes, interned. Outside a scope, `text`'s text as a new value.
+///
+/// For texts that recur one after the other and that `is_it` recognises from their parts at less cost than writing
+/// and hashing them: the keys of the string maps of objects made from one template, decoded in turn. `is_it` must
+/// accept only the text `text` would write.
+pub(crate) fn intern_recent<'a>(is_it: impl Fn(&str) -> bool, text: impl FnOnce() -> &'a str) -> Arc<str> {
+    let found = CURRENT.try_with(|c| c.borrow_mut().as_mut().and_then(|i| i.find_recent(is_it)));
+    if let Ok(Some(found)) = found {
+        return found;
+    }
+    let text = text();
+    if text.len() <= MAX_LEN
+        && let Ok(Some(shared)) = CURRENT.try_with(|c| {
+            c.borrow_mut().as_mut().map(|i| {
+                let shared = i.intern(text);
+                i.recent.rotate_right(1);
+                i.recent[0] = Some(shared.clone());
+                shared
+            })
+        })
+    {
+        return shared;
+    }
+    Arc::from(text)
+}
+
+impl Interner {
+    /// The text of `recent` that `is_it` accepts, moved to the front.
+    fn find_recent(&mut self, is_it: impl Fn(&str) -> bool) -> Option<Arc<str>> {
+        let at = self.recent.iter().position(|r| r.as_deref().is_some_and(&is_it))?;
+        self.recent[..=at].rotate_right(1);
+        #[cfg(test)]
+        {
+            self.recent_hits += 1;
+        }
+        self.recent[0].clone()
+    }
 }
 
 /// `text` coded against a text of the same `family` (and length) decoded before: sharing all but the bytes between the
@@ -469,6 +523,11 @@ pub(crate) fn sweeps() -> usize {
 }
 
 #[cfg(test)]
+pub(crate) fn recent_hits() -> usize {
+    CURRENT.with(|c| c.borrow().as_ref().map_or(0, |i| i.recent_hits))
+}
+
+#[cfg(test)]
 pub(crate) fn table_len() -> usize {
     CURRENT.with(|c| c.borrow().as_ref().map_or(0, |i| i.strings.len()))
 }
@@ -530,6 +589,36 @@ mod tests {
                 "values alive survive sweeps"
             );
         }
+    }
+
+    #[test]
+    fn recent_texts_are_the_tables_and_swept_with_it() {
+        let a = intern_recent(|t| t == "keys-a", || "keys-a");
+        assert!(
+            !Arc::ptr_eq(&a, &intern_recent(|t| t == "keys-a", || "keys-a")),
+            "outside a scope: new values"
+        );
+        let _scope = Interner::enter();
+        let a = intern_recent(|t| t == "keys-a", || "keys-a");
+        assert_eq!(recent_hits(), 0);
+        let again = intern_recent(|t| t == "keys-a", || unreachable!("found without writing it"));
+        assert!(Arc::ptr_eq(&a, &again) && Arc::ptr_eq(&a, &intern("keys-a")));
+        assert_eq!(recent_hits(), 1);
+        // Pushed out by as many other texts: written again, and found in the table.
+        let others: Vec<String> = (0..RECENT).map(|i| format!("keys-{i}")).collect();
+        for o in &others {
+            let _ = intern_recent(|t| t == o, || o);
+        }
+        let b = intern_recent(|t| t == "keys-a", || "keys-a");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(recent_hits(), 1);
+        // What only the table and the recent texts hold is garbage to a sweep.
+        let gone = Arc::downgrade(&a);
+        drop((a, again, b));
+        for i in 0..2 * SWEEP_MIN {
+            drop(intern(&format!("garbage-{i}")));
+        }
+        assert!(sweeps() > 0 && gone.upgrade().is_none(), "swept");
     }
 
     #[test]

@@ -74,6 +74,15 @@ fn put_field(out: &mut String, v: usize) {
     }
 }
 
+/// `v` as a header writes it.
+fn digits(v: usize) -> [u8; DIGITS] {
+    let mut d = [0; DIGITS];
+    for (i, c) in d.iter_mut().enumerate() {
+        *c = b'0' + ((v >> (6 * (DIGITS - 1 - i))) & 63) as u8;
+    }
+    d
+}
+
 fn field(bytes: &[u8], at: usize) -> usize {
     bytes[at..at + DIGITS]
         .iter()
@@ -336,54 +345,84 @@ impl Builder {
         values.clear();
         if self.sorted {
             // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the keys and the
-            // values as they came.
+            // values as they came. The keys text is the one of a map decoded just before, more often than not
+            // (objects of one template, decoded in turn): found from the parts, it is neither written nor hashed.
             let n = self.ends.len();
-            // Room for both texts up front (scratch buffers: the spare room is kept for the next map), so that
+            // Room for each text up front (scratch buffers: the spare room is kept for the next map), so that
             // writing the headers a digit at a time never grows them.
-            keys.reserve(DIGITS * (1 + n) + self.keys.len());
             values.reserve(DIGITS * n + self.values.len());
-            put_field(keys, n);
-            for &(k, v) in &self.ends {
-                put_field(keys, k as usize);
+            for &(_, v) in &self.ends {
                 put_field(values, v as usize);
             }
-            keys.push_str(&self.keys);
             values.push_str(&self.values);
-        } else {
-            // The key and value ranges of each entry to keep, in key order: a stable sort, then the last of each run
-            // of equal keys wins.
-            let mut order: Vec<(Range<usize>, Range<usize>)> = (0..self.ends.len()).map(|i| self.entry(i)).collect();
-            let key = |e: &(Range<usize>, Range<usize>)| &self.keys[e.0.clone()];
-            order.sort_by(|a, b| key(a).cmp(key(b)));
-            let mut kept: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(order.len());
-            for e in order {
-                match kept.last_mut() {
-                    Some(last) if key(last) == key(&e) => *last = e,
-                    _ => kept.push(e),
-                }
-            }
-            put_field(keys, kept.len());
-            let (mut key_len, mut value_len) = (0, 0);
-            for (k, v) in &kept {
-                key_len += k.len();
-                value_len += v.len();
-                put_field(keys, key_len);
-                put_field(values, value_len);
-            }
-            for (k, v) in kept {
-                keys.push_str(&self.keys[k]);
-                values.push_str(&self.values[v]);
+            let len = DIGITS * (1 + n) + self.keys.len();
+            let keys = interner::intern_recent(
+                |text| text.len() == len && self.is_keys_text(text),
+                move || {
+                    keys.reserve(len);
+                    put_field(keys, n);
+                    for &(k, _) in &self.ends {
+                        put_field(keys, k as usize);
+                    }
+                    keys.push_str(&self.keys);
+                    keys.as_str()
+                },
+            );
+            return Ok(StringMap {
+                keys: Some(keys),
+                values: Some(share_values(values)),
+            });
+        }
+        // Unsorted: the key and value ranges of each entry to keep, in key order: a stable sort, then the last of each run
+        // of equal keys wins.
+        let mut order: Vec<(Range<usize>, Range<usize>)> = (0..self.ends.len()).map(|i| self.entry(i)).collect();
+        let key = |e: &(Range<usize>, Range<usize>)| &self.keys[e.0.clone()];
+        order.sort_by(|a, b| key(a).cmp(key(b)));
+        let mut kept: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(order.len());
+        for e in order {
+            match kept.last_mut() {
+                Some(last) if key(last) == key(&e) => *last = e,
+                _ => kept.push(e),
             }
         }
-        let values = if values.len() <= SHARED_VALUES_MAX {
-            interner::intern(values)
-        } else {
-            Arc::from(values.as_str())
-        };
+        put_field(keys, kept.len());
+        let (mut key_len, mut value_len) = (0, 0);
+        for (k, v) in &kept {
+            key_len += k.len();
+            value_len += v.len();
+            put_field(keys, key_len);
+            put_field(values, value_len);
+        }
+        for (k, v) in kept {
+            keys.push_str(&self.keys[k]);
+            values.push_str(&self.values[v]);
+        }
         Ok(StringMap {
             keys: Some(interner::intern(keys)),
-            values: Some(values),
+            values: Some(share_values(values)),
         })
+    }
+
+    /// True when `text` is the keys text of these entries (sorted): the same keys, cut at the same places.
+    fn is_keys_text(&self, text: &str) -> bool {
+        let (b, n) = (text.as_bytes(), self.ends.len());
+        let at = DIGITS * (1 + n);
+        b.len() == at + self.keys.len()
+            && b[at..] == *self.keys.as_bytes()
+            && b[..DIGITS] == digits(n)
+            && b[DIGITS..at]
+                .chunks_exact(DIGITS)
+                .zip(&self.ends)
+                .all(|(d, &(k, _))| *d == digits(k as usize))
+    }
+}
+
+/// A map's values text, shared through the interner entered on this thread when short enough to repeat whole.
+fn share_values(values: &str) -> Arc<str> {
+    if values.len() <= SHARED_VALUES_MAX {
+        interner::intern(values)
+    } else {
+        Arc::from(values)
     }
 }
 
@@ -789,6 +828,51 @@ mod tests {
             serde_json::to_string(&m).unwrap(),
             serde_json::to_string(&tree).unwrap()
         );
+    }
+
+    #[test]
+    fn maps_decoded_in_turn_reuse_only_equal_keys_texts() {
+        let _scope = interner::Interner::enter();
+        let decode = |t: &str| serde_json::from_str::<StringMap>(t).unwrap();
+        // Decoded in turn, as a cache decodes objects: each map is read right whatever the keys of the maps before
+        // it, whose keys texts are remembered.
+        let texts = [
+            r#"{"a":"1","bc":"2"}"#,
+            r#"{"ab":"1","c":"2"}"#,
+            r#"{"a":"1","bd":"2"}"#,
+            r#"{"a":"3","bc":"4"}"#,
+            r#"{"a":"1","bc":"2","d":"5"}"#,
+            r#"{"a":"1"}"#,
+            r#"{"abc":""}"#,
+            r#"{"0008abcd":"x"}"#,
+            r#"{"ab":"1","cd":"2"}"#,
+            r#"{"bc":"2","a":"1"}"#,
+            r#"{"a":"1","bc":"2","bc":"3"}"#,
+        ];
+        let mut first = Vec::new();
+        for round in 0..3 {
+            for (i, t) in texts.iter().enumerate() {
+                let (m, again) = (decode(t), decode(t));
+                assert_eq!(m, serde_json::from_str::<BTreeMap<String, String>>(t).unwrap(), "{t}");
+                assert!(again == m && again.keys_ptr() == m.keys_ptr(), "{t}");
+                if round == 0 {
+                    first.push(m);
+                } else {
+                    assert_eq!(m.keys_ptr(), first[i].keys_ptr(), "{t}: the keys text shared");
+                }
+            }
+        }
+        assert!(
+            interner::recent_hits() >= 3 * 9,
+            "keys decoded in turn are found without the table"
+        );
+        let same_keys = [0, 3, 9, 10].map(|i| first[i].keys_ptr());
+        assert!(
+            same_keys.iter().all(|&p| p == same_keys[0]),
+            "one keys text for equal keys"
+        );
+        assert_ne!(first[0].keys_ptr(), first[1].keys_ptr());
+        assert_ne!(first[0].keys_ptr(), first[2].keys_ptr());
     }
 
     #[test]
