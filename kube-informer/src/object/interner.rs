@@ -18,7 +18,10 @@
 //! **No lock.** Only the thread that entered an interner uses it (it lives in that thread's thread-local); the
 //! objects it produced are read by handlers and listers on other threads, which only clone and drop `Arc`s.
 //!
-//! **Hashing.** The tables hash with a fast word hash keyed by a random seed per interner ([`Seeded`]).
+//! **Hashing.** The tables hash with a fast word hash keyed by a random seed per interner ([`Seeded`]). Before
+//! hashing, what a cache decodes in turn is compared with what was found last: the keys of the string maps of objects
+//! made from one template ([`intern_recent`]), the `managedFields` list one controller writes on each object it owns
+//! ([`find_list`]).
 //!
 //! **Bounded.** A value the table holds alone (every object that had it is gone) is garbage: the table is swept of
 //! those whenever it has doubled since the last sweep, so it never holds more than about twice the distinct values
@@ -53,7 +56,10 @@ pub(crate) struct Interner {
     /// The JSON text of `managedFields` lists decoded more than once, and the list it decodes to (one of
     /// `entry_lists`): a list sent again byte for byte is found here without being decoded (see [`find_list`]).
     /// Invariant: each text at most `MAX_LEN` bytes.
-    raw_lists: HashMap<Box<str>, SameEntries, Seeded>,
+    raw_lists: HashMap<Arc<str>, SameEntries, Seeded>,
+    /// The entry of `raw_lists` [`find_list`] found last: compared before the table is hashed into (the objects
+    /// of one controller, decoded in turn, send the same list).
+    last_list: Option<(Arc<str>, SameEntries)>,
     /// The tables are swept once they hold this many values together: twice what the last sweep kept, at least
     /// `SWEEP_MIN`.
     sweep_at: usize,
@@ -171,6 +177,7 @@ impl Interner {
             raw_lists: HashMap::with_hasher(seed),
             sweep_at: SWEEP_MIN,
             sweeps: 0,
+            last_list: None,
             recent: Default::default(),
             #[cfg(test)]
             recent_hits: 0,
@@ -210,6 +217,7 @@ impl Interner {
     fn sweep(&mut self) {
         // Forgotten, so that what only they hold is swept now.
         self.recent = Default::default();
+        self.last_list = None;
         // A count of 1 is the table's own reference: nobody else can clone it (only this thread reads the table),
         // so it stays garbage. A count read as higher while another thread drops its reference is swept next time.
         // A base only this map holds (and the table) is dropped with its family's key.
@@ -472,9 +480,22 @@ pub(crate) fn find_list(text: &str) -> Option<SameEntries> {
         return None;
     }
     CURRENT
-        .try_with(|c| c.borrow().as_ref().and_then(|i| i.raw_lists.get(text).cloned()))
+        .try_with(|c| c.borrow_mut().as_mut().and_then(|i| i.find_list(text)))
         .ok()
         .flatten()
+}
+
+impl Interner {
+    fn find_list(&mut self, text: &str) -> Option<SameEntries> {
+        if let Some((last, list)) = &self.last_list
+            && **last == *text
+        {
+            return Some(list.clone());
+        }
+        let (last, list) = self.raw_lists.get_key_value(text)?;
+        self.last_list = Some((last.clone(), list.clone()));
+        Some(list.clone())
+    }
 }
 
 /// `value`, or the equal list of entries shared before, when an interner is entered on this thread. `text`, the JSON
@@ -619,6 +640,43 @@ mod tests {
             drop(intern(&format!("garbage-{i}")));
         }
         assert!(sweeps() > 0 && gone.upgrade().is_none(), "swept");
+    }
+
+    #[test]
+    fn lists_are_found_by_their_whole_text() {
+        use crate::object::ObjectMeta;
+        let list = |manager: &str| {
+            format!(
+                r#"[{{"manager":"{manager}","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{{"f:data":{{}}}}}}]"#
+            )
+        };
+        let decode = |l: &str| {
+            let meta: ObjectMeta = serde_json::from_str(&format!(r#"{{"name":"x","managedFields":{l}}}"#)).unwrap();
+            meta.managed_fields.unwrap().to_json()
+        };
+        let _scope = Interner::enter();
+        // Texts of one length, and one a prefix of the other: each decodes to its own list, in any order.
+        let texts = [
+            list("helm-a"),
+            list("helm-b"),
+            list("helm"),
+            list("helm-a").replace("v1", "v2"),
+        ];
+        let want: Vec<_> = texts
+            .iter()
+            .map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap())
+            .collect();
+        for order in [
+            [0, 0, 1, 1, 2, 2, 3, 3],
+            [0, 1, 0, 2, 3, 1, 3, 2],
+            [3, 3, 0, 0, 1, 2, 1, 0],
+        ] {
+            for i in order {
+                let got: serde_json::Value = serde_json::from_str(&decode(&texts[i])).unwrap();
+                assert_eq!(got, want[i], "{}", texts[i]);
+            }
+        }
+        assert_eq!(raw_lists_len(), texts.len(), "each found by its text");
     }
 
     #[test]
