@@ -659,30 +659,35 @@ impl<'de> Visitor<'de> for MapVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
-        // Taken out of the thread-local for the duration (a nested decode would simply find an empty one).
-        // In a thread's destructors, where the thread-local is gone, a fresh scratch does the same job.
-        let mut sc = SCRATCH
-            .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
-            .unwrap_or_default();
-        sc.builder.clear();
-        let result = (|| {
+        let mut read = |sc: &mut Scratch| {
+            sc.builder.clear();
             let b = &mut sc.builder;
             while map.next_key_seed(Append(&mut b.keys))?.is_some() {
                 map.next_value_seed(Append(&mut b.values))?;
                 b.close_entry();
             }
             b.finish_with(&mut sc.keys, &mut sc.values).map_err(de::Error::custom)
-        })();
-        if sc.builder.keys.capacity() > SCRATCH_KEEP
-            || sc.builder.values.capacity() > SCRATCH_KEEP
-            || sc.builder.ends.capacity() > SCRATCH_KEEP / 8
-            || sc.keys.capacity() > SCRATCH_KEEP
-            || sc.values.capacity() > SCRATCH_KEEP
-        {
-            sc = Scratch::default();
+        };
+        // The thread's scratch, borrowed in place for the duration; a fresh one where it is borrowed already (a
+        // nested decode) or gone (in a thread's destructors).
+        let shared = SCRATCH.try_with(|s| {
+            s.try_borrow_mut().ok().map(|mut sc| {
+                let result = read(&mut sc);
+                if sc.builder.keys.capacity() > SCRATCH_KEEP
+                    || sc.builder.values.capacity() > SCRATCH_KEEP
+                    || sc.builder.ends.capacity() > SCRATCH_KEEP / 8
+                    || sc.keys.capacity() > SCRATCH_KEEP
+                    || sc.values.capacity() > SCRATCH_KEEP
+                {
+                    *sc = Scratch::default();
+                }
+                result
+            })
+        });
+        match shared {
+            Ok(Some(result)) => result,
+            _ => read(&mut Scratch::default()),
         }
-        let _ = SCRATCH.try_with(|s| *s.borrow_mut() = sc);
-        result
     }
 }
 
@@ -873,6 +878,31 @@ mod tests {
         );
         assert_ne!(first[0].keys_ptr(), first[1].keys_ptr());
         assert_ne!(first[0].keys_ptr(), first[2].keys_ptr());
+    }
+
+    #[test]
+    fn a_map_decoded_while_another_is_read_has_a_scratch_of_its_own() {
+        use serde::de::IntoDeserializer;
+        use serde::de::value::Error;
+        /// Reads one entry, and decodes another map whenever asked for a key (the thread's scratch is in use).
+        struct Nesting(bool);
+        impl<'de> MapAccess<'de> for Nesting {
+            type Error = Error;
+            fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+                let inner: StringMap = serde_json::from_str(r#"{"inner":"x","j":"y"}"#).unwrap();
+                assert_eq!(inner.to_btree_map(), StringMap::from([("inner", "x"), ("j", "y")]));
+                std::mem::take(&mut self.0)
+                    .then(|| seed.deserialize("k".into_deserializer()))
+                    .transpose()
+            }
+            fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+                seed.deserialize("v".into_deserializer())
+            }
+        }
+        assert_eq!(
+            MapVisitor.visit_map(Nesting(true)).unwrap(),
+            StringMap::from([("k", "v")])
+        );
     }
 
     #[test]
