@@ -373,8 +373,8 @@ impl Builder {
                 values: Some(share_values(values)),
             });
         }
-        // Unsorted: the key and value ranges of each entry to keep, in key order: a stable sort, then the last of each run
-        // of equal keys wins.
+        // Unsorted: the key and value ranges of each entry to keep, in key order: a stable sort, then the last of
+        // each run of equal keys wins.
         let mut order: Vec<(Range<usize>, Range<usize>)> = (0..self.ends.len()).map(|i| self.entry(i)).collect();
         let key = |e: &(Range<usize>, Range<usize>)| &self.keys[e.0.clone()];
         order.sort_by(|a, b| key(a).cmp(key(b)));
