@@ -18,7 +18,10 @@
 //! **No lock.** Only the thread that entered an interner uses it (it lives in that thread's thread-local); the
 //! objects it produced are read by handlers and listers on other threads, which only clone and drop `Arc`s.
 //!
-//! **Hashing.** The tables hash with a fast word hash keyed by a random seed per interner ([`Seeded`]).
+//! **Hashing.** The tables hash with a fast word hash keyed by a random seed per interner ([`Seeded`]). Before
+//! hashing, what a cache decodes in turn is compared with what was found last: the keys of the string maps of objects
+//! made from one template ([`intern_recent`]), the `managedFields` list one controller writes on each object it owns
+//! ([`find_list`]).
 //!
 //! **Bounded.** A value the table holds alone (every object that had it is gone) is garbage: the table is swept of
 //! those whenever it has doubled since the last sweep, so it never holds more than about twice the distinct values
@@ -39,6 +42,9 @@ pub(crate) const MAX_LEN: usize = 16 * 1024;
 /// The table is never swept below this many values.
 pub(crate) const SWEEP_MIN: usize = 4096;
 
+/// Texts [`intern_recent`] remembers.
+const RECENT: usize = 4;
+
 /// The values one cache shares (see the module docs).
 pub(crate) struct Interner {
     /// Every value interned and not yet swept. Invariant: no two equal values; each at most `MAX_LEN` bytes.
@@ -50,12 +56,21 @@ pub(crate) struct Interner {
     /// The JSON text of `managedFields` lists decoded more than once, and the list it decodes to (one of
     /// `entry_lists`): a list sent again byte for byte is found here without being decoded (see [`find_list`]).
     /// Invariant: each text at most `MAX_LEN` bytes.
-    raw_lists: HashMap<Box<str>, SameEntries, Seeded>,
+    raw_lists: HashMap<Arc<str>, SameEntries, Seeded>,
+    /// The entry of `raw_lists` [`find_list`] found last: compared before the table is hashed into (the objects
+    /// of one controller, decoded in turn, send the same list).
+    last_list: Option<(Arc<str>, SameEntries)>,
     /// The tables are swept once they hold this many values together: twice what the last sweep kept, at least
     /// `SWEEP_MIN`.
     sweep_at: usize,
     /// Sweeps so far.
     sweeps: usize,
+    /// The last texts [`intern_recent`] returned, latest first: recognised before anything is written or hashed.
+    /// Invariant: each is one of `strings`.
+    recent: [Option<Arc<str>>; RECENT],
+    /// Texts [`intern_recent`] found in `recent`.
+    #[cfg(test)]
+    recent_hits: usize,
 }
 
 thread_local! {
@@ -162,6 +177,10 @@ impl Interner {
             raw_lists: HashMap::with_hasher(seed),
             sweep_at: SWEEP_MIN,
             sweeps: 0,
+            last_list: None,
+            recent: Default::default(),
+            #[cfg(test)]
+            recent_hits: 0,
         }
     }
 
@@ -196,6 +215,9 @@ impl Interner {
 
     /// Drops the values no object holds any more, and sets the next sweep at twice what is left.
     fn sweep(&mut self) {
+        // Forgotten, so that what only they hold is swept now.
+        self.recent = Default::default();
+        self.last_list = None;
         // A count of 1 is the table's own reference: nobody else can clone it (only this thread reads the table),
         // so it stays garbage. A count read as higher while another thread drops its reference is swept next time.
         // A base only this map holds (and the table) is dropped with its family's key.
@@ -228,6 +250,46 @@ pub(crate) fn intern(s: &str) -> Arc<str> {
         return shared;
     }
     Arc::from(s)
+}
+
+/// The shared text `is_it` accepts among the few this function returned last (found without writing or hashing it),
+/// else the text `text` writes, interned. Outside a scope, `text`'s text as a new value.
+///
+/// For texts that recur one after the other and that `is_it` recognises from their parts at less cost than writing
+/// and hashing them: the keys of the string maps of objects made from one template, decoded in turn. `is_it` must
+/// accept only the text `text` would write.
+pub(crate) fn intern_recent<'a>(is_it: impl Fn(&str) -> bool, text: impl FnOnce() -> &'a str) -> Arc<str> {
+    let found = CURRENT.try_with(|c| c.borrow_mut().as_mut().and_then(|i| i.find_recent(is_it)));
+    if let Ok(Some(found)) = found {
+        return found;
+    }
+    let text = text();
+    if text.len() <= MAX_LEN
+        && let Ok(Some(shared)) = CURRENT.try_with(|c| {
+            c.borrow_mut().as_mut().map(|i| {
+                let shared = i.intern(text);
+                i.recent.rotate_right(1);
+                i.recent[0] = Some(shared.clone());
+                shared
+            })
+        })
+    {
+        return shared;
+    }
+    Arc::from(text)
+}
+
+impl Interner {
+    /// The text of `recent` that `is_it` accepts, moved to the front.
+    fn find_recent(&mut self, is_it: impl Fn(&str) -> bool) -> Option<Arc<str>> {
+        let at = self.recent.iter().position(|r| r.as_deref().is_some_and(&is_it))?;
+        self.recent[..=at].rotate_right(1);
+        #[cfg(test)]
+        {
+            self.recent_hits += 1;
+        }
+        self.recent[0].clone()
+    }
 }
 
 /// `text` coded against a text of the same `family` (and length) decoded before: sharing all but the bytes between the
@@ -418,9 +480,22 @@ pub(crate) fn find_list(text: &str) -> Option<SameEntries> {
         return None;
     }
     CURRENT
-        .try_with(|c| c.borrow().as_ref().and_then(|i| i.raw_lists.get(text).cloned()))
+        .try_with(|c| c.borrow_mut().as_mut().and_then(|i| i.find_list(text)))
         .ok()
         .flatten()
+}
+
+impl Interner {
+    fn find_list(&mut self, text: &str) -> Option<SameEntries> {
+        if let Some((last, list)) = &self.last_list
+            && **last == *text
+        {
+            return Some(list.clone());
+        }
+        let (last, list) = self.raw_lists.get_key_value(text)?;
+        self.last_list = Some((last.clone(), list.clone()));
+        Some(list.clone())
+    }
 }
 
 /// `value`, or the equal list of entries shared before, when an interner is entered on this thread. `text`, the JSON
@@ -466,6 +541,11 @@ pub(crate) fn active() -> bool {
 #[cfg(test)]
 pub(crate) fn sweeps() -> usize {
     CURRENT.with(|c| c.borrow().as_ref().map_or(0, |i| i.sweeps))
+}
+
+#[cfg(test)]
+pub(crate) fn recent_hits() -> usize {
+    CURRENT.with(|c| c.borrow().as_ref().map_or(0, |i| i.recent_hits))
 }
 
 #[cfg(test)]
@@ -530,6 +610,73 @@ mod tests {
                 "values alive survive sweeps"
             );
         }
+    }
+
+    #[test]
+    fn recent_texts_are_the_tables_and_swept_with_it() {
+        let a = intern_recent(|t| t == "keys-a", || "keys-a");
+        assert!(
+            !Arc::ptr_eq(&a, &intern_recent(|t| t == "keys-a", || "keys-a")),
+            "outside a scope: new values"
+        );
+        let _scope = Interner::enter();
+        let a = intern_recent(|t| t == "keys-a", || "keys-a");
+        assert_eq!(recent_hits(), 0);
+        let again = intern_recent(|t| t == "keys-a", || unreachable!("found without writing it"));
+        assert!(Arc::ptr_eq(&a, &again) && Arc::ptr_eq(&a, &intern("keys-a")));
+        assert_eq!(recent_hits(), 1);
+        // Pushed out by as many other texts: written again, and found in the table.
+        let others: Vec<String> = (0..RECENT).map(|i| format!("keys-{i}")).collect();
+        for o in &others {
+            let _ = intern_recent(|t| t == o, || o);
+        }
+        let b = intern_recent(|t| t == "keys-a", || "keys-a");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(recent_hits(), 1);
+        // What only the table and the recent texts hold is garbage to a sweep.
+        let gone = Arc::downgrade(&a);
+        drop((a, again, b));
+        for i in 0..2 * SWEEP_MIN {
+            drop(intern(&format!("garbage-{i}")));
+        }
+        assert!(sweeps() > 0 && gone.upgrade().is_none(), "swept");
+    }
+
+    #[test]
+    fn lists_are_found_by_their_whole_text() {
+        use crate::object::ObjectMeta;
+        let list = |manager: &str| {
+            format!(
+                r#"[{{"manager":"{manager}","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{{"f:data":{{}}}}}}]"#
+            )
+        };
+        let decode = |l: &str| {
+            let meta: ObjectMeta = serde_json::from_str(&format!(r#"{{"name":"x","managedFields":{l}}}"#)).unwrap();
+            meta.managed_fields.unwrap().to_json()
+        };
+        let _scope = Interner::enter();
+        // Texts of one length, and one a prefix of the other: each decodes to its own list, in any order.
+        let texts = [
+            list("helm-a"),
+            list("helm-b"),
+            list("helm"),
+            list("helm-a").replace("v1", "v2"),
+        ];
+        let want: Vec<_> = texts
+            .iter()
+            .map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap())
+            .collect();
+        for order in [
+            [0, 0, 1, 1, 2, 2, 3, 3],
+            [0, 1, 0, 2, 3, 1, 3, 2],
+            [3, 3, 0, 0, 1, 2, 1, 0],
+        ] {
+            for i in order {
+                let got: serde_json::Value = serde_json::from_str(&decode(&texts[i])).unwrap();
+                assert_eq!(got, want[i], "{}", texts[i]);
+            }
+        }
+        assert_eq!(raw_lists_len(), texts.len(), "each found by its text");
     }
 
     #[test]

@@ -74,6 +74,15 @@ fn put_field(out: &mut String, v: usize) {
     }
 }
 
+/// `v` as a header writes it.
+fn digits(v: usize) -> [u8; DIGITS] {
+    let mut d = [0; DIGITS];
+    for (i, c) in d.iter_mut().enumerate() {
+        *c = b'0' + ((v >> (6 * (DIGITS - 1 - i))) & 63) as u8;
+    }
+    d
+}
+
 fn field(bytes: &[u8], at: usize) -> usize {
     bytes[at..at + DIGITS]
         .iter()
@@ -181,7 +190,11 @@ impl StringMap {
     /// # Panics
     /// When the map would hold more than 16 MiB of text.
     pub fn insert(&mut self, key: String, value: String) -> Option<String> {
-        let mut b = Builder::with_capacity(self.heap_size() + key.len() + value.len(), self.len() + 1);
+        let mut b = Builder::with_capacity(
+            self.key_text().len() + key.len(),
+            self.value_text().len() + value.len(),
+            self.len() + 1,
+        );
         let mut old = None;
         let mut pending = Some((key, value));
         for (k, v) in self.iter() {
@@ -211,7 +224,7 @@ impl StringMap {
 
     /// Keeps only the entries for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &str) -> bool) {
-        let mut b = Builder::with_capacity(self.heap_size(), self.len());
+        let mut b = Builder::with_capacity(self.key_text().len(), self.value_text().len(), self.len());
         for (k, v) in self.iter() {
             if keep(k, v) {
                 b.push(k, v);
@@ -240,26 +253,30 @@ impl StringMap {
 /// Builds a `StringMap` from entries in any order: appends them, then sorts only when they did not come sorted
 /// (Kubernetes sends map keys sorted). A later duplicate key replaces an earlier one, as with `BTreeMap::insert`.
 struct Builder {
-    /// Keys and values, concatenated in arrival order.
-    entries: String,
-    /// `(key_end, value_end)` per entry: offsets into `entries`, each entry starting where the previous one ends.
+    /// The keys, concatenated in arrival order (the keys of a sorted map, as its keys text holds them).
+    keys: String,
+    /// The values, concatenated in arrival order.
+    values: String,
+    /// `(key_end, value_end)` per entry: offsets into `keys` and `values`, each entry's key and value starting where
+    /// the previous entry's end.
     ends: Vec<(u32, u32)>,
     /// The keys so far are strictly increasing.
     sorted: bool,
-    /// `entries` grew past what a map may hold: `finish` fails (and `ends` stopped being recorded).
+    /// `keys` and `values` grew past what a map may hold: `finish` fails (and `ends` stopped being recorded).
     overflow: bool,
 }
 
 impl Default for Builder {
     fn default() -> Self {
-        Builder::with_capacity(0, 0)
+        Builder::with_capacity(0, 0, 0)
     }
 }
 
 impl Builder {
-    fn with_capacity(text: usize, entries: usize) -> Self {
+    fn with_capacity(keys: usize, values: usize, entries: usize) -> Self {
         Builder {
-            entries: String::with_capacity(text),
+            keys: String::with_capacity(keys),
+            values: String::with_capacity(values),
             ends: Vec::with_capacity(entries),
             sorted: true,
             overflow: false,
@@ -267,41 +284,43 @@ impl Builder {
     }
 
     fn clear(&mut self) {
-        self.entries.clear();
+        self.keys.clear();
+        self.values.clear();
         self.ends.clear();
         self.sorted = true;
         self.overflow = false;
     }
 
-    /// Start of entry `i`'s key in `entries`.
-    fn start(&self, i: usize) -> usize {
-        if i == 0 { 0 } else { self.ends[i - 1].1 as usize }
+    /// Byte ranges of entry `i`'s key in `keys` and value in `values`.
+    fn entry(&self, i: usize) -> (Range<usize>, Range<usize>) {
+        let (k, v) = if i == 0 { (0, 0) } else { self.ends[i - 1] };
+        let (ke, ve) = self.ends[i];
+        (k as usize..ke as usize, v as usize..ve as usize)
     }
 
-    /// Records the entry whose key and value were just appended to `entries`, its key ending at `key_end`.
-    fn close_entry(&mut self, key_end: usize) {
-        if self.overflow || self.entries.len() > MAX_FIELD {
+    /// Records the entry whose key and value were just appended to `keys` and `values`.
+    fn close_entry(&mut self) {
+        if self.overflow || self.keys.len() + self.values.len() > MAX_FIELD {
             self.overflow = true;
             return;
         }
         let n = self.ends.len();
         if n > 0 && self.sorted {
             // As bytes: the same order as `str`'s, without the character-boundary checks of slicing a `str`.
-            let e = self.entries.as_bytes();
-            let prev_end = self.ends[n - 1];
-            if e[self.start(n - 1)..prev_end.0 as usize] >= e[prev_end.1 as usize..key_end] {
+            let k = self.keys.as_bytes();
+            let prev = self.entry(n - 1).0;
+            if k[prev.clone()] >= k[prev.end..] {
                 self.sorted = false;
             }
         }
         // Both fit: they are at most `MAX_FIELD`.
-        self.ends.push((key_end as u32, self.entries.len() as u32));
+        self.ends.push((self.keys.len() as u32, self.values.len() as u32));
     }
 
     fn push(&mut self, key: &str, value: &str) {
-        self.entries.push_str(key);
-        let key_end = self.entries.len();
-        self.entries.push_str(value);
-        self.close_entry(key_end);
+        self.keys.push_str(key);
+        self.values.push_str(value);
+        self.close_entry();
     }
 
     /// The map: its keys and its values, in key order (already so when `sorted`).
@@ -316,7 +335,7 @@ impl Builder {
         if self.overflow || self.ends.len() > MAX_FIELD {
             return Err(format!(
                 "a string map holds at most {MAX_FIELD} bytes of keys and values (got {} or more)",
-                self.entries.len()
+                self.keys.len() + self.values.len()
             ));
         }
         if self.ends.is_empty() {
@@ -325,63 +344,85 @@ impl Builder {
         keys.clear();
         values.clear();
         if self.sorted {
-            // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the entries.
+            // The common case (Kubernetes sorts map keys): the headers straight from `ends`, then the keys and the
+            // values as they came. The keys text is the one of a map decoded just before, more often than not
+            // (objects of one template, decoded in turn): found from the parts, it is neither written nor hashed.
             let n = self.ends.len();
-            // Room for both texts up front (scratch buffers: the spare room is kept for the next map), so that
+            // Room for each text up front (scratch buffers: the spare room is kept for the next map), so that
             // writing the headers a digit at a time never grows them.
-            keys.reserve(DIGITS * (1 + n) + self.entries.len());
-            values.reserve(DIGITS * n + self.entries.len());
-            put_field(keys, n);
-            let (mut key_len, mut value_len) = (0, 0);
-            for i in 0..n {
-                let (start, (k, e)) = (self.start(i), self.ends[i]);
-                key_len += k as usize - start;
-                value_len += e as usize - k as usize;
-                put_field(keys, key_len);
-                put_field(values, value_len);
+            values.reserve(DIGITS * n + self.values.len());
+            for &(_, v) in &self.ends {
+                put_field(values, v as usize);
             }
-            for i in 0..n {
-                let (start, (k, e)) = (self.start(i), self.ends[i]);
-                keys.push_str(&self.entries[start..k as usize]);
-                values.push_str(&self.entries[k as usize..e as usize]);
-            }
-        } else {
-            // (start, key_end, value_end) of each entry to keep, in key order: a stable sort, then the last of each
-            // run of equal keys wins.
-            let mut order: Vec<(usize, usize, usize)> = (0..self.ends.len())
-                .map(|i| (self.start(i), self.ends[i].0 as usize, self.ends[i].1 as usize))
-                .collect();
-            let key = |e: &(usize, usize, usize)| &self.entries[e.0..e.1];
-            order.sort_by(|a, b| key(a).cmp(key(b)));
-            let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
-            for e in order {
-                match kept.last_mut() {
-                    Some(last) if key(last) == key(&e) => *last = e,
-                    _ => kept.push(e),
-                }
-            }
-            put_field(keys, kept.len());
-            let (mut key_len, mut value_len) = (0, 0);
-            for &(s, k, e) in &kept {
-                key_len += k - s;
-                value_len += e - k;
-                put_field(keys, key_len);
-                put_field(values, value_len);
-            }
-            for &(s, k, e) in &kept {
-                keys.push_str(&self.entries[s..k]);
-                values.push_str(&self.entries[k..e]);
+            values.push_str(&self.values);
+            let len = DIGITS * (1 + n) + self.keys.len();
+            let keys = interner::intern_recent(
+                |text| text.len() == len && self.is_keys_text(text),
+                move || {
+                    keys.reserve(len);
+                    put_field(keys, n);
+                    for &(k, _) in &self.ends {
+                        put_field(keys, k as usize);
+                    }
+                    keys.push_str(&self.keys);
+                    keys.as_str()
+                },
+            );
+            return Ok(StringMap {
+                keys: Some(keys),
+                values: Some(share_values(values)),
+            });
+        }
+        // Unsorted: the key and value ranges of each entry to keep, in key order: a stable sort, then the last of
+        // each run of equal keys wins.
+        let mut order: Vec<(Range<usize>, Range<usize>)> = (0..self.ends.len()).map(|i| self.entry(i)).collect();
+        let key = |e: &(Range<usize>, Range<usize>)| &self.keys[e.0.clone()];
+        order.sort_by(|a, b| key(a).cmp(key(b)));
+        let mut kept: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(order.len());
+        for e in order {
+            match kept.last_mut() {
+                Some(last) if key(last) == key(&e) => *last = e,
+                _ => kept.push(e),
             }
         }
-        let values = if values.len() <= SHARED_VALUES_MAX {
-            interner::intern(values)
-        } else {
-            Arc::from(values.as_str())
-        };
+        put_field(keys, kept.len());
+        let (mut key_len, mut value_len) = (0, 0);
+        for (k, v) in &kept {
+            key_len += k.len();
+            value_len += v.len();
+            put_field(keys, key_len);
+            put_field(values, value_len);
+        }
+        for (k, v) in kept {
+            keys.push_str(&self.keys[k]);
+            values.push_str(&self.values[v]);
+        }
         Ok(StringMap {
             keys: Some(interner::intern(keys)),
-            values: Some(values),
+            values: Some(share_values(values)),
         })
+    }
+
+    /// True when `text` is the keys text of these entries (sorted): the same keys, cut at the same places.
+    fn is_keys_text(&self, text: &str) -> bool {
+        let (b, n) = (text.as_bytes(), self.ends.len());
+        let at = DIGITS * (1 + n);
+        b.len() == at + self.keys.len()
+            && b[at..] == *self.keys.as_bytes()
+            && b[..DIGITS] == digits(n)
+            && b[DIGITS..at]
+                .chunks_exact(DIGITS)
+                .zip(&self.ends)
+                .all(|(d, &(k, _))| *d == digits(k as usize))
+    }
+}
+
+/// A map's values text, shared through the interner entered on this thread when short enough to repeat whole.
+fn share_values(values: &str) -> Arc<str> {
+    if values.len() <= SHARED_VALUES_MAX {
+        interner::intern(values)
+    } else {
+        Arc::from(values)
     }
 }
 
@@ -460,7 +501,7 @@ impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StringMap {
 
 impl<K: AsRef<str>, V: AsRef<str>> Extend<(K, V)> for StringMap {
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
-        let mut b = Builder::with_capacity(self.heap_size(), self.len());
+        let mut b = Builder::with_capacity(self.key_text().len(), self.value_text().len(), self.len());
         for (k, v) in self.iter() {
             b.push(k, v);
         }
@@ -618,30 +659,35 @@ impl<'de> Visitor<'de> for MapVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
-        // Taken out of the thread-local for the duration (a nested decode would simply find an empty one).
-        // In a thread's destructors, where the thread-local is gone, a fresh scratch does the same job.
-        let mut sc = SCRATCH
-            .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
-            .unwrap_or_default();
-        sc.builder.clear();
-        let result = (|| {
+        let mut read = |sc: &mut Scratch| {
+            sc.builder.clear();
             let b = &mut sc.builder;
-            while map.next_key_seed(Append(&mut b.entries))?.is_some() {
-                let key_end = b.entries.len();
-                map.next_value_seed(Append(&mut b.entries))?;
-                b.close_entry(key_end);
+            while map.next_key_seed(Append(&mut b.keys))?.is_some() {
+                map.next_value_seed(Append(&mut b.values))?;
+                b.close_entry();
             }
             b.finish_with(&mut sc.keys, &mut sc.values).map_err(de::Error::custom)
-        })();
-        if sc.builder.entries.capacity() > SCRATCH_KEEP
-            || sc.builder.ends.capacity() > SCRATCH_KEEP / 8
-            || sc.keys.capacity() > SCRATCH_KEEP
-            || sc.values.capacity() > SCRATCH_KEEP
-        {
-            sc = Scratch::default();
+        };
+        // The thread's scratch, borrowed in place for the duration; a fresh one where it is borrowed already (a
+        // nested decode) or gone (in a thread's destructors).
+        let shared = SCRATCH.try_with(|s| {
+            s.try_borrow_mut().ok().map(|mut sc| {
+                let result = read(&mut sc);
+                if sc.builder.keys.capacity() > SCRATCH_KEEP
+                    || sc.builder.values.capacity() > SCRATCH_KEEP
+                    || sc.builder.ends.capacity() > SCRATCH_KEEP / 8
+                    || sc.keys.capacity() > SCRATCH_KEEP
+                    || sc.values.capacity() > SCRATCH_KEEP
+                {
+                    *sc = Scratch::default();
+                }
+                result
+            })
+        });
+        match shared {
+            Ok(Some(result)) => result,
+            _ => read(&mut Scratch::default()),
         }
-        let _ = SCRATCH.try_with(|s| *s.borrow_mut() = sc);
-        result
     }
 }
 
@@ -786,6 +832,76 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&m).unwrap(),
             serde_json::to_string(&tree).unwrap()
+        );
+    }
+
+    #[test]
+    fn maps_decoded_in_turn_reuse_only_equal_keys_texts() {
+        let _scope = interner::Interner::enter();
+        let decode = |t: &str| serde_json::from_str::<StringMap>(t).unwrap();
+        // Decoded in turn, as a cache decodes objects: each map is read right whatever the keys of the maps before
+        // it, whose keys texts are remembered.
+        let texts = [
+            r#"{"a":"1","bc":"2"}"#,
+            r#"{"ab":"1","c":"2"}"#,
+            r#"{"a":"1","bd":"2"}"#,
+            r#"{"a":"3","bc":"4"}"#,
+            r#"{"a":"1","bc":"2","d":"5"}"#,
+            r#"{"a":"1"}"#,
+            r#"{"abc":""}"#,
+            r#"{"0008abcd":"x"}"#,
+            r#"{"ab":"1","cd":"2"}"#,
+            r#"{"bc":"2","a":"1"}"#,
+            r#"{"a":"1","bc":"2","bc":"3"}"#,
+        ];
+        let mut first = Vec::new();
+        for round in 0..3 {
+            for (i, t) in texts.iter().enumerate() {
+                let (m, again) = (decode(t), decode(t));
+                assert_eq!(m, serde_json::from_str::<BTreeMap<String, String>>(t).unwrap(), "{t}");
+                assert!(again == m && again.keys_ptr() == m.keys_ptr(), "{t}");
+                if round == 0 {
+                    first.push(m);
+                } else {
+                    assert_eq!(m.keys_ptr(), first[i].keys_ptr(), "{t}: the keys text shared");
+                }
+            }
+        }
+        assert!(
+            interner::recent_hits() >= 3 * 9,
+            "keys decoded in turn are found without the table"
+        );
+        let same_keys = [0, 3, 9, 10].map(|i| first[i].keys_ptr());
+        assert!(
+            same_keys.iter().all(|&p| p == same_keys[0]),
+            "one keys text for equal keys"
+        );
+        assert_ne!(first[0].keys_ptr(), first[1].keys_ptr());
+        assert_ne!(first[0].keys_ptr(), first[2].keys_ptr());
+    }
+
+    #[test]
+    fn a_map_decoded_while_another_is_read_has_a_scratch_of_its_own() {
+        use serde::de::IntoDeserializer;
+        use serde::de::value::Error;
+        /// Reads one entry, and decodes another map whenever asked for a key (the thread's scratch is in use).
+        struct Nesting(bool);
+        impl<'de> MapAccess<'de> for Nesting {
+            type Error = Error;
+            fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+                let inner: StringMap = serde_json::from_str(r#"{"inner":"x","j":"y"}"#).unwrap();
+                assert_eq!(inner.to_btree_map(), StringMap::from([("inner", "x"), ("j", "y")]));
+                std::mem::take(&mut self.0)
+                    .then(|| seed.deserialize("k".into_deserializer()))
+                    .transpose()
+            }
+            fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+                seed.deserialize("v".into_deserializer())
+            }
+        }
+        assert_eq!(
+            MapVisitor.visit_map(Nesting(true)).unwrap(),
+            StringMap::from([("k", "v")])
         );
     }
 
