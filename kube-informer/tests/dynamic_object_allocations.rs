@@ -1,5 +1,5 @@
-//! How a decode allocates: a `DynamicObject`'s fields are boxed once at their exact count, never grown and shrunk;
-//! the decoders read `managedFields` without copying its text.
+//! How a decode allocates: a `DynamicObject`'s fields and `ObjectMeta`'s owner references and finalizers are boxed
+//! once at their exact count, never grown and shrunk; the decoders read `managedFields` without copying its text.
 //!
 //! Growing a `Vec` and shrinking it into the box (a `realloc` to a smaller size) split a small free chunk off each
 //! object decoded, which glibc's fast bins keep from joining its neighbours: the heap a relist reuses came out
@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use kube_informer::object::core::ConfigMap;
-use kube_informer::object::DynamicObject;
+use kube_informer::object::{DynamicObject, ObjectMeta};
 use kube_informer::watch::{ListDecoder, WatchDecoder, WatchEvent};
 use serde::Deserialize;
 
@@ -97,6 +97,87 @@ fn a_dynamic_objects_fields_are_boxed_at_their_exact_count() {
         assert_eq!(n, 0, "in place: {text}");
         assert_eq!(place, decoded, "{text}");
     }
+}
+
+#[test]
+fn owner_references_and_finalizers_are_read_at_their_exact_count() {
+    let reference = r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e","controller":true}"#;
+    let meta = |refs: usize, finalizers: usize| {
+        let refs = vec![reference; refs].join(",");
+        let finalizers: Vec<String> = (0..finalizers).map(|i| format!(r#""example.com/f{i}""#)).collect();
+        format!(
+            r#"{{"name":"a","ownerReferences":[{refs}],"finalizers":[{}]}}"#,
+            finalizers.join(",")
+        )
+    };
+    let texts = [meta(1, 1), meta(2, 5), meta(5, 9), meta(0, 0), meta(3, 2)];
+    // The thread's scratch lists grow once, to the most elements a list had.
+    for text in &texts {
+        serde_json::from_str::<ObjectMeta>(text).unwrap();
+    }
+    let mut place = ObjectMeta::default();
+    for text in &texts {
+        let mut decoded = None;
+        assert_eq!(
+            reallocs(|| decoded = Some(serde_json::from_str::<ObjectMeta>(text).unwrap())),
+            0,
+            "{text}"
+        );
+        let decoded = decoded.unwrap();
+        assert_eq!(decoded.owner_references.capacity(), decoded.owner_references.len());
+        assert_eq!(decoded.finalizers.capacity(), decoded.finalizers.len());
+        // What was decoded is unchanged, and written back as read.
+        let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
+        let mut expected = value(text);
+        for key in ["ownerReferences", "finalizers"] {
+            if expected[key] == serde_json::json!([]) {
+                expected.as_object_mut().unwrap().remove(key);
+            }
+        }
+        assert_eq!(value(&serde_json::to_string(&decoded).unwrap()), expected, "{text}");
+        // Decoded in place, over the metadata before it, the same.
+        let n = reallocs(|| {
+            ObjectMeta::deserialize_in_place(&mut serde_json::Deserializer::from_str(text), &mut place).unwrap()
+        });
+        assert_eq!(n, 0, "in place: {text}");
+        assert_eq!(place, decoded, "{text}");
+        assert_eq!(place.owner_references.capacity(), place.owner_references.len());
+    }
+    // `null` is empty, and a list that is not one is refused as before.
+    let m: ObjectMeta = serde_json::from_str(r#"{"ownerReferences":null,"finalizers":null}"#).unwrap();
+    assert_eq!(m, ObjectMeta::default());
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct AsBefore {
+        finalizers: Option<Vec<String>>,
+    }
+    for bad in [
+        r#"{"finalizers":5}"#,
+        r#"{"finalizers":["a",1]}"#,
+        r#"{"finalizers":{}}"#,
+    ] {
+        let e = serde_json::from_str::<ObjectMeta>(bad).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            serde_json::from_str::<AsBefore>(bad).err().unwrap().to_string()
+        );
+    }
+}
+
+#[test]
+fn a_string_handed_over_with_slack_is_copied_at_its_length_not_shrunk() {
+    use serde::de::value::{Error, MapDeserializer};
+    let mut name = String::with_capacity(100);
+    name.push_str("web-1");
+    let mut decoded = None;
+    let n = reallocs(|| {
+        let d = MapDeserializer::<_, Error>::new([("name", name)].into_iter());
+        decoded = Some(ObjectMeta::deserialize(d).unwrap());
+    });
+    assert_eq!(n, 0);
+    let name = decoded.unwrap().name.unwrap();
+    assert_eq!(name, "web-1");
+    assert!(name.capacity() < 16, "{}", name.capacity());
 }
 
 /// A `managedFields` list of about 4 KB (a controller's entry owning 100 fields).
