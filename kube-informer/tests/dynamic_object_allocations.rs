@@ -1,4 +1,5 @@
-//! How a `DynamicObject` decode allocates: its fields are boxed once at their exact count, never grown and shrunk.
+//! How a decode allocates: a `DynamicObject`'s fields and `ObjectMeta`'s owner references and finalizers are boxed
+//! once at their exact count, never grown and shrunk; the decoders read `managedFields` without copying its text.
 //!
 //! Growing a `Vec` and shrinking it into the box (a `realloc` to a smaller size) split a small free chunk off each
 //! object decoded, which glibc's fast bins keep from joining its neighbours: the heap a relist reuses came out
@@ -8,7 +9,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use kube_informer::object::DynamicObject;
+use kube_informer::object::core::ConfigMap;
+use kube_informer::object::{DynamicObject, ObjectMeta};
+use kube_informer::watch::{ListDecoder, WatchDecoder, WatchEvent};
 use serde::Deserialize;
 
 struct Counting;
@@ -16,12 +19,15 @@ struct Counting;
 thread_local! {
     /// Reallocations on this thread while counting; `None` when not counting.
     static REALLOCS: Cell<Option<usize>> = const { Cell::new(None) };
+    /// The largest allocation on this thread while measuring; `None` when not measuring.
+    static LARGEST: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
-// SAFETY: every call is passed on to `System` unchanged; the counter is a const-initialised thread-local without a
-// destructor, which allocates nothing.
+// SAFETY: every call is passed on to `System` unchanged; the counters are const-initialised thread-locals without a
+// destructor, which allocate nothing.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = LARGEST.try_with(|c| c.set(c.get().map(|n| n.max(layout.size()))));
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -41,6 +47,13 @@ fn reallocs(f: impl FnOnce()) -> usize {
     REALLOCS.with(|c| c.set(Some(0)));
     f();
     REALLOCS.with(|c| c.replace(None)).unwrap()
+}
+
+/// The largest allocation `f` made on this thread (0 for none).
+fn largest_allocation(f: impl FnOnce()) -> usize {
+    LARGEST.with(|c| c.set(Some(0)));
+    f();
+    LARGEST.with(|c| c.replace(None)).unwrap()
 }
 
 /// The fields of `o` as a JSON object.
@@ -83,5 +96,135 @@ fn a_dynamic_objects_fields_are_boxed_at_their_exact_count() {
         });
         assert_eq!(n, 0, "in place: {text}");
         assert_eq!(place, decoded, "{text}");
+    }
+}
+
+#[test]
+fn owner_references_and_finalizers_are_read_at_their_exact_count() {
+    let reference = r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9","uid":"5c1e","controller":true}"#;
+    let meta = |refs: usize, finalizers: usize| {
+        let refs = vec![reference; refs].join(",");
+        let finalizers: Vec<String> = (0..finalizers).map(|i| format!(r#""example.com/f{i}""#)).collect();
+        format!(
+            r#"{{"name":"a","ownerReferences":[{refs}],"finalizers":[{}]}}"#,
+            finalizers.join(",")
+        )
+    };
+    let texts = [meta(1, 1), meta(2, 5), meta(5, 9), meta(0, 0), meta(3, 2)];
+    // The thread's scratch lists grow once, to the most elements a list had.
+    for text in &texts {
+        serde_json::from_str::<ObjectMeta>(text).unwrap();
+    }
+    let mut place = ObjectMeta::default();
+    for text in &texts {
+        let mut decoded = None;
+        assert_eq!(
+            reallocs(|| decoded = Some(serde_json::from_str::<ObjectMeta>(text).unwrap())),
+            0,
+            "{text}"
+        );
+        let decoded = decoded.unwrap();
+        assert_eq!(decoded.owner_references.capacity(), decoded.owner_references.len());
+        assert_eq!(decoded.finalizers.capacity(), decoded.finalizers.len());
+        // What was decoded is unchanged, and written back as read.
+        let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
+        let mut expected = value(text);
+        for key in ["ownerReferences", "finalizers"] {
+            if expected[key] == serde_json::json!([]) {
+                expected.as_object_mut().unwrap().remove(key);
+            }
+        }
+        assert_eq!(value(&serde_json::to_string(&decoded).unwrap()), expected, "{text}");
+        // Decoded in place, over the metadata before it, the same.
+        let n = reallocs(|| {
+            ObjectMeta::deserialize_in_place(&mut serde_json::Deserializer::from_str(text), &mut place).unwrap()
+        });
+        assert_eq!(n, 0, "in place: {text}");
+        assert_eq!(place, decoded, "{text}");
+        assert_eq!(place.owner_references.capacity(), place.owner_references.len());
+    }
+    // `null` is empty, and a list that is not one is refused as before.
+    let m: ObjectMeta = serde_json::from_str(r#"{"ownerReferences":null,"finalizers":null}"#).unwrap();
+    assert_eq!(m, ObjectMeta::default());
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct AsBefore {
+        finalizers: Option<Vec<String>>,
+    }
+    for bad in [
+        r#"{"finalizers":5}"#,
+        r#"{"finalizers":["a",1]}"#,
+        r#"{"finalizers":{}}"#,
+    ] {
+        let e = serde_json::from_str::<ObjectMeta>(bad).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            serde_json::from_str::<AsBefore>(bad).err().unwrap().to_string()
+        );
+    }
+}
+
+#[test]
+fn a_string_handed_over_with_slack_is_copied_at_its_length_not_shrunk() {
+    use serde::de::value::{Error, MapDeserializer};
+    let mut name = String::with_capacity(100);
+    name.push_str("web-1");
+    let mut decoded = None;
+    let n = reallocs(|| {
+        let d = MapDeserializer::<_, Error>::new([("name", name)].into_iter());
+        decoded = Some(ObjectMeta::deserialize(d).unwrap());
+    });
+    assert_eq!(n, 0);
+    let name = decoded.unwrap().name.unwrap();
+    assert_eq!(name, "web-1");
+    assert!(name.capacity() < 16, "{}", name.capacity());
+}
+
+/// A `managedFields` list of about 4 KB (a controller's entry owning 100 fields).
+fn managed_fields() -> String {
+    let fields: Vec<String> = (0..100)
+        .map(|i| format!(r#""f:config-key-{i:03}.properties":{{}}"#))
+        .collect();
+    format!(
+        r#"[{{"manager":"helm","operation":"Update","apiVersion":"v1","time":"2024-05-06T07:08:09Z","fieldsType":"FieldsV1","fieldsV1":{{"f:data":{{{}}}}}}}]"#,
+        fields.join(",")
+    )
+}
+
+#[test]
+fn the_decoders_read_managed_fields_without_copying_their_text() {
+    let list = managed_fields();
+    let object = format!(r#"{{"metadata":{{"name":"a","managedFields":{list}}},"data":{{"k":"v"}}}}"#);
+    let expected: ConfigMap = serde_json::from_reader(object.as_bytes()).unwrap();
+    assert!(expected.metadata.managed_fields.is_some());
+    // Outside the decoders, serde_json's own functions: from text too the list is copied (to a box of its length).
+    let largest = largest_allocation(|| assert_eq!(serde_json::from_str::<ConfigMap>(&object).unwrap(), expected));
+    assert!(largest >= list.len(), "{largest} < {}", list.len());
+
+    let event = format!("{{\"type\":\"MODIFIED\",\"object\":{object}}}\n");
+    let mut watch = WatchDecoder::<ConfigMap>::new();
+    watch.push(format!("{event}{event}").as_bytes());
+    let mut events = Vec::new();
+    for _ in 0..2 {
+        let largest = largest_allocation(|| events.push(watch.next_event().unwrap().unwrap()));
+        assert!(
+            largest < list.len(),
+            "watch: an allocation of {largest} bytes, the list has {}",
+            list.len()
+        );
+    }
+    assert!(events.iter().all(|e| *e == WatchEvent::Modified(expected.clone())));
+
+    let mut list_decoder = ListDecoder::<ConfigMap>::new();
+    list_decoder.push(format!(r#"{{"kind":"ConfigMapList","metadata":{{}},"items":[{object},{object}]}}"#).as_bytes());
+    for _ in 0..2 {
+        let mut item = None;
+        let largest = largest_allocation(|| item = Some(list_decoder.next_item().unwrap().unwrap()));
+        assert!(
+            largest < list.len(),
+            "list: an allocation of {largest} bytes, the list has {}",
+            list.len()
+        );
+        assert_eq!(item.unwrap(), expected);
     }
 }

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::interner::{self, SharedText};
+use super::lending;
 
 /// `metadata.managedFields`: the entries of server-side apply's field managers, in the order received.
 ///
@@ -549,17 +550,30 @@ impl<'de> Deserialize<'de> for ManagedFieldsEntry {
 /// The list is read whole first, as JSON text (one scan, nothing decoded): in a cache, a list whose text was decoded
 /// before — one controller's entries, written in the same second on every object of a release — is the list decoded
 /// then, found by its text without decoding it again. Any other list is then decoded from that text. Decoded
-/// outside a cache, the list takes the same path, so that both give the same errors.
+/// outside a cache, the list takes the same path, so that both give the same errors. In this crate's decoders the
+/// text is borrowed from the input; elsewhere it is copied (see [`lending`]).
 pub(crate) struct OptionalManagedFields;
 
 impl<'de> DeserializeSeed<'de> for OptionalManagedFields {
     type Value = Option<ManagedFields>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        // `Box<RawValue>` reads from any serde_json deserializer (text, a reader, a `serde_json::Value`); `null` is
-        // none.
-        let Some(raw) = Option::<Box<RawValue>>::deserialize(d)? else {
-            return Ok(None);
+        // `null` is none. Borrowed from the text in this crate's decoders (see `lending`); elsewhere copied:
+        // `Box<RawValue>` reads from any serde_json deserializer (text, a reader, a `serde_json::Value`).
+        let raw: Cow<'de, RawValue> = if lending::lends() {
+            match Option::<&'de RawValue>::deserialize(d) {
+                Ok(Some(raw)) => Cow::Borrowed(raw),
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    lending::refuse();
+                    return Err(e);
+                }
+            }
+        } else {
+            match copied(d)? {
+                Some(raw) => Cow::Owned(raw),
+                None => return Ok(None),
+            }
         };
         let text = raw.get();
         if let Some(found) = interner::find_list(text) {
@@ -575,6 +589,12 @@ impl<'de> DeserializeSeed<'de> for OptionalManagedFields {
                 de::Error::custom(message.strip_suffix(&at).unwrap_or(&message))
             })
     }
+}
+
+/// `managedFields`' text copied (out of line: this crate's decoders borrow it).
+#[cold]
+fn copied<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Option::<Box<RawValue>>::deserialize(d)
 }
 
 impl<'de> Deserialize<'de> for ManagedFields {

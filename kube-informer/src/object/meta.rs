@@ -10,11 +10,13 @@
 //! entries — is `Arc`-shared, and decoded in a cache, interned ([`interner`](super::interner)): held once per cache.
 //! What is each object's own — name, uid, resourceVersion — is a `String` of exactly its length.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
@@ -358,9 +360,14 @@ impl<'de> Visitor<'de> for ReuseStr {
         }
     }
 
-    fn visit_string<E: de::Error>(self, mut v: String) -> Result<Option<String>, E> {
-        v.shrink_to_fit();
-        Ok(Some(v))
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Option<String>, E> {
+        // A string with slack is copied at its length (as `visit_str` does), not shrunk: a `realloc` to a smaller
+        // size splits a small free chunk off, which glibc's fast bins keep from joining its neighbours.
+        if v.capacity() - v.len() < REUSE_SLACK {
+            Ok(Some(v))
+        } else {
+            self.visit_str(&v)
+        }
     }
 
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Option<String>, E> {
@@ -368,6 +375,83 @@ impl<'de> Visitor<'de> for ReuseStr {
             Ok(s) => self.visit_str(s),
             Err(_) => Err(de::Error::invalid_value(de::Unexpected::Bytes(v), &self)),
         }
+    }
+}
+
+thread_local! {
+    /// The owner references of the metadata being decoded (reused by every decode on this thread).
+    static OWNER_SCRATCH: RefCell<Vec<OwnerReference>> = const { RefCell::new(Vec::new()) };
+    /// The finalizers of the metadata being decoded (reused by every decode on this thread).
+    static FINALIZER_SCRATCH: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Most elements a thread's scratch vector keeps room for between decodes.
+const SCRATCH_MAX: usize = 64;
+
+/// Reads a list (`null` is empty) into a vector of exactly its length, as `Option<Vec<T>>` reads it (same errors):
+/// the elements are gathered in `scratch`, a vector the thread reuses, then moved into one allocation of their count
+/// (`old`'s, the vector decoded over, when it has exactly that room). A vector grown element by element and then
+/// shrunk to its length would `realloc` to a smaller size, which splits a small free chunk off for each object
+/// decoded; glibc's fast bins keep those from joining their neighbours, and the heap comes out fragmented.
+struct ExactVec<T: 'static> {
+    scratch: &'static LocalKey<RefCell<Vec<T>>>,
+    old: Vec<T>,
+}
+
+impl<'de, T: Deserialize<'de> + 'static> DeserializeSeed<'de> for ExactVec<T> {
+    type Value = Vec<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de> + 'static> Visitor<'de> for ExactVec<T> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        // `try_with`: in a thread's destructors, where the scratch is gone, a fresh vector does the same job.
+        let mut items = self
+            .scratch
+            .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
+            .unwrap_or_default();
+        items.clear();
+        let read = (|| {
+            while let Some(item) = seq.next_element()? {
+                items.push(item);
+            }
+            Ok(())
+        })();
+        let out = read.map(|()| {
+            let mut out = self.old;
+            out.clear();
+            if out.capacity() != items.len() {
+                out = Vec::with_capacity(items.len());
+            }
+            out.append(&mut items);
+            out
+        });
+        items.clear();
+        if items.capacity() <= SCRATCH_MAX {
+            let _ = self.scratch.try_with(|s| *s.borrow_mut() = items);
+        }
+        out
     }
 }
 
@@ -404,14 +488,20 @@ impl<'de> Visitor<'de> for MetaVisitor {
                 // `null` reads as an empty map.
                 Field::Labels => m.labels = map.next_value()?,
                 Field::Annotations => m.annotations = map.next_value()?,
-                // Vectors grown element by element have spare capacity: cut to their length.
+                // `null` reads as empty.
                 Field::OwnerReferences => {
-                    m.owner_references = map.next_value::<Option<Vec<_>>>()?.unwrap_or_default();
-                    m.owner_references.shrink_to_fit();
+                    let old = std::mem::take(&mut old.owner_references);
+                    m.owner_references = map.next_value_seed(ExactVec {
+                        scratch: &OWNER_SCRATCH,
+                        old,
+                    })?;
                 }
                 Field::Finalizers => {
-                    m.finalizers = map.next_value::<Option<Vec<_>>>()?.unwrap_or_default();
-                    m.finalizers.shrink_to_fit();
+                    let old = std::mem::take(&mut old.finalizers);
+                    m.finalizers = map.next_value_seed(ExactVec {
+                        scratch: &FINALIZER_SCRATCH,
+                        old,
+                    })?;
                 }
                 // `null` and `[]` both mean "none".
                 Field::ManagedFields => m.managed_fields = map.next_value_seed(OptionalManagedFields)?,

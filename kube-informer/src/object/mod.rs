@@ -43,6 +43,7 @@ mod in_place_tests;
 pub(crate) mod interner;
 #[cfg(feature = "k8s-openapi")]
 mod k8s_openapi_impl;
+pub(crate) mod lending;
 mod list;
 mod managed_fields;
 mod meta;

@@ -13,6 +13,7 @@ use super::framer::{
     try_decode_line, utf8,
 };
 use crate::error::{DecodeError, DecodeErrorKind};
+use crate::object::lending::Lending;
 use crate::watch::spares::SpareObjects;
 
 /// The default largest event (or list item) the decoders accept: 64 MiB. Objects stored in etcd are limited to about
@@ -80,6 +81,8 @@ pub struct WatchDecoder<K> {
     error: Option<DecodeError>,
     /// An object given back by [`recycle`](WatchDecoder::recycle), which the next object event is decoded over.
     spare: Option<K>,
+    /// Whether events are decoded with `managedFields` borrowed from the buffer.
+    lending: Lending,
 }
 
 /// Scan state of one event being framed.
@@ -126,6 +129,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             hint: SizeHint::default(),
             error: None,
             spare: None,
+            lending: Lending::default(),
         }
     }
 
@@ -286,7 +290,10 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                     // A whole line: decoded with the seed that reuses a recycled object.
                     Some(nl) if frame.line_start => {
                         let seed = EventSeed { spare: &mut self.spare };
+                        let lent = self.lending.enter();
                         match try_decode_line(self.buf.pending(), nl.min(self.limit), seed) {
+                            // Not lent: the exact decode follows.
+                            _ if lent.refused() => None,
                             Ok(decoded) => Some(decoded),
                             Err(first) => {
                                 // More than this event on the line: keep its object as the spare for the exact
@@ -300,7 +307,10 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                             }
                         }
                     }
-                    _ => try_decode(self.buf.pending(), end.min(self.limit)),
+                    _ => {
+                        let lent = self.lending.enter();
+                        try_decode(self.buf.pending(), end.min(self.limit)).filter(|_| !lent.refused())
+                    }
                 };
                 if let Some((ev, n)) = decoded {
                     return Ok(Some(self.complete(ev, n)));
@@ -315,8 +325,11 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             Some(n) if n > self.limit => Err(self.too_large()),
             Some(n) => {
                 let text = utf8(offset, &data[..n])?;
-                let seed = EventSeed { spare: &mut self.spare };
-                let ev = decode_exact(text, seed).map_err(|e| json_error(offset, text.as_bytes(), &e))?;
+                let spare = &mut self.spare;
+                let ev = self
+                    .lending
+                    .decode(|| decode_exact(text, EventSeed { spare: &mut *spare }))
+                    .map_err(|e| json_error(offset, text.as_bytes(), &e))?;
                 Ok(Some(self.complete(ev, n)))
             }
             None if data.len() > self.limit => Err(self.too_large()),
@@ -325,6 +338,11 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                 Ok(None)
             }
         }
+    }
+
+    #[cfg(test)]
+    fn lending_on(&self) -> bool {
+        self.lending.is_on()
     }
 
     /// Consumes a decoded event's `n` bytes.
@@ -468,6 +486,97 @@ mod tests {
                 // last one does not start a line: it is decoded fresh, the spare kept).
                 assert_eq!(reused, 3);
             }
+        }
+    }
+
+    /// A `ConfigMap` read through a `serde_json::Value`: a deserializer that cannot lend its text.
+    #[derive(Clone, Debug, PartialEq)]
+    struct ViaValue(ConfigMap);
+
+    impl<'de> serde::Deserialize<'de> for ViaValue {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let v = serde_json::Value::deserialize(d)?;
+            serde_json::from_value(v)
+                .map(ViaValue)
+                .map_err(serde::de::Error::custom)
+        }
+    }
+
+    /// Three `expected` from a decoder of `ViaValue` and one of `ConfigMap`; only the first stopped lending.
+    fn same_three<T: PartialEq + fmt::Debug>(via: &[T], direct: &[T], expected: &T, lends: (bool, bool), chunk: usize) {
+        assert_eq!(via.len(), 3, "chunks of {chunk}");
+        assert!(via.iter().all(|v| v == expected), "chunks of {chunk}");
+        assert_eq!(direct, via, "chunks of {chunk}");
+        assert_eq!(lends, (false, true), "a type that cannot borrow: lending stopped");
+    }
+
+    #[test]
+    fn managed_fields_are_lent_and_an_object_type_that_cannot_borrow_decodes_as_without() {
+        let ev = r#"{"type":"ADDED","object":{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}}}"#;
+        let stream = format!("{ev}\n{ev}\n{ev}");
+        let expected: WatchEvent<ConfigMap> = serde_json::from_str(ev).unwrap();
+        assert!(matches!(&expected, WatchEvent::Added(cm) if cm.metadata.managed_fields.is_some()));
+        for chunk in [1, 7, stream.len()] {
+            let mut dec = WatchDecoder::<ViaValue>::new();
+            let mut lent = WatchDecoder::<ConfigMap>::new();
+            let (mut via, mut direct) = (Vec::new(), Vec::new());
+            for piece in stream.as_bytes().chunks(chunk) {
+                dec.push(piece);
+                lent.push(piece);
+                while let Some(e) = dec.next_event() {
+                    let WatchEvent::Added(ViaValue(cm)) = e.unwrap() else {
+                        panic!()
+                    };
+                    via.push(WatchEvent::Added(cm));
+                }
+                while let Some(e) = lent.next_event() {
+                    direct.push(e.unwrap());
+                }
+            }
+            same_three(&via, &direct, &expected, (dec.lending_on(), lent.lending_on()), chunk);
+        }
+        // A malformed list: the error of a decode without lending.
+        let bad = r#"{"type":"ADDED","object":{"metadata":{"managedFields":[{"manager":5}]}}}"#;
+        let plain = serde_json::from_str::<WatchEvent<ConfigMap>>(bad)
+            .unwrap_err()
+            .to_string();
+        let mut dec = WatchDecoder::<ConfigMap>::new();
+        dec.push(format!("{bad}\n").as_bytes());
+        let e = dec.next_event().unwrap().unwrap_err();
+        let DecodeErrorKind::Json(msg) = &e.kind else {
+            panic!("{e:?}")
+        };
+        assert!(
+            plain.starts_with(&format!("{msg} at line 1 column ")),
+            "{msg} / {plain}"
+        );
+        assert!(dec.lending_on());
+    }
+
+    #[test]
+    fn list_items_lend_managed_fields_and_a_type_that_cannot_borrow_decodes_as_without() {
+        let item =
+            r#"{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}}"#;
+        let body = format!(
+            r#"{{"kind":"ConfigMapList","metadata":{{"resourceVersion":"5"}},"items":[{item},{item},{item}]}}"#
+        );
+        let expected: ConfigMap = serde_json::from_str(item).unwrap();
+        for chunk in [1, 7, body.len()] {
+            let mut dec = crate::watch::ListDecoder::<ViaValue>::new();
+            let mut lent = crate::watch::ListDecoder::<ConfigMap>::new();
+            let (mut via, mut direct) = (Vec::new(), Vec::new());
+            for piece in body.as_bytes().chunks(chunk) {
+                dec.push(piece);
+                lent.push(piece);
+                while let Some(item) = dec.next_item() {
+                    via.push(item.unwrap().0);
+                }
+                while let Some(item) = lent.next_item() {
+                    direct.push(item.unwrap());
+                }
+            }
+            same_three(&via, &direct, &expected, (dec.lending_on(), lent.lending_on()), chunk);
+            assert_eq!(dec.finish().unwrap().resource_version.as_deref(), Some("5"));
         }
     }
 

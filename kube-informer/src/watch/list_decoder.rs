@@ -12,6 +12,7 @@ use super::framer::{
     SizeHint, StreamBuf, ValueScan, describe, is_ws, json_error, starts_value, syntax_error, try_decode, utf8,
 };
 use crate::error::{DecodeError, DecodeErrorKind};
+use crate::object::lending::Lending;
 use crate::object::{ListMeta, Status};
 
 /// Incremental decoder of a LIST response body: `{"kind":"…List","apiVersion":"v1","metadata":{…},"items":[…]}`.
@@ -66,6 +67,8 @@ pub struct ListDecoder<K> {
     hint: SizeHint,
     /// Set by the first error; returned by every later call.
     error: Option<DecodeError>,
+    /// Whether items are decoded with `managedFields` borrowed from the buffer.
+    lending: Lending,
     _k: PhantomData<fn() -> K>,
 }
 
@@ -174,6 +177,11 @@ impl<K: DeserializeOwned> ListDecoder<K> {
         Self::with_max_object_size(DEFAULT_MAX_OBJECT_SIZE)
     }
 
+    #[cfg(test)]
+    pub(crate) fn lending_on(&self) -> bool {
+        self.lending.is_on()
+    }
+
     /// A decoder accepting items (and other top-level values) up to `limit` bytes each; the body as a whole has no
     /// limit.
     pub fn with_max_object_size(limit: usize) -> Self {
@@ -186,6 +194,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
             seen_items: false,
             hint: SizeHint::default(),
             error: None,
+            lending: Lending::default(),
             _k: PhantomData,
         }
     }
@@ -280,7 +289,8 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                 let item = match slot {
                     Slot::Item => {
                         self.hint.record(n);
-                        Some(serde_json::from_str::<K>(text).map_err(|e| json_error(offset, text.as_bytes(), &e))?)
+                        let item = self.lending.decode(|| serde_json::from_str::<K>(text));
+                        Some(item.map_err(|e| json_error(offset, text.as_bytes(), &e))?)
                     }
                     Slot::Key => {
                         let name: String =
@@ -357,8 +367,10 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                     // from it. Otherwise (or if that fails) the scanner frames the item and it is decoded from
                     // exactly its bytes, which gives the same item, or the canonical error.
                     let data = self.buf.pending();
+                    let lent = self.lending.enter();
                     if self.hint.probably_complete(data.len())
                         && let Some((item, n)) = try_decode::<K>(data, self.hint.window().min(self.limit))
+                        && !lent.refused()
                     {
                         self.buf.consume(n);
                         self.hint.record(n);
