@@ -436,7 +436,7 @@ where
 }
 
 /// Declares a custom resource: the root type of a spec and a status struct, with [`Object`](crate::object::Object),
-/// [`Resource`](crate::object::Resource), [`CustomResource`] and (namespaced ones)
+/// [`Resource`], [`CustomResource`] and (namespaced ones)
 /// [`NamespacedResource`](crate::object::NamespacedResource) implemented — kube-rs's `#[derive(CustomResource)]`
 /// without a procedural macro.
 ///

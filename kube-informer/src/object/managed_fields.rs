@@ -3,7 +3,7 @@
 //! Server-side apply's bookkeeping is often the largest part of an object's metadata, and most of it repeats: a
 //! controller writes the same entry (manager, operation, API version, the set of fields it owns) on every object it
 //! manages, the kubelet the same status fields on every pod. Each entry is held as three parts: its `time`, its
-//! `fieldsV1` set, and the rest of its JSON text. Decoded in a cache ([`interner`](super::interner)), the time and
+//! `fieldsV1` set, and the rest of its JSON text. Decoded in a cache ([`interner`]), the time and
 //! the rest are interned, and the set is coded against the last one of the same manager, operation, version and
 //! subresource: a controller's entry on a ReplicaSet's pods, which differs from pod to pod only by the name of the
 //! pod's token volume, costs each pod those few bytes; the kubelet's, which differs by the pod's IP, the same.

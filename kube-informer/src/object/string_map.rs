@@ -5,7 +5,7 @@
 //! from. A `StringMap` holds the same entries sorted by key in two texts: its keys (with their offsets), and its values
 //! (with theirs). Objects of one kind repeat their keys (the labels of one application, the files of ConfigMaps made
 //! from one template) and often their whole label sets: decoded in a cache, both texts are interned
-//! ([`interner`](super::interner)), so a map whose keys repeat costs only its values, and one that repeats whole
+//! ([`interner`]), so a map whose keys repeat costs only its values, and one that repeats whole
 //! costs nothing but two pointers.
 
 use std::cell::RefCell;
