@@ -357,7 +357,7 @@ impl Builder {
             values.push_str(&self.values);
             let len = DIGITS * (1 + n) + self.keys.len();
             let keys = interner::intern_recent(
-                |text| text.len() == len && self.is_keys_text(text),
+                |text| self.is_keys_text(text),
                 move || {
                     keys.reserve(len);
                     put_field(keys, n);
@@ -403,7 +403,8 @@ impl Builder {
         })
     }
 
-    /// True when `text` is the keys text of these entries (sorted): the same keys, cut at the same places.
+    /// True when `text` is the keys text of these entries (sorted): the same length, the same keys, cut at the same
+    /// places.
     fn is_keys_text(&self, text: &str) -> bool {
         let (b, n) = (text.as_bytes(), self.ends.len());
         let at = DIGITS * (1 + n);
