@@ -557,6 +557,7 @@ impl<K: Object, D> Shared<K, D> {
             acquired: s.stats.acquired.load(Ordering::Relaxed),
             rebalanced: s.stats.rebalanced.load(Ordering::Relaxed),
             lost: s.stats.lost.load(Ordering::Relaxed),
+            unreleased: s.stats.unreleased.load(Ordering::Relaxed),
             last_handover: *s.stats.last_handover.lock(),
             skipped: s.ownership.skipped(),
             objects_per_slot: s.ownership.objects_per_slot(objects.iter().map(|o| o.meta())),

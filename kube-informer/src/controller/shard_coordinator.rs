@@ -68,6 +68,8 @@ pub(crate) struct CoordinatorStats {
     pub(crate) acquired: AtomicU64,
     pub(crate) rebalanced: AtomicU64,
     pub(crate) lost: AtomicU64,
+    /// Slots given up whose Lease could not be released in time ([`ShardingMetrics::unreleased`](super::ShardingMetrics)).
+    pub(crate) unreleased: AtomicU64,
     pub(crate) members: AtomicUsize,
     /// The outage of the last slot hand-over here ([`ShardingMetrics::last_handover`](super::ShardingMetrics)).
     pub(crate) last_handover: Mutex<Option<Duration>>,
@@ -165,10 +167,14 @@ struct SlotElection {
 }
 
 impl SlotElection {
-    /// Stops the election by `deadline`, releasing the slot if held: a release, not a loss.
-    fn give_up(self, deadline: Instant) {
+    /// Stops the election by `deadline`, releasing the slot if held: a release, not a loss. A Lease that could not
+    /// be released by then (or whose elector had not finished) is counted in `stats`: it expires on its own.
+    fn give_up(self, deadline: Instant, stats: &CoordinatorStats) {
         self.releasing.store(true, Ordering::SeqCst);
-        let _ = self.elector.stop_by(deadline);
+        let stopped = self.elector.stop_by(deadline);
+        if !stopped.joined || stopped.released == Some(false) {
+            stats.unreleased.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -510,7 +516,7 @@ impl Coordinator {
             if self.ownership.is_drained(slot)
                 && let Some(election) = self.electors.remove(&slot)
             {
-                election.give_up(deadline_after(Instant::now(), STOP_BUDGET));
+                election.give_up(deadline_after(Instant::now(), STOP_BUDGET), &self.stats);
                 self.stats.rebalanced.fetch_add(1, Ordering::Relaxed);
                 info!(
                     "controller {}: released slot {slot} to balance the replicas",
@@ -547,7 +553,7 @@ impl Coordinator {
                 && self.electors.get(slot).is_some_and(|e| renewed_since(e.started))
                 && let Some(election) = self.electors.remove(slot)
             {
-                election.give_up(deadline_after(Instant::now(), STOP_BUDGET));
+                election.give_up(deadline_after(Instant::now(), STOP_BUDGET), &self.stats);
             }
         }
         let trying = u32::try_from(self.electors.len().saturating_sub(owned.len() + draining.len())).unwrap_or(0);
@@ -679,11 +685,12 @@ impl Coordinator {
         let watching: StopJoin = self.leases.begin_stop();
         let electors = std::mem::take(&mut self.electors);
         let released = electors.len();
+        let stats = &*self.stats;
         std::thread::scope(|scope| {
             for (slot, election) in electors {
                 let spawned = std::thread::Builder::new()
                     .name(format!("rel:{slot}"))
-                    .spawn_scoped(scope, move || election.give_up(deadline));
+                    .spawn_scoped(scope, move || election.give_up(deadline, stats));
                 if let Err(e) = spawned {
                     debug!("sharding: no thread to release slot {slot} ({e}); its Lease will expire");
                 }

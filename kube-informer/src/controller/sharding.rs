@@ -141,6 +141,10 @@ pub struct ShardingMetrics {
     pub rebalanced: u64,
     /// Slots lost without a release (a renewal failed past the renew deadline).
     pub lost: u64,
+    /// Slots this replica gave up (stopping, or to balance) whose Lease it could not release within the stop
+    /// budget (the server too slow or unreachable): each expires on its own, so its next owner takes it a lease
+    /// duration later instead of at once.
+    pub unreleased: u64,
     /// The outage of the last hand-over of a slot to this replica: from the previous owner's last renewal of the
     /// slot's Lease that this replica observed, to the first reconcile of one of the slot's keys here — what users
     /// saw. After a replica dies, about the lease duration (give or take a retry period); after a graceful release,

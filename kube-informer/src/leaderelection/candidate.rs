@@ -32,6 +32,22 @@ pub(crate) struct Candidate {
     /// the write); `None` when the attempt created the lock or wrote nothing. At an acquisition: the previous
     /// holder's last change of the lock, as seen here — where the outage of a hand-over begins.
     replaced_since: Option<Instant>,
+    /// A write claiming the lock for this candidate was sent and never answered (interrupted, timed out, the
+    /// connection lost): the server may have applied it, or apply it yet, so the lock may be held here although
+    /// `observed` does not say so. Cleared by a successful write, or by a read showing a lock that write can no
+    /// longer land on (see [`settle_claim`](Self::settle_claim)); while set, [`release`](Self::release) makes sure
+    /// the claim cannot leave the lock held. An unanswered renewal needs no mark: `observed` names this candidate
+    /// until a read shows the record changed, and once it changed the renewal can no longer land.
+    claim_unanswered: Option<Claim>,
+}
+
+/// How an unanswered claim was sent: the lock it can still land on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// Creating the lock: it lands while no lock exists.
+    Create,
+    /// Replacing the observed record: it lands while the lock is still at the version that record was read at.
+    Update,
 }
 
 impl Candidate {
@@ -44,12 +60,31 @@ impl Candidate {
             reported: String::new(),
             failure: None,
             replaced_since: None,
+            claim_unanswered: None,
         }
     }
 
     /// True when the observed holder is this candidate.
     pub(crate) fn is_leader(&self) -> bool {
         !self.identity.is_empty() && self.observed.holder_identity == self.identity
+    }
+
+    /// True when the lock is, or may be, held here: this candidate is the observed holder, or a write claiming the
+    /// lock went unanswered (see the field).
+    pub(crate) fn may_hold(&self) -> bool {
+        self.is_leader() || self.claim_unanswered.is_some()
+    }
+
+    /// Given what the lock reads now (before `observed` takes it), forgets an unanswered claim that can no longer
+    /// land: a create once a lock exists, an update once the record changed from the one it replaced (the change
+    /// gave the lock a new version). A record unchanged may still be at that version, and a claim sent on it may
+    /// still land.
+    fn settle_claim(&mut self, read: Option<&LeaderElectionRecord>) {
+        self.claim_unanswered = match (self.claim_unanswered, read) {
+            (Some(Claim::Create), None) => Some(Claim::Create),
+            (Some(Claim::Update), Some(record)) if *record == self.observed => Some(Claim::Update),
+            _ => None,
+        };
     }
 
     /// When the record the last attempt replaced was first observed here (see the field).
@@ -129,16 +164,24 @@ impl Candidate {
         }
 
         // 2. Read the record, or create the lock.
-        let current = match lock.get(deadline) {
+        let read = lock.get(deadline);
+        if let Ok(record) = &read {
+            self.settle_claim(record.as_ref());
+        }
+        let current = match read {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return match lock.create(&desired, deadline) {
                     Ok(()) => {
+                        self.claim_unanswered = None;
                         self.set_observed(desired, now);
                         true
                     }
                     Err(e) => {
                         debug!("{}: cannot create the lock: {e}", lock.describe());
+                        if !answered(&e) {
+                            self.claim_unanswered = Some(Claim::Create);
+                        }
                         if !e.is_already_exists() {
                             self.failure = Some(format!("cannot create the lock: {e}"));
                         }
@@ -171,11 +214,15 @@ impl Candidate {
         self.replaced_since = self.observed_time;
         match lock.update(&desired, deadline) {
             Ok(()) => {
+                self.claim_unanswered = None;
                 self.set_observed(desired, now);
                 true
             }
             Err(e) => {
                 debug!("{}: cannot update the lock: {e}", lock.describe());
+                if !answered(&e) {
+                    self.claim_unanswered = Some(Claim::Update);
+                }
                 if !e.is_conflict() {
                     self.failure = Some(format!("cannot update the lock: {e}"));
                 }
@@ -185,46 +232,71 @@ impl Candidate {
     }
 
     /// Gives the lock up if held (client-go's `release`): holder emptied, lease duration 1 s, times set to now,
-    /// transitions kept. True when released or not held.
+    /// transitions kept.
     ///
     /// The record is read first (as client-go does since 1.31), so that a renewal the server applied but whose
     /// answer was lost (an interrupted request) does not make the release fail on a stale resourceVersion; the lock
     /// is released only when that fresh record still names this candidate — a candidate that took over meanwhile
     /// is never overwritten.
-    pub(crate) fn release(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime, deadline: Instant) -> bool {
-        if !self.is_leader() {
-            return true;
-        }
-        let current = match lock.get(deadline) {
-            Ok(Some(current)) => current,
-            Ok(None) => return true,
-            Err(e) => {
-                debug!("{}: cannot read the lock to release it: {e}", lock.describe());
-                return false;
-            }
-        };
-        if current.holder_identity != self.identity {
-            self.set_observed(current, now);
-            return true;
+    ///
+    /// A write of this candidate's whose answer was lost may still be applied by the server after that read (the
+    /// connection was closed, the request not withdrawn). Its version is the one it was sent on, so whichever of it
+    /// and the release lands first makes the other conflict: a release that conflicts reads again and is tried
+    /// again, up to [`RELEASE_ATTEMPTS`] times. An unanswered claim on a lock that read unchanged (or still absent)
+    /// is fenced the same way: the released record is written (or created) on that version, so the claim cannot
+    /// land after this returns.
+    pub(crate) fn release(&mut self, lock: &dyn Lock, now: Instant, wall: SystemTime, deadline: Instant) -> Release {
+        if !self.may_hold() {
+            return Release::NotHeld;
         }
         let wall = micro_time(wall);
-        let record = LeaderElectionRecord {
-            holder_identity: String::new(),
-            lease_duration_seconds: 1,
-            acquire_time: Some(wall),
-            renew_time: Some(wall),
-            leader_transitions: current.leader_transitions,
-        };
-        match lock.update(&record, deadline) {
-            Ok(()) => {
-                self.set_observed(record, now);
-                true
-            }
-            Err(e) => {
-                debug!("{}: cannot release the lock: {e}", lock.describe());
-                false
+        for _ in 0..RELEASE_ATTEMPTS {
+            let read = match lock.get(deadline) {
+                Ok(read) => read,
+                Err(e) => {
+                    debug!("{}: cannot read the lock to release it: {e}", lock.describe());
+                    return Release::Failed;
+                }
+            };
+            self.settle_claim(read.as_ref());
+            let fence = self.claim_unanswered.is_some();
+            let held = read.as_ref().is_some_and(|r| r.holder_identity == self.identity);
+            let released = LeaderElectionRecord {
+                holder_identity: String::new(),
+                lease_duration_seconds: 1,
+                acquire_time: Some(wall),
+                renew_time: Some(wall),
+                leader_transitions: read.as_ref().map_or(0, |r| r.leader_transitions),
+            };
+            let written = match read {
+                Some(_) if held || fence => lock.update(&released, deadline),
+                None if fence => lock.create(&released, deadline),
+                Some(current) => {
+                    self.set_observed(current, now);
+                    return Release::NotHeld;
+                }
+                None => return Release::NotHeld,
+            };
+            match written {
+                Ok(()) => {
+                    self.claim_unanswered = None;
+                    self.set_observed(released, now);
+                    return if held { Release::Released } else { Release::NotHeld };
+                }
+                Err(e) if e.is_conflict() || e.is_already_exists() => {
+                    debug!(
+                        "{}: the lock changed while releasing it; reading it again",
+                        lock.describe()
+                    );
+                }
+                Err(e) => {
+                    debug!("{}: cannot release the lock: {e}", lock.describe());
+                    return Release::Failed;
+                }
             }
         }
+        debug!("{}: the lock kept changing while releasing it", lock.describe());
+        Release::Failed
     }
 
     /// client-go's `maybeReportTransition`: the new holder (empty once released), when it changed since the last
@@ -236,4 +308,26 @@ impl Candidate {
         self.reported = self.observed.holder_identity.clone();
         Some(self.reported.clone())
     }
+}
+
+/// How many times [`Candidate::release`] reads and writes the lock when its writes conflict.
+pub(crate) const RELEASE_ATTEMPTS: usize = 3;
+
+/// What [`Candidate::release`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// The lock was not held here: nothing written, or only the fence of an unanswered claim (see
+    /// [`Candidate::release`]).
+    NotHeld,
+    /// The lock was held here and is released.
+    Released,
+    /// The lock was, or may have been, held here and could not be released: it expires on its own.
+    Failed,
+}
+
+/// True when the server answered `e`'s request, so that a write it refused was not applied: an error status below
+/// 500. A 5xx (a 504 whose write may still be under way), a transport error or an interrupted call leaves the
+/// outcome unknown.
+fn answered(e: &Error) -> bool {
+    e.code().is_some_and(|code| code < 500)
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use log::{debug, info, warn};
 use parking_lot::Mutex;
 
-use super::candidate::Candidate;
+use super::candidate::{Candidate, Release};
 use super::config::{JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig};
 use super::{LeaderElectionRecord, Lock};
 use crate::client::{HandoverLog, LeaseTerm};
@@ -214,8 +214,9 @@ impl Machine {
         }
     }
 
-    /// Releases the lock if this candidate holds it, the calls on the lock ending by `deadline` (real clock).
-    pub(crate) fn release(&mut self, lock: &dyn Lock, clock: &dyn Clock, deadline: Instant) -> bool {
+    /// Releases the lock if this candidate holds it or may ([`Candidate::release`]), the calls on the lock ending by
+    /// `deadline` (real clock).
+    pub(crate) fn release(&mut self, lock: &dyn Lock, clock: &dyn Clock, deadline: Instant) -> Release {
         let now = clock.now();
         self.candidate.release(lock, now, wall_time(now), deadline)
     }
@@ -279,7 +280,8 @@ struct ElectorShared {
 pub(crate) struct ElectorStopped {
     /// The thread ended and was joined before the deadline.
     pub(crate) joined: bool,
-    /// The lock was held at the end: whether releasing it succeeded (`None`: not held, or the thread did not end).
+    /// The lock was held at the end (as this candidate knew, or by a claim whose answer was lost): whether
+    /// releasing it succeeded (`None`: not held, or the thread did not end).
     pub(crate) released: Option<bool>,
 }
 
@@ -605,21 +607,28 @@ fn run(
     // The guarded work has stopped (or was given up on): what it still has in flight is aborted before the lock is
     // released, so that nothing it sent can land once another candidate leads.
     machine.end_term();
-    if config.release_on_cancel && machine.candidate().is_leader() {
+    // Held, or claimed by a write whose answer was lost (an attempt interrupted by this stop, say): a claim that
+    // landed unseen is released too, or the lock would stay held by a candidate gone until it expires.
+    if config.release_on_cancel && machine.candidate().may_hold() {
         let deadline = shared
             .stop_deadline
             .lock()
             .unwrap_or_else(|| deadline_after(Instant::now(), STOP_BUDGET));
-        let released = machine.release(lock, clock, deadline);
-        if released {
-            info!("{}: released the lock", shared.name);
-        } else {
-            info!(
-                "{}: could not release the lock; another candidate takes over once it expires",
-                shared.name
-            );
-        }
-        *shared.released.lock() = Some(released);
+        let released = match machine.release(lock, clock, deadline) {
+            Release::NotHeld => None,
+            Release::Released => {
+                info!("{}: released the lock", shared.name);
+                Some(true)
+            }
+            Release::Failed => {
+                info!(
+                    "{}: could not release the lock; another candidate takes over once it expires",
+                    shared.name
+                );
+                Some(false)
+            }
+        };
+        *shared.released.lock() = released;
     }
     *shared.leader.lock() = Some(machine.candidate().observed().holder_identity.clone()).filter(|h| !h.is_empty());
 }

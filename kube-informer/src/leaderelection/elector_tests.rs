@@ -11,6 +11,7 @@ use super::*;
 use crate::clock::FakeClock;
 use crate::error::{TransportError, TransportErrorKind};
 use crate::leaderelection::LeaderElectionRecord;
+use crate::leaderelection::candidate::RELEASE_ATTEMPTS;
 use crate::object::Status;
 
 const S: Duration = Duration::from_secs(1);
@@ -37,6 +38,8 @@ struct Scripted {
     get: Mutex<VecDeque<Result<Option<LeaderElectionRecord>>>>,
     /// Answers of the updates, in order; `Ok(())` once exhausted.
     update: Mutex<VecDeque<Result<()>>>,
+    /// Answers of the creates, in order; `Ok(())` once exhausted.
+    create: Mutex<VecDeque<Result<()>>>,
     calls: Mutex<Vec<&'static str>>,
     deadlines: Mutex<Vec<Instant>>,
     written: Mutex<Option<LeaderElectionRecord>>,
@@ -47,6 +50,7 @@ impl Scripted {
         Scripted {
             get: Mutex::new(gets.into()),
             update: Mutex::new(VecDeque::new()),
+            create: Mutex::new(VecDeque::new()),
             calls: Mutex::new(Vec::new()),
             deadlines: Mutex::new(Vec::new()),
             written: Mutex::new(None),
@@ -55,6 +59,11 @@ impl Scripted {
 
     fn with_updates(self, updates: Vec<Result<()>>) -> Scripted {
         *self.update.lock() = updates.into();
+        self
+    }
+
+    fn with_creates(self, creates: Vec<Result<()>>) -> Scripted {
+        *self.create.lock() = creates.into();
         self
     }
 
@@ -71,6 +80,7 @@ impl Lock for Scripted {
     }
     fn create(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         self.called("create", deadline);
+        self.create.lock().pop_front().unwrap_or(Ok(()))?;
         *self.written.lock() = Some(r.clone());
         Ok(())
     }
@@ -255,10 +265,14 @@ fn release_empties_the_holder_and_shortens_the_lease() {
     let lock = Scripted::new(vec![Ok(None), Ok(Some(held))]);
     let mut c = Candidate::new("baz", 15);
     let (now, far) = (Instant::now(), Instant::now() + 3600 * S);
-    assert!(c.release(&lock, now, SystemTime::now(), far), "nothing to release");
+    assert_eq!(
+        c.release(&lock, now, SystemTime::now(), far),
+        Release::NotHeld,
+        "nothing to release"
+    );
     assert!(lock.calls.lock().is_empty());
     assert!(c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
-    assert!(c.release(&lock, now, SystemTime::now(), far));
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::Released);
     // client-go's TestReleaseMethodCallsGet: the release reads the lock first (its latest resourceVersion).
     assert_eq!(*lock.calls.lock(), ["get", "create", "get", "update"]);
     let written = lock.written.lock().clone().unwrap();
@@ -275,9 +289,136 @@ fn release_never_overwrites_a_candidate_that_took_over() {
     let mut c = Candidate::new("baz", 15);
     let now = Instant::now();
     c.set_observed(held_by("baz"), now);
-    assert!(c.release(&lock, now, SystemTime::now(), now + 3600 * S));
+    assert_eq!(
+        c.release(&lock, now, SystemTime::now(), now + 3600 * S),
+        Release::NotHeld
+    );
     assert_eq!(*lock.calls.lock(), ["get"], "no write");
     assert_eq!(c.observed().holder_identity, "bing");
+}
+
+#[test]
+fn a_release_that_conflicts_reads_again_and_never_overwrites_a_new_holder() {
+    let (now, far) = (Instant::now(), Instant::now() + 3600 * S);
+    // The stop's interrupted renewal landed after the release's read: the release conflicts, reads again (still
+    // held here, renewed) and releases.
+    let lock =
+        Scripted::new(vec![Ok(Some(held_by("baz"))), Ok(Some(held_by("baz")))]).with_updates(vec![Err(conflict())]);
+    let mut c = Candidate::new("baz", 15);
+    c.set_observed(held_by("baz"), now);
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::Released);
+    assert_eq!(*lock.calls.lock(), ["get", "update", "get", "update"]);
+    assert_eq!(lock.written.lock().as_ref().unwrap().holder_identity, "");
+
+    // The write that conflicted was another candidate's taking over: the second read shows it, nothing is written.
+    let lock =
+        Scripted::new(vec![Ok(Some(held_by("baz"))), Ok(Some(held_by("bing")))]).with_updates(vec![Err(conflict())]);
+    let mut c = Candidate::new("baz", 15);
+    c.set_observed(held_by("baz"), now);
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::NotHeld);
+    assert_eq!(*lock.calls.lock(), ["get", "update", "get"]);
+    assert!(lock.written.lock().is_none());
+
+    // A lock that conflicts every time: given up after a bounded number of attempts.
+    let gets = (0..RELEASE_ATTEMPTS).map(|_| Ok(Some(held_by("baz")))).collect();
+    let updates = (0..RELEASE_ATTEMPTS).map(|_| Err(conflict())).collect();
+    let lock = Scripted::new(gets).with_updates(updates);
+    let mut c = Candidate::new("baz", 15);
+    c.set_observed(held_by("baz"), now);
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::Failed);
+    assert_eq!(lock.calls.lock().len(), 2 * RELEASE_ATTEMPTS);
+}
+
+#[test]
+fn a_claim_left_unanswered_is_released_if_it_landed_and_an_answered_refusal_is_not() {
+    let (now, far) = (Instant::now(), Instant::now() + 3600 * S);
+    // The claim's answer was lost (a timeout): the release reads the lock, finds it held here, and releases it.
+    let lock =
+        Scripted::new(vec![Ok(Some(held_by(""))), Ok(Some(held_by("baz")))]).with_updates(vec![Err(timed_out())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(!c.is_leader() && c.may_hold());
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::Released);
+    assert_eq!(*lock.calls.lock(), ["get", "update", "get", "update"]);
+    assert_eq!(lock.written.lock().as_ref().unwrap().holder_identity, "");
+    assert!(!c.may_hold());
+
+    // Lost, and the lock reads unchanged: the claim may land yet, so the released record is written on the version
+    // it was sent on (the claim can then no longer land); nothing was held.
+    let lock = Scripted::new(vec![Ok(Some(held_by(""))), Ok(Some(held_by("")))]).with_updates(vec![Err(down())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::NotHeld);
+    assert_eq!(*lock.calls.lock(), ["get", "update", "get", "update"]);
+    assert!(!c.may_hold());
+    // … and when the claim lands first, that write conflicts: read again, held here, released.
+    let lock = Scripted::new(vec![
+        Ok(Some(held_by(""))),
+        Ok(Some(held_by(""))),
+        Ok(Some(held_by("baz"))),
+    ])
+    .with_updates(vec![Err(down()), Err(conflict())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::Released);
+    assert_eq!(*lock.calls.lock(), ["get", "update", "get", "update", "get", "update"]);
+    // A create whose answer was lost, the lock still absent: created released (the claim's create then fails), or
+    // read again when the claim's create landed first.
+    let lock = Scripted::new(vec![Ok(None), Ok(None)]).with_creates(vec![Err(timed_out())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::NotHeld);
+    assert_eq!(*lock.calls.lock(), ["get", "create", "get", "create"]);
+    assert_eq!(lock.written.lock().as_ref().unwrap().holder_identity, "");
+    let exists = Error::Api(Box::new(Status::failure(409, "AlreadyExists", "exists")));
+    let lock = Scripted::new(vec![Ok(None), Ok(None), Ok(Some(held_by("baz")))])
+        .with_creates(vec![Err(timed_out()), Err(exists)]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::Released);
+    assert_eq!(*lock.calls.lock(), ["get", "create", "get", "create", "get", "update"]);
+
+    // Lost, but it had not landed: the read shows another holder, nothing is written.
+    let lock =
+        Scripted::new(vec![Ok(Some(held_by(""))), Ok(Some(held_by("bing")))]).with_updates(vec![Err(Error::Stopped)]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::NotHeld);
+    assert_eq!(*lock.calls.lock(), ["get", "update", "get"]);
+
+    // A 504 may still be applied: as lost.
+    let gateway = Error::Api(Box::new(Status::failure(504, "Timeout", "the server timed out")));
+    let lock = Scripted::new(vec![Ok(Some(held_by("")))]).with_updates(vec![Err(gateway)]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(c.may_hold());
+
+    // Refused with an answer (a conflict): not applied, so nothing to read or release at stop.
+    let lock = Scripted::new(vec![Ok(Some(held_by("")))]).with_updates(vec![Err(conflict())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(!c.may_hold());
+    assert_eq!(c.release(&lock, now, SystemTime::now(), far), Release::NotHeld);
+    assert_eq!(*lock.calls.lock(), ["get", "update"]);
+
+    // A lost claim, then a read of the same record and a claim refused with an answer: the lost one may land yet.
+    let lock = Scripted::new(vec![Ok(Some(held_by(""))), Ok(Some(held_by("")))])
+        .with_updates(vec![Err(down()), Err(conflict())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(c.may_hold());
+
+    // A lost claim followed by a read of a changed record (held by another): it can no longer land.
+    let bing = LeaderElectionRecord {
+        lease_duration_seconds: 15,
+        ..held_by("bing")
+    };
+    let lock = Scripted::new(vec![Ok(Some(held_by(""))), Ok(Some(bing))]).with_updates(vec![Err(down())]);
+    let mut c = Candidate::new("baz", 15);
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(!c.try_acquire_or_renew(&lock, now, SystemTime::now(), far));
+    assert!(!c.may_hold());
 }
 
 // ---- the state machine, several candidates on one shared lock, fake time ------------------------------------------
@@ -537,7 +678,10 @@ fn a_released_lock_is_taken_at_the_next_attempt() {
     rs[l].machine.stop_leading(&mut out);
     assert_eq!(out, [Transition::StoppedLeading]);
     let r = &mut rs[l];
-    assert!(r.machine.release(&r.lock, &clock, Instant::now() + 10 * S));
+    assert_eq!(
+        r.machine.release(&r.lock, &clock, Instant::now() + 10 * S),
+        Release::Released
+    );
     let released = clock.now();
     let stopped = rs.remove(l);
     let mut rest = vec![rs.remove(0)];
@@ -1020,6 +1164,11 @@ struct Interruptible {
     conflicts: std::sync::atomic::AtomicUsize,
     /// The blocked update is written to the server before blocking: only its answer is lost.
     applied_then_lost: bool,
+    /// The blocked update, once interrupted, is written to the server just after the next read is answered (the
+    /// server applies a request whose connection was closed after serving the release's read).
+    lands_late: bool,
+    /// The interrupted update waiting to land (with `lands_late`).
+    late: Mutex<Option<LeaderElectionRecord>>,
     counts: Mutex<(usize, usize)>,
     events: crossbeam_channel::Sender<String>,
     interrupt: Mutex<Option<crossbeam_channel::Sender<()>>>,
@@ -1034,6 +1183,8 @@ impl Interruptible {
             block,
             conflicts: Default::default(),
             applied_then_lost: false,
+            lands_late: false,
+            late: Mutex::new(None),
             counts: Mutex::new((0, 0)),
             events,
             interrupt: Mutex::new(Some(tx)),
@@ -1063,7 +1214,14 @@ impl Interruptible {
 impl Lock for Interruptible {
     fn get(&self, deadline: Instant) -> Result<Option<LeaderElectionRecord>> {
         self.maybe_block("get", deadline)?;
-        self.inner.get(deadline)
+        let read = self.inner.get(deadline);
+        if let Some(record) = self.late.lock().take() {
+            let mut s = self.inner.server.lock();
+            let version = s.object.as_ref().map_or(1, |(_, v)| v + 1);
+            s.object = Some((record, version));
+            s.writes.push(format!("{} (late)", self.inner.identity));
+        }
+        read
     }
     fn create(&self, r: &LeaderElectionRecord, deadline: Instant) -> Result<()> {
         self.inner.create(r, deadline)
@@ -1085,7 +1243,12 @@ impl Lock for Interruptible {
             self.inner.update(r, deadline)?;
             return self.maybe_block("update", deadline);
         }
-        self.maybe_block("update", deadline)?;
+        if let Err(e) = self.maybe_block("update", deadline) {
+            if self.lands_late {
+                *self.late.lock() = Some(r.clone());
+            }
+            return Err(e);
+        }
         self.inner.update(r, deadline)
     }
     fn identity(&self) -> &str {
@@ -1192,4 +1355,134 @@ fn a_renewal_applied_but_unanswered_does_not_prevent_the_release() {
     let s = server.lock();
     assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
     assert_eq!(s.writes, ["me", "me", "me"], "created, renewed (answer lost), released");
+}
+
+#[test]
+fn stopping_during_an_acquisition_applied_but_unanswered_releases_the_lock() {
+    // The interrupted attempt took a released lock on the server, but its answer was lost: the candidate never
+    // learnt it leads. Stopping still releases the lock, instead of leaving it held by a candidate gone until it
+    // expires.
+    let server = Arc::new(Mutex::new(Server {
+        object: Some((held_by(""), 1)),
+        ..Server::default()
+    }));
+    let (tx, rx) = unbounded();
+    let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
+    lock.applied_then_lost = true;
+    let cfg = LeaderElectionConfig::default()
+        .lease_duration(60 * S)
+        .renew_deadline(30 * S)
+        .retry_period(Duration::from_millis(20));
+    let elector = LeaderElector::start(lock, cfg, LeaderCallbacks::new()).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), "update blocked");
+    assert_eq!(
+        server.lock().object.as_ref().unwrap().0.holder_identity,
+        "me",
+        "the claim landed"
+    );
+    let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
+    assert_eq!(
+        stopped,
+        ElectorStopped {
+            joined: true,
+            released: Some(true)
+        }
+    );
+    assert_eq!(rx.try_iter().collect::<Vec<_>>(), ["interrupted"]);
+    let s = server.lock();
+    assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
+    assert_eq!(s.writes, ["me", "me"], "claimed (answer lost), released");
+    assert!(!elector.is_leader());
+}
+
+#[test]
+fn stopping_during_a_renewal_that_lands_after_the_releases_read_still_releases() {
+    // The interrupted renewal reached the server, which applied it only after answering the release's read: the
+    // release's write conflicts; it reads again and releases.
+    let server = Arc::new(Mutex::new(Server::default()));
+    let (tx, rx) = unbounded();
+    let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
+    lock.lands_late = true;
+    let seen = stop_while_blocked(&server, lock, rx);
+    assert_eq!(
+        seen,
+        ["started", "update blocked", "interrupted", "stopped while me holds"]
+    );
+    let s = server.lock();
+    assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
+    assert_eq!(
+        s.writes,
+        ["me", "me (late)", "me"],
+        "created, renewed after the release's read, released"
+    );
+}
+
+#[test]
+fn stopping_during_an_acquisition_that_lands_after_the_releases_read_still_releases() {
+    // The interrupted claim of a released lock is applied by the server only after answering the release's read:
+    // the release's write (on the version it read, as the claim's) conflicts; it reads again, finds the lock held
+    // here and releases it.
+    let server = Arc::new(Mutex::new(Server {
+        object: Some((held_by(""), 1)),
+        ..Server::default()
+    }));
+    let (tx, rx) = unbounded();
+    let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
+    lock.lands_late = true;
+    let cfg = LeaderElectionConfig::default()
+        .lease_duration(60 * S)
+        .renew_deadline(30 * S)
+        .retry_period(Duration::from_millis(20));
+    let elector = LeaderElector::start(lock, cfg, LeaderCallbacks::new()).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), "update blocked");
+    let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
+    assert_eq!(
+        stopped,
+        ElectorStopped {
+            joined: true,
+            released: Some(true)
+        }
+    );
+    let s = server.lock();
+    assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
+    assert_eq!(s.writes, ["me (late)", "me"], "claimed after the read, released");
+}
+
+#[test]
+fn stopping_a_leader_whose_lock_another_took_over_reports_nothing_released() {
+    let server = Arc::new(Mutex::new(Server::default()));
+    let (tx, rx) = unbounded();
+    // A retry period far longer than the test: the elector renews once it leads only when stopped.
+    let cfg = LeaderElectionConfig::default()
+        .lease_duration(60 * S)
+        .renew_deadline(30 * S)
+        .retry_period(20 * S);
+    let elector = LeaderElector::start(
+        MemLock::new(&server, "me"),
+        cfg,
+        LeaderCallbacks::new().on_started_leading(move || tx.send(()).unwrap()),
+    )
+    .unwrap();
+    rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    // Another candidate took the lock over (this one's term had ended, as far as the server knows).
+    {
+        let mut s = server.lock();
+        let version = s.object.as_ref().unwrap().1 + 1;
+        s.object = Some((held_by("other"), version));
+    }
+    let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
+    assert_eq!(
+        stopped,
+        ElectorStopped {
+            joined: true,
+            released: None
+        }
+    );
+    let s = server.lock();
+    assert_eq!(
+        s.object.as_ref().unwrap().0.holder_identity,
+        "other",
+        "never overwritten"
+    );
+    assert_eq!(s.writes, ["me"], "created, then nothing written");
 }

@@ -373,6 +373,11 @@ impl Families {
                 m.lost,
             ),
             (
+                "kube_informer_shard_unreleased",
+                "Slots given up whose Lease could not be released in time: they expire on their own.",
+                m.unreleased,
+            ),
+            (
                 "kube_informer_shard_skipped_keys",
                 "Keys not reconciled here: their slot was not owned.",
                 m.skipped,

@@ -54,6 +54,7 @@
 //! | `kube_informer_shard_acquired_total` | counter | `controller` | slots acquired |
 //! | `kube_informer_shard_rebalanced_total` | counter | `controller` | slots released to balance the replicas |
 //! | `kube_informer_shard_lost_total` | counter | `controller` | slots lost: their Lease could not be renewed |
+//! | `kube_informer_shard_unreleased_total` | counter | `controller` | slots given up whose Lease could not be released in time: they expire on their own |
 //! | `kube_informer_shard_skipped_keys_total` | counter | `controller` | keys not reconciled here: another replica's slot |
 //! | `kube_informer_shard_last_handover_seconds` | gauge | `controller` | outage of the last slot hand-over here: the previous owner's last renewal seen → the first reconcile of the slot here |
 //! | `kube_informer_shard_handover_seconds` | gauge | `controller`, `slot` | the same, per owned slot |
