@@ -38,6 +38,12 @@ pub(crate) struct Ownership {
     /// The shard the controller's informers follow: the union of the slots `Owned` or `Draining`.
     cell: Arc<ShardCell>,
     state: Mutex<State>,
+    /// The version (`State::version`) of the scope `cell` was last set to: a scope computed before it is not set
+    /// over it (see [`Ownership::set`]). Invariant: at most `State::version`.
+    published: Mutex<u64>,
+    /// Test hook: run once, between a change of a slot's state and the setting of the scope it made.
+    #[cfg(test)]
+    before_publish: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 struct State {
@@ -54,6 +60,8 @@ struct State {
     tombstones: HashMap<QueueKey, u32>,
     /// Keys skipped because their slot was not owned.
     skipped: u64,
+    /// Bumped by every change of a slot's state that [`Ownership::set`] makes: the version of the scope it computes.
+    version: u64,
 }
 
 impl Ownership {
@@ -69,7 +77,11 @@ impl Ownership {
                 fenced: vec![None; n],
                 tombstones: HashMap::new(),
                 skipped: 0,
+                version: 0,
             }),
+            published: Mutex::new(0),
+            #[cfg(test)]
+            before_publish: Mutex::new(None),
         })
     }
 
@@ -215,7 +227,7 @@ impl Ownership {
     }
 
     fn set(&self, slot: u32, to: SlotState) {
-        let scope = {
+        let (version, scope) = {
             let mut state = self.state.lock();
             let Some(s) = state.slots.get_mut(index(slot)) else {
                 return;
@@ -228,15 +240,30 @@ impl Ownership {
                 state.tombstones.retain(|_, s| *s != slot);
                 state.fenced[index(slot)] = None;
             }
+            state.version += 1;
             let held = (0..self.slots).filter(|s| state.slots[index(*s)] != SlotState::Unowned);
-            match ShardSelector::slots(self.field, self.slots, held) {
+            let scope = match ShardSelector::slots(self.field, self.slots, held) {
                 Ok(selector) => ShardScope::Shard(selector),
                 Err(_) => ShardScope::Nothing, // no slot held
-            }
+            };
+            (state.version, scope)
         };
+        #[cfg(test)]
+        {
+            let hook = self.before_publish.lock().take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
         // After the slot's state: keys of a new slot are admitted before its objects arrive, and keys of a lost
-        // one refused before its objects leave.
-        self.cell.set(scope);
+        // one refused before its objects leave. Slots change on their elections' threads, several at once: the
+        // scope of an earlier change, set after a later one's, would leave the informers without a slot owned (its
+        // objects never cached, its keys never queued) — or holding one given up — until the next change.
+        let mut published = self.published.lock();
+        if version > *published {
+            *published = version;
+            self.cell.set(scope);
+        }
     }
 }
 
@@ -315,6 +342,38 @@ mod tests {
         o.lost(1);
         assert_eq!(o.cell().get().1, ShardScope::Nothing);
         assert_eq!(o.skipped(), 3);
+    }
+
+    /// `hook` runs on the next change of `o`'s slots, between the change and the setting of the scope it made.
+    fn between_change_and_scope(o: &Arc<Ownership>, hook: impl FnOnce(&Ownership) + Send + 'static) {
+        let weak = Arc::downgrade(o);
+        *o.before_publish.lock() = Some(Box::new(move || hook(&weak.upgrade().unwrap())));
+    }
+
+    #[test]
+    fn the_informers_follow_the_last_change_of_slots_changed_at_once() {
+        let o = Ownership::new(4, ShardField::Uid);
+        let shard =
+            |slots: &[u32]| ShardScope::Shard(ShardSelector::slots(ShardField::Uid, 4, slots.iter().copied()).unwrap());
+        // Two slots acquired at once (on their elections' threads): slot 2's change and scope come between slot 1's
+        // change and the setting of its scope, which holds slot 1 only.
+        between_change_and_scope(&o, |o| o.acquired(2, None));
+        o.acquired(1, None);
+        assert_eq!(o.owned(), vec![1, 2]);
+        assert_eq!(
+            o.cell().get().1,
+            shard(&[1, 2]),
+            "the informers hold both slots' objects"
+        );
+        // Two lost at once: the informers hold neither.
+        between_change_and_scope(&o, |o| o.lost(2));
+        o.lost(1);
+        assert_eq!(o.owned(), Vec::<u32>::new());
+        assert_eq!(
+            o.cell().get().1,
+            ShardScope::Nothing,
+            "the informers hold no slot's objects"
+        );
     }
 
     #[test]
