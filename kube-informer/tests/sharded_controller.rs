@@ -425,9 +425,8 @@ fn a_manager_with_leader_election_refuses_a_sharded_controller() {
     assert!(err.to_string().contains("sharded"), "{err}");
 }
 
-#[test]
-fn a_replica_that_cannot_release_its_slots_at_stop_counts_them_unreleased() {
-    use kube_informer_apiserver::{Fault, Verb};
+/// A server, and one replica on it that owns every slot.
+fn one_replica_owning_every_slot() -> (ApiServer, Replica) {
     let server = ApiServer::builder().namespaces(["work", "leases"]).start().unwrap();
     let recorder = Arc::new(Recorder::default());
     let replica = Replica::start(&server, "r0", &recorder, Fifo::default());
@@ -435,6 +434,13 @@ fn a_replica_that_cannot_release_its_slots_at_stop_counts_them_unreleased() {
         let owned = replica.owned().len();
         (owned != SLOTS as usize).then(|| format!("{owned} slots owned"))
     });
+    (server, replica)
+}
+
+#[test]
+fn a_replica_that_cannot_release_its_slots_at_stop_counts_them_unreleased() {
+    use kube_informer_apiserver::{Fault, Verb};
+    let (server, replica) = one_replica_owning_every_slot();
     assert_eq!(replica.controller.sharding_metrics().unwrap().unreleased, 0);
     // Reads of a Lease fail from now on: renewals (which write on the version they last wrote) go on, but each
     // release, which reads its Lease first, fails.
@@ -462,13 +468,7 @@ fn a_replica_that_cannot_release_its_slots_at_stop_counts_them_unreleased() {
 #[test]
 fn a_replica_that_cannot_renew_its_slots_reports_it_loses_them_and_takes_them_again_once_it_can() {
     use kube_informer_apiserver::{Fault, Verb};
-    let server = ApiServer::builder().namespaces(["work", "leases"]).start().unwrap();
-    let recorder = Arc::new(Recorder::default());
-    let replica = Replica::start(&server, "r0", &recorder, Fifo::default());
-    converge("the only replica owns every slot", Duration::from_secs(30), || {
-        let owned = replica.owned().len();
-        (owned != SLOTS as usize).then(|| format!("{owned} slots owned"))
-    });
+    let (server, replica) = one_replica_owning_every_slot();
     assert!(replica.controller.health().is_healthy());
     // Every Lease update fails from now on: renewals, and the membership's.
     server.inject(Fault::on(Some(Verb::Update), Some("leases")).error(500).times(u32::MAX));

@@ -1358,44 +1358,6 @@ fn a_renewal_applied_but_unanswered_does_not_prevent_the_release() {
 }
 
 #[test]
-fn stopping_during_an_acquisition_applied_but_unanswered_releases_the_lock() {
-    // The interrupted attempt took a released lock on the server, but its answer was lost: the candidate never
-    // learnt it leads. Stopping still releases the lock, instead of leaving it held by a candidate gone until it
-    // expires.
-    let server = Arc::new(Mutex::new(Server {
-        object: Some((held_by(""), 1)),
-        ..Server::default()
-    }));
-    let (tx, rx) = unbounded();
-    let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
-    lock.applied_then_lost = true;
-    let cfg = LeaderElectionConfig::default()
-        .lease_duration(60 * S)
-        .renew_deadline(30 * S)
-        .retry_period(Duration::from_millis(20));
-    let elector = LeaderElector::start(lock, cfg, LeaderCallbacks::new()).unwrap();
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), "update blocked");
-    assert_eq!(
-        server.lock().object.as_ref().unwrap().0.holder_identity,
-        "me",
-        "the claim landed"
-    );
-    let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
-    assert_eq!(
-        stopped,
-        ElectorStopped {
-            joined: true,
-            released: Some(true)
-        }
-    );
-    assert_eq!(rx.try_iter().collect::<Vec<_>>(), ["interrupted"]);
-    let s = server.lock();
-    assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
-    assert_eq!(s.writes, ["me", "me"], "claimed (answer lost), released");
-    assert!(!elector.is_leader());
-}
-
-#[test]
 fn stopping_during_a_renewal_that_lands_after_the_releases_read_still_releases() {
     // The interrupted renewal reached the server, which applied it only after answering the release's read: the
     // release's write conflicts; it reads again and releases.
@@ -1417,25 +1379,26 @@ fn stopping_during_a_renewal_that_lands_after_the_releases_read_still_releases()
     );
 }
 
-#[test]
-fn stopping_during_an_acquisition_that_lands_after_the_releases_read_still_releases() {
-    // The interrupted claim of a released lock is applied by the server only after answering the release's read:
-    // the release's write (on the version it read, as the claim's) conflicts; it reads again, finds the lock held
-    // here and releases it.
+/// Starts an elector on a released lock, whose first attempt to take it blocks until interrupted, with `lock`'s
+/// behaviour for that write (`set`); stops it there. Returns the lock's holder before the stop, and its holder and
+/// the server's writes afterwards.
+fn stop_during_an_acquisition(set: impl FnOnce(&mut Interruptible)) -> (String, String, Vec<String>) {
     let server = Arc::new(Mutex::new(Server {
         object: Some((held_by(""), 1)),
         ..Server::default()
     }));
     let (tx, rx) = unbounded();
     let mut lock = Interruptible::new(MemLock::new(&server, "me"), ("update", 1), tx);
-    lock.lands_late = true;
+    set(&mut lock);
     let cfg = LeaderElectionConfig::default()
         .lease_duration(60 * S)
         .renew_deadline(30 * S)
         .retry_period(Duration::from_millis(20));
     let elector = LeaderElector::start(lock, cfg, LeaderCallbacks::new()).unwrap();
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), "update blocked");
+    let before = server.lock().object.as_ref().unwrap().0.holder_identity.clone();
     let stopped = elector.stop_by(Instant::now() + STOP_BUDGET);
+    // Released: the candidate never learnt it led, yet the lock was held here.
     assert_eq!(
         stopped,
         ElectorStopped {
@@ -1443,9 +1406,34 @@ fn stopping_during_an_acquisition_that_lands_after_the_releases_read_still_relea
             released: Some(true)
         }
     );
+    assert_eq!(rx.try_iter().collect::<Vec<_>>(), ["interrupted"]);
+    assert!(!elector.is_leader());
     let s = server.lock();
-    assert_eq!(s.object.as_ref().unwrap().0.holder_identity, "");
-    assert_eq!(s.writes, ["me (late)", "me"], "claimed after the read, released");
+    (
+        before,
+        s.object.as_ref().unwrap().0.holder_identity.clone(),
+        s.writes.clone(),
+    )
+}
+
+#[test]
+fn stopping_during_an_acquisition_applied_but_unanswered_releases_the_lock() {
+    // The interrupted attempt took the released lock on the server, but its answer was lost: stopping still
+    // releases the lock, instead of leaving it held by a candidate gone until it expires.
+    let (before, holder, writes) = stop_during_an_acquisition(|lock| lock.applied_then_lost = true);
+    assert_eq!(before, "me", "the claim landed");
+    assert_eq!(holder, "");
+    assert_eq!(writes, ["me", "me"], "claimed (answer lost), released");
+}
+
+#[test]
+fn stopping_during_an_acquisition_that_lands_after_the_releases_read_still_releases() {
+    // The interrupted claim is applied by the server only after answering the release's read: the release's write
+    // (on the version it read, as the claim's) conflicts; it reads again, finds the lock held here and releases it.
+    let (before, holder, writes) = stop_during_an_acquisition(|lock| lock.lands_late = true);
+    assert_eq!(before, "", "the claim not landed yet");
+    assert_eq!(holder, "");
+    assert_eq!(writes, ["me (late)", "me"], "claimed after the read, released");
 }
 
 #[test]
